@@ -1,0 +1,3 @@
+module looprig
+
+go 1.26

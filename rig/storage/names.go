@@ -1,0 +1,60 @@
+package storage
+
+import (
+	"strings"
+
+	"fmt"
+)
+
+// MaxNameLen is the longest valid name, in bytes.
+const MaxNameLen = 512
+
+// ValidateName checks the name grammar shared by leases, ledgers and KV
+// keys: lowercase segments joined by "/", each matching
+// [a-z0-9][a-z0-9_.-]*, no ".." anywhere, at most MaxNameLen bytes.
+// It returns *InvalidNameError when the name breaks a rule.
+func ValidateName(name string) error {
+	bad := func(reason string) error { return &InvalidNameError{Name: name, Reason: reason} }
+	switch {
+	case name == "":
+		return bad("empty")
+	case len(name) > MaxNameLen:
+		return bad(fmt.Sprintf("longer than %d bytes", MaxNameLen))
+	case strings.Contains(name, ".."):
+		return bad(`contains ".."`)
+	}
+	segStart := true
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '/':
+			if segStart {
+				return bad("empty segment")
+			}
+			segStart = true
+			continue
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case c == '_' || c == '.' || c == '-':
+			if segStart {
+				return bad(fmt.Sprintf("segment starts with %q", c))
+			}
+		default:
+			return bad(fmt.Sprintf("byte %q at %d is not one of a-z 0-9 _ . - /", c, i))
+		}
+		segStart = false
+	}
+	if segStart {
+		return bad("ends with /")
+	}
+	return nil
+}
+
+// SessionName is the lease and ledger name of a session.
+func SessionName(id string) string { return "sessions/" + id }
+
+// CatalogKey is the KV key of a session's catalog entry.
+func CatalogKey(id string) string { return "sessions/" + id + "/catalog" }
+
+// RootLeaseName is the lease name of an exclusive workspace root, given the
+// hex SHA-256 of its canonical path.
+func RootLeaseName(hexSHA256 string) string { return "workspace-roots/" + hexSHA256 }

@@ -1,0 +1,168 @@
+// Package storage holds the leaf contracts every looprig backend implements:
+// exclusive leases with fencing epochs (Leaser, Lease, LeaseProber), ordered
+// compare-and-swap ledgers (Ledger, Cursor) and a small revisioned key-value
+// store (KV). It also owns the typed errors of those contracts and the name
+// grammar shared by all of them.
+//
+// The package has no dependencies beyond the standard library. Backends live
+// elsewhere (memstore, fsstore); storetest checks that a backend honours every
+// rule written here.
+package storage
+
+import (
+	"context"
+	"time"
+)
+
+// MaxPayload is the largest ledger payload or KV value every backend must
+// accept. Larger ones are refused with *PayloadTooLargeError.
+const MaxPayload = 1 << 20
+
+// Leaser grants exclusive, named leases.
+//
+// Acquire never waits for a holder: when the name is held it returns
+// *LeaseHeldError at once, carrying the holder's epoch. Epochs start at 1,
+// strictly increase per name across grants, survive release and crashes, and
+// are never reused.
+type Leaser interface {
+	Acquire(ctx context.Context, name string) (Lease, error)
+}
+
+// Lease is one grant of a name.
+//
+// Lost closes exactly once: on Release, on a forced takeover, or when the
+// backend notices the grant is no longer valid. Release is idempotent, works
+// after loss, and never frees a later holder's grant.
+type Lease interface {
+	Epoch() uint64
+	Lost() <-chan struct{}
+	Release(ctx context.Context) error
+}
+
+// LossReporter is implemented by leases that can say why Lost closed.
+// LostCause returns nil while the lease is valid and a *LeaseLostError after.
+type LossReporter interface {
+	LostCause() error
+}
+
+// LostCause returns why lease was lost, or nil while it is still valid.
+// For a lease that does not report causes it returns a *LeaseLostError
+// with an unknown reason once Lost is closed.
+func LostCause(name string, lease Lease) error {
+	if r, ok := lease.(LossReporter); ok {
+		return r.LostCause()
+	}
+	select {
+	case <-lease.Lost():
+		return &LeaseLostError{Name: name, Epoch: lease.Epoch(), Reason: LossUnknown}
+	default:
+		return nil
+	}
+}
+
+// Holder identifies the process that holds (or last held) a lease.
+type Holder struct {
+	PID      int       `json:"pid"`
+	Host     string    `json:"host"`
+	Acquired time.Time `json:"acquired"`
+}
+
+// LeaseStatus is what a probe sees of a name.
+type LeaseStatus struct {
+	Name string
+	// Held reports whether some process holds the name right now.
+	Held bool
+	// Epoch is the latest epoch granted for the name (0 if never granted).
+	Epoch uint64
+	// Holder is the latest grantee; meaningful when Epoch > 0.
+	Holder Holder
+}
+
+// LeaseProber is implemented by leasers that can look at a name without
+// taking it. A probe never makes a concurrent Acquire fail.
+type LeaseProber interface {
+	Probe(ctx context.Context, name string) (LeaseStatus, error)
+}
+
+// Ledger stores named, append-only sequences of opaque records.
+//
+// Sequences are 1-based and contiguous; the tip of a ledger is the sequence
+// of its last record, 0 when it is empty. An absent ledger is an empty one.
+type Ledger interface {
+	// Append commits payloads at expected+1, expected+2, ... if and only if
+	// the tip is expected when the append takes effect; otherwise it returns
+	// *ConflictError and changes nothing. When Append returns nil every
+	// payload is durable. Appending no payloads only checks the tip.
+	Append(ctx context.Context, name string, expected uint64, payloads ...[]byte) error
+	// Read returns a cursor over the records with sequence > after, bounded
+	// at the tip seen when Read was called. after may be past the tip.
+	Read(ctx context.Context, name string, after uint64) (Cursor, error)
+	// Tip returns the sequence of the last record, 0 for an empty ledger.
+	Tip(ctx context.Context, name string) (uint64, error)
+	// Delete removes the ledger; deleting an absent ledger is not an error.
+	Delete(ctx context.Context, name string) error
+}
+
+// Record is one ledger entry.
+type Record struct {
+	Seq     uint64
+	Payload []byte
+}
+
+// Cursor walks ledger records in sequence order, in the style of
+// bufio.Scanner:
+//
+//	for c.Next() { r := c.Record(); ... }
+//	if err := c.Err(); err != nil { ... }
+//
+// The payload of a Record is valid until the next call to Next or Close.
+type Cursor interface {
+	Next() bool
+	Record() Record
+	Err() error
+	Close() error
+}
+
+// Revision constants for KV.Put and KV.DeleteKey.
+const (
+	// MustNotExist as the expected revision makes Put create the key only
+	// if it is absent.
+	MustNotExist uint64 = 0
+	// AnyRevision as the expected revision makes Put or DeleteKey
+	// unconditional.
+	AnyRevision uint64 = ^uint64(0)
+)
+
+// Entry is one KV value with its revision. Revisions start at 1 when a key
+// is created and increase by one on every Put.
+type Entry struct {
+	Key      string
+	Value    []byte
+	Revision uint64
+}
+
+// KV is a small key-value store with per-key revisions, used for the
+// session catalog.
+type KV interface {
+	// Get returns *NotFoundError for an absent key.
+	Get(ctx context.Context, key string) (Entry, error)
+	// Put stores value if the key's revision is expected (MustNotExist for
+	// absent, AnyRevision for unconditional) and returns the new revision;
+	// otherwise *ConflictError.
+	Put(ctx context.Context, key string, value []byte, expected uint64) (uint64, error)
+	// DeleteKey removes the key if its revision is expected (or
+	// AnyRevision). Deleting an absent key with AnyRevision is not an error;
+	// with any other expected revision it is a *ConflictError.
+	DeleteKey(ctx context.Context, key string, expected uint64) error
+	// Keys lists the keys that start with prefix, sorted. The prefix need
+	// not be a valid name; "" lists every key.
+	Keys(ctx context.Context, prefix string) ([]string, error)
+}
+
+// Store is the bundle a backend provides to the runtime. Backends that can
+// probe leases also implement LeaseProber.
+type Store interface {
+	Leaser
+	Ledger
+	KV
+}
