@@ -6,6 +6,8 @@ import (
 )
 
 // LeaseHeldError refuses an Acquire because another grant of Name is live.
+// HolderEpoch is the latest epoch the backend could see; while a grant is
+// being made concurrently it may be the one before the holder's.
 type LeaseHeldError struct {
 	Name        string
 	HolderEpoch uint64

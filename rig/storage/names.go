@@ -1,17 +1,21 @@
 package storage
 
 import (
-	"strings"
-
 	"fmt"
+	"strings"
 )
 
 // MaxNameLen is the longest valid name, in bytes.
 const MaxNameLen = 512
 
+// MaxSegmentLen is the longest valid segment, in bytes: short enough that a
+// file backend can add a suffix and stay within a 255-byte file name.
+const MaxSegmentLen = 128
+
 // ValidateName checks the name grammar shared by leases, ledgers and KV
 // keys: lowercase segments joined by "/", each matching
-// [a-z0-9][a-z0-9_.-]*, no ".." anywhere, at most MaxNameLen bytes.
+// [a-z0-9][a-z0-9_.-]* and at most MaxSegmentLen bytes, no ".." anywhere,
+// at most MaxNameLen bytes in all.
 // It returns *InvalidNameError when the name breaks a rule.
 func ValidateName(name string) error {
 	bad := func(reason string) error { return &InvalidNameError{Name: name, Reason: reason} }
@@ -24,6 +28,7 @@ func ValidateName(name string) error {
 		return bad(`contains ".."`)
 	}
 	segStart := true
+	segLen := 0
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		switch {
@@ -32,6 +37,7 @@ func ValidateName(name string) error {
 				return bad("empty segment")
 			}
 			segStart = true
+			segLen = 0
 			continue
 		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
 		case c == '_' || c == '.' || c == '-':
@@ -42,6 +48,9 @@ func ValidateName(name string) error {
 			return bad(fmt.Sprintf("byte %q at %d is not one of a-z 0-9 _ . - /", c, i))
 		}
 		segStart = false
+		if segLen++; segLen > MaxSegmentLen {
+			return bad(fmt.Sprintf("segment longer than %d bytes", MaxSegmentLen))
+		}
 	}
 	if segStart {
 		return bad("ends with /")

@@ -9,7 +9,8 @@ import (
 func TestValidateName(t *testing.T) {
 	valid := []string{
 		"a", "0", "sessions/6f1c0c7e-1d2a-4b8e-9f00-123456789abc", "sessions/x/catalog",
-		"workspace-roots/" + strings.Repeat("ab", 32), "a_b.c-d/e", strings.Repeat("a", MaxNameLen),
+		"workspace-roots/" + strings.Repeat("ab", 32), "a_b.c-d/e", strings.Repeat("a", MaxSegmentLen),
+		strings.Repeat(strings.Repeat("b", MaxSegmentLen-1)+"/", 3) + strings.Repeat("b", MaxSegmentLen-1) + "c",
 	}
 	for _, n := range valid {
 		if err := ValidateName(n); err != nil {
@@ -18,7 +19,8 @@ func TestValidateName(t *testing.T) {
 	}
 	invalid := []string{
 		"", "/", "/a", "a/", "a//b", "A", "a/B", "a b", "a..b", "../a", "a/../b", ".a", "a/.b",
-		"_a", "-a", "a/-b", "a\x00", "a\\b", "é", strings.Repeat("a", MaxNameLen+1), "a/./b",
+		"_a", "-a", "a/-b", "a\x00", "a\\b", "é", strings.Repeat("a", MaxSegmentLen+1), "a/./b",
+		strings.Repeat(strings.Repeat("b", MaxSegmentLen-1)+"/", 5) + "c",
 	}
 	for _, n := range invalid {
 		err := ValidateName(n)

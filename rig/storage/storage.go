@@ -78,6 +78,13 @@ type LeaseStatus struct {
 	Holder Holder
 }
 
+// Breaker is implemented by leasers that can take a name by force from a
+// wedged holder: the current grant (if any) is lost and the caller holds
+// the name at the next epoch.
+type Breaker interface {
+	Break(ctx context.Context, name string) (Lease, error)
+}
+
 // LeaseProber is implemented by leasers that can look at a name without
 // taking it. A probe never makes a concurrent Acquire fail.
 type LeaseProber interface {
@@ -92,10 +99,13 @@ type Ledger interface {
 	// Append commits payloads at expected+1, expected+2, ... if and only if
 	// the tip is expected when the append takes effect; otherwise it returns
 	// *ConflictError and changes nothing. When Append returns nil every
-	// payload is durable. Appending no payloads only checks the tip.
+	// payload is durable. Appending no payloads only checks the tip and
+	// never creates a ledger. Payloads are copied; the caller may reuse them.
 	Append(ctx context.Context, name string, expected uint64, payloads ...[]byte) error
-	// Read returns a cursor over the records with sequence > after, bounded
-	// at the tip seen when Read was called. after may be past the tip.
+	// Read returns a cursor over the records with sequence > after (so
+	// after = 0 reads everything), bounded at the tip seen when Read was
+	// called. after may be past the tip. A cursor opened before a Delete
+	// may go on returning what it had.
 	Read(ctx context.Context, name string, after uint64) (Cursor, error)
 	// Tip returns the sequence of the last record, 0 for an empty ledger.
 	Tip(ctx context.Context, name string) (uint64, error)
@@ -134,7 +144,9 @@ const (
 )
 
 // Entry is one KV value with its revision. Revisions start at 1 when a key
-// is created and increase by one on every Put.
+// is created and increase by one on every Put. A key deleted and created
+// again starts at 1 again, so a writer must not hold a revision across a
+// delete it did not make.
 type Entry struct {
 	Key      string
 	Value    []byte
@@ -151,8 +163,9 @@ type KV interface {
 	// otherwise *ConflictError.
 	Put(ctx context.Context, key string, value []byte, expected uint64) (uint64, error)
 	// DeleteKey removes the key if its revision is expected (or
-	// AnyRevision). Deleting an absent key with AnyRevision is not an error;
-	// with any other expected revision it is a *ConflictError.
+	// AnyRevision). An absent key has revision 0: deleting it with
+	// AnyRevision or MustNotExist is not an error, with any other expected
+	// revision it is a *ConflictError.
 	DeleteKey(ctx context.Context, key string, expected uint64) error
 	// Keys lists the keys that start with prefix, sorted. The prefix need
 	// not be a valid name; "" lists every key.
