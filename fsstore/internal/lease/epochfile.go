@@ -1,0 +1,201 @@
+package lease
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"looprig/rig/storage"
+)
+
+// MaxEpochFileSize bounds an epoch file. A real one is about 100 bytes; a
+// larger file is refused as corrupt before it is read in full.
+const MaxEpochFileSize = 4 << 10
+
+// epochRecord is the on-disk form of an epoch file:
+//
+//	{"epoch":N,"pid":..,"host":"..","acquired":"RFC3339Nano"}
+type epochRecord struct {
+	Epoch    uint64 `json:"epoch"`
+	PID      int    `json:"pid"`
+	Host     string `json:"host"`
+	Acquired string `json:"acquired"`
+}
+
+// ParseEpochFile decodes the contents of an epoch file. It is strict: the
+// file must be one JSON object, at most MaxEpochFileSize bytes, whose
+// "epoch" is an integer in [1, 2^64-1]; "pid" if present must be a
+// non-negative integer and "acquired" if present and non-empty an RFC 3339
+// time. Unknown fields are ignored. Any other content (empty, truncated,
+// trailing garbage, huge) is an error; callers turn it into
+// *storage.CorruptError and never reset the epoch.
+func ParseEpochFile(data []byte) (uint64, storage.Holder, error) {
+	if len(data) > MaxEpochFileSize {
+		return 0, storage.Holder{}, fmt.Errorf("epoch file is %d bytes, over the limit of %d", len(data), MaxEpochFileSize)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return 0, storage.Holder{}, errors.New("epoch file is empty")
+	}
+	var raw struct {
+		Epoch    json.RawMessage `json:"epoch"`
+		PID      json.RawMessage `json:"pid"`
+		Host     *string         `json:"host"`
+		Acquired *string         `json:"acquired"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return 0, storage.Holder{}, fmt.Errorf("epoch file is not a JSON object: %w", err)
+	}
+	if len(raw.Epoch) == 0 || string(raw.Epoch) == "null" {
+		return 0, storage.Holder{}, errors.New(`epoch file has no "epoch"`)
+	}
+	epoch, err := strconv.ParseUint(string(raw.Epoch), 10, 64)
+	if err != nil {
+		return 0, storage.Holder{}, fmt.Errorf(`epoch file has a bad "epoch" %.40q`, raw.Epoch)
+	}
+	if epoch == 0 {
+		return 0, storage.Holder{}, errors.New(`epoch file has "epoch" 0, which is never granted`)
+	}
+	var h storage.Holder
+	if len(raw.PID) > 0 && string(raw.PID) != "null" {
+		pid, err := strconv.ParseInt(string(raw.PID), 10, 0)
+		if err != nil || pid < 0 {
+			return 0, storage.Holder{}, fmt.Errorf(`epoch file has a bad "pid" %.40q`, raw.PID)
+		}
+		h.PID = int(pid)
+	}
+	if raw.Host != nil {
+		h.Host = *raw.Host
+	}
+	if raw.Acquired != nil && *raw.Acquired != "" {
+		t, err := time.Parse(time.RFC3339Nano, *raw.Acquired)
+		if err != nil {
+			return 0, storage.Holder{}, fmt.Errorf(`epoch file has a bad "acquired": %w`, err)
+		}
+		h.Acquired = t
+	}
+	return epoch, h, nil
+}
+
+// formatEpochFile encodes an epoch file. ParseEpochFile(formatEpochFile(e, h))
+// returns e and h (times compare Equal).
+func formatEpochFile(epoch uint64, h storage.Holder) []byte {
+	b, err := json.Marshal(epochRecord{
+		Epoch:    epoch,
+		PID:      h.PID,
+		Host:     h.Host,
+		Acquired: h.Acquired.Format(time.RFC3339Nano),
+	})
+	if err != nil { // cannot happen: plain struct of strings and numbers
+		panic(err)
+	}
+	return append(b, '\n')
+}
+
+// readEpochFile reads the epoch file at path without following a symlink
+// and without blocking on a FIFO. An absent file is epoch 0 with a nil
+// error. Content that ParseEpochFile refuses, a file over
+// MaxEpochFileSize, a symlink or a non-regular file is a
+// *storage.CorruptError. Other errors (permissions, I/O) are returned as
+// they are.
+func readEpochFile(name, path string) (uint64, storage.Holder, error) {
+	corrupt := func(reason string, err error) error {
+		return &storage.CorruptError{Name: name, Path: path, Offset: -1, Reason: reason, Err: err}
+	}
+	fd, err := openRetry(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	switch {
+	case err == unix.ENOENT:
+		return 0, storage.Holder{}, nil
+	case err == unix.ELOOP:
+		return 0, storage.Holder{}, corrupt("epoch file is a symbolic link", nil)
+	case err != nil:
+		return 0, storage.Holder{}, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return 0, storage.Holder{}, &fs.PathError{Op: "fstat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return 0, storage.Holder{}, corrupt("epoch file is not a regular file", nil)
+	}
+	if st.Size > MaxEpochFileSize {
+		return 0, storage.Holder{}, corrupt(fmt.Sprintf("epoch file is %d bytes, over the limit of %d", st.Size, MaxEpochFileSize), nil)
+	}
+	// Read at most one byte more than the limit: the file may have grown
+	// since fstat.
+	buf := make([]byte, MaxEpochFileSize+1)
+	n := 0
+	for n < len(buf) {
+		m, err := unix.Pread(fd, buf[n:], int64(n))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, storage.Holder{}, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	epoch, h, err := ParseEpochFile(buf[:n])
+	if err != nil {
+		return 0, storage.Holder{}, corrupt("unreadable epoch file", err)
+	}
+	return epoch, h, nil
+}
+
+// writeEpochFile atomically replaces the epoch file at path with epoch and
+// holder: a temp file in the same directory (0600), fsync, rename, fsync of
+// the directory. dirFD, if >= 0, is an open descriptor of path's directory
+// used for that last fsync. The caller holds the directory guard.
+func writeEpochFile(path string, dirFD int, epoch uint64, h storage.Holder) (err error) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmpName := tmp.Name()
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmpName)
+		}
+	}()
+	if err = tmp.Chmod(fileMode); err != nil { // undo any umask
+		return err
+	}
+	if _, err = tmp.Write(formatEpochFile(epoch, h)); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmpName, path); err != nil {
+		return err
+	}
+	if dirFD >= 0 {
+		return fsyncRetry(dirFD, dir)
+	}
+	return syncDir(dir)
+}
+
+// nextEpoch returns n+1, or a *storage.CorruptError if n cannot grow.
+func nextEpoch(name, path string, n uint64) (uint64, error) {
+	if n == math.MaxUint64 {
+		return 0, &storage.CorruptError{Name: name, Path: path, Offset: -1, Reason: "epoch is at its maximum and cannot advance"}
+	}
+	return n + 1, nil
+}

@@ -1,0 +1,257 @@
+package fsstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"looprig/rig/storage"
+)
+
+// A KV file is one header line and the value:
+//
+//	lrkv1 <revision> <length> <crc32c of value, hex>\n<value>
+//
+// Updates write a synced temp file and rename it over the key's file, under
+// an exclusive flock on the key's directory, so compare-and-swap holds
+// across processes and a crash leaves either the old or the new value.
+const kvMagic = "lrkv1"
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Get implements storage.KV.
+func (s *Store) Get(ctx context.Context, key string) (storage.Entry, error) {
+	if err := storage.ValidateName(key); err != nil {
+		return storage.Entry{}, err
+	}
+	if err := ctxErr(ctx); err != nil {
+		return storage.Entry{}, err
+	}
+	return s.readKV(key)
+}
+
+func (s *Store) readKV(key string) (storage.Entry, error) {
+	path := s.kvPath(key)
+	b, err := readSmallFile(path, storage.MaxPayload+128)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR) {
+		return storage.Entry{}, &storage.NotFoundError{Key: key}
+	}
+	if err != nil {
+		return storage.Entry{}, fmt.Errorf("read %s: %w", key, err)
+	}
+	rev, value, err := decodeKV(b)
+	if err != nil {
+		return storage.Entry{}, &storage.CorruptError{Name: key, Path: path, Offset: -1, Reason: err.Error()}
+	}
+	return storage.Entry{Key: key, Value: value, Revision: rev}, nil
+}
+
+func encodeKV(rev uint64, value []byte) []byte {
+	header := fmt.Sprintf("%s %d %d %08x\n", kvMagic, rev, len(value), crc32.Checksum(value, castagnoli))
+	out := make([]byte, 0, len(header)+len(value))
+	return append(append(out, header...), value...)
+}
+
+func decodeKV(b []byte) (rev uint64, value []byte, err error) {
+	nl := strings.IndexByte(string(b[:min(len(b), 128)]), '\n')
+	if nl < 0 {
+		return 0, nil, errors.New("no header line")
+	}
+	fields := strings.Fields(string(b[:nl]))
+	if len(fields) != 4 || fields[0] != kvMagic {
+		return 0, nil, fmt.Errorf("bad header %q", b[:nl])
+	}
+	rev, err = strconv.ParseUint(fields[1], 10, 64)
+	if err != nil || rev == 0 {
+		return 0, nil, fmt.Errorf("bad revision %q", fields[1])
+	}
+	n, err := strconv.Atoi(fields[2])
+	if err != nil || n < 0 || n != len(b)-nl-1 {
+		return 0, nil, fmt.Errorf("length %q does not match %d value bytes", fields[2], len(b)-nl-1)
+	}
+	sum, err := strconv.ParseUint(fields[3], 16, 32)
+	value = b[nl+1:]
+	if err != nil || uint32(sum) != crc32.Checksum(value, castagnoli) {
+		return 0, nil, errors.New("checksum mismatch")
+	}
+	return rev, value, nil
+}
+
+// Put implements storage.KV.
+func (s *Store) Put(ctx context.Context, key string, value []byte, expected uint64) (uint64, error) {
+	if err := storage.ValidateName(key); err != nil {
+		return 0, err
+	}
+	if len(value) > storage.MaxPayload {
+		return 0, &storage.PayloadTooLargeError{Name: key, Size: len(value), Max: storage.MaxPayload}
+	}
+	if err := ctxErr(ctx); err != nil {
+		return 0, err
+	}
+	path := s.kvPath(key)
+	if err := mkdirAll(filepath.Dir(path)); err != nil {
+		return 0, fmt.Errorf("put %s: %w", key, err)
+	}
+	var rev uint64
+	err := withDirLock(ctx, filepath.Dir(path), func() error {
+		cur, err := s.currentRevision(key)
+		if err != nil {
+			return err
+		}
+		if expected != storage.AnyRevision && expected != cur {
+			return &storage.ConflictError{Name: key, Expected: expected, Actual: cur}
+		}
+		rev = cur + 1
+		return writeFileAtomic(path, encodeKV(rev, value))
+	})
+	if err != nil {
+		return 0, wrapOp("put", key, err)
+	}
+	return rev, nil
+}
+
+// DeleteKey implements storage.KV.
+func (s *Store) DeleteKey(ctx context.Context, key string, expected uint64) error {
+	if err := storage.ValidateName(key); err != nil {
+		return err
+	}
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	path := s.kvPath(key)
+	dir := filepath.Dir(path)
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		if expected == storage.AnyRevision || expected == storage.MustNotExist {
+			return nil
+		}
+		return &storage.ConflictError{Name: key, Expected: expected, Actual: 0}
+	}
+	err := withDirLock(ctx, dir, func() error {
+		cur, err := s.currentRevision(key)
+		if err != nil {
+			return err
+		}
+		if cur == 0 && (expected == storage.AnyRevision || expected == storage.MustNotExist) {
+			return nil
+		}
+		if expected != storage.AnyRevision && expected != cur {
+			return &storage.ConflictError{Name: key, Expected: expected, Actual: cur}
+		}
+		if err := os.Remove(path); err != nil {
+			return err
+		}
+		return syncDir(dir)
+	})
+	return wrapOp("delete", key, err)
+}
+
+// currentRevision returns the key's revision, 0 when absent.
+func (s *Store) currentRevision(key string) (uint64, error) {
+	e, err := s.readKV(key)
+	var nf *storage.NotFoundError
+	if errors.As(err, &nf) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return e.Revision, nil
+}
+
+// Keys implements storage.KV.
+func (s *Store) Keys(ctx context.Context, prefix string) ([]string, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	root := filepath.Join(s.dir, "kv")
+	// Start the walk at the deepest directory the prefix names in full.
+	start := root
+	if i := strings.LastIndexByte(prefix, '/'); i > 0 && storage.ValidateName(prefix[:i]) == nil {
+		start = filepath.Dir(namePath(s.dir, "kv", prefix[:i]+"/x", ""))
+	}
+	var keys []string
+	err := filepath.WalkDir(start, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() || !strings.HasSuffix(d.Name(), ".kv") || strings.HasPrefix(d.Name(), ".") {
+			return nil
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		key := keyFromPath(rel)
+		if strings.HasPrefix(key, prefix) && storage.ValidateName(key) == nil {
+			keys = append(keys, key)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list keys %q: %w", prefix, err)
+	}
+	sort.Strings(keys)
+	return keys, nil
+}
+
+// withDirLock runs fn holding an exclusive flock on dir. It waits for the
+// lock while ctx allows.
+func withDirLock(ctx context.Context, dir string, fn func() error) error {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", dir, err)
+	}
+	defer unix.Close(fd)
+	if err := flockWait(ctx, fd); err != nil {
+		return err
+	}
+	defer unix.Flock(fd, unix.LOCK_UN)
+	return fn()
+}
+
+// flockWait takes an exclusive flock on fd, polling so that ctx can stop
+// the wait. Holders keep these locks for one small write, so the wait is
+// short.
+func flockWait(ctx context.Context, fd int) error {
+	delay := 50 * time.Microsecond
+	for {
+		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+			return fmt.Errorf("flock: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 5*time.Millisecond)
+	}
+}
+
+func wrapOp(op, name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var conflict *storage.ConflictError
+	var corrupt *storage.CorruptError
+	if errors.As(err, &conflict) || errors.As(err, &corrupt) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("%s %s: %w", op, name, err)
+}

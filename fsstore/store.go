@@ -1,0 +1,388 @@
+// Package fsstore is the filesystem backend of looprig's storage contracts:
+// leases from flock plus epoch files, one append-only framed file per ledger,
+// and small revisioned KV files, all under one store directory.
+//
+// Layout (directories 0700, files 0600):
+//
+//	FORMAT                 format name and version
+//	leases/<name>.lock     flock target only
+//	leases/<name>.epoch    {"epoch":N,"pid":..,"host":..,"acquired":..}, replaced atomically
+//	ledgers/<name>.log     one append-only framed file per ledger
+//	kv/<key>.kv            revisioned values, replaced atomically
+//	workspaces/<uuid>/     per-session workspaces (owned by the runtime)
+//
+// A Store is safe for concurrent use by many goroutines, and several
+// processes may open the same directory: leases, ledger appends and KV
+// updates are coordinated through flock.
+package fsstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"looprig/fsstore/internal/lease"
+	"looprig/fsstore/internal/logfile"
+	"looprig/rig/storage"
+)
+
+// FormatName is written to the FORMAT file of every store this version
+// creates, and the only one it opens.
+const FormatName = "looprig-fsstore v1"
+
+const (
+	dirMode  = 0o700
+	fileMode = 0o600
+)
+
+// FormatError refuses a store directory whose FORMAT file names another
+// format (or a directory that is not a looprig store at all).
+type FormatError struct {
+	Path     string
+	Found    string
+	Expected string
+}
+
+func (e *FormatError) Error() string {
+	if e.Found == "" {
+		return fmt.Sprintf("%s: not a looprig store (no FORMAT file, directory not empty); expected format %q", e.Path, e.Expected)
+	}
+	return fmt.Sprintf("%s: unsupported store format %q, this looprig reads %q", e.Path, e.Found, e.Expected)
+}
+
+// UnsafeStoreError refuses a store directory that others could tamper with
+// or that lives on a filesystem where flock does not exclude other hosts.
+type UnsafeStoreError struct {
+	Path   string
+	Reason string
+	Fix    string
+}
+
+func (e *UnsafeStoreError) Error() string {
+	msg := fmt.Sprintf("refusing store %s: %s", e.Path, e.Reason)
+	if e.Fix != "" {
+		msg += " (" + e.Fix + ")"
+	}
+	return msg
+}
+
+// Option configures Open.
+type Option func(*options)
+
+type options struct {
+	watchdog     time.Duration
+	pid          int
+	host         string
+	allowNetwork bool
+}
+
+// WithWatchdog sets how often held leases are checked for loss (default
+// 500ms).
+func WithWatchdog(d time.Duration) Option { return func(o *options) { o.watchdog = d } }
+
+// WithHolder overrides the pid and host written into epoch files.
+func WithHolder(pid int, host string) Option {
+	return func(o *options) { o.pid, o.host = pid, host }
+}
+
+// WithNetworkFilesystem allows a store on NFS or SMB. flock there does not
+// exclude processes on other hosts; only use it when one host uses the store.
+func WithNetworkFilesystem() Option { return func(o *options) { o.allowNetwork = true } }
+
+// Store is an open store directory. It implements storage.Store and
+// storage.LeaseProber.
+type Store struct {
+	dir    string
+	leases *lease.Manager
+
+	mu     sync.Mutex
+	logs   map[string]*logfile.Log // open ledgers by name
+	held   map[string]*lease.Lease // live grants of this Store, for writer epochs
+	closed bool
+}
+
+var (
+	_ storage.Store       = (*Store)(nil)
+	_ storage.LeaseProber = (*Store)(nil)
+)
+
+// Open opens the store in dir, creating it (0700) when it does not exist.
+// It refuses a directory with another FORMAT, a non-empty directory that is
+// not a store, a group- or world-writable directory, a directory owned by
+// another user, and network filesystems (unless WithNetworkFilesystem).
+func Open(dir string, opts ...Option) (*Store, error) {
+	o := options{watchdog: 500 * time.Millisecond}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
+	if err := prepareDir(abs, o.allowNetwork); err != nil {
+		return nil, err
+	}
+	for _, sub := range []string{"leases", "ledgers", "kv", "workspaces"} {
+		if err := mkdirAll(filepath.Join(abs, sub)); err != nil {
+			return nil, fmt.Errorf("open store %s: %w", abs, err)
+		}
+	}
+	s := &Store{
+		dir: abs,
+		leases: lease.NewManager(lease.Options{
+			Watchdog: o.watchdog, PID: o.pid, Host: o.host,
+		}),
+		logs: make(map[string]*logfile.Log),
+		held: make(map[string]*lease.Lease),
+	}
+	return s, nil
+}
+
+// prepareDir creates dir if needed, checks it is safe, and checks or writes
+// its FORMAT file.
+func prepareDir(dir string, allowNetwork bool) error {
+	created := false
+	if err := os.Mkdir(dir, dirMode); err == nil {
+		created = true
+	} else if !errors.Is(err, fs.ErrExist) {
+		if errors.Is(err, fs.ErrNotExist) {
+			if err := mkdirAll(dir); err != nil {
+				return fmt.Errorf("create store %s: %w", dir, err)
+			}
+			created = true
+		} else {
+			return fmt.Errorf("create store %s: %w", dir, err)
+		}
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("open store %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			// A symlinked store root is fine if it points at a directory.
+			if fi, err = os.Stat(dir); err != nil || !fi.IsDir() {
+				return &UnsafeStoreError{Path: dir, Reason: "it is a symlink that does not name a directory"}
+			}
+		} else {
+			return &UnsafeStoreError{Path: dir, Reason: "it is not a directory"}
+		}
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		return &UnsafeStoreError{Path: dir, Reason: fmt.Sprintf("it is writable by group or others (mode %04o)", fi.Mode().Perm()),
+			Fix: "run: chmod 700 " + dir}
+	}
+	if uid, ok := ownerUID(fi); ok && uid != uint32(os.Geteuid()) {
+		return &UnsafeStoreError{Path: dir, Reason: fmt.Sprintf("it is owned by uid %d, not by you (uid %d)", uid, os.Geteuid()),
+			Fix: "use a store of your own with --store or $LOOPRIG_STORE"}
+	}
+	if !allowNetwork {
+		if fsName, network := networkFilesystem(dir); network {
+			return &UnsafeStoreError{Path: dir, Reason: "it is on " + fsName + ", where flock does not exclude other hosts",
+				Fix: "put the store on a local disk"}
+		}
+	}
+	formatPath := filepath.Join(dir, "FORMAT")
+	found, err := readSmallFile(formatPath, 256)
+	switch {
+	case err == nil:
+		if got := strings.TrimSpace(string(found)); got != FormatName {
+			return &FormatError{Path: dir, Found: got, Expected: FormatName}
+		}
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		if !created {
+			entries, err := os.ReadDir(dir)
+			if err != nil {
+				return fmt.Errorf("open store %s: %w", dir, err)
+			}
+			if len(entries) > 0 {
+				return &FormatError{Path: dir, Expected: FormatName}
+			}
+		}
+		if err := writeFileAtomic(formatPath, []byte(FormatName+"\n")); err != nil {
+			return fmt.Errorf("create store %s: %w", dir, err)
+		}
+		return nil
+	default:
+		return fmt.Errorf("open store %s: read FORMAT: %w", dir, err)
+	}
+}
+
+func ownerUID(fi fs.FileInfo) (uint32, bool) {
+	st, ok := fi.Sys().(*unix.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return st.Uid, true
+}
+
+// networkFilesystem reports whether dir is on NFS or SMB/CIFS.
+func networkFilesystem(dir string) (string, bool) {
+	var sfs unix.Statfs_t
+	if err := unix.Statfs(dir, &sfs); err != nil {
+		return "", false
+	}
+	switch uint32(sfs.Type) {
+	case unix.NFS_SUPER_MAGIC:
+		return "NFS", true
+	case unix.SMB_SUPER_MAGIC, 0xFF534D42 /* CIFS */, 0xFE534D42 /* SMB2 */ :
+		return "SMB", true
+	}
+	return "", false
+}
+
+// Dir returns the store's absolute directory.
+func (s *Store) Dir() string { return s.dir }
+
+// WorkspacesDir returns the directory under which per-session workspaces
+// live.
+func (s *Store) WorkspacesDir() string { return filepath.Join(s.dir, "workspaces") }
+
+// Close stops lease watchdogs and closes open ledger files. Leases stay held
+// until released; Close does not release them.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var errs []error
+	for name, l := range s.logs {
+		if err := l.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		delete(s.logs, name)
+	}
+	if err := s.leases.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Store) leasePaths(name string) (lockPath, epochPath string) {
+	return namePath(s.dir, "leases", name, ".lock"), namePath(s.dir, "leases", name, ".epoch")
+}
+
+func (s *Store) ledgerPath(name string) string { return namePath(s.dir, "ledgers", name, ".log") }
+
+func (s *Store) kvPath(key string) string { return namePath(s.dir, "kv", key, ".kv") }
+
+// reservedSuffixes are the endings fsstore gives its files.
+var reservedSuffixes = []string{".lock", ".epoch", ".log", ".kv"}
+
+// namePath maps a valid name to its file: each segment but the last is a
+// directory, the last gets suffix. A directory segment that ends like one
+// of our files ("a.lock" in "a.lock/b") gets a "~" appended, which no valid
+// name contains, so lease "a" (a.lock) and lease "a.lock/b" (a.lock~/b.lock)
+// never collide.
+func namePath(root, area, name, suffix string) string {
+	segs := strings.Split(name, "/")
+	for i := range segs[:len(segs)-1] {
+		for _, r := range reservedSuffixes {
+			if strings.HasSuffix(segs[i], r) {
+				segs[i] += "~"
+				break
+			}
+		}
+	}
+	segs[len(segs)-1] += suffix
+	return filepath.Join(append([]string{root, area}, segs...)...)
+}
+
+// keyFromPath inverts namePath for a KV file path relative to kv/.
+func keyFromPath(rel string) string {
+	segs := strings.Split(filepath.ToSlash(rel), "/")
+	for i := range segs[:len(segs)-1] {
+		segs[i] = strings.TrimSuffix(segs[i], "~")
+	}
+	segs[len(segs)-1] = strings.TrimSuffix(segs[len(segs)-1], ".kv")
+	return strings.Join(segs, "/")
+}
+
+func ctxErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// mkdirAll creates dir and its missing parents with mode 0700.
+func mkdirAll(dir string) error {
+	if err := os.MkdirAll(dir, dirMode); err != nil {
+		return err
+	}
+	return nil
+}
+
+// readSmallFile reads a file that must be at most limit bytes, without
+// following a symlink at path.
+func readSmallFile(path string, limit int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
+	}
+	return b, nil
+}
+
+// writeFileAtomic writes data to path through a synced temp file and a
+// rename, then syncs the directory.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmpName := tmp.Name()
+	defer func() {
+		if tmp != nil {
+			tmp.Close()
+			os.Remove(tmpName)
+		}
+	}()
+	if err := tmp.Chmod(fileMode); err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	tmp = nil
+	if err := os.Rename(tmpName, path); err != nil {
+		os.Remove(tmpName)
+		return err
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,526 @@
+package event
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"strings"
+	"time"
+)
+
+// Version is the version of the event wire form written by Marshal. It is
+// the only one Unmarshal accepts.
+const Version = 1
+
+// Info describes one registered event type.
+type Info struct {
+	Type  Type
+	Class Class
+	Scope Scope
+}
+
+type entry struct {
+	info   Info
+	goType reflect.Type
+	decode func(data []byte) (Event, error)
+}
+
+func reg[T Event]() entry {
+	var z T
+	return entry{
+		info:   Info{Type: z.Type(), Class: z.Class(), Scope: z.Scope()},
+		goType: reflect.TypeFor[T](),
+		decode: func(data []byte) (Event, error) {
+			var v T
+			if err := strictDecode(data, &v); err != nil {
+				return nil, err
+			}
+			return v, nil
+		},
+	}
+}
+
+// entries lists every event type, in declaration order.
+var entries = []entry{
+	reg[SessionStarted](),
+	reg[SessionActive](),
+	reg[SessionIdle](),
+	reg[SessionStopped](),
+	reg[RestoreStarted](),
+	reg[RestoreDone](),
+	reg[RestoreErrored](),
+	reg[ConfigurationAdopted](),
+	reg[SessionFaulted](),
+	reg[LoopStarted](),
+	reg[TurnStarted](),
+	reg[TurnOutput](),
+	reg[OutputDelta](),
+	reg[TurnDone](),
+	reg[TurnFailed](),
+	reg[TurnInterrupted](),
+	reg[GateOpened](),
+	reg[GateResolved](),
+}
+
+var registry = func() map[Type]*entry {
+	m := make(map[Type]*entry, len(entries))
+	for i := range entries {
+		e := &entries[i]
+		if _, dup := m[e.info.Type]; dup {
+			panic("event: duplicate type " + string(e.info.Type))
+		}
+		m[e.info.Type] = e
+	}
+	return m
+}()
+
+// Registered returns every event type with its class and scope, in a
+// stable order (session scope first, as declared).
+func Registered() []Info {
+	out := make([]Info, len(entries))
+	for i, e := range entries {
+		out[i] = e.info
+	}
+	return out
+}
+
+// Lookup returns the class and scope of t, and whether t is registered.
+func Lookup(t Type) (Info, bool) {
+	e, ok := registry[t]
+	if !ok {
+		return Info{}, false
+	}
+	return e.info, true
+}
+
+// Zero returns the zero value of the event type t, and whether t is
+// registered.
+func Zero(t Type) (Event, bool) {
+	e, ok := registry[t]
+	if !ok {
+		return nil, false
+	}
+	return reflect.Zero(e.goType).Interface().(Event), true
+}
+
+// ---- errors -----------------------------------------------------------------
+
+// EncodeError refuses to encode an event: a type this package does not
+// define (or a pointer to one), or a field value outside its allowed set.
+type EncodeError struct {
+	Type Type
+	// Field is the offending wire field, when one is to blame.
+	Field  string
+	Reason string
+	Err    error
+}
+
+func (e *EncodeError) Error() string {
+	msg := fmt.Sprintf("event: cannot encode %s", e.Type)
+	if e.Field != "" {
+		msg += " field " + e.Field
+	}
+	msg += ": " + e.Reason
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *EncodeError) Unwrap() error { return e.Err }
+
+// EphemeralError refuses to persist an ephemeral event.
+type EphemeralError struct {
+	Type Type
+}
+
+func (e *EphemeralError) Error() string {
+	return fmt.Sprintf("event: %s is ephemeral and is never persisted", e.Type)
+}
+
+// DecodeErrorKind classifies a DecodeError.
+type DecodeErrorKind string
+
+const (
+	// DecodeSyntax: the input is not well-formed JSON.
+	DecodeSyntax DecodeErrorKind = "syntax"
+	// DecodeVersion: the "v" is missing or not Version.
+	DecodeVersion DecodeErrorKind = "version"
+	// DecodeUnknownType: the "type" is not registered.
+	DecodeUnknownType DecodeErrorKind = "unknown_type"
+	// DecodeUnknownField: the envelope or the data has a field this
+	// version does not define.
+	DecodeUnknownField DecodeErrorKind = "unknown_field"
+	// DecodeTrailingData: something follows the JSON value.
+	DecodeTrailingData DecodeErrorKind = "trailing_data"
+	// DecodeInvalid: well-formed JSON of the wrong shape: missing or
+	// non-object data, a value of the wrong JSON type, or a value outside
+	// its allowed set.
+	DecodeInvalid DecodeErrorKind = "invalid"
+)
+
+// DecodeError is returned by Unmarshal for any input it does not fully
+// understand. Decoding fails closed: nothing is guessed or skipped.
+type DecodeError struct {
+	Kind DecodeErrorKind
+	// Version is the "v" found, when it could be read.
+	Version int
+	// Type is the "type" found, when it could be read.
+	Type Type
+	// Detail says what is wrong, in a few words.
+	Detail string
+	Err    error
+}
+
+func (e *DecodeError) Error() string {
+	msg := "event: decode"
+	if e.Type != "" {
+		msg += " " + string(e.Type)
+	}
+	msg += ": " + string(e.Kind)
+	if e.Detail != "" {
+		msg += ": " + e.Detail
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// invalidValue is the cause of an enum or range violation.
+type invalidValue struct {
+	field string
+	value string
+	want  string
+}
+
+func (e *invalidValue) Error() string {
+	return fmt.Sprintf("field %s: %s is not %s", e.field, e.value, e.want)
+}
+
+var errTrailing = errors.New("data after the JSON value")
+
+// ---- Marshal ----------------------------------------------------------------
+
+// Marshal encodes ev in the versioned wire form
+// {"v":1,"type":"…","data":{…}}. It refuses (*EncodeError) events not
+// defined by this package, pointers to them, and enum fields outside their
+// allowed values. The output is deterministic: the same event always
+// encodes to the same bytes. HTML characters are not escaped.
+func Marshal(ev Event) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := AppendTo(&buf, ev); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// MarshalDurable is Marshal for persistence: it refuses ephemeral events
+// with *EphemeralError before encoding anything.
+func MarshalDurable(ev Event) ([]byte, error) {
+	if err := CheckDurable(ev); err != nil {
+		return nil, err
+	}
+	return Marshal(ev)
+}
+
+// CheckDurable returns *EphemeralError when ev must not be persisted, and
+// *EncodeError when ev is not an event of this package (nil included).
+func CheckDurable(ev Event) error {
+	if _, err := lookupValue(ev); err != nil {
+		return err
+	}
+	if ev.Class() != Enduring {
+		return &EphemeralError{Type: ev.Type()}
+	}
+	return nil
+}
+
+// AppendTo writes the wire form of ev to buf, like Marshal. On error buf
+// may hold a partial encoding.
+func AppendTo(buf *bytes.Buffer, ev Event) error {
+	e, err := lookupValue(ev)
+	if err != nil {
+		return err
+	}
+	t := e.info.Type
+	if v, ok := ev.(validator); ok {
+		if err := v.validate(); err != nil {
+			var iv *invalidValue
+			field := ""
+			if errors.As(err, &iv) {
+				field = iv.field
+			}
+			return &EncodeError{Type: t, Field: field, Reason: "invalid value", Err: err}
+		}
+	}
+	buf.WriteString(`{"v":1,"type":"`)
+	buf.WriteString(string(t))
+	buf.WriteString(`","data":`)
+	start := buf.Len()
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(ev); err != nil {
+		return &EncodeError{Type: t, Reason: "json", Err: err}
+	}
+	// Encode ends with a newline; replace it with the closing brace.
+	if buf.Len() > start && buf.Bytes()[buf.Len()-1] == '\n' {
+		buf.Truncate(buf.Len() - 1)
+	}
+	buf.Truncate(start + len(literalReplacement(buf.Bytes()[start:])))
+	buf.WriteByte('}')
+	return nil
+}
+
+// literalReplacement rewrites, in place, the \ufffd escapes encoding/json
+// writes for invalid UTF-8 as a literal U+FFFD, which is what a decoded
+// string holds and re-encodes to. That makes the encoding canonical:
+// Marshal(Unmarshal(Marshal(ev))) equals Marshal(ev) for every event,
+// which idempotency comparisons depend on. b must be encoding/json output.
+func literalReplacement(b []byte) []byte {
+	const esc = `\ufffd`
+	if !bytes.Contains(b, []byte(esc)) {
+		return b
+	}
+	out := b[:0] // never longer than what was read: 6 bytes become 3
+	for i := 0; i < len(b); {
+		if b[i] == '\\' && i+1 < len(b) {
+			if string(b[i:min(i+6, len(b))]) == esc {
+				out = append(out, "\uFFFD"...)
+				i += 6
+				continue
+			}
+			out = append(out, b[i], b[i+1])
+			i += 2
+			continue
+		}
+		out = append(out, b[i])
+		i++
+	}
+	return out
+}
+
+func lookupValue(ev Event) (*entry, error) {
+	if ev == nil {
+		return nil, &EncodeError{Reason: "nil event"}
+	}
+	t := ev.Type()
+	e, ok := registry[t]
+	if !ok {
+		return nil, &EncodeError{Type: t, Reason: "unregistered event type"}
+	}
+	if got := reflect.TypeOf(ev); got != e.goType {
+		return nil, &EncodeError{Type: t, Reason: fmt.Sprintf("Go type %v is not %v (events are values, not pointers)", got, e.goType)}
+	}
+	return e, nil
+}
+
+// ---- Unmarshal --------------------------------------------------------------
+
+// Raw is the envelope of an encoded event with its data still encoded. It
+// lets a container format (the journal record) decode the envelope as part
+// of its own document and save a pass; Raw.Decode then applies every check
+// Unmarshal applies. Decoding into Raw must refuse unknown fields (as a
+// json.Decoder with DisallowUnknownFields does) for the result to be as
+// strict as Unmarshal.
+type Raw struct {
+	V    int             `json:"v"`
+	Type Type            `json:"type"`
+	Data json.RawMessage `json:"data"`
+}
+
+// Decode decodes the event of r, failing closed like Unmarshal.
+func (r Raw) Decode() (Event, error) {
+	if r.V != Version {
+		return nil, &DecodeError{Kind: DecodeVersion, Version: r.V, Type: r.Type,
+			Detail: fmt.Sprintf("version %d is not %d", r.V, Version)}
+	}
+	e, ok := registry[r.Type]
+	if !ok {
+		return nil, &DecodeError{Kind: DecodeUnknownType, Version: r.V, Type: r.Type,
+			Detail: fmt.Sprintf("unknown event type %q", r.Type)}
+	}
+	if !isObject(r.Data) {
+		return nil, &DecodeError{Kind: DecodeInvalid, Version: r.V, Type: r.Type, Detail: "data is missing or not an object"}
+	}
+	ev, err := e.decode(r.Data)
+	if err != nil {
+		de := classify(err)
+		de.Version, de.Type = r.V, r.Type
+		return nil, de
+	}
+	if v, ok := ev.(validator); ok {
+		if err := v.validate(); err != nil {
+			return nil, &DecodeError{Kind: DecodeInvalid, Version: r.V, Type: r.Type, Err: err}
+		}
+	}
+	return ev, nil
+}
+
+// Unmarshal decodes the wire form written by Marshal. Anything it does not
+// fully understand is a *DecodeError: malformed JSON, a version other than
+// Version, an unregistered type, a field unknown to the envelope or to the
+// event's data, missing or non-object data, a JSON value of the wrong type,
+// an enum value outside its set, or anything after the JSON value.
+//
+// Ephemeral events decode too; persistence layers refuse them separately.
+//
+// Known leniencies inherited from encoding/json: object keys match field
+// names case-insensitively, a repeated key keeps its last value, and
+// invalid UTF-8 in strings is replaced by U+FFFD.
+func Unmarshal(b []byte) (Event, error) {
+	var w Raw
+	if err := strictDecode(b, &w); err != nil {
+		de := classify(err)
+		// Report an unknown version ahead of the fields that come with it.
+		var probe struct {
+			V    int  `json:"v"`
+			Type Type `json:"type"`
+		}
+		if json.Unmarshal(b, &probe) == nil {
+			de.Version, de.Type = probe.V, probe.Type
+			if probe.V != Version {
+				de.Kind, de.Detail, de.Err = DecodeVersion, fmt.Sprintf("version %d is not %d", probe.V, Version), nil
+			}
+		}
+		return nil, de
+	}
+	return w.Decode()
+}
+
+func isObject(raw json.RawMessage) bool {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '{':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// strictDecode decodes exactly one JSON value from data into v, refusing
+// unknown fields and anything after the value.
+func strictDecode(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if !onlySpace(data[dec.InputOffset():]) {
+		return errTrailing
+	}
+	return nil
+}
+
+func onlySpace(b []byte) bool {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func classify(err error) *DecodeError {
+	var de *DecodeError
+	if errors.As(err, &de) {
+		c := *de
+		return &c
+	}
+	var syn *json.SyntaxError
+	var iv *invalidValue
+	switch {
+	case errors.Is(err, errTrailing):
+		return &DecodeError{Kind: DecodeTrailingData, Detail: err.Error()}
+	case errors.As(err, &syn), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return &DecodeError{Kind: DecodeSyntax, Err: err}
+	case errors.As(err, &iv):
+		return &DecodeError{Kind: DecodeInvalid, Err: err}
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		// encoding/json has no typed error for DisallowUnknownFields.
+		return &DecodeError{Kind: DecodeUnknownField, Detail: strings.TrimPrefix(err.Error(), "json: "), Err: err}
+	default:
+		return &DecodeError{Kind: DecodeInvalid, Err: err}
+	}
+}
+
+// ---- TurnDone's duration_ms ---------------------------------------------------
+
+type turnDoneWire struct {
+	TurnID     string `json:"turn_id"`
+	ExitCode   int    `json:"exit_code"`
+	DurationMS int64  `json:"duration_ms"`
+}
+
+// MarshalJSON encodes Duration as whole milliseconds in "duration_ms".
+func (t TurnDone) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(turnDoneWire{TurnID: t.TurnID, ExitCode: t.ExitCode, DurationMS: t.Duration.Milliseconds()}); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// UnmarshalJSON decodes the form written by MarshalJSON, strictly.
+func (t *TurnDone) UnmarshalJSON(b []byte) error {
+	var w turnDoneWire
+	if err := strictDecode(b, &w); err != nil {
+		return err
+	}
+	const maxMS = math.MaxInt64 / int64(time.Millisecond)
+	if w.DurationMS > maxMS || w.DurationMS < -maxMS {
+		return &invalidValue{field: "duration_ms", value: fmt.Sprint(w.DurationMS), want: "a representable duration"}
+	}
+	*t = TurnDone{TurnID: w.TurnID, ExitCode: w.ExitCode, Duration: time.Duration(w.DurationMS) * time.Millisecond}
+	return nil
+}
+
+// ---- validation ---------------------------------------------------------------
+
+type validator interface {
+	validate() error
+}
+
+func oneOf(field, value string, allowed ...string) error {
+	for _, a := range allowed {
+		if value == a {
+			return nil
+		}
+	}
+	return &invalidValue{field: field, value: fmt.Sprintf("%q", value), want: "one of " + strings.Join(allowed, "|")}
+}
+
+func (o OutputDelta) validate() error {
+	return oneOf("stream", o.Stream, StreamStdout, StreamStderr)
+}
+
+func (t TurnInterrupted) validate() error {
+	return oneOf("reason", t.Reason, ReasonUser, ReasonCrash, ReasonShutdown, ReasonLeaseLost)
+}
+
+func (g GateResolved) validate() error {
+	return oneOf("action", g.Action, ActionApprove, ActionDeny, ActionClose)
+}
+
+func (c ConfigurationAdopted) validate() error {
+	for i, ch := range c.Changes {
+		if err := oneOf(fmt.Sprintf("changes[%d].level", i), ch.Level, LevelInfo, LevelWarn); err != nil {
+			return err
+		}
+	}
+	return nil
+}

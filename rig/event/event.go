@@ -1,0 +1,330 @@
+// Package event defines looprig's events: what happened in a session and
+// its loops, whether it is journaled (its Class) and what it is about (its
+// Scope), plus a strict, versioned JSON codec.
+//
+// Every event is a pointer-free value struct implementing Event with value
+// receivers. Enduring events are journaled before anyone sees them;
+// ephemeral ones (OutputDelta, SessionFaulted) are delivered live and never
+// persisted: MarshalDurable refuses them with *EphemeralError.
+//
+// The wire form of an event is
+//
+//	{"v":1,"type":"TurnStarted","data":{"turn_id":"…","index":0,"input":"…"}}
+//
+// with snake_case field names everywhere. Unmarshal fails closed on anything
+// it does not fully understand (see DecodeError).
+package event
+
+import (
+	"strconv"
+	"time"
+)
+
+// Type names an event kind. It is the "type" of the wire form and never
+// changes once released.
+type Type string
+
+// Event types.
+const (
+	TypeSessionStarted       Type = "SessionStarted"
+	TypeSessionActive        Type = "SessionActive"
+	TypeSessionIdle          Type = "SessionIdle"
+	TypeSessionStopped       Type = "SessionStopped"
+	TypeRestoreStarted       Type = "RestoreStarted"
+	TypeRestoreDone          Type = "RestoreDone"
+	TypeRestoreErrored       Type = "RestoreErrored"
+	TypeConfigurationAdopted Type = "ConfigurationAdopted"
+	TypeSessionFaulted       Type = "SessionFaulted"
+
+	TypeLoopStarted     Type = "LoopStarted"
+	TypeTurnStarted     Type = "TurnStarted"
+	TypeTurnOutput      Type = "TurnOutput"
+	TypeOutputDelta     Type = "OutputDelta"
+	TypeTurnDone        Type = "TurnDone"
+	TypeTurnFailed      Type = "TurnFailed"
+	TypeTurnInterrupted Type = "TurnInterrupted"
+	TypeGateOpened      Type = "GateOpened"
+	TypeGateResolved    Type = "GateResolved"
+)
+
+// Class says whether an event is journaled.
+type Class uint8
+
+const (
+	// Enduring events are appended to the journal before delivery.
+	Enduring Class = iota + 1
+	// Ephemeral events are delivered live only and never journaled.
+	Ephemeral
+)
+
+func (c Class) String() string {
+	switch c {
+	case Enduring:
+		return "enduring"
+	case Ephemeral:
+		return "ephemeral"
+	}
+	return "class(" + strconv.Itoa(int(c)) + ")"
+}
+
+// Scope says what an event is about: the session as a whole, or one loop
+// (whose id travels beside the event, in Envelope.LoopID or the journal
+// record, not inside it — except LoopStarted, which names its loop).
+type Scope uint8
+
+const (
+	SessionScope Scope = iota + 1
+	LoopScope
+)
+
+func (s Scope) String() string {
+	switch s {
+	case SessionScope:
+		return "session"
+	case LoopScope:
+		return "loop"
+	}
+	return "scope(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Event is implemented by every event type of this package (value
+// receivers, value structs). Marshal refuses implementations from elsewhere
+// and pointers to the structs here.
+type Event interface {
+	Type() Type
+	Class() Class
+	Scope() Scope
+}
+
+// Envelope is how the hub delivers an event.
+type Envelope struct {
+	// Seq is the journal sequence of an enduring event; 0 for an ephemeral one.
+	Seq uint64
+	// Session is the session id.
+	Session string
+	// LoopID names the loop of a loop-scope event; "" for session scope.
+	LoopID string
+	// At is when the event was journaled (or published, when ephemeral).
+	At    time.Time
+	Event Event
+}
+
+// ---- session scope --------------------------------------------------------
+
+// SessionStarted is the first event of a session: its identity and the
+// configuration it was created with.
+type SessionStarted struct {
+	Title string `json:"title"`
+	// Rig is the profile name.
+	Rig         string            `json:"rig"`
+	Fingerprint string            `json:"fingerprint"`
+	Manifest    map[string]string `json:"manifest"`
+	Placement   string            `json:"placement"`
+	Root        string            `json:"root"`
+}
+
+// SessionActive: a turn started while the session was idle.
+type SessionActive struct{}
+
+// SessionIdle: the last running turn finished.
+type SessionIdle struct{}
+
+// SessionStopped: the session shut down cleanly. A journal that does not end
+// with it belongs to a crashed session.
+type SessionStopped struct{}
+
+// RestoreStarted is the first restore mutation after the fence.
+type RestoreStarted struct {
+	Epoch uint64 `json:"epoch"`
+}
+
+// RestoreDone is the commit point of a restore.
+type RestoreDone struct {
+	Epoch uint64 `json:"epoch"`
+	// Interrupted lists the ids of the turns the restore closed.
+	Interrupted []string `json:"interrupted"`
+	// GatesClosed lists the ids of the gates the restore closed.
+	GatesClosed []string `json:"gates_closed"`
+}
+
+// RestoreErrored records a restore that failed before RestoreDone.
+type RestoreErrored struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+// Change levels.
+const (
+	LevelInfo = "info"
+	LevelWarn = "warn"
+)
+
+// Change is one configuration drift between a session's persisted
+// configuration and the live rig.
+type Change struct {
+	Field     string `json:"field"`
+	Persisted string `json:"persisted"`
+	Live      string `json:"live"`
+	// Level is LevelInfo or LevelWarn.
+	Level string `json:"level"`
+}
+
+// ConfigurationAdopted records drift accepted on purpose at restore.
+type ConfigurationAdopted struct {
+	Changes []Change `json:"changes"`
+	Source  string   `json:"source"`
+}
+
+// SessionFaulted (ephemeral): the session can no longer persist (lease
+// loss, persistence fault).
+type SessionFaulted struct {
+	Cause string `json:"cause"`
+}
+
+// ---- loop scope -----------------------------------------------------------
+
+// LoopStarted: a loop exists.
+type LoopStarted struct {
+	LoopID string `json:"loop_id"`
+	Name   string `json:"name"`
+	Engine string `json:"engine"`
+}
+
+// TurnStarted: an input was submitted and its turn began.
+type TurnStarted struct {
+	TurnID string `json:"turn_id"`
+	Index  int    `json:"index"`
+	Input  string `json:"input"`
+}
+
+// TurnOutput is an output checkpoint of a turn.
+type TurnOutput struct {
+	TurnID string `json:"turn_id"`
+	Text   string `json:"text"`
+	// Elided counts the bytes of output dropped before this checkpoint.
+	Elided int64 `json:"elided"`
+}
+
+// Output streams.
+const (
+	StreamStdout = "stdout"
+	StreamStderr = "stderr"
+)
+
+// OutputDelta (ephemeral) is live output of a turn.
+type OutputDelta struct {
+	TurnID string `json:"turn_id"`
+	// Stream is StreamStdout or StreamStderr.
+	Stream string `json:"stream"`
+	Text   string `json:"text"`
+}
+
+// TurnDone: the turn ran to completion. Duration travels as whole
+// milliseconds ("duration_ms"); sub-millisecond precision is dropped.
+type TurnDone struct {
+	TurnID   string
+	ExitCode int
+	Duration time.Duration
+}
+
+// TurnFailed: the turn could not run.
+type TurnFailed struct {
+	TurnID string `json:"turn_id"`
+	Err    string `json:"err"`
+}
+
+// Interruption reasons.
+const (
+	ReasonUser      = "user"
+	ReasonCrash     = "crash"
+	ReasonShutdown  = "shutdown"
+	ReasonLeaseLost = "lease_lost"
+)
+
+// TurnInterrupted: the turn was stopped before it finished.
+type TurnInterrupted struct {
+	TurnID string `json:"turn_id"`
+	Index  int    `json:"index"`
+	// Reason is one of ReasonUser, ReasonCrash, ReasonShutdown, ReasonLeaseLost.
+	Reason string `json:"reason"`
+}
+
+// GateOpened: a turn asks a yes/no question.
+type GateOpened struct {
+	GateID string `json:"gate_id"`
+	TurnID string `json:"turn_id"`
+	Prompt string `json:"prompt"`
+}
+
+// Gate actions.
+const (
+	ActionApprove = "approve"
+	ActionDeny    = "deny"
+	ActionClose   = "close"
+)
+
+// GateResolved: a gate was answered or closed.
+type GateResolved struct {
+	GateID string `json:"gate_id"`
+	// Action is ActionApprove, ActionDeny or ActionClose.
+	Action string `json:"action"`
+	// Reason is free text such as "user", "restore_unavailable", "shutdown".
+	Reason string `json:"reason"`
+}
+
+// ---- Event implementations ------------------------------------------------
+
+func (SessionStarted) Type() Type         { return TypeSessionStarted }
+func (SessionActive) Type() Type          { return TypeSessionActive }
+func (SessionIdle) Type() Type            { return TypeSessionIdle }
+func (SessionStopped) Type() Type         { return TypeSessionStopped }
+func (RestoreStarted) Type() Type         { return TypeRestoreStarted }
+func (RestoreDone) Type() Type            { return TypeRestoreDone }
+func (RestoreErrored) Type() Type         { return TypeRestoreErrored }
+func (ConfigurationAdopted) Type() Type   { return TypeConfigurationAdopted }
+func (SessionFaulted) Type() Type         { return TypeSessionFaulted }
+func (LoopStarted) Type() Type            { return TypeLoopStarted }
+func (TurnStarted) Type() Type            { return TypeTurnStarted }
+func (TurnOutput) Type() Type             { return TypeTurnOutput }
+func (OutputDelta) Type() Type            { return TypeOutputDelta }
+func (TurnDone) Type() Type               { return TypeTurnDone }
+func (TurnFailed) Type() Type             { return TypeTurnFailed }
+func (TurnInterrupted) Type() Type        { return TypeTurnInterrupted }
+func (GateOpened) Type() Type             { return TypeGateOpened }
+func (GateResolved) Type() Type           { return TypeGateResolved }
+func (SessionStarted) Class() Class       { return Enduring }
+func (SessionActive) Class() Class        { return Enduring }
+func (SessionIdle) Class() Class          { return Enduring }
+func (SessionStopped) Class() Class       { return Enduring }
+func (RestoreStarted) Class() Class       { return Enduring }
+func (RestoreDone) Class() Class          { return Enduring }
+func (RestoreErrored) Class() Class       { return Enduring }
+func (ConfigurationAdopted) Class() Class { return Enduring }
+func (SessionFaulted) Class() Class       { return Ephemeral }
+func (LoopStarted) Class() Class          { return Enduring }
+func (TurnStarted) Class() Class          { return Enduring }
+func (TurnOutput) Class() Class           { return Enduring }
+func (OutputDelta) Class() Class          { return Ephemeral }
+func (TurnDone) Class() Class             { return Enduring }
+func (TurnFailed) Class() Class           { return Enduring }
+func (TurnInterrupted) Class() Class      { return Enduring }
+func (GateOpened) Class() Class           { return Enduring }
+func (GateResolved) Class() Class         { return Enduring }
+func (SessionStarted) Scope() Scope       { return SessionScope }
+func (SessionActive) Scope() Scope        { return SessionScope }
+func (SessionIdle) Scope() Scope          { return SessionScope }
+func (SessionStopped) Scope() Scope       { return SessionScope }
+func (RestoreStarted) Scope() Scope       { return SessionScope }
+func (RestoreDone) Scope() Scope          { return SessionScope }
+func (RestoreErrored) Scope() Scope       { return SessionScope }
+func (ConfigurationAdopted) Scope() Scope { return SessionScope }
+func (SessionFaulted) Scope() Scope       { return SessionScope }
+func (LoopStarted) Scope() Scope          { return LoopScope }
+func (TurnStarted) Scope() Scope          { return LoopScope }
+func (TurnOutput) Scope() Scope           { return LoopScope }
+func (OutputDelta) Scope() Scope          { return LoopScope }
+func (TurnDone) Scope() Scope             { return LoopScope }
+func (TurnFailed) Scope() Scope           { return LoopScope }
+func (TurnInterrupted) Scope() Scope      { return LoopScope }
+func (GateOpened) Scope() Scope           { return LoopScope }
+func (GateResolved) Scope() Scope         { return LoopScope }

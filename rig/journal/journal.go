@@ -1,0 +1,562 @@
+// Package journal holds looprig's journal records (fence, event, command),
+// the fenced SessionJournal writer and read-only replayers.
+//
+// A session journal is one storage.Ledger, written only by the holder of the
+// session's lease. Opening it appends a fence carrying the lease epoch at
+// the tip seen once; from then on the writer tracks the tip in memory and
+// never re-reads it, so a successor's fence makes every later append of a
+// stale writer a compare-and-swap conflict, and nothing of the stale writer
+// lands after the successor's fence.
+//
+// Each ledger payload is a versioned JSON record:
+//
+//	{"v":1,"kind":"fence","epoch":3,"at":"2026-07-15T10:00:00.123456789Z"}
+//	{"v":1,"kind":"event","id":"…","loop_id":"…","event":{"v":1,"type":"TurnStarted","data":{…}},"at":"…"}
+//	{"v":1,"kind":"command","command":{"name":"submit","loop_id":"…","input":"…"},"at":"…"}
+//
+// Readers fail closed on anything unknown (*RecordDecodeError).
+package journal
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"looprig/rig/event"
+	"looprig/rig/storage"
+)
+
+// ---- errors -------------------------------------------------------------------
+
+// JournalLeaseLostError: the writer's lease is lost, so it must not write.
+// Nothing was appended. It is latched: every later append returns it.
+type JournalLeaseLostError struct {
+	Name  string
+	Epoch uint64
+	// Cause is storage.LostCause of the lease (a *storage.LeaseLostError
+	// when the backend reports one).
+	Cause error
+}
+
+func (e *JournalLeaseLostError) Error() string {
+	msg := fmt.Sprintf("journal %q: lease at epoch %d is lost", e.Name, e.Epoch)
+	if e.Cause != nil {
+		msg += ": " + e.Cause.Error()
+	}
+	return msg
+}
+
+func (e *JournalLeaseLostError) Unwrap() error { return e.Cause }
+
+// FencedError: the ledger's tip was not where this writer left it, so a
+// successor (or any other writer) has appended: this writer is fenced off.
+// It is latched: every later append returns it, and it is never retried.
+type FencedError struct {
+	Name string
+	// Epoch is this writer's lease epoch.
+	Epoch uint64
+	// Expected is the tip this writer expected; Actual the tip the ledger
+	// reported.
+	Expected uint64
+	Actual   uint64
+	// Err is the *storage.ConflictError.
+	Err error
+}
+
+func (e *FencedError) Error() string {
+	return fmt.Sprintf("journal %q: writer at epoch %d is fenced: expected tip %d, found %d",
+		e.Name, e.Epoch, e.Expected, e.Actual)
+}
+
+func (e *FencedError) Unwrap() error { return e.Err }
+
+// IdempotencyCollisionError: a record id was reused for different content.
+// Nothing was appended; the journal stays healthy.
+type IdempotencyCollisionError struct {
+	Name string
+	ID   string
+	// Seq is the sequence of the record that holds the id.
+	Seq uint64
+}
+
+func (e *IdempotencyCollisionError) Error() string {
+	return fmt.Sprintf("journal %q: record id %q is already used by record %d with different content", e.Name, e.ID, e.Seq)
+}
+
+// AppendError: the ledger refused or failed an append for a reason other
+// than a conflict. The journal can no longer know the tip (the append may
+// or may not have landed), so it is latched like FencedError.
+type AppendError struct {
+	Name string
+	// Expected is the tip the append was made at; Count its record count.
+	Expected uint64
+	Count    int
+	Err      error
+}
+
+func (e *AppendError) Error() string {
+	return fmt.Sprintf("journal %q: append of %d record(s) at %d failed: %v", e.Name, e.Count, e.Expected+1, e.Err)
+}
+
+func (e *AppendError) Unwrap() error { return e.Err }
+
+// InvalidRecordError refuses a record the caller built wrongly: a
+// loop-scope event without a loop id (or a session-scope one with one), an
+// unknown command name, a zero lease epoch. Nothing was appended; the
+// journal stays healthy.
+type InvalidRecordError struct {
+	Name   string
+	Reason string
+}
+
+func (e *InvalidRecordError) Error() string {
+	return fmt.Sprintf("journal %q: invalid record: %s", e.Name, e.Reason)
+}
+
+// ---- options ------------------------------------------------------------------
+
+// Option configures Open.
+type Option func(*options)
+
+type options struct {
+	clock       func() time.Time
+	maxBatch    int
+	maxBatchLen int
+}
+
+// WithClock sets the clock that stamps records (default time.Now).
+func WithClock(clock func() time.Time) Option {
+	return func(o *options) { o.clock = clock }
+}
+
+// WithMaxBatch bounds how many records (default 1024) and payload bytes
+// (default 8 MiB) one ledger Append may carry. A batch always holds at
+// least one record.
+func WithMaxBatch(records, bytes int) Option {
+	return func(o *options) {
+		if records > 0 {
+			o.maxBatch = records
+		}
+		if bytes > 0 {
+			o.maxBatchLen = bytes
+		}
+	}
+}
+
+// ---- SessionJournal -------------------------------------------------------------
+
+// SessionJournal is the fenced, group-committing writer of one journal. It
+// is safe for concurrent use.
+//
+// Appends from many goroutines are group-committed without a background
+// goroutine: the first caller to find no flush in flight becomes the leader
+// and sends everything queued in one ledger Append; callers arriving
+// meanwhile queue, and when the flush ends the oldest queued caller is
+// promoted to lead the next one. Sequences are assigned in flush order. A
+// failing flush fails every record in it.
+//
+// Contexts: an append's ctx is checked on entry and bounds its wait while
+// its record is queued (a cancelled record leaves the queue, nothing is
+// written). Once the record's flush has started the call waits for the
+// ledger: the flush runs without the leader's cancellation, so one caller
+// giving up can neither fail the other records of its batch nor leave the
+// tip unknown.
+//
+// Errors fall in two groups. Latched (the journal is done; Err reports it and
+// every later append returns it): *JournalLeaseLostError, *FencedError,
+// *AppendError. Not latched (that call fails, the journal carries on):
+// *event.EphemeralError, *event.EncodeError, *InvalidRecordError,
+// *IdempotencyCollisionError, *storage.PayloadTooLargeError, and the
+// caller's context error while its record is still queued.
+type SessionJournal struct {
+	ledger   storage.Ledger
+	name     string
+	lease    storage.Lease
+	epoch    uint64
+	fenceSeq uint64
+	opts     options
+
+	mu       sync.Mutex
+	tip      uint64
+	err      error
+	queue    []*pending
+	flushing bool
+	ids      map[string]idEntry
+}
+
+type idEntry struct {
+	digest [sha256.Size]byte
+	seq    uint64
+	p      *pending // non-nil while the record is not committed
+}
+
+type pstate uint8
+
+const (
+	stQueued    pstate = iota
+	stPromoted         // queue head, told to lead the next flush
+	stInFlight         // in a flush
+	stDone             // seq or err set
+	stCancelled        // left the queue on its caller's context
+)
+
+type pending struct {
+	content []byte
+	id      string
+	digest  [sha256.Size]byte
+	state   pstate
+	seq     uint64
+	err     error
+	wake    chan struct{} // cap 1: done or promoted
+	done    chan struct{} // made on demand for duplicate-id waiters; closed when done or cancelled
+}
+
+// Open starts a writer's tenure on the journal name: it reads the tip once
+// and appends fence{lease.Epoch()} at exactly that tip. A conflict there (a
+// concurrent writer) is *FencedError; a lost lease is *JournalLeaseLostError.
+// The journal does not own the lease: releasing it stays the caller's job.
+func Open(ctx context.Context, ledger storage.Ledger, name string, lease storage.Lease, opts ...Option) (*SessionJournal, error) {
+	j := &SessionJournal{
+		ledger: ledger,
+		name:   name,
+		lease:  lease,
+		epoch:  lease.Epoch(),
+		opts:   options{clock: time.Now, maxBatch: 1024, maxBatchLen: 8 << 20},
+		ids:    make(map[string]idEntry),
+	}
+	for _, o := range opts {
+		o(&j.opts)
+	}
+	if j.epoch == 0 {
+		return nil, &InvalidRecordError{Name: name, Reason: "lease epoch 0"}
+	}
+	if err := j.lostErr(); err != nil {
+		return nil, err
+	}
+	tip, err := ledger.Tip(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("journal %q: read tip: %w", name, err)
+	}
+	content, err := encodeContent(KindFence, "", j.epoch, "", nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := ledger.Append(ctx, name, tip, appendAt(content, j.opts.clock())); err != nil {
+		return nil, j.classify(err, tip, 1)
+	}
+	j.tip, j.fenceSeq = tip+1, tip+1
+	return j, nil
+}
+
+// Name returns the ledger name.
+func (j *SessionJournal) Name() string { return j.name }
+
+// Epoch returns the lease epoch written in this writer's fence.
+func (j *SessionJournal) Epoch() uint64 { return j.epoch }
+
+// FenceSeq returns the sequence of this writer's fence.
+func (j *SessionJournal) FenceSeq() uint64 { return j.fenceSeq }
+
+// Tip returns the sequence of the last record this writer committed (its
+// fence right after Open).
+func (j *SessionJournal) Tip() uint64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.tip
+}
+
+// Err returns the latched error, nil while the journal is healthy.
+func (j *SessionJournal) Err() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.err
+}
+
+// AppendEvent appends an enduring event and returns its sequence once it is
+// durable. loopID must be set for loop-scope events and empty for
+// session-scope ones. Ephemeral events are refused with
+// *event.EphemeralError and nothing is appended.
+//
+// id is an optional idempotency key ("" for none). Idempotency compares the
+// encoded record without its commit time — kind, id, loop id and the
+// encoded event or command: an id already used with the same content
+// returns the original sequence without appending (waiting for it if it is
+// still in flight); with different content it is *IdempotencyCollisionError.
+// Only records with a non-empty id are remembered, for the life of the
+// writer; see Remember for ids written by earlier tenures.
+func (j *SessionJournal) AppendEvent(ctx context.Context, id, loopID string, ev event.Event) (uint64, error) {
+	if err := event.CheckDurable(ev); err != nil {
+		return 0, err
+	}
+	if err := checkScope(loopID, ev); err != nil {
+		return 0, &InvalidRecordError{Name: j.name, Reason: err.Error()}
+	}
+	content, err := encodeContent(KindEvent, id, 0, loopID, ev, nil)
+	if err != nil {
+		return 0, err
+	}
+	return j.append(ctx, id, content)
+}
+
+// AppendCommand appends the audit record of a command, like AppendEvent.
+func (j *SessionJournal) AppendCommand(ctx context.Context, id string, cmd Command) (uint64, error) {
+	if err := cmd.validate(); err != nil {
+		return 0, &InvalidRecordError{Name: j.name, Reason: err.Error()}
+	}
+	content, err := encodeContent(KindCommand, id, 0, "", nil, &cmd)
+	if err != nil {
+		return 0, err
+	}
+	return j.append(ctx, id, content)
+}
+
+// Remember seeds idempotency with a record written before this writer
+// opened (typically every record of the restore replay). Records without an
+// id are ignored. Call it before appending records that could reuse those
+// ids. A remembered id that this writer already knows with different
+// content is *IdempotencyCollisionError.
+func (j *SessionJournal) Remember(rec Record) error {
+	if rec.ID == "" {
+		return nil
+	}
+	content, err := contentOf(rec)
+	if err != nil {
+		return err
+	}
+	digest := sha256.Sum256(content)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if ent, ok := j.ids[rec.ID]; ok {
+		if ent.digest != digest {
+			return &IdempotencyCollisionError{Name: j.name, ID: rec.ID, Seq: ent.seq}
+		}
+		return nil
+	}
+	j.ids[rec.ID] = idEntry{digest: digest, seq: rec.Seq}
+	return nil
+}
+
+// lostErr checks the lease without blocking.
+func (j *SessionJournal) lostErr() error {
+	select {
+	case <-j.lease.Lost():
+		return &JournalLeaseLostError{Name: j.name, Epoch: j.epoch, Cause: storage.LostCause(j.name, j.lease)}
+	default:
+		return nil
+	}
+}
+
+// classify turns a failed ledger Append at expected into the journal error.
+func (j *SessionJournal) classify(err error, expected uint64, count int) error {
+	var le *JournalLeaseLostError
+	if errors.As(err, &le) {
+		return err
+	}
+	var ce *storage.ConflictError
+	if errors.As(err, &ce) {
+		return &FencedError{Name: j.name, Epoch: j.epoch, Expected: expected, Actual: ce.Actual, Err: err}
+	}
+	return &AppendError{Name: j.name, Expected: expected, Count: count, Err: err}
+}
+
+func (j *SessionJournal) append(ctx context.Context, id string, content []byte) (uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if n := len(content) + atSuffixMax; n > storage.MaxPayload {
+		return 0, &storage.PayloadTooLargeError{Name: j.name, Size: n, Max: storage.MaxPayload}
+	}
+	p := &pending{content: content, id: id, wake: make(chan struct{}, 1)}
+	if id != "" {
+		p.digest = sha256.Sum256(content)
+	}
+
+	lost := j.lostErr() // outside the lock: LostCause may take the lease's own locks
+	j.mu.Lock()
+	if j.err == nil && lost != nil {
+		j.err = lost
+	}
+	for {
+		if j.err != nil {
+			err := j.err
+			j.mu.Unlock()
+			return 0, err
+		}
+		if id == "" {
+			break
+		}
+		ent, ok := j.ids[id]
+		if !ok {
+			j.ids[id] = idEntry{digest: p.digest, p: p}
+			break
+		}
+		if ent.p == nil {
+			j.mu.Unlock()
+			if ent.digest != p.digest {
+				return 0, &IdempotencyCollisionError{Name: j.name, ID: id, Seq: ent.seq}
+			}
+			return ent.seq, nil
+		}
+		// The id's record is in flight: wait for it, then look again.
+		q := ent.p
+		if q.done == nil {
+			q.done = make(chan struct{})
+		}
+		ch := q.done
+		j.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+		j.mu.Lock()
+	}
+
+	j.queue = append(j.queue, p)
+	if !j.flushing {
+		j.flushing = true
+		j.lead(ctx) // unlocks
+		return p.seq, p.err
+	}
+	j.mu.Unlock()
+
+	ctxDone := ctx.Done()
+	for {
+		select {
+		case <-p.wake:
+			j.mu.Lock()
+			switch p.state {
+			case stDone:
+				j.mu.Unlock()
+				return p.seq, p.err
+			case stPromoted:
+				j.lead(ctx) // unlocks
+				return p.seq, p.err
+			}
+			j.mu.Unlock()
+		case <-ctxDone:
+			j.mu.Lock()
+			if p.state == stQueued {
+				for i, q := range j.queue {
+					if q == p {
+						j.queue = append(j.queue[:i], j.queue[i+1:]...)
+						break
+					}
+				}
+				p.state = stCancelled
+				if id != "" {
+					delete(j.ids, id)
+				}
+				if p.done != nil {
+					close(p.done)
+				}
+				j.mu.Unlock()
+				return 0, ctx.Err()
+			}
+			// Already in a flush (or about to lead one): wait for it.
+			j.mu.Unlock()
+			ctxDone = nil
+		}
+	}
+}
+
+// lead flushes the head of the queue in one ledger Append. It is called with
+// j.mu held, j.flushing set and the caller's record at the queue head, and
+// returns with j.mu released and the caller's record done.
+func (j *SessionJournal) lead(ctx context.Context) {
+	n, size := 0, 0
+	for n < len(j.queue) && n < j.opts.maxBatch {
+		l := len(j.queue[n].content) + atSuffixMax
+		if n > 0 && size+l > j.opts.maxBatchLen {
+			break
+		}
+		size += l
+		n++
+	}
+	batch := j.queue[:n:n]
+	if n == len(j.queue) {
+		j.queue = nil
+	} else {
+		j.queue = append([]*pending(nil), j.queue[n:]...)
+	}
+	for _, p := range batch {
+		p.state = stInFlight
+	}
+	expected := j.tip
+	at := j.opts.clock()
+	j.mu.Unlock()
+
+	payloads := make([][]byte, n)
+	for i, p := range batch {
+		payloads[i] = appendAt(p.content, at)
+	}
+	err := j.lostErr()
+	if err == nil {
+		// One caller giving up must not fail the others' records (nor
+		// latch the journal), so the flush ignores cancellation.
+		if aerr := j.ledger.Append(context.WithoutCancel(ctx), j.name, expected, payloads...); aerr != nil {
+			err = j.classify(aerr, expected, n)
+		}
+	}
+
+	j.mu.Lock()
+	if err != nil {
+		if j.err == nil {
+			j.err = err
+		}
+		j.finishLocked(batch, 0, j.err)
+		j.finishLocked(j.queue, 0, j.err)
+		j.queue = nil
+	} else {
+		j.tip = expected + uint64(n)
+		j.finishLocked(batch, expected+1, nil)
+	}
+	if len(j.queue) > 0 {
+		head := j.queue[0]
+		head.state = stPromoted
+		signal(head.wake)
+	} else {
+		j.flushing = false
+	}
+	j.mu.Unlock()
+}
+
+// finishLocked completes ps with sequences from first (when err is nil) or
+// with err.
+func (j *SessionJournal) finishLocked(ps []*pending, first uint64, err error) {
+	for i, p := range ps {
+		if err != nil {
+			p.err = err
+			if p.id != "" {
+				delete(j.ids, p.id)
+			}
+		} else {
+			p.seq = first + uint64(i)
+			if p.id != "" {
+				j.ids[p.id] = idEntry{digest: p.digest, seq: p.seq}
+			}
+		}
+		p.content = nil
+		p.state = stDone
+		signal(p.wake)
+		if p.done != nil {
+			close(p.done)
+		}
+	}
+}
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// String describes the writer, for logs.
+func (j *SessionJournal) String() string {
+	return "journal " + strconv.Quote(j.name) + " epoch " + strconv.FormatUint(j.epoch, 10)
+}
