@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
+	"github.com/gofrs/flock"
 	"golang.org/x/sys/unix"
 )
 
@@ -101,66 +103,74 @@ func mkdirAll(dir string) error {
 	return syncDir(parent)
 }
 
-// openLockFile opens (creating it 0600 if needed) the lock file at path for
-// flock, without following a symlink and without blocking on a FIFO. Every
-// call returns a fresh file description: flock locks belong to open file
-// descriptions, so two descriptors from two calls conflict even inside one
-// process.
-func openLockFile(path string) (int, error) {
-	const flags = unix.O_RDWR | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
-	for tries := 0; ; tries++ {
-		fd, err := openRetry(path, flags, 0)
-		if err == unix.ENOENT && tries < 100 {
-			fd, err = openRetry(path, flags|unix.O_CREAT|unix.O_EXCL, fileMode)
-			if err == unix.EEXIST {
-				continue // created by someone else meanwhile
-			}
-			if err == nil {
-				if err := unix.Fchmod(fd, fileMode); err != nil { // undo any umask
-					unix.Close(fd)
-					return -1, &fs.PathError{Op: "chmod", Path: path, Err: err}
-				}
-			}
+// lockFlags open a lock file read-write, creating it if needed, never
+// through a symbolic link (O_NOFOLLOW) and never blocking on a FIFO
+// (O_NONBLOCK).
+const lockFlags = os.O_RDWR | os.O_CREATE | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
+
+// tryLockFile opens a fresh flock.Flock on path and tries an exclusive,
+// non-blocking lock. Every call has its own open file description: flock
+// locks belong to those, so two calls conflict even inside one process.
+// held reports that another description holds the lock; on success the
+// returned Flock owns the locked descriptor. A symlink or a non-regular
+// file at path is refused with ErrUnsafeFile.
+func tryLockFile(path string, flags int) (fl *flock.Flock, held bool, err error) {
+	for {
+		fl = flock.New(path, flock.SetFlag(flags), flock.SetPermissions(fileMode))
+		ok, err := fl.TryLock()
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.ELOOP):
+			return nil, false, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("lock file is a symbolic link: %w", ErrUnsafeFile)}
+		case err != nil:
+			return nil, false, &fs.PathError{Op: "flock", Path: path, Err: err}
+		case !ok:
+			return nil, true, nil
 		}
-		if err == unix.ELOOP {
-			return -1, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("lock file is a symbolic link: %w", ErrUnsafeFile)}
-		}
+		st, err := statLock(fl)
 		if err != nil {
-			return -1, &fs.PathError{Op: "open", Path: path, Err: err}
-		}
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			unix.Close(fd)
-			return -1, &fs.PathError{Op: "fstat", Path: path, Err: err}
+			fl.Close()
+			return nil, false, &fs.PathError{Op: "fstat", Path: path, Err: err}
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFREG {
-			unix.Close(fd)
-			return -1, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("lock file: %w", ErrUnsafeFile)}
+			fl.Close()
+			return nil, false, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("lock file: %w", ErrUnsafeFile)}
 		}
-		return fd, nil
+		return fl, false, nil
 	}
 }
 
-// createTempLockFile creates a new, empty lock file next to lockPath under a
-// random name and returns its path and descriptor.
-func createTempLockFile(lockPath string) (string, int, error) {
+// statLock is fstat of the descriptor a locked Flock holds.
+func statLock(fl *flock.Flock) (*syscall.Stat_t, error) {
+	fi, err := fl.Stat()
+	if err != nil {
+		return nil, err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil, fmt.Errorf("no stat_t for %s", fl.Path())
+	}
+	return st, nil
+}
+
+// createTempLockFile creates and locks a new, empty lock file next to
+// lockPath under a random name and returns its path and Flock.
+func createTempLockFile(lockPath string) (string, *flock.Flock, error) {
 	dir, base := filepath.Split(lockPath)
-	const flags = unix.O_RDWR | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
 	for tries := 0; ; tries++ {
 		p := filepath.Join(dir, "."+base+".break-"+strconv.FormatUint(rand.Uint64(), 36))
-		fd, err := openRetry(p, flags, fileMode)
-		if err == unix.EEXIST && tries < 100 {
+		fl, held, err := tryLockFile(p, lockFlags|os.O_EXCL)
+		if errors.Is(err, fs.ErrExist) && tries < 100 {
 			continue
 		}
 		if err != nil {
-			return "", -1, &fs.PathError{Op: "create", Path: p, Err: err}
+			return "", nil, err
 		}
-		if err := unix.Fchmod(fd, fileMode); err != nil {
-			unix.Close(fd)
-			unix.Unlink(p)
-			return "", -1, &fs.PathError{Op: "chmod", Path: p, Err: err}
+		if held { // impossible for a file we just created
+			return "", nil, fmt.Errorf("new lock file %s is locked by someone else", p)
 		}
-		return p, fd, nil
+		return p, fl, nil
 	}
 }
 
@@ -169,15 +179,18 @@ type fileID struct{ dev, ino uint64 }
 
 func idOf(st *unix.Stat_t) fileID { return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)} }
 
-// pathNamesFD reports whether path (not following a final symlink) names
-// the inode open on fd and that inode still has a link. It returns the
+func idOfSys(st *syscall.Stat_t) fileID { return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)} }
+
+// pathNamesLock reports whether path (not following a final symlink) names
+// the inode fl has locked and that inode still has a link. It returns the
 // inode's identity.
-func pathNamesFD(fd int, path string) (fileID, bool, error) {
-	var fst, pst unix.Stat_t
-	if err := unix.Fstat(fd, &fst); err != nil {
+func pathNamesLock(fl *flock.Flock, path string) (fileID, bool, error) {
+	fst, err := statLock(fl)
+	if err != nil {
 		return fileID{}, false, &fs.PathError{Op: "fstat", Path: path, Err: err}
 	}
-	id := idOf(&fst)
+	var pst unix.Stat_t
+	id := idOfSys(fst)
 	if fst.Nlink == 0 {
 		return id, false, nil
 	}

@@ -27,6 +27,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gofrs/flock"
 	"golang.org/x/sys/unix"
 
 	"looprig/rig/storage"
@@ -150,28 +151,24 @@ func (m *Manager) Acquire(ctx context.Context, name, lockPath, epochPath string)
 		}
 		// A fresh descriptor per attempt: never shared between attempts
 		// or leases.
-		fd, err := openLockFile(lockPath)
+		fl, held, err := tryLockFile(lockPath, lockFlags)
 		if err != nil {
 			return nil, fmt.Errorf("acquire lease %q: %w", name, err)
 		}
-		if err := flockRetry(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
-			unix.Close(fd)
-			if err == unix.EWOULDBLOCK {
-				return nil, heldError(name, epochPath)
-			}
-			return nil, fmt.Errorf("acquire lease %q: flock %s: %w", name, lockPath, err)
+		if held {
+			return nil, heldError(name, epochPath)
 		}
 		// The path may have been replaced (by Break) between our open and
 		// our lock: then we locked an orphan inode. Cheap check before the
 		// guard; it is repeated under the guard.
-		if _, same, err := pathNamesFD(fd, lockPath); err != nil || !same {
-			unix.Close(fd)
+		if _, same, err := pathNamesLock(fl, lockPath); err != nil || !same {
+			fl.Close()
 			if err != nil {
 				return nil, fmt.Errorf("acquire lease %q: %w", name, err)
 			}
 			continue
 		}
-		l, retry, err := m.grant(ctx, name, lockPath, epochPath, fd)
+		l, retry, err := m.grant(ctx, name, lockPath, epochPath, fl)
 		if retry {
 			continue
 		}
@@ -179,13 +176,13 @@ func (m *Manager) Acquire(ctx context.Context, name, lockPath, epochPath string)
 	}
 }
 
-// grant turns a locked fd into a lease: under the directory guard it
+// grant turns a locked file into a lease: under the directory guard it
 // re-verifies the inode, reads epoch N and durably writes N+1. On any
-// failure, or when it reports retry, fd is closed (dropping the lock).
-func (m *Manager) grant(ctx context.Context, name, lockPath, epochPath string, fd int) (_ *Lease, retry bool, err error) {
+// failure, or when it reports retry, fl is closed (dropping the lock).
+func (m *Manager) grant(ctx context.Context, name, lockPath, epochPath string, fl *flock.Flock) (_ *Lease, retry bool, err error) {
 	defer func() {
 		if err != nil || retry {
-			unix.Close(fd)
+			fl.Close()
 		}
 	}()
 	g, err := lockDir(ctx, filepath.Dir(lockPath))
@@ -193,7 +190,7 @@ func (m *Manager) grant(ctx context.Context, name, lockPath, epochPath string, f
 		return nil, false, fmt.Errorf("acquire lease %q: %w", name, err)
 	}
 	defer g.unlock()
-	id, same, err := pathNamesFD(fd, lockPath)
+	id, same, err := pathNamesLock(fl, lockPath)
 	if err != nil {
 		return nil, false, fmt.Errorf("acquire lease %q: %w", name, err)
 	}
@@ -212,7 +209,7 @@ func (m *Manager) grant(ctx context.Context, name, lockPath, epochPath string, f
 	if err := writeEpochFile(epochPath, g.dirFDFor(epochPath), next, h); err != nil {
 		return nil, false, fmt.Errorf("acquire lease %q: write epoch file: %w", name, err)
 	}
-	l := m.newLease(name, lockPath, epochPath, fd, id, next, h)
+	l := m.newLease(name, lockPath, epochPath, fl, id, next, h)
 	if err := m.register(l); err != nil {
 		return nil, false, err // the deferred close drops the lock
 	}
@@ -236,7 +233,7 @@ func (m *Manager) Break(ctx context.Context, name, lockPath, epochPath string) (
 	if err := prepareDirs(lockPath, epochPath); err != nil {
 		return nil, fmt.Errorf("break lease %q: %w", name, err)
 	}
-	tmpPath, fd, err := createTempLockFile(lockPath)
+	tmpPath, fl, err := createTempLockFile(lockPath)
 	if err != nil {
 		return nil, fmt.Errorf("break lease %q: %w", name, err)
 	}
@@ -246,12 +243,9 @@ func (m *Manager) Break(ctx context.Context, name, lockPath, epochPath string) (
 			if !renamed {
 				unix.Unlink(tmpPath)
 			}
-			unix.Close(fd)
+			fl.Close()
 		}
 	}()
-	if err := flockRetry(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		return nil, fmt.Errorf("break lease %q: flock new lock file %s: %w", name, tmpPath, err)
-	}
 	g, err := lockDir(ctx, filepath.Dir(lockPath))
 	if err != nil {
 		return nil, fmt.Errorf("break lease %q: %w", name, err)
@@ -282,11 +276,11 @@ func (m *Manager) Break(ctx context.Context, name, lockPath, epochPath string) (
 	if err := writeEpochFile(epochPath, g.dirFDFor(epochPath), next, h); err != nil {
 		return nil, fmt.Errorf("break lease %q: lock file replaced but epoch not advanced: %w", name, err)
 	}
-	var fst unix.Stat_t
-	if err := unix.Fstat(fd, &fst); err != nil {
+	fst, err := statLock(fl)
+	if err != nil {
 		return nil, fmt.Errorf("break lease %q: fstat: %w", name, err)
 	}
-	l := m.newLease(name, lockPath, epochPath, fd, idOf(&fst), next, h)
+	l := m.newLease(name, lockPath, epochPath, fl, idOfSys(fst), next, h)
 	if err := m.register(l); err != nil {
 		return nil, err // the deferred close drops the lock
 	}
@@ -417,7 +411,7 @@ type Lease struct {
 	id        fileID // the locked inode
 
 	mu    sync.Mutex
-	fd    int // -1 once released
+	fl    *flock.Flock // holds the locked descriptor; nil once released
 	lost  chan struct{}
 	cause error // nil until lost
 }
@@ -427,10 +421,10 @@ var (
 	_ storage.LossReporter = (*Lease)(nil)
 )
 
-func (m *Manager) newLease(name, lockPath, epochPath string, fd int, id fileID, epoch uint64, h storage.Holder) *Lease {
+func (m *Manager) newLease(name, lockPath, epochPath string, fl *flock.Flock, id fileID, epoch uint64, h storage.Holder) *Lease {
 	return &Lease{
 		m: m, name: name, lockPath: lockPath, epochPath: epochPath,
-		epoch: epoch, holder: h, id: id, fd: fd, lost: make(chan struct{}),
+		epoch: epoch, holder: h, id: id, fl: fl, lost: make(chan struct{}),
 	}
 }
 
@@ -472,17 +466,16 @@ func (l *Lease) markLostLocked(reason storage.LossReason, newEpoch uint64) {
 // inode). Release is idempotent and returns nil after loss.
 func (l *Lease) Release(ctx context.Context) error {
 	l.mu.Lock()
-	fd := l.fd
-	l.fd = -1
+	fl := l.fl
+	l.fl = nil
 	l.markLostLocked(storage.LossReleased, 0)
 	l.mu.Unlock()
-	if fd < 0 {
+	if fl == nil {
 		return nil
 	}
 	l.m.unregister(l)
-	flockRetry(fd, unix.LOCK_UN) // close drops it anyway
-	if err := unix.Close(fd); err != nil && err != unix.EINTR {
-		return fmt.Errorf("release lease %q: close: %w", l.name, err)
+	if err := fl.Close(); err != nil && !errors.Is(err, unix.EINTR) {
+		return fmt.Errorf("release lease %q: unlock: %w", l.name, err)
 	}
 	return nil
 }
@@ -492,12 +485,11 @@ func (l *Lease) Release(ctx context.Context) error {
 // next period.
 func (l *Lease) check(stop <-chan struct{}) {
 	l.mu.Lock()
-	if l.fd < 0 || l.cause != nil {
+	if l.fl == nil || l.cause != nil {
 		l.mu.Unlock()
 		return
 	}
-	var fst unix.Stat_t
-	ferr := unix.Fstat(l.fd, &fst)
+	fst, ferr := statLock(l.fl)
 	l.mu.Unlock()
 	if ferr != nil {
 		return

@@ -677,15 +677,18 @@ func TestDirGuardIsAFlock(t *testing.T) {
 	}
 }
 
-func TestPathNamesFD(t *testing.T) {
+func TestPathNamesLock(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "x.lock")
-	fd, err := openLockFile(p)
-	if err != nil {
-		t.Fatal(err)
+	fl, held, err := tryLockFile(p, lockFlags)
+	if err != nil || held {
+		t.Fatal(held, err)
 	}
-	defer unix.Close(fd)
-	if _, same, err := pathNamesFD(fd, p); err != nil || !same {
+	defer fl.Close()
+	if _, held, err := tryLockFile(p, lockFlags); err != nil || !held {
+		t.Fatalf("second lock in the same process: held %v, %v; want held", held, err)
+	}
+	if _, same, err := pathNamesLock(fl, p); err != nil || !same {
 		t.Fatalf("fresh file: %v %v", same, err)
 	}
 	other := filepath.Join(dir, "y")
@@ -695,11 +698,11 @@ func TestPathNamesFD(t *testing.T) {
 	if err := os.Rename(other, p); err != nil {
 		t.Fatal(err)
 	}
-	if _, same, err := pathNamesFD(fd, p); err != nil || same {
+	if _, same, err := pathNamesLock(fl, p); err != nil || same {
 		t.Fatalf("replaced file: %v %v", same, err)
 	}
 	os.Remove(p)
-	if _, same, err := pathNamesFD(fd, p); err != nil || same {
+	if _, same, err := pathNamesLock(fl, p); err != nil || same {
 		t.Fatalf("removed file: %v %v", same, err)
 	}
 }

@@ -122,7 +122,7 @@ func benchConcurrent(b *testing.B, goroutines int, pipelined bool) {
 	for range goroutines {
 		wg.Go(func() {
 			lat := make([]time.Duration, 0, b.N/goroutines+1)
-			defer ls.add(lat)
+			defer func() { ls.add(lat) }()
 			for {
 				slot := next.Add(1)
 				if slot > int64(b.N) {
@@ -188,7 +188,7 @@ func BenchmarkAppendParallelLedgers8(b *testing.B) {
 	for _, l := range logs {
 		wg.Go(func() {
 			lat := make([]time.Duration, 0, b.N/n+1)
-			defer ls.add(lat)
+			defer func() { ls.add(lat) }()
 			var tip uint64
 			for next.Add(1) <= int64(b.N) {
 				t0 := time.Now()
