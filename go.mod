@@ -4,4 +4,4 @@ go 1.26.0
 
 require golang.org/x/sys v0.49.0
 
-require github.com/gofrs/flock v0.13.2 // indirect
+require github.com/gofrs/flock v0.13.2
