@@ -294,3 +294,43 @@ func BenchmarkOpenReplay100k(b *testing.B) {
 		l.Close()
 	}
 }
+
+// BenchmarkOpen100k is the first half of BenchmarkOpenReplay100k: Open
+// alone, which validates every frame.
+func BenchmarkOpen100k(b *testing.B) {
+	path := replayFile(b)
+	b.ResetTimer()
+	for range b.N {
+		l, err := Open(path, Options{Name: "bench"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		l.Close()
+	}
+}
+
+// BenchmarkReadAll100k is the second half: a cursor over every record of
+// a Log already open.
+func BenchmarkReadAll100k(b *testing.B) {
+	l, err := Open(replayFile(b), Options{Name: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	ctx := context.Background()
+	b.ResetTimer()
+	for range b.N {
+		c, err := l.Read(ctx, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for c.Next() {
+			n++
+		}
+		if c.Err() != nil || n != replayRecords {
+			b.Fatalf("read %d records: %v", n, c.Err())
+		}
+		c.Close()
+	}
+}

@@ -19,6 +19,12 @@
 // on before the compare. Tip and Read make the same check, so they see
 // other processes' appends.
 //
+// Waiting for the flock honours the context: with a context that can be
+// cancelled the lock is polled with backoff, otherwise the call blocks in
+// the kernel (fairer under cross-process contention). Open has no context
+// and blocks. The lock is only ever held for one check+write+sync or one
+// validation scan.
+//
 // # Durability and recovery
 //
 // Append returns nil only after its frames were written in one pwrite and
@@ -28,7 +34,12 @@
 // incomplete or invalid frame with no valid frame anywhere after it) is cut
 // off and the truncation fsynced; a bad frame followed by a valid one, or a
 // sequence gap, is corruption: Open fails with *storage.CorruptError and
-// leaves the file untouched.
+// leaves the file untouched. Frames another process appends are validated
+// the same way when a Log catches up with them.
+//
+// If fdatasync fails, the Log tries to take the batch back and then refuses
+// all further use with a sticky error: after a failed sync the page cache
+// no longer says what is on disk. Reopen the file to go on.
 package logfile
 
 import (
@@ -57,7 +68,7 @@ import (
 const DefaultIndexInterval = 1024
 
 // readChunk is the read-ahead size for scans and cursors.
-const readChunk = 256 << 10
+const readChunk = 1 << 20
 
 // maxKeptWriteBuf bounds the write buffer a Log keeps between commits.
 const maxKeptWriteBuf = 4 << 20
@@ -375,11 +386,9 @@ func (l *Log) commit(batch []*request) {
 	}
 
 	if _, err := l.f.WriteAt(buf, l.end); err != nil {
-		// Roll back whatever part of the write landed, so nobody takes
-		// a partial batch for committed records.
-		if terr := l.f.Truncate(l.end); terr != nil {
-			l.broken = fmt.Errorf("logfile %s: write failed (%v) and rollback failed: %w", l.path, err, terr)
-		}
+		// Roll back whatever part of the write landed (a short write on a
+		// full disk), so nobody takes part of a batch for committed records.
+		l.rollback()
 		fail(err)
 		return
 	}
@@ -411,10 +420,11 @@ func (l *Log) commit(batch []*request) {
 	}
 }
 
-// rollback truncates the file back to the cached end after a failed commit.
+// rollback truncates the file back to the cached end after a failed
+// commit. If even that fails, the Log refuses further use.
 func (l *Log) rollback() {
 	if err := l.f.Truncate(l.end); err != nil {
-		l.broken = fmt.Errorf("logfile %s: rollback failed: %w", l.path, err)
+		l.broken = fmt.Errorf("logfile: unusable after failed rollback: %w", err)
 	}
 }
 
@@ -790,21 +800,12 @@ func (l *Log) scan(size int64) error {
 		l.index = l.index[:nIndex]
 		return &storage.CorruptError{Name: l.name, Path: l.path, Offset: off, Reason: reason, Err: err}
 	}
+	defer rd.release()
 	for pos < size {
-		b, err := rd.at(pos, frame.HeaderSize)
+		fr, n, derr, err := rd.frameAt(pos)
 		if err != nil {
 			l.index = l.index[:nIndex]
 			return err
-		}
-		h, derr := frame.DecodeHeader(b)
-		var fr frame.Frame
-		var n int
-		if derr == nil {
-			if b, err = rd.at(pos, h.Size()); err != nil {
-				l.index = l.index[:nIndex]
-				return err
-			}
-			fr, n, derr = frame.Decode(b)
 		}
 		if derr != nil {
 			// A bad frame: a torn tail if nothing valid follows it.
@@ -894,12 +895,44 @@ type reader struct {
 	limit int64 // never read at or past this offset
 }
 
+// chunkPool recycles read-ahead buffers of readChunk bytes.
+var chunkPool = sync.Pool{New: func() any { return new([readChunk]byte) }}
+
 func newReader(f *os.File, from, limit int64) reader {
-	size := int64(readChunk)
-	if rem := limit - from; rem < size {
-		size = max(rem, frame.HeaderSize)
+	r := reader{f: f, base: from, limit: limit}
+	if rem := limit - from; rem < readChunk {
+		r.buf = make([]byte, max(rem, frame.HeaderSize))
+	} else {
+		r.buf = chunkPool.Get().(*[readChunk]byte)[:]
 	}
-	return reader{f: f, buf: make([]byte, size), base: from, limit: limit}
+	return r
+}
+
+// release returns the buffer to the pool; the reader is unusable after.
+func (r *reader) release() {
+	if cap(r.buf) == readChunk {
+		chunkPool.Put((*[readChunk]byte)(r.buf[:readChunk]))
+	}
+	*r = reader{}
+}
+
+// frameAt decodes the frame at off, reading as much as it needs. derr is
+// the decoding error (one of package frame's), err an I/O error.
+func (r *reader) frameAt(off int64) (f frame.Frame, n int, derr, err error) {
+	b, err := r.at(off, frame.HeaderSize)
+	if err != nil {
+		return frame.Frame{}, 0, nil, err
+	}
+	f, n, derr = frame.Decode(b)
+	if derr == frame.ErrIncomplete && len(b) >= frame.HeaderSize {
+		// The header is valid (Decode checked it): fetch the whole frame.
+		h, _ := frame.DecodeHeader(b)
+		if b, err = r.at(off, h.Size()); err != nil {
+			return frame.Frame{}, 0, nil, err
+		}
+		f, n, derr = frame.Decode(b)
+	}
+	return f, n, derr, nil
 }
 
 // at returns the file's bytes from off to the end of the window: at least
@@ -968,7 +1001,8 @@ func (c *Cursor) Next() bool {
 		return false
 	default:
 	}
-	for {
+	for c.next <= c.after {
+		// Skip to the first wanted record on headers alone.
 		b, err := c.rd.at(c.pos, frame.HeaderSize)
 		if err != nil {
 			c.finish(err)
@@ -983,31 +1017,29 @@ func (c *Cursor) Next() bool {
 			c.corrupt(fmt.Sprintf("sequence %d where %d was expected", h.Seq, c.next), nil)
 			return false
 		}
-		size := h.Size()
-		if c.end-c.pos < int64(size) {
-			c.corrupt("frame runs past the end of the log", nil)
-			return false
-		}
-		if h.Seq <= c.after {
-			c.pos += int64(size)
-			c.next++
-			continue
-		}
-		if b, err = c.rd.at(c.pos, size); err != nil {
-			c.finish(err)
-			return false
-		}
-		fr, n, err := frame.Decode(b)
-		if err != nil {
-			c.corrupt(fmt.Sprintf("bad frame (%v)", err), err)
-			return false
-		}
-		c.rec = storage.Record{Seq: fr.Seq, Payload: fr.Payload}
-		c.epoch = fr.Epoch
-		c.pos += int64(n)
+		c.pos += int64(h.Size())
 		c.next++
-		return true
 	}
+	fr, n, derr, err := c.rd.frameAt(c.pos)
+	switch {
+	case err != nil:
+		c.finish(err)
+		return false
+	case derr == frame.ErrIncomplete:
+		c.corrupt("frame runs past the end of the log", derr)
+		return false
+	case derr != nil:
+		c.corrupt(fmt.Sprintf("bad frame (%v)", derr), derr)
+		return false
+	case fr.Seq != c.next:
+		c.corrupt(fmt.Sprintf("sequence %d where %d was expected", fr.Seq, c.next), nil)
+		return false
+	}
+	c.rec = storage.Record{Seq: fr.Seq, Payload: fr.Payload}
+	c.epoch = fr.Epoch
+	c.pos += int64(n)
+	c.next++
+	return true
 }
 
 func (c *Cursor) corrupt(reason string, err error) {
@@ -1019,7 +1051,7 @@ func (c *Cursor) finish(err error) {
 	c.err = err
 	c.eof = true
 	c.rec = storage.Record{}
-	c.rd = reader{}
+	c.rd.release()
 	if c.f != nil {
 		c.f.Close()
 		c.f = nil

@@ -627,8 +627,13 @@ func checkRecords(t *testing.T, l *Log, n int) {
 }
 
 func TestTornTailEveryOffset(t *testing.T) {
+	for _, n := range []int{1, 6} {
+		t.Run(fmt.Sprintf("%d records", n), func(t *testing.T) { tornTailEveryOffset(t, n) })
+	}
+}
+
+func tornTailEveryOffset(t *testing.T, n int) {
 	dir := t.TempDir()
-	const n = 6
 	full, offs := buildLog(t, filepath.Join(dir, "full.log"), n)
 	last := offs[n-1]
 	for cut := last; cut < int64(len(full)); cut++ {
@@ -643,12 +648,12 @@ func TestTornTailEveryOffset(t *testing.T) {
 		if size := fileSize(t, path); size != last {
 			t.Fatalf("cut at %d: size %d after Open, want %d", cut, size, last)
 		}
-		if tip := mustTip(t, l); tip != n-1 {
+		if tip := mustTip(t, l); tip != uint64(n-1) {
 			t.Fatalf("cut at %d: tip %d", cut, tip)
 		}
 		checkRecords(t, l, n-1)
 		// The repaired log takes the next record where the torn one was.
-		mustAppend(t, l, n-1, bytes.Repeat([]byte{byte('a' + n%26)}, 10+n*7))
+		mustAppend(t, l, uint64(n-1), bytes.Repeat([]byte{byte('a' + n%26)}, 10+n*7))
 		checkRecords(t, l, n)
 		l.Close()
 		if !bytes.Equal(fileBytes(t, path), full) {
@@ -741,6 +746,53 @@ func TestCorruptMiddleFailsClosed(t *testing.T) {
 	}
 }
 
+func TestCursorDetectsDamage(t *testing.T) {
+	// Damage that appears after Open (same size, so no rescan) is caught
+	// by the cursor's own checks.
+	path := newPath(t)
+	l := openLog(t, path)
+	mustAppend(t, l, 0, payload(1), payload(2), payload(3))
+	offs := frameOffsets(t, fileBytes(t, path))
+	for _, tc := range []struct {
+		name string
+		at   int64
+	}{
+		{"payload", offs[1] + frame.HeaderSize + 2},
+		{"magic", offs[1]},
+		{"crc", offs[2] - 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := os.OpenFile(path, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			var b [1]byte
+			f.ReadAt(b[:], tc.at)
+			flip := func() {
+				b[0] ^= 0x10
+				if _, err := f.WriteAt(b[:], tc.at); err != nil {
+					t.Fatal(err)
+				}
+			}
+			flip()
+			defer flip()
+			c, err := l.Read(context.Background(), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if !c.Next() || c.Record().Seq != 1 {
+				t.Fatalf("first record: %v", c.Err())
+			}
+			if c.Next() {
+				t.Fatal("damaged record returned")
+			}
+			assertCorrupt(t, c.Err(), path, offs[1])
+		})
+	}
+}
+
 func TestSequenceDamageFailsClosed(t *testing.T) {
 	dir := t.TempDir()
 	build := func(seqs ...uint64) ([]byte, []int64) {
@@ -776,6 +828,34 @@ func TestSequenceDamageFailsClosed(t *testing.T) {
 				t.Fatal("Open modified a corrupt file")
 			}
 		})
+	}
+}
+
+func TestTornTailLeftByAnotherWriter(t *testing.T) {
+	// A writer in another process died in the middle of its write: a Log
+	// that is already open finds the partial frame under the lock (no
+	// writer holds it, so it is torn, not in progress) and cuts it off.
+	ctx := context.Background()
+	path := newPath(t)
+	l := openLog(t, path)
+	mustAppend(t, l, 0, payload(1), payload(2))
+	good := fileBytes(t, path)
+	partial := frame.AppendFrame(nil, 3, 2, make([]byte, 5000))[:3000]
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(partial); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	assertConflict(t, l.Append(ctx, 3, 1, payload(3)), 3, 2)
+	if !bytes.Equal(fileBytes(t, path), good) {
+		t.Fatalf("torn tail not cut: size %d, want %d", fileSize(t, path), len(good))
+	}
+	mustAppend(t, l, 2, payload(3))
+	if recs := readAll(t, openLog(t, path), 0); len(recs) != 3 || !bytes.Equal(recs[2].Payload, payload(3)) {
+		t.Fatalf("records after repair: %v", recs)
 	}
 }
 
