@@ -540,3 +540,40 @@ func TestGarbageEpochFileIsNeverReset(t *testing.T) {
 		t.Fatalf("epoch file rewritten to %q", b)
 	}
 }
+
+func openFDs(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("cannot count descriptors: %v", err)
+	}
+	return len(entries)
+}
+
+// TestManyLedgersBoundedDescriptors touches many ledgers; the store keeps
+// a bounded number of them open and reopens evicted ones transparently.
+func TestManyLedgersBoundedDescriptors(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	ctx := context.Background()
+	before := openFDs(t)
+	const n = 300
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("sessions/s%03d", i)
+		if err := s.Append(ctx, name, 0, []byte(name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if grew := openFDs(t) - before; grew > 100 {
+		t.Fatalf("descriptors grew by %d after touching %d ledgers", grew, n)
+	}
+	for i := 0; i < n; i++ { // evicted ledgers reopen with their contents
+		name := fmt.Sprintf("sessions/s%03d", i)
+		if err := s.Append(ctx, name, 1, []byte("second")); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if tip, err := s.Tip(ctx, name); err != nil || tip != 2 {
+			t.Fatalf("%s: tip %d, %v", name, tip, err)
+		}
+	}
+}

@@ -22,29 +22,23 @@ func (s *Store) Append(ctx context.Context, name string, expected uint64, payloa
 			return &storage.PayloadTooLargeError{Name: name, Size: len(p), Max: storage.MaxPayload}
 		}
 	}
-	if err := ctxErr(ctx); err != nil {
-		return err
-	}
-	l, err := s.log(name)
-	if err != nil {
-		return err
-	}
-	return l.Append(ctx, expected, s.writerEpoch(name), payloads...)
+	return s.withLog(ctx, name, func(l *logfile.Log) error {
+		return l.Append(ctx, expected, s.writerEpoch(name), payloads...)
+	})
 }
 
-// Read implements storage.Ledger.
+// Read implements storage.Ledger. The cursor has its own descriptor: it
+// stays valid when the ledger is closed or evicted from the cache.
 func (s *Store) Read(ctx context.Context, name string, after uint64) (storage.Cursor, error) {
 	if err := storage.ValidateName(name); err != nil {
 		return nil, err
 	}
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	l, err := s.log(name)
-	if err != nil {
-		return nil, err
-	}
-	return l.Read(ctx, after)
+	var c storage.Cursor
+	err := s.withLog(ctx, name, func(l *logfile.Log) (err error) {
+		c, err = l.Read(ctx, after)
+		return err
+	})
+	return c, err
 }
 
 // Tip implements storage.Ledger.
@@ -52,14 +46,12 @@ func (s *Store) Tip(ctx context.Context, name string) (uint64, error) {
 	if err := storage.ValidateName(name); err != nil {
 		return 0, err
 	}
-	if err := ctxErr(ctx); err != nil {
-		return 0, err
-	}
-	l, err := s.log(name)
-	if err != nil {
-		return 0, err
-	}
-	return l.Tip(ctx)
+	var tip uint64
+	err := s.withLog(ctx, name, func(l *logfile.Log) (err error) {
+		tip, err = l.Tip(ctx)
+		return err
+	})
+	return tip, err
 }
 
 // Delete implements storage.Ledger.
@@ -67,34 +59,57 @@ func (s *Store) Delete(ctx context.Context, name string) error {
 	if err := storage.ValidateName(name); err != nil {
 		return err
 	}
-	if err := ctxErr(ctx); err != nil {
-		return err
-	}
-	l, err := s.log(name)
-	if err != nil {
-		return err
-	}
-	return l.Delete(ctx)
+	return s.withLog(ctx, name, func(l *logfile.Log) error { return l.Delete(ctx) })
 }
 
 // errStoreClosed is returned by ledger operations after Close.
 var errStoreClosed = errors.New("fsstore: store is closed")
 
-// log returns the open Log of name, opening (and, for an existing file,
-// validating) it on first use. The open runs outside the store lock so a
-// long validation scan of one ledger does not stall the others.
-func (s *Store) log(name string) (*logfile.Log, error) {
+// maxOpenLogs bounds the ledgers a Store keeps open; idle ones beyond it
+// are closed, least recently used first, so a process touching thousands of
+// sessions does not hold thousands of descriptors.
+const maxOpenLogs = 64
+
+// openLog is a cached Log with the number of operations using it.
+type openLog struct {
+	log     *logfile.Log
+	refs    int
+	lastUse uint64
+}
+
+// withLog runs fn with the open Log of name, opening (and, for an existing
+// file, validating) it on first use. A Log whose file state became unknown
+// is dropped, so the next operation opens and validates the file again.
+func (s *Store) withLog(ctx context.Context, name string, fn func(*logfile.Log) error) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	ol, err := s.getLog(name)
+	if err != nil {
+		return err
+	}
+	err = fn(ol.log)
+	s.putLog(name, ol, errors.Is(err, logfile.ErrBroken))
+	return err
+}
+
+func (s *Store) getLog(name string) (*openLog, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return nil, errStoreClosed
 	}
-	if l := s.logs[name]; l != nil {
+	s.useClock++
+	if ol := s.logs[name]; ol != nil {
+		ol.refs++
+		ol.lastUse = s.useClock
 		s.mu.Unlock()
-		return l, nil
+		return ol, nil
 	}
 	s.mu.Unlock()
 
+	// Open outside the store lock: validating a long ledger must not stall
+	// the others.
 	path := s.ledgerPath(name)
 	if err := mkdirAll(filepath.Dir(path)); err != nil {
 		return nil, fmt.Errorf("ledger %s: %w", name, err)
@@ -109,10 +124,47 @@ func (s *Store) log(name string) (*logfile.Log, error) {
 		l.Close()
 		return nil, errStoreClosed
 	}
-	if other := s.logs[name]; other != nil {
+	if ol := s.logs[name]; ol != nil { // opened concurrently
 		l.Close()
-		return other, nil
+		ol.refs++
+		ol.lastUse = s.useClock
+		return ol, nil
 	}
-	s.logs[name] = l
-	return l, nil
+	ol := &openLog{log: l, refs: 1, lastUse: s.useClock}
+	s.logs[name] = ol
+	s.evictLocked()
+	return ol, nil
+}
+
+func (s *Store) putLog(name string, ol *openLog, broken bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ol.refs--
+	if broken && s.logs[name] == ol {
+		delete(s.logs, name)
+	}
+	if s.logs[name] != ol && ol.refs == 0 {
+		ol.log.Close()
+		return
+	}
+	s.evictLocked()
+}
+
+// evictLocked closes idle Logs, least recently used first, while more than
+// maxOpenLogs are open.
+func (s *Store) evictLocked() {
+	for len(s.logs) > maxOpenLogs {
+		var victim string
+		var oldest uint64
+		for name, ol := range s.logs {
+			if ol.refs == 0 && (victim == "" || ol.lastUse < oldest) {
+				victim, oldest = name, ol.lastUse
+			}
+		}
+		if victim == "" {
+			return // all in use
+		}
+		s.logs[victim].log.Close()
+		delete(s.logs, victim)
+	}
 }

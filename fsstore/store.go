@@ -31,7 +31,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"looprig/fsstore/internal/lease"
-	"looprig/fsstore/internal/logfile"
 	"looprig/rig/storage"
 )
 
@@ -104,10 +103,11 @@ type Store struct {
 	dir    string
 	leases *lease.Manager
 
-	mu     sync.Mutex
-	logs   map[string]*logfile.Log // open ledgers by name
-	held   map[string]*lease.Lease // live grants of this Store, for writer epochs
-	closed bool
+	mu       sync.Mutex
+	logs     map[string]*openLog     // open ledgers by name, at most maxOpenLogs idle
+	useClock uint64                  // orders uses of logs, for eviction
+	held     map[string]*lease.Lease // live grants of this Store, for writer epochs
+	closed   bool
 }
 
 var (
@@ -141,7 +141,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		leases: lease.NewManager(lease.Options{
 			Watchdog: o.watchdog, PID: o.pid, Host: o.host,
 		}),
-		logs: make(map[string]*logfile.Log),
+		logs: make(map[string]*openLog),
 		held: make(map[string]*lease.Lease),
 	}
 	return s, nil
@@ -258,8 +258,8 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	var errs []error
-	for name, l := range s.logs {
-		if err := l.Close(); err != nil {
+	for name, ol := range s.logs {
+		if err := ol.log.Close(); err != nil {
 			errs = append(errs, err)
 		}
 		delete(s.logs, name)

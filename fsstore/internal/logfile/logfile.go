@@ -77,6 +77,11 @@ const maxKeptWriteBuf = 4 << 20
 // os.ErrClosed with errors.Is.
 var ErrClosed = fmt.Errorf("logfile: log is closed: %w", os.ErrClosed)
 
+// ErrBroken is wrapped by every error of a Log whose file state became
+// unknown (a failed fdatasync). Such a Log refuses all further use; open a
+// new one, which validates the file again.
+var ErrBroken = errors.New("logfile: log unusable")
+
 // Options configures a Log.
 type Options struct {
 	// Name is the ledger name reported in typed errors.
@@ -405,7 +410,7 @@ func (l *Log) commit(batch []*request) {
 		// disk. Try to take the frames back, and refuse further use.
 		err = &os.PathError{Op: "fdatasync", Path: l.path, Err: err}
 		_ = l.f.Truncate(l.end)
-		l.broken = fmt.Errorf("logfile: unusable after failed sync: %w", err)
+		l.broken = fmt.Errorf("%w after failed sync: %w", ErrBroken, err)
 		fail(err)
 		return
 	}
@@ -424,7 +429,7 @@ func (l *Log) commit(batch []*request) {
 // commit. If even that fails, the Log refuses further use.
 func (l *Log) rollback() {
 	if err := l.f.Truncate(l.end); err != nil {
-		l.broken = fmt.Errorf("logfile: unusable after failed rollback: %w", err)
+		l.broken = fmt.Errorf("%w after failed rollback: %w", ErrBroken, err)
 	}
 }
 
