@@ -1,0 +1,99 @@
+package rig
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"looprig/rig/storage"
+)
+
+// CatalogState is the lifecycle a session's catalog entry records. What a
+// listing shows (live, held, idle, crashed, broken) combines it with a
+// lease probe.
+type CatalogState string
+
+const (
+	// CatalogCreating: NewSession took the lease but has not committed
+	// SessionStarted yet. Seen without a holder, the creation crashed.
+	CatalogCreating CatalogState = "creating"
+	// CatalogRunning: a process owns the session. Seen without a holder,
+	// that process crashed.
+	CatalogRunning CatalogState = "running"
+	// CatalogStopped: the session was shut down cleanly.
+	CatalogStopped CatalogState = "stopped"
+	// CatalogBroken: a restore found the journal unreadable or without
+	// SessionStarted; Reason says what it found.
+	CatalogBroken CatalogState = "broken"
+)
+
+// CatalogEntry is the cheap summary of a session kept in KV at
+// storage.CatalogKey(id), so listing thousands of sessions never reads a
+// journal. It may lag the journal (the journal is the truth) and is
+// rebuilt from it on restore.
+type CatalogEntry struct {
+	V         int          `json:"v"`
+	ID        string       `json:"id"`
+	Title     string       `json:"title"`
+	Profile   string       `json:"profile"`
+	Engine    string       `json:"engine"`
+	Placement Placement    `json:"placement"`
+	Root      string       `json:"root,omitempty"`
+	State     CatalogState `json:"state"`
+	Reason    string       `json:"reason,omitempty"`
+	Epoch     uint64       `json:"epoch"`
+	LastSeq   uint64       `json:"last_seq"`
+	OpenTurn  string       `json:"open_turn,omitempty"`
+	TurnIndex int          `json:"turn_index"`
+	OpenGate  string       `json:"open_gate,omitempty"`
+	Turns     int          `json:"turns"`
+	Created   time.Time    `json:"created"`
+	Updated   time.Time    `json:"updated"`
+}
+
+const catalogVersion = 1
+
+// ReadCatalog reads the catalog entry of session id. A missing entry is
+// *storage.NotFoundError; an unreadable one *storage.CorruptError.
+func ReadCatalog(ctx context.Context, kv storage.KV, id string) (CatalogEntry, error) {
+	e, err := kv.Get(ctx, storage.CatalogKey(id))
+	if err != nil {
+		return CatalogEntry{}, err
+	}
+	return DecodeCatalog(id, e.Value)
+}
+
+// DecodeCatalog decodes a catalog entry's value.
+func DecodeCatalog(id string, b []byte) (CatalogEntry, error) {
+	var c CatalogEntry
+	if err := json.Unmarshal(b, &c); err != nil {
+		return c, &storage.CorruptError{Name: storage.CatalogKey(id), Offset: -1, Reason: "catalog entry is not valid JSON", Err: err}
+	}
+	if c.V != catalogVersion {
+		return c, &storage.CorruptError{Name: storage.CatalogKey(id), Offset: -1, Reason: fmt.Sprintf("catalog entry version %d, want %d", c.V, catalogVersion)}
+	}
+	if c.ID != id {
+		return c, &storage.CorruptError{Name: storage.CatalogKey(id), Offset: -1, Reason: fmt.Sprintf("catalog entry names session %q", c.ID)}
+	}
+	return c, nil
+}
+
+// writeCatalog stores c unconditionally: only the lease holder writes a
+// session's entry.
+func writeCatalog(ctx context.Context, kv storage.KV, c CatalogEntry) error {
+	c.V = catalogVersion
+	b, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	_, err = kv.Put(ctx, storage.CatalogKey(c.ID), b, storage.AnyRevision)
+	return err
+}
+
+// IsNotFound reports whether err is a missing key or ledger.
+func IsNotFound(err error) bool {
+	var nf *storage.NotFoundError
+	return errors.As(err, &nf)
+}

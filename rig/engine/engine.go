@@ -1,0 +1,254 @@
+// Package engine defines how a turn is run: the Engine interface, the Sink
+// an engine streams into, and the two built-in engines, "shell" and "demo".
+//
+// The session runtime (package rig) owns everything around a turn: it
+// records events, checkpoints output into the journal, resolves gates and
+// decides when to interrupt. An engine only runs one turn and streams its
+// output. Implementing an Engine takes one method besides Name:
+//
+//	Run(ctx, turn, sink) (Result, error)
+//
+// Contract for every Engine (the built-ins and user-written ones):
+//
+//   - Run streams output with sink.Output, from one goroutine at a time
+//     (calls are serialized, never concurrent), and never after Run has
+//     returned.
+//   - Before doing anything a policy wants confirmed, Run asks sink.Gate.
+//     A denial makes Run return *GateDeniedError without running anything.
+//   - Cancelling ctx interrupts the turn: Run stops promptly and returns an
+//     error wrapping context.Cause(ctx), so errors.Is(err, cause) holds.
+//   - A turn that ran to its end returns a nil error and its exit code, even
+//     when that code is not zero: a failing command is a result, not an
+//     engine error. Result.ExitCode is NoExitCode (-1) when there is no exit
+//     status (nothing ran, or an engine without processes was interrupted).
+//
+// # The shell engine
+//
+// "shell" runs the input with /bin/sh -c in Turn.Dir, with stdin on
+// /dev/null, the environment os.Environ() + Turn.Env (later entries win) and
+// stdout and stderr on pipes read by the engine (children never inherit the
+// caller's terminal). Each turn runs in its own session and process group
+// (setsid), so it has no controlling terminal and can be signalled as a
+// whole. The turn ends when the shell exits; whatever it left running in
+// its process group (a "cmd &" it did not wait for) is killed then.
+//
+// Interrupt (ctx cancelled): SIGTERM to the whole process group; when the
+// group is not gone after Config.ShellGrace, SIGKILL to the group. Run
+// returns once the group is gone and the output pipes are drained.
+//
+// Parent death: a SIGKILL of the process running the engine leaves no turn
+// process behind. Next to each turn runs a tiny watcher (/bin/sh reading a
+// pipe whose only writer is this process). When this process dies for any
+// reason, the kernel closes the pipe, the watcher reads EOF and SIGKILLs the
+// turn's process group. At the end of a normal turn the watcher is told
+// "done" and exits without killing. The turn's shell does not start the
+// user's command before the watcher is armed (it waits for a go-ahead byte on
+// a pipe and exits on EOF), so there is no window in which a crash leaves an
+// unwatched turn. Limits: processes that leave the process group (setsid,
+// setpgid, a shell with job control) are not followed, and a process stuck
+// in uninterruptible sleep outlives SIGKILL until its I/O completes.
+//
+// Output: both pipes are read as data arrives and delivered in chunks of at
+// most 32 KiB without waiting for a newline (a progress bar streams). Lines
+// are bounded: a line longer than Config.MaxLine bytes is broken by
+// inserting a newline every MaxLine bytes (never inside a UTF-8 sequence
+// when it can be avoided, so pieces are MaxLine-3..MaxLine bytes). Bytes are
+// otherwise passed through unchanged, invalid UTF-8 included; an incomplete
+// UTF-8 sequence at the end of a read (at most 3 bytes) is held back until
+// the next read so that chunks do not split characters.
+//
+// Gate policy: before running, the whitespace-normalized input (runs of
+// spaces, tabs and newlines collapsed to one space) is searched for each
+// whitespace-normalized policy pattern as a plain, case-sensitive substring.
+// The first matching pattern opens a gate. This is a guard rail against
+// accidents, not a security boundary: "rm -r -f", quoting or a script file
+// get past it. The exit code is the shell's; a shell killed by signal N
+// reports 128+N, as shells do.
+//
+// # The demo engine
+//
+// "demo" runs no program. It emits Config.DemoSteps lines (default 10) on
+// stdout, the first at once and the next ones every Config.DemoInterval
+// (default 1s), then ends with exit code 0. Its input language:
+//
+//	TEXT        emits "step i/N: TEXT" for i = 1..N, exit code 0
+//	fail        emits "step 1/N: fail", then exits with code 1
+//	gate PROMPT asks a gate with PROMPT first; denied → *GateDeniedError,
+//	            approved → runs PROMPT as above (so "gate fail" asks, then fails)
+//
+// Cancelling ctx stops it at once. Output is deterministic.
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Turn is one submitted input.
+type Turn struct {
+	SessionID string
+	LoopID    string
+	ID        string // turn id
+	Index     int
+	Input     string
+	// Dir is the workspace directory the turn runs in. Empty means the
+	// current directory of the process (the runtime always sets it).
+	Dir string
+	// Env is extra environment, appended to os.Environ() (later entries
+	// win). The runtime passes LOOPRIG_SESSION=... and LOOPRIG_TURN=....
+	Env []string
+}
+
+// Stream names an output stream. The values equal event.StreamStdout and
+// event.StreamStderr.
+type Stream string
+
+// Output streams.
+const (
+	Stdout Stream = "stdout"
+	Stderr Stream = "stderr"
+)
+
+// Sink receives a turn's output and answers gate questions. The runtime
+// implements it.
+type Sink interface {
+	// Output receives a chunk of output. Engines call it from one goroutine
+	// at a time, never after Run returned, and never with empty text. Text is
+	// raw bytes of the child (possibly invalid UTF-8); the receiver sanitizes
+	// for display. Output must not block for long: it is on the path that
+	// drains the child's pipes.
+	Output(stream Stream, text string)
+	// Gate asks a yes/no question and blocks until it is answered or ctx
+	// ends (then it returns ctx's error).
+	Gate(ctx context.Context, prompt string) (approved bool, err error)
+}
+
+// NoExitCode is Result.ExitCode when the turn has no exit status.
+const NoExitCode = -1
+
+// Result is how a turn ended.
+type Result struct {
+	// ExitCode is the exit code of the turn (128+N when a process was
+	// killed by signal N), or NoExitCode.
+	ExitCode int
+}
+
+// Engine runs turns. Implementations must be safe for concurrent Runs.
+type Engine interface {
+	// Name is the registry name ("shell", "demo").
+	Name() string
+	// Run runs the turn and streams its output into sink. Cancelling ctx
+	// interrupts it: the engine stops promptly and returns an error
+	// wrapping context.Cause(ctx). See the package documentation for the
+	// full contract.
+	Run(ctx context.Context, turn Turn, sink Sink) (Result, error)
+}
+
+// GateDeniedError is returned by Run when a gate was denied; nothing ran.
+type GateDeniedError struct {
+	Prompt string
+}
+
+func (e *GateDeniedError) Error() string {
+	return "engine: gate denied: " + e.Prompt
+}
+
+// UnknownEngineError is returned by Lookup for a name that is not a
+// built-in engine.
+type UnknownEngineError struct {
+	Name  string
+	Known []string
+}
+
+func (e *UnknownEngineError) Error() string {
+	return fmt.Sprintf("engine: unknown engine %q (known: %s)", e.Name, strings.Join(e.Known, ", "))
+}
+
+// Defaults for Config fields left zero.
+const (
+	DefaultDemoSteps    = 10
+	DefaultDemoInterval = time.Second
+	DefaultShellGrace   = 3 * time.Second
+	DefaultMaxLine      = 64 << 10
+)
+
+// DefaultGatePolicy is the shell engine's gate policy when Config.GatePolicy
+// is nil.
+var DefaultGatePolicy = []string{
+	"rm -rf",
+	"rm -fr",
+	"sudo",
+	"git push --force",
+	"git push -f",
+	"mkfs",
+	"dd if=",
+	"> /dev/sd",
+}
+
+// Config configures the built-in engines. Zero values mean defaults.
+type Config struct {
+	// GatePolicy lists the shell engine's gate patterns. nil means
+	// DefaultGatePolicy; an empty non-nil slice means no gates.
+	GatePolicy []string
+	// DemoSteps is the number of demo steps (≤ 0: DefaultDemoSteps).
+	DemoSteps int
+	// DemoInterval is the time between demo steps (≤ 0: DefaultDemoInterval).
+	DemoInterval time.Duration
+	// ShellGrace is the time between SIGTERM and SIGKILL on interrupt
+	// (≤ 0: DefaultShellGrace).
+	ShellGrace time.Duration
+	// MaxLine bounds output lines, in bytes (≤ 0: DefaultMaxLine).
+	MaxLine int
+}
+
+func (c Config) withDefaults() Config {
+	if c.GatePolicy == nil {
+		c.GatePolicy = DefaultGatePolicy
+	}
+	if c.DemoSteps <= 0 {
+		c.DemoSteps = DefaultDemoSteps
+	}
+	if c.DemoInterval <= 0 {
+		c.DemoInterval = DefaultDemoInterval
+	}
+	if c.ShellGrace <= 0 {
+		c.ShellGrace = DefaultShellGrace
+	}
+	if c.MaxLine <= 0 {
+		c.MaxLine = DefaultMaxLine
+	}
+	return c
+}
+
+var builtins = map[string]func(Config) Engine{
+	"shell": NewShell,
+	"demo":  NewDemo,
+}
+
+// Names lists the built-in engine names, sorted.
+func Names() []string {
+	names := make([]string, 0, len(builtins))
+	for n := range builtins {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Lookup returns the built-in engine called name configured with cfg, or
+// *UnknownEngineError.
+func Lookup(name string, cfg Config) (Engine, error) {
+	mk, ok := builtins[name]
+	if !ok {
+		return nil, &UnknownEngineError{Name: name, Known: Names()}
+	}
+	return mk(cfg), nil
+}
+
+// interrupted is the error Run returns when ctx ended.
+func interrupted(ctx context.Context, engine string) error {
+	return fmt.Errorf("engine %s: turn interrupted: %w", engine, context.Cause(ctx))
+}

@@ -1,0 +1,382 @@
+//go:build linux
+
+package engine
+
+// Process handling of the shell engine.
+//
+// Each turn is two processes:
+//
+//   - the turn: /bin/sh -c turnScript looprig-turn INPUT, started with
+//     setsid, so its pid is the id of a new session and process group
+//     (pgid) and it has no controlling terminal. It waits for a go-ahead line
+//     on fd 3, then execs /bin/sh -c INPUT (same pid): from then on it is
+//     exactly "sh -c INPUT", with default signal dispositions.
+//   - the watcher: /bin/sh -c watchScript looprig-watch PGID, in a session
+//     of its own, with stdin on a pipe whose only writer is this process
+//     (close-on-exec, so no other child holds it). It reads one line. "done"
+//     means the turn ended normally. EOF means this process died (any
+//     death, SIGKILL included: the kernel closes its descriptors): the
+//     watcher SIGKILLs the turn's process group.
+//
+// Order in Run: start the turn (blocked on the go-ahead), start the readers
+// of its output pipes, start the watcher with the turn's pgid, then write the
+// go-ahead. If this process dies before the go-ahead, the turn reads EOF on
+// fd 3 and exits without running anything; after it, the watcher is armed.
+//
+// End of a turn: wait for the leader to exit without reaping it (waitid
+// WNOWAIT; the unreaped leader keeps its pid, hence the pgid, from being
+// reused while we signal the group), SIGKILL the group (whatever the shell
+// left in the background), tell the watcher "done", reap the leader, wait
+// until no live process is left in the group, then drain the pipes.
+//
+// Interrupt: SIGTERM to the group; once the leader exited and no live
+// (non-zombie) member is left, the interrupt is over; when ShellGrace passes
+// first, SIGKILL to the group.
+//
+// Limits: a process that leaves the group (setsid, setpgid, job control) is
+// not followed; only cgroups could. If it keeps the output pipes open, Run
+// stops reading after a short drain period instead of hanging. Watching
+// costs one extra short-lived /bin/sh per turn. A process stuck in
+// uninterruptible sleep outlives SIGKILL until its I/O completes (Run waits
+// up to reapTimeout for it).
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+const (
+	// turnScript: $1 is the input. The go-ahead arrives on fd 3.
+	turnScript = `read -r go <&3 || exit 125; exec 3<&-; exec /bin/sh -c "$1"`
+	// watchScript: $1 is the turn's process group id; stdin is the pipe
+	// from this process.
+	watchScript = `trap '' HUP INT QUIT TERM PIPE; read -r l; [ "$l" = done ] || kill -s KILL -- "-$1" 2>/dev/null; exit 0`
+
+	readSize     = 32 << 10              // bytes per read, hence per Output chunk (plus inserted newlines)
+	pollInterval = 20 * time.Millisecond // group liveness polling
+	reapTimeout  = 5 * time.Second       // wait for a SIGKILLed group / the watcher
+	drainMin     = 200 * time.Millisecond
+	drainMax     = 5 * time.Second
+)
+
+func (s *shell) run(ctx context.Context, turn Turn, sink Sink) (Result, error) {
+	none := Result{ExitCode: NoExitCode}
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			_ = f.Close()
+		}
+	}()
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err == nil {
+			files = append(files, r, w)
+		}
+		return r, w, err
+	}
+	outR, outW, err := pipe()
+	if err != nil {
+		return none, fmt.Errorf("engine shell: %w", err)
+	}
+	errR, errW, err := pipe()
+	if err != nil {
+		return none, fmt.Errorf("engine shell: %w", err)
+	}
+	goR, goW, err := pipe()
+	if err != nil {
+		return none, fmt.Errorf("engine shell: %w", err)
+	}
+	watchR, watchW, err := pipe()
+	if err != nil {
+		return none, fmt.Errorf("engine shell: %w", err)
+	}
+
+	cmd := exec.Command("/bin/sh", "-c", turnScript, "looprig-turn", turn.Input)
+	cmd.Dir = turn.Dir
+	cmd.Env = append(os.Environ(), turn.Env...)
+	cmd.Stdout = outW // *os.File: handed to the child as is, no copying goroutine
+	cmd.Stderr = errW
+	cmd.ExtraFiles = []*os.File{goR}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	err = cmd.Start()
+	_ = outW.Close()
+	_ = errW.Close()
+	_ = goR.Close()
+	if err != nil {
+		return none, fmt.Errorf("engine shell: start: %w", err)
+	}
+	pgid := cmd.Process.Pid
+
+	out := &output{sink: sink}
+	out.read(outR, Stdout, s.maxLine)
+	out.read(errR, Stderr, s.maxLine)
+
+	exited := make(chan struct{})
+	go func() {
+		waitExit(pgid)
+		close(exited)
+	}()
+
+	watcher := exec.Command("/bin/sh", "-c", watchScript, "looprig-watch", strconv.Itoa(pgid))
+	watcher.Stdin = watchR
+	watcher.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	watchErr := watcher.Start()
+	_ = watchR.Close()
+
+	interruptedTurn := false
+	if watchErr == nil && ctx.Err() == nil {
+		_, _ = goW.Write([]byte("go\n"))
+		_ = goW.Close()
+		select {
+		case <-exited:
+		case <-ctx.Done():
+			interruptedTurn = true
+			s.terminate(pgid, exited)
+		}
+	} else {
+		// No go-ahead: the turn exits 125 without running the input.
+		_ = goW.Close()
+		interruptedTurn = watchErr == nil
+	}
+	<-exited
+	// The leader is a zombie we have not reaped: its pgid cannot be reused.
+	_ = unix.Kill(-pgid, unix.SIGKILL) // whatever the shell left behind
+	if watchErr == nil {
+		disarm(watcher, watchW)
+	}
+	_ = cmd.Wait() // reap; the status is in cmd.ProcessState
+	waitGone(pgid)
+	out.drain(outR, errR)
+
+	if watchErr != nil {
+		return none, fmt.Errorf("engine shell: start watcher: %w", watchErr)
+	}
+	res := Result{ExitCode: exitCode(cmd.ProcessState)}
+	if interruptedTurn {
+		return res, interrupted(ctx, "shell")
+	}
+	return res, nil
+}
+
+// terminate interrupts the group: SIGTERM, then SIGKILL if the group is not
+// gone after the grace period.
+func (s *shell) terminate(pgid int, exited <-chan struct{}) {
+	_ = unix.Kill(-pgid, unix.SIGTERM)
+	grace := time.NewTimer(s.grace)
+	defer grace.Stop()
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	leaderGone := false
+	for {
+		select {
+		case <-exited:
+			leaderGone, exited = true, nil
+			if !groupAlive(pgid) {
+				return
+			}
+		case <-tick.C:
+			if leaderGone && !groupAlive(pgid) {
+				return
+			}
+		case <-grace.C:
+			_ = unix.Kill(-pgid, unix.SIGKILL)
+			return
+		}
+	}
+}
+
+// disarm tells the watcher the turn ended normally and reaps it.
+func disarm(watcher *exec.Cmd, w *os.File) {
+	_, _ = w.Write([]byte("done\n"))
+	_ = w.Close()
+	done := make(chan struct{})
+	go func() {
+		_ = watcher.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(reapTimeout)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		_ = watcher.Process.Kill()
+		<-done
+	}
+}
+
+// waitExit blocks until process pid has exited, without reaping it.
+func waitExit(pid int) {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return
+		}
+	}
+}
+
+// waitGone waits (bounded by reapTimeout) until no live process is left in
+// the process group.
+func waitGone(pgid int) {
+	deadline := time.Now().Add(reapTimeout)
+	for groupAlive(pgid) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// groupAlive reports whether a process that is not a zombie is in process
+// group pgid. Zombies do not count: an unreaped leader, or orphans whose
+// reaper is slow (or absent, under an init that does not reap).
+func groupAlive(pgid int) bool {
+	if err := unix.Kill(-pgid, 0); err == unix.ESRCH {
+		return false
+	}
+	d, err := os.Open("/proc")
+	if err != nil {
+		return true // cannot tell: assume alive (callers bound their waits)
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return true
+	}
+	for _, name := range names {
+		if name == "" || name[0] < '0' || name[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + name + "/stat")
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ppid pgrp ...; comm may contain anything.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := bytes.Fields(b[i+1:])
+		if len(f) < 3 {
+			continue
+		}
+		if pg, err := strconv.Atoi(string(f[2])); err != nil || pg != pgid {
+			continue
+		}
+		if st := f[0]; len(st) == 1 && (st[0] == 'Z' || st[0] == 'X') {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+func exitCode(ps *os.ProcessState) int {
+	if ps == nil {
+		return NoExitCode
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// output reads a turn's pipes and delivers to the sink, one call at a time.
+type output struct {
+	mu   sync.Mutex
+	sink Sink
+	wg   sync.WaitGroup
+}
+
+func (o *output) deliver(stream Stream, b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	text := string(b)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.sink.Output(stream, text)
+}
+
+// read starts a goroutine delivering what f yields until EOF, an error or a
+// read deadline.
+func (o *output) read(f *os.File, stream Stream, maxLine int) {
+	o.wg.Add(1)
+	go func() {
+		defer o.wg.Done()
+		sp := splitter{max: maxLine}
+		buf := make([]byte, readSize)
+		held := 0 // bytes of an incomplete UTF-8 sequence kept at buf[0:]
+		for {
+			n, err := f.Read(buf[held:])
+			data := buf[:held+n]
+			if err != nil {
+				o.deliver(stream, sp.split(data))
+				return
+			}
+			keep := incompleteTail(data)
+			o.deliver(stream, sp.split(data[:len(data)-keep]))
+			held = copy(buf, data[len(data)-keep:])
+		}
+	}()
+}
+
+// drain waits for the readers to reach EOF. The group is gone by now, so EOF
+// comes once the pipes are empty, unless a process that left the group holds
+// them: then, once nothing is buffered (or after drainMax), reading stops.
+func (o *output) drain(files ...*os.File) {
+	done := make(chan struct{})
+	go func() {
+		o.wg.Wait()
+		close(done)
+	}()
+	first := time.NewTimer(drainMin)
+	defer first.Stop()
+	select {
+	case <-done:
+		return
+	case <-first.C:
+	}
+	deadline := time.Now().Add(drainMax)
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+			if time.Now().Before(deadline) && buffered(files) {
+				continue
+			}
+			for _, f := range files {
+				_ = f.SetReadDeadline(time.Now())
+			}
+			<-done
+			return
+		}
+	}
+}
+
+// buffered reports whether any of the pipes has unread bytes.
+func buffered(files []*os.File) bool {
+	for _, f := range files {
+		rc, err := f.SyscallConn() // unlike Fd, keeps the file non-blocking
+		if err != nil {
+			continue
+		}
+		n := 0
+		_ = rc.Control(func(fd uintptr) {
+			n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) // FIONREAD
+		})
+		if n > 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,35 @@
+package engine
+
+import (
+	"context"
+	"time"
+)
+
+type shell struct {
+	policy  []string
+	grace   time.Duration
+	maxLine int
+}
+
+// NewShell returns the "shell" engine: /bin/sh -c INPUT in the turn's
+// directory, in its own process group, watched against parent death. See
+// the package documentation.
+func NewShell(cfg Config) Engine {
+	cfg = cfg.withDefaults()
+	return &shell{policy: cfg.GatePolicy, grace: cfg.ShellGrace, maxLine: cfg.MaxLine}
+}
+
+func (s *shell) Name() string { return "shell" }
+
+func (s *shell) Run(ctx context.Context, turn Turn, sink Sink) (Result, error) {
+	none := Result{ExitCode: NoExitCode}
+	if ctx.Err() != nil {
+		return none, interrupted(ctx, "shell")
+	}
+	if pattern, ok := matchPolicy(s.policy, turn.Input); ok {
+		if err := askGate(ctx, "shell", sink, gatePrompt(pattern, turn.Input)); err != nil {
+			return none, err
+		}
+	}
+	return s.run(ctx, turn, sink)
+}

@@ -1,0 +1,207 @@
+package rig
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"looprig/rig/event"
+)
+
+// RestoreErrorKind names the stage of a restore that failed.
+type RestoreErrorKind string
+
+// Restore stages, in the order a restore runs them.
+const (
+	RestoreDiscoveryFailed   RestoreErrorKind = "discovery_failed"   // no journal, or no SessionStarted / root LoopStarted in it
+	RestoreLeaseFailed       RestoreErrorKind = "lease_failed"       // the session lease is held or could not be taken
+	RestoreJournalFailed     RestoreErrorKind = "journal_failed"     // the opening fence could not be appended
+	RestoreReplayFailed      RestoreErrorKind = "replay_failed"      // the journal could not be read back
+	RestoreAppendFailed      RestoreErrorKind = "append_failed"      // a restore record could not be journaled
+	RestoreLoopFailed        RestoreErrorKind = "loop_failed"        // a loop could not be rebuilt (unknown engine)
+	RestoreRuntimeFailed     RestoreErrorKind = "runtime_failed"     // the engine or session runtime could not be built
+	RestoreMaterializeFailed RestoreErrorKind = "materialize_failed" // the workspace could not be materialized
+	RestoreContextDone       RestoreErrorKind = "context_done"       // the caller's context ended
+)
+
+// RestoreErrorKinds lists every kind, in stage order.
+var RestoreErrorKinds = []RestoreErrorKind{
+	RestoreDiscoveryFailed, RestoreLeaseFailed, RestoreJournalFailed, RestoreReplayFailed,
+	RestoreAppendFailed, RestoreLoopFailed, RestoreRuntimeFailed, RestoreMaterializeFailed, RestoreContextDone,
+}
+
+// RestoreError is a failed restore: Kind is the stage, Cause what went
+// wrong there (inspect it with errors.As through Unwrap). A failed restore
+// returns no session; the lease is released.
+type RestoreError struct {
+	Kind    RestoreErrorKind
+	Session uuid.UUID
+	Cause   error
+}
+
+func (e *RestoreError) Error() string {
+	return fmt.Sprintf("restore session %s: %s: %v", e.Session, e.Kind, e.Cause)
+}
+
+func (e *RestoreError) Unwrap() error { return e.Cause }
+
+// ConfigMismatchError refuses to restore a session recorded without a
+// manifest (fingerprint only) under a rig whose fingerprint differs.
+type ConfigMismatchError struct {
+	Session   uuid.UUID
+	Persisted string
+	Live      string
+}
+
+func (e *ConfigMismatchError) Error() string {
+	return fmt.Sprintf("restore session %s: configuration fingerprint changed from %s to %s; restore it with the rig it was created with",
+		e.Session, short(e.Persisted), short(e.Live))
+}
+
+// RestoreRejectedError refuses to restore a session whose configuration
+// drifted in a way the rig's decider did not accept.
+type RestoreRejectedError struct {
+	Session    uuid.UUID
+	Assessment Assessment
+	Source     string
+	Cause      error
+}
+
+func (e *RestoreRejectedError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "restore session %s: configuration drift rejected by %s", e.Session, e.Source)
+	for _, c := range e.Assessment.Changes {
+		fmt.Fprintf(&b, "; %s %q -> %q (%s)", c.Field, c.Persisted, c.Live, c.Level)
+	}
+	if e.Cause != nil {
+		fmt.Fprintf(&b, ": %v", e.Cause)
+	}
+	return b.String()
+}
+
+func (e *RestoreRejectedError) Unwrap() error { return e.Cause }
+
+// WorkspaceRootBusyError refuses an exclusive placement whose root another
+// session holds. Root is canonical; HolderEpoch identifies the holder's
+// grant.
+type WorkspaceRootBusyError struct {
+	Root        string
+	HolderEpoch uint64
+	Cause       error
+}
+
+func (e *WorkspaceRootBusyError) Error() string {
+	return fmt.Sprintf("workspace root %s is busy: another session holds it at epoch %d", e.Root, e.HolderEpoch)
+}
+
+func (e *WorkspaceRootBusyError) Unwrap() error { return e.Cause }
+
+// WorkspaceRootLeaseLostError is latched when an exclusive session loses
+// its root lease: the session refuses every later mutation.
+type WorkspaceRootLeaseLostError struct {
+	Root  string
+	Epoch uint64
+	Cause error
+}
+
+func (e *WorkspaceRootLeaseLostError) Error() string {
+	return fmt.Sprintf("workspace root %s: lease at epoch %d lost: %v", e.Root, e.Epoch, e.Cause)
+}
+
+func (e *WorkspaceRootLeaseLostError) Unwrap() error { return e.Cause }
+
+// LifecycleStage names the NewSession stage that failed.
+type LifecycleStage string
+
+// NewSession stages, in order.
+const (
+	StageValidate  LifecycleStage = "validate"  // context or rig requirements
+	StageMint      LifecycleStage = "mint"      // session id
+	StageLease     LifecycleStage = "lease"     // session lease
+	StageJournal   LifecycleStage = "journal"   // opening fence
+	StagePlacement LifecycleStage = "placement" // workspace and root lease
+	StageSeed      LifecycleStage = "seed"      // seed snapshot
+	StageLoop      LifecycleStage = "loop"      // root loop and engine
+	StageCommit    LifecycleStage = "commit"    // SessionStarted and LoopStarted
+)
+
+// LifecycleError is a failed NewSession: Stage says where, Cause what.
+// Everything taken before the failure has been released.
+type LifecycleError struct {
+	Stage LifecycleStage
+	Cause error
+}
+
+func (e *LifecycleError) Error() string {
+	return fmt.Sprintf("new session: %s: %v", e.Stage, e.Cause)
+}
+
+func (e *LifecycleError) Unwrap() error { return e.Cause }
+
+// ErrSessionClosed is returned by mutations after Shutdown began.
+var ErrSessionClosed = errors.New("session is shut down")
+
+// BusyError refuses a Submit while a turn is running.
+type BusyError struct {
+	TurnID string
+	Index  int
+}
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("turn %d (%s) is still running; interrupt it or wait for it", e.Index, e.TurnID)
+}
+
+// NoGateError refuses RespondGate when the named gate is not open.
+type NoGateError struct {
+	GateID string
+	Open   string // the gate that is open, if any
+}
+
+func (e *NoGateError) Error() string {
+	if e.Open == "" {
+		return fmt.Sprintf("gate %s is not open (no gate is open)", e.GateID)
+	}
+	return fmt.Sprintf("gate %s is not open (gate %s is)", e.GateID, e.Open)
+}
+
+// NoTurnError refuses Interrupt when no turn is running.
+type NoTurnError struct{}
+
+func (e *NoTurnError) Error() string { return "no turn is running" }
+
+// InvalidProfileError refuses a profile that cannot be run.
+type InvalidProfileError struct {
+	Profile string
+	Field   string
+	Reason  string
+}
+
+func (e *InvalidProfileError) Error() string {
+	return fmt.Sprintf("profile %q: %s: %s", e.Profile, e.Field, e.Reason)
+}
+
+// SeedError refuses a seed snapshot entry.
+type SeedError struct {
+	Path   string
+	Reason string
+}
+
+func (e *SeedError) Error() string { return fmt.Sprintf("seed %s: %s", e.Path, e.Reason) }
+
+// changesText is a one-line summary of config changes.
+func changesText(cs []event.Change) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = fmt.Sprintf("%s %q -> %q (%s)", c.Field, c.Persisted, c.Live, c.Level)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func short(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}

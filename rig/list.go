@@ -1,0 +1,221 @@
+package rig
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"looprig/rig/storage"
+)
+
+// SessionState is what a listing shows of a session.
+type SessionState string
+
+const (
+	StateLive    SessionState = "live"    // held by this process
+	StateHeld    SessionState = "held"    // held by another process
+	StateIdle    SessionState = "idle"    // shut down cleanly
+	StateCrashed SessionState = "crashed" // no holder, and it was not shut down
+	StateBroken  SessionState = "broken"  // its records cannot be trusted; Reason says why
+)
+
+// SessionInfo is one row of a listing.
+type SessionInfo struct {
+	ID       string
+	State    SessionState
+	Reason   string // why a session is broken
+	Title    string
+	Profile  string
+	Engine   string
+	Epoch    uint64          // latest lease epoch
+	Holder   *storage.Holder // set when held
+	OpenTurn string
+	Turn     int
+	OpenGate string
+	LastSeq  uint64
+	Turns    int
+	Created  time.Time
+	Updated  time.Time
+}
+
+// ShortID is the first eight characters of the id.
+func (i SessionInfo) ShortID() string { return ShortID(i.ID) }
+
+// ShortID is the first eight characters of id.
+func ShortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+// Prober probes many leases at once (fsstore does it with one read of the
+// kernel's lock table).
+type Prober interface {
+	ProbeMany(ctx context.Context, names []string) ([]storage.LeaseStatus, error)
+}
+
+// ListSessions lists every session of the store from its catalog entries
+// and lease probes, without taking any lease and without reading journals:
+// its cost is one KV read per session plus the probes. A session whose
+// entry cannot be read is listed as broken with the reason, never fails
+// the listing. Sessions held by this process (pid and host) are live.
+func ListSessions(ctx context.Context, store storage.Store) ([]SessionInfo, error) {
+	keys, err := store.Keys(ctx, "sessions/")
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, k := range keys {
+		rest, ok := strings.CutSuffix(strings.TrimPrefix(k, "sessions/"), "/catalog")
+		if !ok || strings.Contains(rest, "/") {
+			continue
+		}
+		if _, err := uuid.Parse(rest); err != nil {
+			continue
+		}
+		ids = append(ids, rest)
+	}
+	names := make([]string, len(ids))
+	for i, id := range ids {
+		names[i] = storage.SessionName(id)
+	}
+	probes, probeErr := probeAll(ctx, store, names)
+	host, _ := os.Hostname()
+	pid := os.Getpid()
+
+	out := make([]SessionInfo, 0, len(ids))
+	for i, id := range ids {
+		info := SessionInfo{ID: id}
+		var st storage.LeaseStatus
+		if probes != nil {
+			st = probes[i]
+		}
+		c, err := ReadCatalog(ctx, store, id)
+		switch {
+		case IsNotFound(err):
+			continue // deleted between Keys and Get
+		case err != nil:
+			info.State, info.Reason = StateBroken, "catalog entry unreadable: "+err.Error()
+			info.Epoch = st.Epoch
+			out = append(out, info)
+			continue
+		}
+		info.Title, info.Profile, info.Engine = c.Title, c.Profile, c.Engine
+		info.Epoch = max(c.Epoch, st.Epoch)
+		info.OpenTurn, info.Turn, info.OpenGate = c.OpenTurn, c.TurnIndex, c.OpenGate
+		info.LastSeq, info.Turns, info.Created, info.Updated = c.LastSeq, c.Turns, c.Created, c.Updated
+		switch {
+		case st.Held:
+			h := st.Holder
+			info.Holder = &h
+			info.State = StateHeld
+			if h.PID == pid && h.Host == host {
+				info.State = StateLive
+			}
+		case c.State == CatalogBroken:
+			info.State, info.Reason = StateBroken, c.Reason
+		case c.State == CatalogCreating:
+			info.State, info.Reason = StateBroken, "its creation did not finish"
+		case c.State == CatalogStopped:
+			info.State = StateIdle
+		default:
+			info.State = StateCrashed
+		}
+		if probeErr != nil && info.State != StateBroken {
+			info.Reason = "lease state unknown: " + probeErr.Error()
+		}
+		out = append(out, info)
+	}
+	sort.SliceStable(out, func(a, b int) bool {
+		if !out[a].Updated.Equal(out[b].Updated) {
+			return out[a].Updated.After(out[b].Updated)
+		}
+		return out[a].ID < out[b].ID
+	})
+	return out, nil
+}
+
+// probeAll probes names with the store's batch prober, else one by one.
+// Stores that cannot probe report every lease as free.
+func probeAll(ctx context.Context, store storage.Store, names []string) ([]storage.LeaseStatus, error) {
+	if p, ok := store.(Prober); ok {
+		st, err := p.ProbeMany(ctx, names)
+		if err == nil {
+			return st, nil
+		}
+		// One bad epoch file must not hide the others: fall back to one by one.
+	}
+	p, ok := store.(storage.LeaseProber)
+	if !ok {
+		return nil, errors.New("store cannot probe leases")
+	}
+	out := make([]storage.LeaseStatus, len(names))
+	var firstErr error
+	for i, n := range names {
+		st, err := p.Probe(ctx, n)
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		out[i] = st
+	}
+	return out, firstErr
+}
+
+// FindSession resolves a full id or a unique prefix of one (at least four
+// characters) among the store's sessions.
+func FindSession(ctx context.Context, store storage.Store, idOrPrefix string) (uuid.UUID, error) {
+	if id, err := uuid.Parse(idOrPrefix); err == nil {
+		return id, nil
+	}
+	p := strings.ToLower(idOrPrefix)
+	if len(p) < 4 || strings.Trim(p, "0123456789abcdef-") != "" {
+		return uuid.Nil, &BadIDError{Input: idOrPrefix}
+	}
+	keys, err := store.Keys(ctx, "sessions/"+p)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	var matches []string
+	for _, k := range keys {
+		if rest, ok := strings.CutSuffix(strings.TrimPrefix(k, "sessions/"), "/catalog"); ok && !strings.Contains(rest, "/") {
+			matches = append(matches, rest)
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return uuid.Nil, &UnknownSessionError{Input: idOrPrefix}
+	case 1:
+		return uuid.Parse(matches[0])
+	}
+	return uuid.Nil, &AmbiguousIDError{Input: idOrPrefix, Matches: matches}
+}
+
+// BadIDError refuses input that is neither a session id nor a prefix.
+type BadIDError struct{ Input string }
+
+func (e *BadIDError) Error() string {
+	return "not a session id: " + strconvQuote(e.Input) + " (want a UUID or a unique prefix of at least 4 hex characters)"
+}
+
+// UnknownSessionError: no session id starts with Input.
+type UnknownSessionError struct{ Input string }
+
+func (e *UnknownSessionError) Error() string {
+	return "no session in this store has an id starting with " + strconvQuote(e.Input)
+}
+
+// AmbiguousIDError: several session ids start with Input.
+type AmbiguousIDError struct {
+	Input   string
+	Matches []string
+}
+
+func (e *AmbiguousIDError) Error() string {
+	return "session id prefix " + strconvQuote(e.Input) + " matches " + strings.Join(e.Matches, ", ")
+}

@@ -1,0 +1,344 @@
+package rig
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"looprig/rig/event"
+	"looprig/rig/hub"
+	"looprig/rig/journal"
+	"looprig/rig/storage"
+)
+
+// replayed is what a full replay of a journal yields: enough to rebuild the
+// session, never the whole history.
+type replayed struct {
+	records   uint64
+	started   *event.SessionStarted
+	created   time.Time
+	loop      *event.LoopStarted
+	openTurns []event.TurnStarted // in start order
+	openGates []event.GateOpened  // in open order
+	nextIndex int
+	turns     int
+	lastFence uint64
+}
+
+// RestoreSession restores session id from its journal, as one transaction:
+// it takes the session lease, appends a fence, replays the whole journal,
+// discovers SessionStarted and the root LoopStarted, checks the
+// configuration against the live rig, appends RestoreStarted, closes open
+// gates (GateResolved{restore_unavailable}) and open turns
+// (TurnInterrupted{crash}), records adopted drift, materializes the
+// workspace, rebuilds the root loop with its old id and commits with
+// RestoreDone. A failure before RestoreDone appends RestoreErrored (when
+// the journal can still be written), releases ownership and returns no
+// session: *RestoreError with the stage, or *RestoreRejectedError /
+// *ConfigMismatchError for configuration drift.
+//
+// An id with no journal fails with discovery_failed before anything is
+// written: restoring never creates a session.
+func (r *Rig) RestoreSession(ctx context.Context, id uuid.UUID) (_ *Session, err error) {
+	name := storage.SessionName(id.String())
+	fail := func(kind RestoreErrorKind, cause error) error {
+		if ctx.Err() != nil && kind != RestoreContextDone {
+			kind, cause = RestoreContextDone, fmt.Errorf("%w (during %s)", ctx.Err(), kind)
+		}
+		return &RestoreError{Kind: kind, Session: id, Cause: cause}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fail(RestoreContextDone, err)
+	}
+	if id == uuid.Nil {
+		return nil, fail(RestoreDiscoveryFailed, errors.New("the nil session id names no session"))
+	}
+	// Discovery before any write: no journal, no session.
+	tip, err := r.store.Tip(ctx, name)
+	if err != nil {
+		return nil, fail(RestoreDiscoveryFailed, err)
+	}
+	if tip == 0 {
+		return nil, fail(RestoreDiscoveryFailed, fmt.Errorf("session %s has no journal in this store", id))
+	}
+
+	lease, err := r.store.Acquire(ctx, name)
+	if err != nil {
+		return nil, fail(RestoreLeaseFailed, err)
+	}
+	s := newSession(r, id, lease)
+	s.ws = &workspace{placement: r.profile.Placement}
+	defer func() {
+		if err != nil {
+			s.abortRestore(err)
+		}
+	}()
+
+	s.journal, err = journal.Open(ctx, r.store, name, lease, journal.WithClock(r.now))
+	if err != nil {
+		return nil, fail(RestoreJournalFailed, err)
+	}
+	rep, err := r.replay(ctx, s)
+	if err != nil {
+		return nil, fail(RestoreReplayFailed, err)
+	}
+	if rep.started == nil {
+		return nil, fail(RestoreDiscoveryFailed, fmt.Errorf("journal of %s has no SessionStarted", id))
+	}
+	if rep.loop == nil {
+		return nil, fail(RestoreDiscoveryFailed, fmt.Errorf("journal of %s has no root LoopStarted", id))
+	}
+	s.title, s.created, s.loopID = rep.started.Title, rep.created, rep.loop.LoopID
+	s.nextIndex, s.turns = rep.nextIndex, rep.turns
+	s.hub = hub.New(id.String(), s.journal, hub.WithClock(r.now), hub.WithFaultHandler(s.faultWith))
+
+	// The configuration check, before the first restore mutation.
+	adopted, err := r.checkConfig(ctx, id, rep.started)
+	if err != nil {
+		return nil, err
+	}
+
+	info := &RestoreInfo{Epoch: lease.Epoch(), Adopted: adopted.Changes, Records: rep.records}
+	publish := func(loopID string, ev event.Event) error {
+		if _, err := s.hub.Publish(ctx, loopID, ev); err != nil {
+			return fail(RestoreAppendFailed, s.mutationErr(err))
+		}
+		return nil
+	}
+	if err := publish("", event.RestoreStarted{Epoch: lease.Epoch()}); err != nil {
+		return nil, err
+	}
+	for _, g := range rep.openGates {
+		if err := publish(s.loopID, event.GateResolved{GateID: g.GateID, Action: event.ActionClose, Reason: "restore_unavailable"}); err != nil {
+			return nil, err
+		}
+		info.GatesClosed = append(info.GatesClosed, g.GateID)
+	}
+	for _, t := range rep.openTurns {
+		if err := publish(s.loopID, event.TurnInterrupted{TurnID: t.TurnID, Index: t.Index, Reason: event.ReasonCrash}); err != nil {
+			return nil, err
+		}
+		info.Interrupted = append(info.Interrupted, t.TurnID)
+	}
+	if adopted.Drifted() {
+		if err := publish("", event.ConfigurationAdopted{Changes: adopted.Changes, Source: adopted.source}); err != nil {
+			return nil, err
+		}
+	}
+
+	// The workspace, as recorded.
+	if s.ws, err = r.materialize(ctx, id.String(), rep.started); err != nil {
+		s.ws = &workspace{placement: r.profile.Placement}
+		return nil, fail(RestoreMaterializeFailed, err)
+	}
+	// The root loop, with its old id.
+	if err := r.engineKnown(); err != nil {
+		return nil, fail(RestoreLoopFailed, err)
+	}
+	if s.eng, err = r.newEngine(); err != nil {
+		return nil, fail(RestoreRuntimeFailed, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fail(RestoreContextDone, err)
+	}
+	// The commit point.
+	if err := publish("", event.RestoreDone{Epoch: lease.Epoch(), Interrupted: info.Interrupted, GatesClosed: info.GatesClosed}); err != nil {
+		return nil, err
+	}
+	s.restore = info
+	go s.watch()
+	s.updateCatalog()
+	return s, nil
+}
+
+// replay folds the journal from the start into what a rebuild needs.
+func (r *Rig) replay(ctx context.Context, s *Session) (*replayed, error) {
+	rp, err := journal.NewReplayer(ctx, r.store, s.name, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer rp.Close()
+	rep := &replayed{}
+	turnAt := map[string]int{} // open turn id -> index in openTurns
+	gateAt := map[string]int{}
+	for rp.Next() {
+		rec := rp.Record()
+		rep.records++
+		if err := s.journal.Remember(rec); err != nil {
+			return nil, err
+		}
+		switch rec.Kind {
+		case journal.KindFence:
+			// An owner may fence twice at its epoch (a restore that
+			// re-opens its journal to record RestoreErrored); a lower
+			// epoch after a higher one means overlapping owners.
+			if rec.Epoch < rep.lastFence {
+				return nil, fmt.Errorf("record %d: fence epoch %d after epoch %d: the journal was written by overlapping owners", rec.Seq, rec.Epoch, rep.lastFence)
+			}
+			rep.lastFence = rec.Epoch
+			continue
+		case journal.KindCommand:
+			continue
+		}
+		switch ev := rec.Event.(type) {
+		case event.SessionStarted:
+			if rep.started == nil {
+				rep.started = &ev
+				rep.created = rec.At
+			}
+		case event.LoopStarted:
+			if rep.loop == nil {
+				rep.loop = &ev
+			}
+		case event.TurnStarted:
+			turnAt[ev.TurnID] = len(rep.openTurns)
+			rep.openTurns = append(rep.openTurns, ev)
+			rep.nextIndex = max(rep.nextIndex, ev.Index+1)
+			rep.turns++
+		case event.TurnDone:
+			closeOpen(&rep.openTurns, turnAt, ev.TurnID, func(t event.TurnStarted) string { return t.TurnID })
+		case event.TurnFailed:
+			closeOpen(&rep.openTurns, turnAt, ev.TurnID, func(t event.TurnStarted) string { return t.TurnID })
+		case event.TurnInterrupted:
+			closeOpen(&rep.openTurns, turnAt, ev.TurnID, func(t event.TurnStarted) string { return t.TurnID })
+		case event.GateOpened:
+			gateAt[ev.GateID] = len(rep.openGates)
+			rep.openGates = append(rep.openGates, ev)
+		case event.GateResolved:
+			closeOpen(&rep.openGates, gateAt, ev.GateID, func(g event.GateOpened) string { return g.GateID })
+		}
+	}
+	if err := rp.Err(); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// closeOpen removes the item with key from an ordered open list.
+func closeOpen[T any](list *[]T, at map[string]int, key string, keyOf func(T) string) {
+	i, ok := at[key]
+	if !ok {
+		return
+	}
+	delete(at, key)
+	l := *list
+	copy(l[i:], l[i+1:])
+	*list = l[:len(l)-1]
+	for j := i; j < len(*list); j++ {
+		at[keyOf((*list)[j])] = j
+	}
+}
+
+// adoption is accepted drift and who accepted it.
+type adoption struct {
+	Assessment
+	source string
+}
+
+// checkConfig compares the recorded configuration with the live rig's.
+// Sessions with a manifest go through the decider; fingerprint-only ones
+// must match exactly.
+func (r *Rig) checkConfig(ctx context.Context, id uuid.UUID, started *event.SessionStarted) (adoption, error) {
+	live := r.profile.manifest(r.liveRoot())
+	if started.Manifest == nil {
+		if started.Fingerprint != live.Fingerprint() {
+			return adoption{}, &ConfigMismatchError{Session: id, Persisted: started.Fingerprint, Live: live.Fingerprint()}
+		}
+		return adoption{}, nil
+	}
+	a := Assess(Manifest(started.Manifest), live)
+	if !a.Drifted() {
+		return adoption{}, nil
+	}
+	d, err := r.decider.Decide(ctx, a)
+	if err != nil {
+		return adoption{}, &RestoreRejectedError{Session: id, Assessment: a, Source: d.Source, Cause: err}
+	}
+	if !d.Accept {
+		var cause error
+		if d.Reason != "" {
+			cause = errors.New(d.Reason)
+		}
+		return adoption{}, &RestoreRejectedError{Session: id, Assessment: a, Source: d.Source, Cause: cause}
+	}
+	return adoption{Assessment: a, source: d.Source}, nil
+}
+
+// materialize resolves the workspace a restored session runs in, from the
+// live profile (whose drift from the record was just checked).
+func (r *Rig) materialize(ctx context.Context, id string, _ *event.SessionStarted) (*workspace, error) {
+	return r.placeWorkspace(ctx, id)
+}
+
+// abortRestore undoes a restore that failed before RestoreDone: it records
+// RestoreErrored, seals the hub and releases the root lease, then the
+// session lease.
+func (s *Session) abortRestore(cause error) {
+	s.recordRestoreErrored(cause)
+	if s.hub != nil {
+		s.hub.Abort()
+	}
+	s.cancel(ErrSessionClosed)
+	s.releaseLeases()
+}
+
+// recordRestoreErrored appends RestoreErrored. When the journal latched a
+// failed append (a transient store error), it re-opens the journal — a new
+// fence at the same epoch, at the tip as it really is — so the failure is
+// still on record. It writes nothing once the lease is lost or a successor
+// fenced the journal.
+func (s *Session) recordRestoreErrored(cause error) {
+	if s.journal == nil {
+		return
+	}
+	select {
+	case <-s.lease.Lost():
+		return
+	default:
+	}
+	kind := "restore_failed"
+	var re *RestoreError
+	var rejected *RestoreRejectedError
+	var mismatch *ConfigMismatchError
+	switch {
+	case errors.As(cause, &re):
+		kind = string(re.Kind)
+	case errors.As(cause, &rejected):
+		kind = "config_rejected"
+	case errors.As(cause, &mismatch):
+		kind = "config_mismatch"
+	}
+	ctx, cancel := s.bg()
+	defer cancel()
+	j := s.journal
+	if err := j.Err(); err != nil {
+		var fenced *journal.FencedError
+		var lost *journal.JournalLeaseLostError
+		if errors.As(err, &fenced) || errors.As(err, &lost) {
+			return
+		}
+		if j, err = journal.Open(ctx, s.rig.store, s.name, s.lease, journal.WithClock(s.rig.now)); err != nil {
+			s.rig.log.Warn("cannot record RestoreErrored", "session", s.id, "err", err)
+			return
+		}
+	}
+	if _, err := j.AppendEvent(ctx, "", "", event.RestoreErrored{Kind: kind, Message: cause.Error()}); err != nil {
+		s.rig.log.Warn("cannot record RestoreErrored", "session", s.id, "err", err)
+	}
+	// A journal that cannot be replayed, or has no session in it, makes
+	// the session broken until someone repairs it; say so in the catalog
+	// so listings show it without reading the journal.
+	if re != nil && (re.Kind == RestoreReplayFailed || re.Kind == RestoreDiscoveryFailed) {
+		c, err := ReadCatalog(ctx, s.rig.store, s.id.String())
+		if err != nil {
+			c = s.catalogSeed(CatalogBroken)
+		}
+		c.State, c.Reason, c.Epoch, c.Updated = CatalogBroken, string(re.Kind)+": "+re.Cause.Error(), s.lease.Epoch(), s.rig.now().UTC()
+		if err := writeCatalog(ctx, s.rig.store, c); err != nil {
+			s.rig.log.Warn("cannot mark the catalog entry broken", "session", s.id, "err", err)
+		}
+	}
+}

@@ -1,0 +1,154 @@
+// Package rig is looprig's session runtime. A Rig, defined from a profile
+// and a store, creates sessions (NewSession) and restores them from their
+// journals after a crash (RestoreSession). A live Session owns its lease,
+// its fenced journal, its hub and its root loop, which runs one turn at a
+// time through an engine.
+//
+// The behaviour follows the create-and-restore and workspace-leases
+// contracts: no reachable session writes without owning its lease; restore
+// is a replay-and-rebuild transaction whose commit point is RestoreDone;
+// lease loss is latched and fails every later mutation closed; shutdown
+// stops loops and process groups, stops the hub with SessionStopped, then
+// releases the root lease and the session lease once each.
+//
+// rig depends only on rig/storage contracts, never on a backend.
+package rig
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"time"
+
+	"looprig/rig/engine"
+	"looprig/rig/storage"
+)
+
+// Rig creates and restores sessions of one profile on one store.
+type Rig struct {
+	store      storage.Store
+	profile    Profile
+	workspaces string
+	decider    Decider
+	engines    map[string]EngineFactory
+	now        func() time.Time
+	log        *slog.Logger
+	legacy     bool
+
+	checkpointEvery time.Duration
+	checkpointBytes int
+	turnJournalCap  int64
+	releaseTimeout  time.Duration
+	engineCfg       engine.Config
+}
+
+// EngineFactory builds the engine of a profile.
+type EngineFactory func(p Profile) (engine.Engine, error)
+
+// Option configures Define.
+type Option func(*Rig)
+
+// WithStore sets the store sessions live in. Required.
+func WithStore(s storage.Store) Option { return func(r *Rig) { r.store = s } }
+
+// WithProfile sets the profile (default: DefaultProfile()).
+func WithProfile(p Profile) Option { return func(r *Rig) { r.profile = p } }
+
+// WithWorkspaces sets the directory under which session-placement
+// workspaces are created, one per session id. Required for session
+// placement.
+func WithWorkspaces(dir string) Option { return func(r *Rig) { r.workspaces = dir } }
+
+// WithDecider sets who decides about configuration drift on restore
+// (default: DefaultDecider()).
+func WithDecider(d Decider) Option { return func(r *Rig) { r.decider = d } }
+
+// WithEngine registers an engine under name, for profiles whose Engine is
+// name. It overrides a built-in of the same name.
+func WithEngine(name string, f EngineFactory) Option {
+	return func(r *Rig) { r.engines[name] = f }
+}
+
+// WithClock sets the clock (tests).
+func WithClock(now func() time.Time) Option { return func(r *Rig) { r.now = now } }
+
+// WithLogger sets where the runtime logs what it cannot return (release
+// failures during shutdown). Default: discard.
+func WithLogger(l *slog.Logger) Option { return func(r *Rig) { r.log = l } }
+
+// WithCheckpoints sets how often turn output is checkpointed into the
+// journal: at least every interval, and whenever bytes have accumulated
+// (defaults 500ms and 64 KiB).
+func WithCheckpoints(interval time.Duration, bytes int) Option {
+	return func(r *Rig) { r.checkpointEvery, r.checkpointBytes = interval, bytes }
+}
+
+// WithTurnJournalCap bounds how many output bytes one turn journals;
+// beyond it output is counted as elided (default 16 MiB).
+func WithTurnJournalCap(n int64) Option { return func(r *Rig) { r.turnJournalCap = n } }
+
+// WithEngineConfig sets engine tuning (shell grace period, demo pacing,
+// line bound). The gate policy comes from the profile.
+func WithEngineConfig(c engine.Config) Option { return func(r *Rig) { r.engineCfg = c } }
+
+// WithFingerprintOnly makes new sessions record only a fingerprint of the
+// profile, not its manifest, as sessions of older versions did. Restoring
+// them under a changed profile fails with *ConfigMismatchError.
+func WithFingerprintOnly() Option { return func(r *Rig) { r.legacy = true } }
+
+// Define returns a rig. It fails when the store is missing or the profile
+// is invalid.
+func Define(opts ...Option) (*Rig, error) {
+	r := &Rig{
+		profile:         DefaultProfile(),
+		decider:         DefaultDecider(),
+		engines:         map[string]EngineFactory{},
+		now:             time.Now,
+		log:             slog.New(slog.NewTextHandler(io.Discard, nil)),
+		checkpointEvery: 500 * time.Millisecond,
+		checkpointBytes: 64 << 10,
+		turnJournalCap:  16 << 20,
+		releaseTimeout:  5 * time.Second,
+	}
+	for _, o := range opts {
+		o(r)
+	}
+	if r.store == nil {
+		return nil, errors.New("rig: Define needs a store (WithStore)")
+	}
+	if err := r.profile.validate(); err != nil {
+		return nil, err
+	}
+	if r.profile.Placement == PlacementSession && r.workspaces == "" {
+		return nil, &InvalidProfileError{Profile: r.profile.Name, Field: "placement",
+			Reason: "session placement needs a workspaces directory (WithWorkspaces)"}
+	}
+	return r, nil
+}
+
+// Profile returns the rig's profile.
+func (r *Rig) Profile() Profile { return r.profile }
+
+// Store returns the rig's store.
+func (r *Rig) Store() storage.Store { return r.store }
+
+// newEngine builds the profile's engine: a registered factory, else a
+// built-in. An unknown name is *engine.UnknownEngineError.
+func (r *Rig) newEngine() (engine.Engine, error) {
+	if f, ok := r.engines[r.profile.Engine]; ok {
+		return f(r.profile)
+	}
+	cfg := r.engineCfg
+	cfg.GatePolicy = r.profile.gatePolicy()
+	return engine.Lookup(r.profile.Engine, cfg)
+}
+
+// engineKnown reports whether the profile's engine name resolves, without
+// building it.
+func (r *Rig) engineKnown() error {
+	if _, ok := r.engines[r.profile.Engine]; ok {
+		return nil
+	}
+	_, err := engine.Lookup(r.profile.Engine, engine.Config{})
+	return err
+}

@@ -1,0 +1,542 @@
+package rig
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"looprig/rig/engine"
+	"looprig/rig/event"
+	"looprig/rig/hub"
+	"looprig/rig/journal"
+	"looprig/rig/storage"
+)
+
+// interruptCause is the cause a turn's context is cancelled with; its
+// reason is what TurnInterrupted records.
+type interruptCause struct{ reason string }
+
+func (c *interruptCause) Error() string { return "turn interrupted: " + c.reason }
+
+var (
+	causeUser      = &interruptCause{event.ReasonUser}
+	causeShutdown  = &interruptCause{event.ReasonShutdown}
+	causeLeaseLost = &interruptCause{event.ReasonLeaseLost}
+)
+
+// Session is a live session: it owns the session lease, the fenced
+// journal, the hub and the root loop until Shutdown. Its methods are safe
+// for concurrent use.
+type Session struct {
+	rig     *Rig
+	id      uuid.UUID
+	name    string // storage name of the lease and the journal
+	lease   storage.Lease
+	journal *journal.SessionJournal
+	hub     *hub.Hub
+	ws      *workspace
+	eng     engine.Engine
+	loopID  string
+	title   string
+	created time.Time
+	restore *RestoreInfo
+
+	// ctx is cancelled (with a cause) on lease loss, persistence fault and
+	// shutdown; running turns derive from it.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	mu        sync.Mutex
+	closed    bool  // admission closed: Shutdown began
+	fault     error // latched lease loss or persistence fault
+	turn      *turnRun
+	gate      *gateState
+	nextIndex int
+	turns     int
+
+	catMu sync.Mutex // orders catalog writes
+
+	stopWatch chan struct{}
+	watchDone chan struct{}
+
+	shutdownStarted bool
+	shutdownDone    chan struct{}
+	shutdownErr     error
+}
+
+type turnRun struct {
+	id      string
+	index   int
+	input   string
+	started time.Time
+	cancel  context.CancelCauseFunc
+	done    chan struct{}
+}
+
+type gateState struct {
+	id, turnID, prompt string
+	answer             chan bool
+}
+
+// TurnInfo identifies a submitted turn.
+type TurnInfo struct {
+	ID    string
+	Index int
+}
+
+// RestoreInfo is the outcome of the restore that produced a session.
+type RestoreInfo struct {
+	Epoch       uint64
+	Interrupted []string // turn ids closed with TurnInterrupted{crash}
+	GatesClosed []string // gate ids closed with GateResolved{restore_unavailable}
+	Adopted     []event.Change
+	Records     uint64 // journal records replayed
+}
+
+func newSession(r *Rig, id uuid.UUID, lease storage.Lease) *Session {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &Session{
+		rig: r, id: id, name: storage.SessionName(id.String()), lease: lease,
+		ctx: ctx, cancel: cancel,
+		stopWatch: make(chan struct{}), watchDone: make(chan struct{}),
+		shutdownDone: make(chan struct{}),
+	}
+}
+
+// SessionID returns the session's id.
+func (s *Session) SessionID() uuid.UUID { return s.id }
+
+// LoopID returns the root loop's id; it survives restores.
+func (s *Session) LoopID() string { return s.loopID }
+
+// Epoch returns the session lease's epoch.
+func (s *Session) Epoch() uint64 { return s.lease.Epoch() }
+
+// Restored returns the outcome of the restore that produced this session,
+// or nil for a session made by NewSession.
+func (s *Session) Restored() *RestoreInfo { return s.restore }
+
+// Workspace returns the directory turns run in.
+func (s *Session) Workspace() string { return s.ws.dir }
+
+// Done is closed when the session stops accepting work: on lease loss, on
+// a persistence fault, or when Shutdown has finished.
+func (s *Session) Done() <-chan struct{} { return s.ctx.Done() }
+
+// Err returns the latched fault (a lease-lost error or a persistence
+// fault), or nil.
+func (s *Session) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fault
+}
+
+// Subscribe opens a subscription to the session's events.
+func (s *Session) Subscribe(f hub.Filter) *hub.Subscription { return s.hub.Subscribe(f) }
+
+// WaitIdle waits until no turn is running.
+func (s *Session) WaitIdle(ctx context.Context) error { return s.hub.WaitIdle(ctx) }
+
+// admitLocked refuses mutations on a faulted or closing session.
+func (s *Session) admitLocked() error {
+	if s.fault != nil {
+		return s.fault
+	}
+	if s.closed {
+		return ErrSessionClosed
+	}
+	return nil
+}
+
+// mutationErr prefers the latched fault to the error an append returned:
+// an append that failed because the lease was lost reports the loss.
+func (s *Session) mutationErr(err error) error {
+	if f := s.Err(); f != nil {
+		return f
+	}
+	var fe *hub.FaultError
+	if errors.As(err, &fe) {
+		return fe.Err
+	}
+	return err
+}
+
+// Submit starts a turn running input. It returns once TurnStarted is
+// durable; the turn runs on. A second Submit while a turn runs is
+// *BusyError.
+func (s *Session) Submit(ctx context.Context, input string) (TurnInfo, error) {
+	s.mu.Lock()
+	if err := s.admitLocked(); err != nil {
+		s.mu.Unlock()
+		return TurnInfo{}, err
+	}
+	if s.turn != nil {
+		t := s.turn
+		s.mu.Unlock()
+		return TurnInfo{}, &BusyError{TurnID: t.id, Index: t.index}
+	}
+	turnCtx, cancel := context.WithCancelCause(s.ctx)
+	t := &turnRun{id: uuid.NewString(), index: s.nextIndex, input: input, started: s.rig.now(),
+		cancel: cancel, done: make(chan struct{})}
+	s.turn = t
+	s.mu.Unlock()
+
+	fail := func(err error) (TurnInfo, error) {
+		cancel(nil)
+		s.mu.Lock()
+		if s.turn == t {
+			s.turn = nil
+		}
+		s.mu.Unlock()
+		return TurnInfo{}, s.mutationErr(err)
+	}
+	if _, err := s.journal.AppendCommand(ctx, "", journal.Command{Name: journal.CommandSubmit, LoopID: s.loopID, TurnID: t.id, Input: input}); err != nil {
+		return fail(err)
+	}
+	if err := s.hub.Begin(ctx); err != nil {
+		s.endActivity()
+		return fail(err)
+	}
+	if _, err := s.hub.Publish(ctx, s.loopID, event.TurnStarted{TurnID: t.id, Index: t.index, Input: input}); err != nil {
+		s.endActivity()
+		return fail(err)
+	}
+	s.mu.Lock()
+	s.nextIndex++
+	s.turns++
+	s.mu.Unlock()
+	s.updateCatalog()
+	go s.runTurn(turnCtx, t)
+	return TurnInfo{ID: t.id, Index: t.index}, nil
+}
+
+// bg is a fresh, bounded context for journaling what must be recorded even
+// when the caller's or the session's context is done (a turn's end, a
+// shutdown).
+func (s *Session) bg() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), s.rig.releaseTimeout)
+}
+
+// endActivity closes the activity Submit opened, on a fresh context.
+func (s *Session) endActivity() {
+	ctx, cancel := s.bg()
+	defer cancel()
+	s.hub.End(ctx)
+}
+
+// runTurn runs t on the engine and records how it ended.
+func (s *Session) runTurn(ctx context.Context, t *turnRun) {
+	defer close(t.done)
+	sink := newTurnSink(s, t)
+	res, err := s.eng.Run(ctx, engine.Turn{
+		SessionID: s.id.String(), LoopID: s.loopID, ID: t.id, Index: t.index, Input: t.input, Dir: s.ws.dir,
+		Env: []string{"LOOPRIG_SESSION=" + s.id.String(), "LOOPRIG_TURN=" + t.id},
+	}, sink)
+	sink.finish()
+
+	var end event.Event
+	var denied *engine.GateDeniedError
+	var cause *interruptCause
+	switch {
+	case ctx.Err() != nil && errors.As(context.Cause(ctx), &cause):
+		end = event.TurnInterrupted{TurnID: t.id, Index: t.index, Reason: cause.reason}
+	case errors.As(err, &denied):
+		end = event.TurnFailed{TurnID: t.id, Err: "denied at gate: " + denied.Prompt}
+	case err != nil:
+		end = event.TurnFailed{TurnID: t.id, Err: err.Error()}
+	default:
+		end = event.TurnDone{TurnID: t.id, ExitCode: res.ExitCode, Duration: s.rig.now().Sub(t.started)}
+	}
+	bg, cancel := s.bg()
+	s.hub.Publish(bg, s.loopID, end)
+	cancel()
+	s.mu.Lock()
+	s.turn = nil
+	s.gate = nil
+	s.mu.Unlock()
+	s.endActivity()
+	s.updateCatalog()
+	t.cancel(nil)
+}
+
+// Interrupt stops the running turn (SIGTERM to its process group, then
+// SIGKILL after a grace period) and waits until it has ended, recorded as
+// TurnInterrupted{user}.
+func (s *Session) Interrupt(ctx context.Context) error {
+	s.mu.Lock()
+	if err := s.admitLocked(); err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	t := s.turn
+	s.mu.Unlock()
+	if t == nil {
+		return &NoTurnError{}
+	}
+	if _, err := s.journal.AppendCommand(ctx, "", journal.Command{Name: journal.CommandInterrupt, LoopID: s.loopID, TurnID: t.id}); err != nil {
+		return s.mutationErr(err)
+	}
+	t.cancel(causeUser)
+	select {
+	case <-t.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// RespondGate answers the open gate: approve runs the gated command, deny
+// refuses it. Both are journaled before the turn goes on.
+func (s *Session) RespondGate(ctx context.Context, gateID string, approve bool) error {
+	s.mu.Lock()
+	if err := s.admitLocked(); err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	g := s.gate
+	if g == nil || g.id != gateID {
+		open := ""
+		if g != nil {
+			open = g.id
+		}
+		s.mu.Unlock()
+		return &NoGateError{GateID: gateID, Open: open}
+	}
+	s.gate = nil // claimed: a second answer is refused
+	s.mu.Unlock()
+	action := event.ActionDeny
+	if approve {
+		action = event.ActionApprove
+	}
+	unclaim := func(err error) error {
+		s.mu.Lock()
+		if s.gate == nil {
+			s.gate = g
+		}
+		s.mu.Unlock()
+		return s.mutationErr(err)
+	}
+	if _, err := s.journal.AppendCommand(ctx, "", journal.Command{Name: journal.CommandRespondGate, LoopID: s.loopID, TurnID: g.turnID, GateID: g.id, Action: string(action)}); err != nil {
+		return unclaim(err)
+	}
+	if _, err := s.hub.Publish(ctx, s.loopID, event.GateResolved{GateID: g.id, Action: action, Reason: "user"}); err != nil {
+		return unclaim(err)
+	}
+	g.answer <- approve
+	s.updateCatalog()
+	return nil
+}
+
+// Status is a snapshot of a live session.
+type Status struct {
+	ID        uuid.UUID
+	Title     string
+	Profile   string
+	Engine    string
+	Epoch     uint64
+	LoopID    string
+	Placement Placement
+	Workspace string
+	Root      string
+	Tip       uint64 // journal sequence of the last record
+	Turns     int    // turns started, over the session's life
+	Turn      *TurnStatus
+	Gate      *GateStatus
+	Fault     error
+	Closed    bool
+}
+
+// TurnStatus describes the running turn.
+type TurnStatus struct {
+	ID      string
+	Index   int
+	Input   string
+	Started time.Time
+}
+
+// GateStatus describes the open gate.
+type GateStatus struct {
+	ID     string
+	TurnID string
+	Prompt string
+}
+
+// Status returns a snapshot of the session.
+func (s *Session) Status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := Status{
+		ID: s.id, Title: s.title, Profile: s.rig.profile.Name, Engine: s.rig.profile.Engine,
+		Epoch: s.lease.Epoch(), LoopID: s.loopID, Placement: s.ws.placement, Workspace: s.ws.dir, Root: s.ws.root,
+		Tip: s.journal.Tip(), Turns: s.turns, Fault: s.fault, Closed: s.closed,
+	}
+	if t := s.turn; t != nil {
+		st.Turn = &TurnStatus{ID: t.id, Index: t.index, Input: t.input, Started: t.started}
+	}
+	if g := s.gate; g != nil {
+		st.Gate = &GateStatus{ID: g.id, TurnID: g.turnID, Prompt: g.prompt}
+	}
+	return st
+}
+
+// catalogEntry builds the session's catalog entry from its live state.
+func (s *Session) catalogEntry(state CatalogState) CatalogEntry {
+	st := s.Status()
+	c := CatalogEntry{
+		ID: s.id.String(), Title: s.title, Profile: st.Profile, Engine: st.Engine, Placement: st.Placement,
+		Root: st.Root, State: state, Epoch: st.Epoch, LastSeq: st.Tip, Turns: st.Turns,
+		Created: s.created, Updated: s.rig.now().UTC(),
+	}
+	if st.Turn != nil {
+		c.OpenTurn, c.TurnIndex = st.Turn.ID, st.Turn.Index
+	}
+	if st.Gate != nil {
+		c.OpenGate = st.Gate.ID
+	}
+	return c
+}
+
+// updateCatalog rewrites the catalog entry after a state change. It is
+// best effort (the journal is the truth) and skipped once the session lost
+// its lease: the successor owns the entry then.
+func (s *Session) updateCatalog() {
+	s.writeCatalogState(CatalogRunning)
+}
+
+func (s *Session) writeCatalogState(state CatalogState) error {
+	s.catMu.Lock()
+	defer s.catMu.Unlock()
+	if s.Err() != nil {
+		return nil
+	}
+	select {
+	case <-s.lease.Lost():
+		return nil
+	default:
+	}
+	ctx, cancel := s.bg()
+	defer cancel()
+	err := writeCatalog(ctx, s.rig.store, s.catalogEntry(state))
+	if err != nil {
+		s.rig.log.Warn("catalog write failed", "session", s.id, "err", err)
+	}
+	return err
+}
+
+// faultWith latches err as the session's fault (the first one wins),
+// publishes SessionFaulted, and cancels the session context so running
+// turns stop.
+func (s *Session) faultWith(err error) {
+	s.mu.Lock()
+	if s.fault != nil {
+		s.mu.Unlock()
+		return
+	}
+	s.fault = err
+	s.mu.Unlock()
+	s.hub.Publish(context.Background(), "", event.SessionFaulted{Cause: err.Error()})
+	s.cancel(causeLeaseLost)
+}
+
+// watch turns lease loss into a latched fault. It runs from the moment the
+// session is live until Shutdown stops it.
+func (s *Session) watch() {
+	defer close(s.watchDone)
+	var rootLost <-chan struct{}
+	if s.ws.lease != nil {
+		rootLost = s.ws.lease.Lost()
+	}
+	select {
+	case <-s.lease.Lost():
+		s.faultWith(&journal.JournalLeaseLostError{Name: s.name, Epoch: s.lease.Epoch(), Cause: storage.LostCause(s.name, s.lease)})
+	case <-rootLost:
+		s.faultWith(&WorkspaceRootLeaseLostError{Root: s.ws.root, Epoch: s.ws.lease.Epoch(),
+			Cause: storage.LostCause(rootLeaseName(s.ws.root), s.ws.lease)})
+	case <-s.stopWatch:
+	}
+}
+
+// Shutdown stops the session: it closes admission, interrupts the running
+// turn and waits for its process group to be gone, stops the hub with
+// SessionStopped, marks the catalog entry stopped, then releases the root
+// lease and the session lease, once each, on fresh bounded contexts. The
+// caller's context bounds only how long a concurrent caller waits: every
+// call returns the result of the one teardown.
+func (s *Session) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	first := !s.shutdownStarted
+	s.shutdownStarted = true
+	s.mu.Unlock()
+	if first {
+		s.shutdownErr = s.teardown()
+		close(s.shutdownDone)
+		return s.shutdownErr
+	}
+	select {
+	case <-s.shutdownDone:
+		return s.shutdownErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *Session) teardown() error {
+	s.mu.Lock()
+	s.closed = true
+	t := s.turn
+	healthy := s.fault == nil
+	s.mu.Unlock()
+
+	ctx, cancel := s.bg()
+	defer cancel()
+	var errs []error
+	if healthy {
+		if _, err := s.journal.AppendCommand(ctx, "", journal.Command{Name: journal.CommandShutdown, LoopID: s.loopID}); err != nil {
+			errs = append(errs, fmt.Errorf("record shutdown: %w", s.mutationErr(err)))
+		}
+	}
+	if t != nil {
+		t.cancel(causeShutdown)
+		<-t.done // the engine returns only when the turn's process group is gone
+	}
+	close(s.stopWatch)
+	<-s.watchDone
+	stopCtx, stopCancel := s.bg()
+	defer stopCancel()
+	if err := s.hub.Stop(stopCtx); err != nil && healthy {
+		errs = append(errs, fmt.Errorf("stop hub: %w", s.mutationErr(err)))
+	}
+	if s.Err() == nil {
+		if err := s.writeCatalogState(CatalogStopped); err != nil {
+			errs = append(errs, fmt.Errorf("catalog: %w", err))
+		}
+	}
+	s.cancel(ErrSessionClosed)
+	errs = append(errs, s.releaseLeases()...)
+	return errors.Join(errs...)
+}
+
+// releaseLeases releases the root lease, then the session lease, each on
+// a fresh bounded context.
+func (s *Session) releaseLeases() []error {
+	var errs []error
+	if s.ws != nil && s.ws.lease != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), s.rig.releaseTimeout)
+		if err := s.ws.lease.Release(ctx); err != nil {
+			s.rig.log.Warn("root lease release failed", "root", s.ws.root, "err", err)
+			errs = append(errs, fmt.Errorf("release root lease: %w", err))
+		}
+		cancel()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.rig.releaseTimeout)
+	defer cancel()
+	if err := s.lease.Release(ctx); err != nil {
+		s.rig.log.Warn("session lease release failed", "session", s.id, "err", err)
+		errs = append(errs, fmt.Errorf("release session lease: %w", err))
+	}
+	return errs
+}

@@ -1,0 +1,158 @@
+package rig
+
+import (
+	"context"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"looprig/rig/engine"
+	"looprig/rig/event"
+)
+
+// turnSink is the engine.Sink of one turn. Output goes live to subscribers
+// as OutputDelta (ephemeral) and into the journal as TurnOutput
+// checkpoints: whenever checkpointBytes have gathered, and at least every
+// checkpointEvery while output is pending, so a crash loses under a second
+// of output. Past the rig's per-turn cap, output is only counted (Elided),
+// which keeps journal growth and memory bounded for a turn printing
+// gigabytes.
+type turnSink struct {
+	s *Session
+	t *turnRun
+
+	mu        sync.Mutex
+	buf       []byte
+	journaled int64 // bytes accepted for the journal
+	elided    int64
+
+	flushMu sync.Mutex // orders checkpoints
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+func newTurnSink(s *Session, t *turnRun) *turnSink {
+	k := &turnSink{s: s, t: t, stop: make(chan struct{}), done: make(chan struct{})}
+	go k.tick()
+	return k
+}
+
+// tick checkpoints pending output every interval until finish.
+func (k *turnSink) tick() {
+	defer close(k.done)
+	every := time.NewTicker(k.s.rig.checkpointEvery)
+	defer every.Stop()
+	for {
+		select {
+		case <-every.C:
+			k.flush(false)
+		case <-k.stop:
+			return
+		}
+	}
+}
+
+// Output implements engine.Sink.
+func (k *turnSink) Output(stream engine.Stream, text string) {
+	if text == "" {
+		return
+	}
+	k.s.hub.Publish(context.Background(), k.s.loopID, event.OutputDelta{TurnID: k.t.id, Stream: string(stream), Text: text})
+	k.mu.Lock()
+	room := k.s.rig.turnJournalCap - k.journaled
+	if int64(len(text)) > room {
+		keep := max(room, 0)
+		k.elided += int64(len(text)) - keep
+		text = text[:keep]
+	}
+	k.buf = append(k.buf, text...)
+	k.journaled += int64(len(text))
+	full := len(k.buf) >= k.s.rig.checkpointBytes
+	k.mu.Unlock()
+	if full {
+		k.flush(false)
+	}
+}
+
+// Gate implements engine.Sink: it journals GateOpened, waits for
+// RespondGate or the end of ctx, and closes the gate on the way out if
+// nobody answered.
+func (k *turnSink) Gate(ctx context.Context, prompt string) (bool, error) {
+	s := k.s
+	k.flush(false) // output before the question stays before it in the journal
+	g := &gateState{id: newID(), turnID: k.t.id, prompt: prompt, answer: make(chan bool, 1)}
+	if _, err := s.hub.Publish(ctx, s.loopID, event.GateOpened{GateID: g.id, TurnID: k.t.id, Prompt: prompt}); err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	s.gate = g
+	s.mu.Unlock()
+	s.updateCatalog()
+	select {
+	case ok := <-g.answer:
+		return ok, nil
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	mine := s.gate == g
+	if mine {
+		s.gate = nil
+	}
+	s.mu.Unlock()
+	if !mine { // RespondGate claimed it and journaled the answer
+		select {
+		case ok := <-g.answer:
+			return ok, nil
+		default:
+			return false, context.Cause(ctx)
+		}
+	}
+	reason := "interrupted"
+	if c, ok := context.Cause(ctx).(*interruptCause); ok {
+		reason = c.reason
+	}
+	bg, cancel := s.bg()
+	defer cancel()
+	s.hub.Publish(bg, s.loopID, event.GateResolved{GateID: g.id, Action: event.ActionClose, Reason: reason})
+	return false, context.Cause(ctx)
+}
+
+// flush journals pending output as TurnOutput records of at most
+// checkpointBytes each, cut at UTF-8 boundaries. With final it also
+// reports elided output.
+func (k *turnSink) flush(final bool) {
+	k.flushMu.Lock()
+	defer k.flushMu.Unlock()
+	k.mu.Lock()
+	pending := k.buf
+	k.buf = nil
+	elided := k.elided
+	k.mu.Unlock()
+	ctx, cancel := k.s.bg()
+	defer cancel()
+	limit := k.s.rig.checkpointBytes
+	for len(pending) > 0 {
+		n := min(len(pending), limit)
+		for n < len(pending) && n > 0 && !utf8.RuneStart(pending[n]) {
+			n--
+		}
+		if n == 0 {
+			n = min(len(pending), limit)
+		}
+		if _, err := k.s.hub.Publish(ctx, k.s.loopID, event.TurnOutput{TurnID: k.t.id, Text: string(pending[:n])}); err != nil {
+			return // the hub faulted the session; nothing more can be journaled
+		}
+		pending = pending[n:]
+	}
+	if final && elided > 0 {
+		k.s.hub.Publish(ctx, k.s.loopID, event.TurnOutput{TurnID: k.t.id, Elided: elided})
+	}
+}
+
+// finish stops the checkpoint ticker and journals what is left.
+func (k *turnSink) finish() {
+	close(k.stop)
+	<-k.done
+	k.flush(true)
+}
