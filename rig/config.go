@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -58,7 +59,7 @@ func DemoProfile() Profile {
 
 func (p Profile) gatePolicy() []string {
 	if p.GatePolicy == nil {
-		return engine.DefaultGatePolicy
+		return slices.Clone(engine.DefaultGatePolicy)
 	}
 	return p.GatePolicy
 }

@@ -16,7 +16,8 @@
 //   - Before doing anything a policy wants confirmed, Run asks sink.Gate.
 //     A denial makes Run return *GateDeniedError without running anything.
 //   - Cancelling ctx interrupts the turn: Run stops promptly and returns an
-//     error wrapping context.Cause(ctx), so errors.Is(err, cause) holds.
+//     error wrapping context.Cause(ctx) (and ctx.Err()), so errors.Is(err,
+//     cause) and errors.Is(err, context.Canceled) hold.
 //   - A turn that ran to its end returns a nil error and its exit code, even
 //     when that code is not zero: a failing command is a result, not an
 //     engine error. Result.ExitCode is NoExitCode (-1) when there is no exit
@@ -42,11 +43,14 @@
 // reason, the kernel closes the pipe, the watcher reads EOF and SIGKILLs the
 // turn's process group. At the end of a normal turn the watcher is told
 // "done" and exits without killing. The turn's shell does not start the
-// user's command before the watcher is armed (it waits for a go-ahead byte on
+// user's command before the watcher is armed (it waits for a go-ahead line on
 // a pipe and exits on EOF), so there is no window in which a crash leaves an
-// unwatched turn. Limits: processes that leave the process group (setsid,
-// setpgid, a shell with job control) are not followed, and a process stuck
-// in uninterruptible sleep outlives SIGKILL until its I/O completes.
+// unwatched turn. The same holds when the process exits normally (os.Exit)
+// with a turn still running. Limits: processes that leave the process group
+// (setsid, setpgid, a shell with job control) are not followed, and a process
+// stuck in uninterruptible sleep outlives SIGKILL until its I/O completes
+// (Run waits for it at most 5 s). The input is one argv string, so the
+// kernel's limit applies (128 KiB on Linux).
 //
 // Output: both pipes are read as data arrives and delivered in chunks of at
 // most 32 KiB without waiting for a newline (a progress bar streams). Lines
@@ -62,8 +66,11 @@
 // whitespace-normalized policy pattern as a plain, case-sensitive substring.
 // The first matching pattern opens a gate. This is a guard rail against
 // accidents, not a security boundary: "rm -r -f", quoting or a script file
-// get past it. The exit code is the shell's; a shell killed by signal N
-// reports 128+N, as shells do.
+// get past it.
+//
+// The exit code is the shell's; a shell killed by signal N reports 128+N, as
+// shells do. An interrupted turn returns the interruption error together with
+// that exit code (usually 143 or 137).
 //
 // # The demo engine
 //
@@ -81,6 +88,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -248,7 +256,13 @@ func Lookup(name string, cfg Config) (Engine, error) {
 	return mk(cfg), nil
 }
 
-// interrupted is the error Run returns when ctx ended.
+// interrupted is the error Run returns when ctx ended. It wraps both
+// context.Cause(ctx) and ctx.Err(), so errors.Is works with the cause as well
+// as with context.Canceled or context.DeadlineExceeded.
 func interrupted(ctx context.Context, engine string) error {
-	return fmt.Errorf("engine %s: turn interrupted: %w", engine, context.Cause(ctx))
+	err, cause := ctx.Err(), context.Cause(ctx)
+	if cause == nil || errors.Is(cause, err) {
+		return fmt.Errorf("engine %s: turn interrupted: %w", engine, err)
+	}
+	return fmt.Errorf("engine %s: turn interrupted: %w (%w)", engine, cause, err)
 }

@@ -127,13 +127,15 @@ func (s *shell) run(ctx context.Context, turn Turn, sink Sink) (Result, error) {
 	}()
 
 	watcher := exec.Command("/bin/sh", "-c", watchScript, "looprig-watch", strconv.Itoa(pgid))
+	watcher.Dir = "/" // pin no directory
 	watcher.Stdin = watchR
 	watcher.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	watchErr := watcher.Start()
 	_ = watchR.Close()
 
 	interruptedTurn := false
-	if watchErr == nil && ctx.Err() == nil {
+	ran := watchErr == nil && ctx.Err() == nil
+	if ran {
 		_, _ = goW.Write([]byte("go\n"))
 		_ = goW.Close()
 		select {
@@ -160,7 +162,10 @@ func (s *shell) run(ctx context.Context, turn Turn, sink Sink) (Result, error) {
 	if watchErr != nil {
 		return none, fmt.Errorf("engine shell: start watcher: %w", watchErr)
 	}
-	res := Result{ExitCode: exitCode(cmd.ProcessState)}
+	res := none
+	if ran {
+		res.ExitCode = exitCode(cmd.ProcessState)
+	}
 	if interruptedTurn {
 		return res, interrupted(ctx, "shell")
 	}
