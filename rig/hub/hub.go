@@ -136,6 +136,8 @@ func New(session string, j Journal, opts ...Option) *Hub {
 // Publish delivers ev to the subscribers that want it. An enduring event is
 // journaled first and delivered with its sequence; if the journal refuses
 // it, nothing is delivered, the hub is faulted and a *FaultError returned.
+// A ctx that ends before the event is journaled returns ctx's error and
+// faults nothing (the Journal must append nothing in that case).
 func (h *Hub) Publish(ctx context.Context, loopID string, ev event.Event) (event.Envelope, error) {
 	return h.publish(ctx, "", loopID, ev)
 }
@@ -171,6 +173,11 @@ func (h *Hub) publish(ctx context.Context, id, loopID string, ev event.Event) (e
 	}
 	seq, err := h.journal.AppendEvent(ctx, id, loopID, ev)
 	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+			// The caller gave up before the event was journaled: nothing
+			// was written, the session is fine, nothing is delivered.
+			return env, err
+		}
 		return env, h.faulted(ev.Type(), err)
 	}
 	env.Seq = seq

@@ -122,6 +122,32 @@ func TestFailedAppendDeliversNothingAndFaults(t *testing.T) {
 	}
 }
 
+// ctxJournal fails like rig/journal does when the caller's context ends
+// while its record is still queued.
+type ctxJournal struct{ memJournal }
+
+func (j *ctxJournal) AppendEvent(ctx context.Context, id, loop string, ev event.Event) (uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	return j.memJournal.AppendEvent(ctx, id, loop, ev)
+}
+
+func TestCancelledPublishDoesNotFault(t *testing.T) {
+	h := New("s1", &ctxJournal{})
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := h.Publish(cctx, "", event.SessionIdle{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Publish with a cancelled context = %v", err)
+	}
+	if h.Err() != nil {
+		t.Fatalf("a cancelled publish faulted the hub: %v", h.Err())
+	}
+	if _, err := h.Publish(ctx, "", event.SessionIdle{}); err != nil {
+		t.Fatalf("Publish after a cancelled one = %v", err)
+	}
+}
+
 func TestSlowSubscriberNeverBlocksThePublisher(t *testing.T) {
 	j := &memJournal{}
 	h := New("s1", j)
