@@ -65,7 +65,9 @@ func (p Profile) gatePolicy() []string {
 }
 
 func (p Profile) validate() error {
-	bad := func(field, reason string) error { return &InvalidProfileError{Profile: p.Name, Field: field, Reason: reason} }
+	bad := func(field, reason string) error {
+		return &InvalidProfileError{Profile: p.Name, Field: field, Reason: reason}
+	}
 	switch {
 	case p.Name == "":
 		return bad("name", "empty")

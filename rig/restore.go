@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/google/uuid"
@@ -56,14 +58,20 @@ func (r *Rig) RestoreSession(ctx context.Context, id uuid.UUID) (_ *Session, err
 	if id == uuid.Nil {
 		return nil, fail(RestoreDiscoveryFailed, errors.New("the nil session id names no session"))
 	}
-	// Discovery before any write: no journal, no session.
+	// Discovery before any write: no journal, no session. A journal the
+	// store refuses as corrupt exists but cannot be replayed: that is
+	// replay_failed, recorded (under the lease) in the catalog entry.
 	tip, err := r.store.Tip(ctx, name)
-	if err != nil {
+	var corrupt *storage.CorruptError
+	damaged := errors.As(err, &corrupt)
+	switch {
+	case damaged:
+	case err != nil:
 		return nil, fail(RestoreDiscoveryFailed, err)
-	}
-	if tip == 0 {
+	case tip == 0:
 		return nil, fail(RestoreDiscoveryFailed, fmt.Errorf("session %s has no journal in this store", id))
 	}
+	journalErr := err
 
 	lease, err := r.store.Acquire(ctx, name)
 	if err != nil {
@@ -76,6 +84,9 @@ func (r *Rig) RestoreSession(ctx context.Context, id uuid.UUID) (_ *Session, err
 			s.abortRestore(err)
 		}
 	}()
+	if damaged {
+		return nil, fail(RestoreReplayFailed, fmt.Errorf("the journal is damaged; nothing was modified: %w", journalErr))
+	}
 
 	s.journal, err = journal.Open(ctx, r.store, name, lease, journal.WithClock(r.now))
 	if err != nil {
@@ -268,8 +279,19 @@ func (r *Rig) checkConfig(ctx context.Context, id uuid.UUID, started *event.Sess
 }
 
 // materialize resolves the workspace a restored session runs in, from the
-// live profile (whose drift from the record was just checked).
+// live profile (whose drift from the record was just checked). A session
+// workspace that has gone missing fails the restore rather than coming back
+// empty: the files a session worked on are part of what it restores.
 func (r *Rig) materialize(ctx context.Context, id string, _ *event.SessionStarted) (*workspace, error) {
+	if r.profile.Placement == PlacementSession {
+		dir := filepath.Join(r.workspaces, id)
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			if err == nil {
+				err = errors.New("not a directory")
+			}
+			return nil, fmt.Errorf("session workspace %s is missing (%w); recreate the directory to restore the session with an empty workspace", dir, err)
+		}
+	}
 	return r.placeWorkspace(ctx, id)
 }
 
@@ -286,14 +308,11 @@ func (s *Session) abortRestore(cause error) {
 }
 
 // recordRestoreErrored appends RestoreErrored. When the journal latched a
-// failed append (a transient store error), it re-opens the journal — a new
-// fence at the same epoch, at the tip as it really is — so the failure is
-// still on record. It writes nothing once the lease is lost or a successor
-// fenced the journal.
+// failed append, or could not be opened at all (a transient store error),
+// it (re-)opens the journal — a new fence at the same epoch, at the tip as
+// it really is — so the failure is still on record. It writes nothing once
+// the lease is lost or a successor fenced the journal.
 func (s *Session) recordRestoreErrored(cause error) {
-	if s.journal == nil {
-		return
-	}
 	select {
 	case <-s.lease.Lost():
 		return
@@ -313,21 +332,6 @@ func (s *Session) recordRestoreErrored(cause error) {
 	}
 	ctx, cancel := s.bg()
 	defer cancel()
-	j := s.journal
-	if err := j.Err(); err != nil {
-		var fenced *journal.FencedError
-		var lost *journal.JournalLeaseLostError
-		if errors.As(err, &fenced) || errors.As(err, &lost) {
-			return
-		}
-		if j, err = journal.Open(ctx, s.rig.store, s.name, s.lease, journal.WithClock(s.rig.now)); err != nil {
-			s.rig.log.Warn("cannot record RestoreErrored", "session", s.id, "err", err)
-			return
-		}
-	}
-	if _, err := j.AppendEvent(ctx, "", "", event.RestoreErrored{Kind: kind, Message: cause.Error()}); err != nil {
-		s.rig.log.Warn("cannot record RestoreErrored", "session", s.id, "err", err)
-	}
 	// A journal that cannot be replayed, or has no session in it, makes
 	// the session broken until someone repairs it; say so in the catalog
 	// so listings show it without reading the journal.
@@ -340,5 +344,26 @@ func (s *Session) recordRestoreErrored(cause error) {
 		if err := writeCatalog(ctx, s.rig.store, c); err != nil {
 			s.rig.log.Warn("cannot mark the catalog entry broken", "session", s.id, "err", err)
 		}
+	}
+	j := s.journal
+	jerr := cause // no journal: its Open failed with the cause
+	if j != nil {
+		jerr = j.Err()
+	}
+	if jerr != nil {
+		var fenced *journal.FencedError
+		var lost *journal.JournalLeaseLostError
+		var corrupt *storage.CorruptError
+		if errors.As(jerr, &fenced) || errors.As(jerr, &lost) || errors.As(jerr, &corrupt) {
+			return // nothing may, or can, be appended
+		}
+		var err error
+		if j, err = journal.Open(ctx, s.rig.store, s.name, s.lease, journal.WithClock(s.rig.now)); err != nil {
+			s.rig.log.Warn("cannot record RestoreErrored", "session", s.id, "err", err)
+			return
+		}
+	}
+	if _, err := j.AppendEvent(ctx, "", "", event.RestoreErrored{Kind: kind, Message: cause.Error()}); err != nil {
+		s.rig.log.Warn("cannot record RestoreErrored", "session", s.id, "err", err)
 	}
 }

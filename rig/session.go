@@ -80,6 +80,12 @@ type turnRun struct {
 type gateState struct {
 	id, turnID, prompt string
 	answer             chan bool
+	// opened is closed once GateOpened is journaled, or its append failed
+	// (then openErr is set first). The gate is answerable from the moment
+	// GateOpened is delivered; an answer waits for opened, so it is never
+	// journaled before the question.
+	opened  chan struct{}
+	openErr error
 }
 
 // TurnInfo identifies a submitted turn.
@@ -192,16 +198,21 @@ func (s *Session) Submit(ctx context.Context, input string) (TurnInfo, error) {
 			s.turn = nil
 		}
 		s.mu.Unlock()
+		close(t.done) // a Shutdown or Interrupt that saw t waits for it
 		return TurnInfo{}, s.mutationErr(err)
 	}
 	if _, err := s.journal.AppendCommand(ctx, "", journal.Command{Name: journal.CommandSubmit, LoopID: s.loopID, TurnID: t.id, Input: input}); err != nil {
-		return fail(err)
+		return fail(s.commandErr(err))
 	}
-	if err := s.hub.Begin(ctx); err != nil {
+	// The command is on record: the turn starts whatever happens to ctx
+	// now. A cancellation reaching the hub would fault the whole session.
+	pctx, pcancel := s.bg()
+	defer pcancel()
+	if err := s.hub.Begin(pctx); err != nil {
 		s.endActivity()
 		return fail(err)
 	}
-	if _, err := s.hub.Publish(ctx, s.loopID, event.TurnStarted{TurnID: t.id, Index: t.index, Input: input}); err != nil {
+	if _, err := s.hub.Publish(pctx, s.loopID, event.TurnStarted{TurnID: t.id, Index: t.index, Input: input}); err != nil {
 		s.endActivity()
 		return fail(err)
 	}
@@ -212,6 +223,16 @@ func (s *Session) Submit(ctx context.Context, input string) (TurnInfo, error) {
 	s.updateCatalog()
 	go s.runTurn(turnCtx, t)
 	return TurnInfo{ID: t.id, Index: t.index}, nil
+}
+
+// commandErr is the error of a failed command append. A failure the
+// journal latched (lease lost, fenced, store fault) means nothing more can
+// be recorded: it faults the session, as a failed event append does.
+func (s *Session) commandErr(err error) error {
+	if jerr := s.journal.Err(); jerr != nil {
+		s.faultWith(jerr)
+	}
+	return s.mutationErr(err)
 }
 
 // bg is a fresh, bounded context for journaling what must be recorded even
@@ -278,7 +299,7 @@ func (s *Session) Interrupt(ctx context.Context) error {
 		return &NoTurnError{}
 	}
 	if _, err := s.journal.AppendCommand(ctx, "", journal.Command{Name: journal.CommandInterrupt, LoopID: s.loopID, TurnID: t.id}); err != nil {
-		return s.mutationErr(err)
+		return s.commandErr(err)
 	}
 	t.cancel(causeUser)
 	select {
@@ -320,10 +341,21 @@ func (s *Session) RespondGate(ctx context.Context, gateID string, approve bool) 
 		s.mu.Unlock()
 		return s.mutationErr(err)
 	}
-	if _, err := s.journal.AppendCommand(ctx, "", journal.Command{Name: journal.CommandRespondGate, LoopID: s.loopID, TurnID: g.turnID, GateID: g.id, Action: string(action)}); err != nil {
-		return unclaim(err)
+	select {
+	case <-g.opened:
+	case <-ctx.Done():
+		return unclaim(ctx.Err())
 	}
-	if _, err := s.hub.Publish(ctx, s.loopID, event.GateResolved{GateID: g.id, Action: action, Reason: "user"}); err != nil {
+	if g.openErr != nil {
+		return s.mutationErr(g.openErr)
+	}
+	if _, err := s.journal.AppendCommand(ctx, "", journal.Command{Name: journal.CommandRespondGate, LoopID: s.loopID, TurnID: g.turnID, GateID: g.id, Action: string(action)}); err != nil {
+		return unclaim(s.commandErr(err))
+	}
+	// The answer is on record: a cancellation of ctx must not reach the hub.
+	pctx, pcancel := s.bg()
+	defer pcancel()
+	if _, err := s.hub.Publish(pctx, s.loopID, event.GateResolved{GateID: g.id, Action: action, Reason: "user"}); err != nil {
 		return unclaim(err)
 	}
 	g.answer <- approve
@@ -475,6 +507,11 @@ func (s *Session) Shutdown(ctx context.Context) error {
 		s.shutdownErr = s.teardown()
 		close(s.shutdownDone)
 		return s.shutdownErr
+	}
+	select { // a finished teardown wins over a done ctx
+	case <-s.shutdownDone:
+		return s.shutdownErr
+	default:
 	}
 	select {
 	case <-s.shutdownDone:

@@ -81,13 +81,28 @@ func (k *turnSink) Output(stream engine.Stream, text string) {
 func (k *turnSink) Gate(ctx context.Context, prompt string) (bool, error) {
 	s := k.s
 	k.flush(false) // output before the question stays before it in the journal
-	g := &gateState{id: newID(), turnID: k.t.id, prompt: prompt, answer: make(chan bool, 1)}
-	if _, err := s.hub.Publish(ctx, s.loopID, event.GateOpened{GateID: g.id, TurnID: k.t.id, Prompt: prompt}); err != nil {
-		return false, err
-	}
+	g := &gateState{id: newID(), turnID: k.t.id, prompt: prompt, answer: make(chan bool, 1), opened: make(chan struct{})}
+	// Open before publishing: a subscriber may answer as soon as GateOpened
+	// is delivered, which happens inside Publish.
 	s.mu.Lock()
 	s.gate = g
 	s.mu.Unlock()
+	// Not on ctx: an interrupt arriving now would fault the session through
+	// the hub; it is seen below and closes the gate.
+	pctx, pcancel := s.bg()
+	_, err := s.hub.Publish(pctx, s.loopID, event.GateOpened{GateID: g.id, TurnID: k.t.id, Prompt: prompt})
+	pcancel()
+	if err != nil {
+		g.openErr = err
+		close(g.opened)
+		s.mu.Lock()
+		if s.gate == g {
+			s.gate = nil
+		}
+		s.mu.Unlock()
+		return false, err
+	}
+	close(g.opened)
 	s.updateCatalog()
 	select {
 	case ok := <-g.answer:

@@ -1,0 +1,305 @@
+package rigtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"looprig/rig/journal"
+	"looprig/rig/storage"
+)
+
+// faultStore wraps a backend's store for the suite: it injects faults into
+// Append and Acquire, and wraps every lease it grants so that the suite can
+// count and order releases. It forwards the optional interfaces the
+// runtime and the suite use (LeaseProber, Breaker, ProbeMany) when the
+// wrapped store has them.
+type faultStore struct {
+	storage.Store
+
+	mu        sync.Mutex
+	onAppend  func(name string, expected uint64, payloads [][]byte) error
+	onAcquire func(name string) error
+	deafNew   bool                       // new grants hide their loss (deafened)
+	grants    map[string][]*trackedLease // every grant, per name, in order
+	ops       []leaseOp                  // grants and releases, in order
+}
+
+type leaseOp struct {
+	op    string // "acquire", "break", "release"
+	name  string
+	epoch uint64
+}
+
+func newFaultStore(s storage.Store) *faultStore {
+	return &faultStore{Store: s, grants: map[string][]*trackedLease{}}
+}
+
+// setAppendFault installs fn, called before every Append reaches the store;
+// a non-nil error fails that Append without touching the store.
+func (f *faultStore) setAppendFault(fn func(name string, expected uint64, payloads [][]byte) error) {
+	f.mu.Lock()
+	f.onAppend = fn
+	f.mu.Unlock()
+}
+
+// setAcquireFault installs fn, called before every Acquire.
+func (f *faultStore) setAcquireFault(fn func(name string) error) {
+	f.mu.Lock()
+	f.onAcquire = fn
+	f.mu.Unlock()
+}
+
+// failAppendOnce fails the first Append to name at expected, once.
+func (f *faultStore) failAppendOnce(name string, expected uint64) {
+	var once sync.Once
+	f.setAppendFault(func(n string, e uint64, _ [][]byte) error {
+		if n != name || e != expected {
+			return nil
+		}
+		var err error
+		once.Do(func() { err = errInjected })
+		return err
+	})
+}
+
+// failAppendAt fails every Append to name at expected.
+func (f *faultStore) failAppendAt(name string, expected uint64) {
+	f.setAppendFault(func(n string, e uint64, _ [][]byte) error {
+		if n == name && e == expected {
+			return errInjected
+		}
+		return nil
+	})
+}
+
+// onRecord runs fn on every record an Append carries (decoded), before the
+// Append reaches the store; fn's error fails the Append.
+func (f *faultStore) onRecord(fn func(name string, rec journal.Record) error) {
+	f.setAppendFault(func(name string, expected uint64, payloads [][]byte) error {
+		for i, p := range payloads {
+			rec, err := journal.DecodeRecord(expected+1+uint64(i), p)
+			if err != nil {
+				continue
+			}
+			if err := fn(name, rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (f *faultStore) Append(ctx context.Context, name string, expected uint64, payloads ...[]byte) error {
+	f.mu.Lock()
+	hook := f.onAppend
+	f.mu.Unlock()
+	if hook != nil {
+		if err := hook(name, expected, payloads); err != nil {
+			return err
+		}
+	}
+	return f.Store.Append(ctx, name, expected, payloads...)
+}
+
+func (f *faultStore) Acquire(ctx context.Context, name string) (storage.Lease, error) {
+	f.mu.Lock()
+	hook := f.onAcquire
+	f.mu.Unlock()
+	if hook != nil {
+		if err := hook(name); err != nil {
+			return nil, err
+		}
+	}
+	l, err := f.Store.Acquire(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return f.track("acquire", name, l), nil
+}
+
+// Break forwards storage.Breaker.
+func (f *faultStore) Break(ctx context.Context, name string) (storage.Lease, error) {
+	b, ok := f.Store.(storage.Breaker)
+	if !ok {
+		return nil, fmt.Errorf("rigtest: %T cannot break leases", f.Store)
+	}
+	l, err := b.Break(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return f.track("break", name, l), nil
+}
+
+// Probe forwards storage.LeaseProber.
+func (f *faultStore) Probe(ctx context.Context, name string) (storage.LeaseStatus, error) {
+	p, ok := f.Store.(storage.LeaseProber)
+	if !ok {
+		return storage.LeaseStatus{}, fmt.Errorf("rigtest: %T cannot probe leases", f.Store)
+	}
+	return p.Probe(ctx, name)
+}
+
+type probeManyer interface {
+	ProbeMany(ctx context.Context, names []string) ([]storage.LeaseStatus, error)
+}
+
+// ProbeMany forwards the batch prober; without one it fails, and
+// rig.ListSessions falls back to Probe.
+func (f *faultStore) ProbeMany(ctx context.Context, names []string) ([]storage.LeaseStatus, error) {
+	p, ok := f.Store.(probeManyer)
+	if !ok {
+		return nil, errors.New("rigtest: no batch prober")
+	}
+	return p.ProbeMany(ctx, names)
+}
+
+func (f *faultStore) track(op, name string, l storage.Lease) *trackedLease {
+	tl := &trackedLease{Lease: l, f: f, name: name}
+	f.mu.Lock()
+	tl.deaf = f.deafNew && op == "acquire"
+	f.grants[name] = append(f.grants[name], tl)
+	f.ops = append(f.ops, leaseOp{op: op, name: name, epoch: l.Epoch()})
+	f.mu.Unlock()
+	return tl
+}
+
+// names lists the names granted (Acquire or Break) that start with prefix,
+// in the order of their first grant.
+func (f *faultStore) names(prefix string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	seen := map[string]bool{}
+	for _, op := range f.ops {
+		if op.op != "release" && strings.HasPrefix(op.name, prefix) && !seen[op.name] {
+			seen[op.name] = true
+			out = append(out, op.name)
+		}
+	}
+	return out
+}
+
+// latest returns the latest grant of name, nil if none.
+func (f *faultStore) latest(name string) *trackedLease {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	g := f.grants[name]
+	if len(g) == 0 {
+		return nil
+	}
+	return g[len(g)-1]
+}
+
+// stats counts the grants of name and how many of them were released
+// (first Release call).
+func (f *faultStore) stats(name string) (acquired, released int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, l := range f.grants[name] {
+		acquired++
+		if l.calls > 0 {
+			released++
+		}
+	}
+	return acquired, released
+}
+
+// releases returns the release operations in order.
+func (f *faultStore) releases() []leaseOp {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []leaseOp
+	for _, op := range f.ops {
+		if op.op == "release" {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+// checkBalanced fails the test unless every grant of every name starting
+// with prefix was released.
+func (f *faultStore) checkBalanced(t testing.TB, prefix string) {
+	t.Helper()
+	for _, n := range f.names(prefix) {
+		if a, r := f.stats(n); a != r {
+			t.Errorf("lease %s: %d grant(s), %d released", n, a, r)
+		}
+	}
+}
+
+// crash makes the latest grant of name vanish as if its holder had died:
+// the lease is released in the store, but the holder is not told and its
+// own later Release is still counted as its release.
+func (f *faultStore) crash(t testing.TB, name string) {
+	t.Helper()
+	l := f.latest(name)
+	if l == nil {
+		t.Fatalf("no grant of %s to crash", name)
+	}
+	if err := l.Lease.Release(context.Background()); err != nil {
+		t.Fatalf("crash %s: %v", name, err)
+	}
+}
+
+// trackedLease records Release calls of the lease it wraps.
+type trackedLease struct {
+	storage.Lease
+	f     *faultStore
+	name  string
+	calls int  // guarded by f.mu
+	deaf  bool // guarded by f.mu: hide the loss from the holder
+}
+
+var never = make(chan struct{})
+
+// setDeaf makes the leases Acquire grants from now on hide their loss from
+// their holder (or stops doing so), modelling a holder whose loss
+// notification is late, e.g. a watchdog that has not fired yet.
+func (f *faultStore) setDeaf(deaf bool) {
+	f.mu.Lock()
+	f.deafNew = deaf
+	f.mu.Unlock()
+}
+
+// Lost is the wrapped lease's, unless the lease was deafened.
+func (l *trackedLease) Lost() <-chan struct{} {
+	l.f.mu.Lock()
+	deaf := l.deaf
+	l.f.mu.Unlock()
+	if deaf {
+		return never
+	}
+	return l.Lease.Lost()
+}
+
+func (l *trackedLease) Release(ctx context.Context) error {
+	l.f.mu.Lock()
+	l.calls++
+	if l.calls == 1 {
+		l.f.ops = append(l.f.ops, leaseOp{op: "release", name: l.name, epoch: l.Lease.Epoch()})
+	}
+	l.f.mu.Unlock()
+	return l.Lease.Release(ctx)
+}
+
+func (l *trackedLease) releaseCalls() int {
+	l.f.mu.Lock()
+	defer l.f.mu.Unlock()
+	return l.calls
+}
+
+// LostCause forwards the wrapped lease's loss cause.
+func (l *trackedLease) LostCause() error {
+	l.f.mu.Lock()
+	deaf := l.deaf
+	l.f.mu.Unlock()
+	if deaf {
+		return nil
+	}
+	return storage.LostCause(l.name, l.Lease)
+}
