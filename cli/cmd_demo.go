@@ -1,0 +1,192 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"looprig/rig"
+	"looprig/rig/event"
+	"looprig/rig/hub"
+)
+
+// demoChildCommand is the hidden subcommand `demo` runs in a helper
+// process: it creates the demo session, starts the long turn, reports
+// "ready ID" on stdout once enough output is durable, and waits to be
+// killed.
+const demoChildCommand = "__demo-child"
+
+const (
+	demoTitle = "demo: crashed mid-turn"
+	demoInput = `for i in $(seq 60); do echo "line $i"; sleep 1; done`
+	// demoReadyLine is the output line that must be durable before the
+	// helper is killed: two seconds of output.
+	demoReadyLine = "line 3"
+)
+
+func cmdDemo(e *env, args []string) int {
+	fs := e.newFlags("demo")
+	fs.BoolVar(&e.json, "json", false, "JSON output")
+	pos, _, dash, code, done := e.parse(fs, args, helpDemo)
+	if done {
+		return code
+	}
+	if code, bad := e.wantNoArgs(pos, dash); bad {
+		return code
+	}
+	if _, err := e.loadConfig(); err != nil { // a bad configuration is an error everywhere
+		return e.fail(err)
+	}
+	st, err := e.openStore() // creates the store, and checks it before the helper starts
+	if err != nil {
+		return e.fail(err)
+	}
+	dir := st.Dir()
+	st.Close()
+	exe, err := os.Executable()
+	if err != nil {
+		return e.fail(fmt.Errorf("demo: find the looprig executable: %w", err))
+	}
+	sig := notifyInterrupts()
+	defer sig.stop()
+	ctx, cancel := context.WithTimeout(sig.ctx, 15*time.Second)
+	defer cancel()
+
+	child := exec.Command(exe, "--store", dir, demoChildCommand)
+	stdin, err := child.StdinPipe() // never written: its EOF tells the helper we are gone
+	if err != nil {
+		return e.fail(err)
+	}
+	defer stdin.Close()
+	out, err := child.StdoutPipe()
+	if err != nil {
+		return e.fail(err)
+	}
+	var stderr strings.Builder
+	child.Stderr = &limitedWriter{w: &stderr, n: 8 << 10}
+	if err := child.Start(); err != nil {
+		return e.fail(fmt.Errorf("demo: start the helper process: %w", err))
+	}
+	ready := make(chan string, 1)
+	go func() {
+		defer close(ready)
+		line, err := bufio.NewReader(out).ReadString('\n')
+		if err == nil {
+			ready <- strings.TrimSpace(line)
+		}
+		io.Copy(io.Discard, out)
+	}()
+	var id string
+	select {
+	case line, ok := <-ready:
+		if ok {
+			id, _ = strings.CutPrefix(line, "ready ")
+		}
+	case <-ctx.Done():
+	}
+	// The crash: SIGKILL, no chance to clean up.
+	child.Process.Signal(syscall.SIGKILL)
+	child.Wait()
+	if id == "" {
+		msg := "demo: the helper process did not get the session ready"
+		if err := ctx.Err(); err != nil {
+			msg += ": " + err.Error()
+		}
+		if s := strings.TrimSpace(stderr.String()); s != "" {
+			msg += ": " + s
+		}
+		return e.fail(errors.New(msg))
+	}
+	short := rig.ShortID(id)
+	if e.json {
+		e.writeJSONLine(newObj().set("id", id).set("short_id", short).set("title", demoTitle).set("helper_pid", child.Process.Pid))
+		return exitOK
+	}
+	g := e.globalArgs()
+	fmt.Fprintf(e.stdout, `A session crashed mid-turn: helper process %d ran
+  %s
+in session %s %q and was killed with SIGKILL after its output reached %q.
+
+See it (state crashed):  looprig %sls
+Restore it:              looprig %srestore %s
+`, child.Process.Pid, demoInput, short, demoTitle, demoReadyLine, g, g, short)
+	return exitOK
+}
+
+// demoChild runs in the helper process of `demo`.
+func demoChild(e *env, args []string) int {
+	if len(args) > 0 {
+		return e.fail(usageErr(demoChildCommand, "no arguments"))
+	}
+	st, err := e.openStore()
+	if err != nil {
+		return e.fail(err)
+	}
+	defer st.Close()
+	sig := notifyInterrupts()
+	defer sig.stop()
+	ctx, cancel := context.WithTimeout(sig.ctx, 30*time.Second)
+	defer cancel()
+	r, err := defineRig(st, rig.DefaultProfile(), nil)
+	if err != nil {
+		return e.fail(err)
+	}
+	s, err := r.NewSession(ctx, rig.WithTitle(demoTitle))
+	if err != nil {
+		return e.fail(err)
+	}
+	defer func() {
+		// Only reached when the parent did not kill us: shut down cleanly.
+		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer scancel()
+		s.Shutdown(sctx)
+	}()
+	sub := s.Subscribe(hub.Filter{AllLoops: true})
+	defer sub.Close()
+	if _, err := s.Submit(ctx, demoInput); err != nil {
+		return e.fail(err)
+	}
+	var durable strings.Builder
+	for !strings.Contains(durable.String(), demoReadyLine+"\n") {
+		batch, ok, err := sub.Next(ctx, 0)
+		if err != nil || !ok {
+			return e.fail(fmt.Errorf("demo helper: waiting for output: %v", errors.Join(err, sub.Err(), s.Err())))
+		}
+		for _, env := range batch {
+			if o, ok := env.Event.(event.TurnOutput); ok {
+				durable.WriteString(o.Text)
+			}
+		}
+	}
+	fmt.Fprintf(e.stdout, "ready %s\n", s.SessionID())
+	// Wait for the SIGKILL; if the parent went away instead (stdin EOF),
+	// or after a bound, shut down cleanly.
+	if f, ok := e.stdinFile(); ok {
+		waitEOF(ctx, f)
+	} else {
+		<-ctx.Done()
+	}
+	return exitError
+}
+
+// limitedWriter keeps the first n bytes written to it.
+type limitedWriter struct {
+	w io.Writer
+	n int
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if l.n > 0 {
+		k := min(len(p), l.n)
+		l.w.Write(p[:k])
+		l.n -= k
+	}
+	return len(p), nil
+}

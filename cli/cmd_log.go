@@ -1,0 +1,177 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"looprig/internal/textsafe"
+	"looprig/rig"
+	"looprig/rig/event"
+	"looprig/rig/journal"
+	"looprig/rig/storage"
+)
+
+// followEvery is how often `log --follow` looks for new records.
+const followEvery = 200 * time.Millisecond
+
+func cmdLog(e *env, args []string) int {
+	fs := e.newFlags("log")
+	fs.BoolVar(&e.json, "json", false, "JSON output")
+	follow := fs.Bool("follow", false, "keep printing records as they land")
+	fs.BoolVar(follow, "f", false, "keep printing records as they land")
+	pos, _, dash, code, done := e.parse(fs, args, helpLog)
+	if done {
+		return code
+	}
+	input, code, bad := e.wantID(pos, dash)
+	if bad {
+		return code
+	}
+	if _, err := e.loadConfig(); err != nil { // a bad configuration is an error everywhere
+		return e.fail(err)
+	}
+	st, err := e.openStore()
+	if err != nil {
+		return e.fail(err)
+	}
+	defer st.Close()
+	sig := notifyInterrupts()
+	defer sig.stop()
+	id, _, err := e.findExisting(sig.ctx, st, input)
+	if err != nil {
+		return e.fail(err)
+	}
+	name := storage.SessionName(id.String())
+	var last uint64
+	for {
+		rp, err := journal.NewReplayer(sig.ctx, st, name, last)
+		if err != nil {
+			if sig.ctx.Err() != nil {
+				return exitOK
+			}
+			return e.fail(err)
+		}
+		for rp.Next() {
+			e.printRecord(rp.Record())
+		}
+		last = rp.LastSeq()
+		err = rp.Err()
+		rp.Close()
+		if err != nil {
+			if sig.ctx.Err() != nil {
+				return exitOK
+			}
+			return e.fail(err)
+		}
+		if !*follow {
+			return exitOK
+		}
+		// Wait for the tip to move past what was printed.
+		for {
+			if sleepCtx(sig.ctx, followEvery) != nil {
+				return exitOK
+			}
+			tip, err := st.Tip(sig.ctx, name)
+			if err != nil {
+				if sig.ctx.Err() != nil {
+					return exitOK
+				}
+				return e.fail(err)
+			}
+			if tip > last {
+				break
+			}
+		}
+	}
+}
+
+// printRecord prints one journal record: a JSON line, or
+// "seq  kind  type  summary".
+func (e *env) printRecord(rec journal.Record) {
+	if e.json {
+		o, err := recordJSON(rec)
+		if err != nil {
+			o = newObj().set("seq", rec.Seq).set("kind", rec.Kind).set("encode_error", err.Error())
+		}
+		e.writeJSONLine(o)
+		return
+	}
+	typ, sum := "", ""
+	switch rec.Kind {
+	case journal.KindFence:
+		typ, sum = "fence", fmt.Sprintf("epoch %d", rec.Epoch)
+	case journal.KindEvent:
+		typ, sum = string(rec.Event.Type()), eventSummary(rec.Event)
+	case journal.KindCommand:
+		typ, sum = rec.Command.Name, commandSummary(rec.Command)
+	}
+	line := fmt.Sprintf("%6d  %-7s  %-20s  %s", rec.Seq, rec.Kind, typ, sum)
+	fmt.Fprintln(e.stdout, strings.TrimRight(line, " "))
+}
+
+func quote(s string, n int) string {
+	return `"` + clip(textsafe.Line(s), n) + `"`
+}
+
+func commandSummary(c *journal.Command) string {
+	switch c.Name {
+	case journal.CommandSubmit:
+		return fmt.Sprintf("turn %s %s", rig.ShortID(c.TurnID), quote(c.Input, 60))
+	case journal.CommandInterrupt:
+		return "turn " + rig.ShortID(c.TurnID)
+	case journal.CommandRespondGate:
+		return fmt.Sprintf("gate %s %s", rig.ShortID(c.GateID), textsafe.Line(c.Action))
+	}
+	return ""
+}
+
+// eventSummary is one line about ev for people, sanitized.
+func eventSummary(ev event.Event) string {
+	l := textsafe.Line
+	switch v := ev.(type) {
+	case event.SessionStarted:
+		s := fmt.Sprintf("title %s, profile %s, placement %s", quote(v.Title, 40), l(v.Rig), l(v.Placement))
+		if v.Root != "" {
+			s += ", root " + l(v.Root)
+		}
+		return s
+	case event.RestoreStarted:
+		return fmt.Sprintf("epoch %d", v.Epoch)
+	case event.RestoreDone:
+		return fmt.Sprintf("epoch %d, interrupted %s, closed %s", v.Epoch, plural(len(v.Interrupted), "turn"), plural(len(v.GatesClosed), "gate"))
+	case event.RestoreErrored:
+		return l(v.Kind) + ": " + clip(l(v.Message), 120)
+	case event.ConfigurationAdopted:
+		parts := make([]string, len(v.Changes))
+		for i, c := range v.Changes {
+			parts[i] = fmt.Sprintf("%s %q -> %q (%s)", l(c.Field), l(c.Persisted), l(c.Live), l(c.Level))
+		}
+		return "by " + l(v.Source) + ": " + strings.Join(parts, "; ")
+	case event.SessionFaulted:
+		return l(v.Cause)
+	case event.LoopStarted:
+		return fmt.Sprintf("loop %s %s (%s)", rig.ShortID(v.LoopID), l(v.Name), l(v.Engine))
+	case event.TurnStarted:
+		return fmt.Sprintf("#%d turn %s %s", v.Index, rig.ShortID(v.TurnID), quote(v.Input, 60))
+	case event.TurnOutput:
+		s := fmt.Sprintf("turn %s %s", rig.ShortID(v.TurnID), quote(v.Text, 60))
+		if v.Elided > 0 {
+			s += fmt.Sprintf(" (%d bytes elided)", v.Elided)
+		}
+		return s
+	case event.OutputDelta:
+		return fmt.Sprintf("turn %s %s %s", rig.ShortID(v.TurnID), l(v.Stream), quote(v.Text, 60))
+	case event.TurnDone:
+		return fmt.Sprintf("turn %s exit %d in %s", rig.ShortID(v.TurnID), v.ExitCode, roundDuration(v.Duration))
+	case event.TurnFailed:
+		return fmt.Sprintf("turn %s: %s", rig.ShortID(v.TurnID), clip(l(v.Err), 120))
+	case event.TurnInterrupted:
+		return fmt.Sprintf("#%d turn %s reason %s", v.Index, rig.ShortID(v.TurnID), l(v.Reason))
+	case event.GateOpened:
+		return fmt.Sprintf("gate %s turn %s: %s", rig.ShortID(v.GateID), rig.ShortID(v.TurnID), clip(l(v.Prompt), 100))
+	case event.GateResolved:
+		return fmt.Sprintf("gate %s %s (%s)", rig.ShortID(v.GateID), l(v.Action), l(v.Reason))
+	}
+	return ""
+}

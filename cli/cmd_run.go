@@ -1,0 +1,465 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"looprig/fsstore"
+	"looprig/internal/textsafe"
+	"looprig/rig"
+	"looprig/rig/event"
+	"looprig/rig/hub"
+	"looprig/rig/journal"
+	"looprig/rig/storage"
+)
+
+func cmdRun(e *env, args []string) int {
+	fs := e.newFlags("run")
+	fs.BoolVar(&e.json, "json", false, "JSON output")
+	var o restoreOptions
+	o.profile.add(fs)
+	fs.BoolVar(&o.acceptDrift, "accept-drift", false, "accept configuration drift")
+	pos, input, dash, code, done := e.parse(fs, args, helpRun)
+	if done {
+		return code
+	}
+	switch {
+	case len(pos) == 0:
+		return e.fail(usageErr(e.cmd, "missing session id: looprig run ID -- INPUT..."))
+	case len(pos) > 1 && !dash:
+		return e.fail(usageErr(e.cmd, fmt.Sprintf("put the input after \"--\": looprig run %s -- %s", pos[0], strings.Join(pos[1:], " "))))
+	case len(pos) > 1:
+		return e.fail(usageErr(e.cmd, fmt.Sprintf("unexpected argument %q before \"--\"", pos[1])))
+	case !dash || len(input) == 0 || strings.TrimSpace(strings.Join(input, " ")) == "":
+		return e.fail(usageErr(e.cmd, "missing input: looprig run ID -- INPUT... (for example: looprig run "+pos[0]+" -- echo hello)"))
+	}
+	text := strings.Join(input, " ")
+
+	cfg, err := e.loadConfig()
+	if err != nil {
+		return e.failRun(err)
+	}
+	st, err := e.openStore()
+	if err != nil {
+		return e.failRun(err)
+	}
+	defer st.Close()
+	sig := notifyInterrupts()
+	defer sig.stop()
+	s, err := e.restoreSession(sig.ctx, st, cfg, pos[0], o)
+	if err != nil {
+		return e.failRun(err)
+	}
+	if info := s.Restored(); info != nil && len(info.Interrupted) > 0 && !e.json {
+		fmt.Fprintf(e.stderr, "looprig: restored session %s at epoch %d; closed %s left open by a crash\n",
+			rig.ShortID(s.SessionID().String()), info.Epoch, plural(len(info.Interrupted), "interrupted turn"))
+	}
+	tr := &turnRunner{e: e, st: st, s: s, sig: sig}
+	code = tr.run(text)
+	if err := shutdown(s, sig); err != nil {
+		if errors.Is(err, errForced) {
+			fmt.Fprintln(e.stderr, "looprig: second interrupt: exiting without waiting for the shutdown")
+			if code == exitOK {
+				code = exitInterrupted
+			}
+			return code
+		}
+		if f := s.Err(); f == nil {
+			fmt.Fprintf(e.stderr, "looprig: warning: session %s did not shut down cleanly: %s\n",
+				rig.ShortID(s.SessionID().String()), textsafe.Sanitize(err.Error()))
+		}
+	}
+	return code
+}
+
+var errForced = errors.New("forced exit")
+
+// shutdown shuts s down, giving up (errForced) on a second interrupt.
+func shutdown(s *rig.Session, sig *interrupts) error {
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		done <- s.Shutdown(ctx)
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-sig.force:
+		return errForced
+	}
+}
+
+// turnRunner submits one turn and follows it to its end.
+type turnRunner struct {
+	e   *env
+	st  *fsstore.Store
+	s   *rig.Session
+	sig *interrupts
+
+	turnID  string
+	index   int
+	started time.Time
+	end     event.Event
+	lastSeq uint64
+
+	// Output bookkeeping (human mode). Live output comes as OutputDelta,
+	// which the hub may drop for a slow reader; the durable TurnOutput
+	// checkpoints carry the same bytes. printed counts the bytes shown,
+	// always a gap-free prefix of the output; journaled counts the bytes
+	// of the checkpoints seen. Once a delta may have been dropped, only
+	// checkpoints are printed (from offset printed on), so nothing is lost
+	// or shown twice.
+	printed     int64
+	journaled   int64
+	checkpoints bool
+	dropped     uint64
+	midLine     bool
+
+	outputGone bool
+	stopTurn   context.CancelFunc
+
+	gateWG sync.WaitGroup
+}
+
+func (t *turnRunner) run(input string) int {
+	e, s := t.e, t.s
+	sub := s.Subscribe(hub.Filter{AllLoops: true})
+	defer sub.Close()
+	gctx, gcancel := context.WithCancel(context.Background()) // ends the gate prompts
+	defer func() {
+		gcancel()
+		t.gateWG.Wait()
+	}()
+
+	t.started = time.Now()
+	ti, err := s.Submit(t.sig.ctx, input)
+	if err != nil {
+		if f := s.Err(); f != nil {
+			err = leaseLost(s.SessionID().String(), f)
+		}
+		return t.e.failRun(err)
+	}
+	t.turnID, t.index = ti.ID, ti.Index
+
+	// stopCtx ends on the first interrupt, or when our stdout is gone (a
+	// reader like "| head" exited): both interrupt the turn.
+	stopCtx, stopTurn := context.WithCancel(t.sig.ctx)
+	defer stopTurn()
+	t.stopTurn = stopTurn
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE) // a write to a closed pipe fails with EPIPE instead of killing us
+	defer signal.Stop(pipe)
+	// next bounds each wait for events: it ends with stopCtx and when the
+	// session stops accepting work (lease lost).
+	next, cancelNext := context.WithCancel(stopCtx)
+	defer cancelNext()
+	stopWatch := make(chan struct{})
+	defer close(stopWatch)
+	go func() {
+		select {
+		case <-s.Done():
+			cancelNext()
+		case <-stopWatch:
+		}
+	}()
+
+	interrupting := false
+	polling := false
+	for t.end == nil {
+		var batch []event.Envelope
+		var ok bool
+		if polling {
+			batch, ok, err = t.poll(next)
+		} else {
+			batch, ok, err = sub.Next(next, 0)
+		}
+		for _, env := range batch {
+			t.handle(gctx, sub, env)
+		}
+		if t.end != nil {
+			break
+		}
+		if err != nil {
+			if f := s.Err(); f != nil { // the session stopped: lease lost
+				t.newline()
+				return e.failRun(leaseLost(s.SessionID().String(), f))
+			}
+			if next.Err() == nil { // reading the journal failed
+				return e.failRun(fmt.Errorf("follow turn %d: %w", t.index, err))
+			}
+			select {
+			case <-t.sig.force:
+				return exitInterrupted
+			default:
+			}
+			if interrupting || stopCtx.Err() == nil {
+				return e.failRun(fmt.Errorf("the session stopped before turn %d ended", t.index))
+			}
+			interrupting = true
+			if !e.json && !t.outputGone {
+				t.newline()
+				fmt.Fprintln(e.stderr, "looprig: interrupting the turn (press Ctrl-C again to exit at once)")
+			}
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				s.Interrupt(ctx) // the turn's end arrives as TurnInterrupted
+			}()
+			// From here on, wait for the turn's end, a second interrupt,
+			// or the session stopping.
+			next, cancelNext = context.WithCancel(context.Background())
+			defer cancelNext()
+			go func(cancel context.CancelFunc) {
+				select {
+				case <-t.sig.force:
+				case <-s.Done():
+				case <-stopWatch:
+					return
+				}
+				cancel()
+			}(cancelNext)
+			continue
+		}
+		if !ok { // the subscription ended
+			if lossErr := sub.Err(); lossErr != nil && !polling {
+				polling, t.checkpoints = true, true // recover from the journal
+				continue
+			}
+			if f := s.Err(); f != nil {
+				return e.failRun(leaseLost(s.SessionID().String(), f))
+			}
+			return e.failRun(fmt.Errorf("the session stopped before turn %d ended", t.index))
+		}
+	}
+	return t.finish()
+}
+
+// poll reads the events journaled after lastSeq (after the subscription
+// fell behind), waiting a little when there are none.
+func (t *turnRunner) poll(ctx context.Context) ([]event.Envelope, bool, error) {
+	name := storage.SessionName(t.s.SessionID().String())
+	rp, err := journal.NewEventReplayer(ctx, t.st, name, t.lastSeq)
+	if err != nil {
+		return nil, true, err
+	}
+	defer rp.Close()
+	var out []event.Envelope
+	for rp.Next() {
+		out = append(out, rp.Envelope())
+	}
+	if err := rp.Err(); err != nil {
+		return out, true, err
+	}
+	if len(out) == 0 {
+		if err := sleepCtx(ctx, 100*time.Millisecond); err != nil {
+			return nil, true, err
+		}
+	}
+	return out, true, nil
+}
+
+// turnOf returns the turn an event is about, "" for none.
+func turnOf(ev event.Event) string {
+	switch v := ev.(type) {
+	case event.TurnStarted:
+		return v.TurnID
+	case event.TurnOutput:
+		return v.TurnID
+	case event.OutputDelta:
+		return v.TurnID
+	case event.TurnDone:
+		return v.TurnID
+	case event.TurnFailed:
+		return v.TurnID
+	case event.TurnInterrupted:
+		return v.TurnID
+	case event.GateOpened:
+		return v.TurnID
+	}
+	return ""
+}
+
+func (t *turnRunner) handle(gctx context.Context, sub *hub.Subscription, env event.Envelope) {
+	e := t.e
+	if env.Seq > 0 {
+		if env.Seq <= t.lastSeq {
+			return // already seen (journal recovery overlaps the live stream)
+		}
+		t.lastSeq = env.Seq
+	}
+	if e.json && !t.outputGone {
+		if o, err := envelopeJSON(env); err == nil {
+			if e.writeJSONLine(o) != nil {
+				t.outputGone = true // nobody reads us any more: stop the turn
+				t.stopTurn()
+			}
+		}
+	}
+	mine := turnOf(env.Event) == t.turnID
+	switch ev := env.Event.(type) {
+	case event.OutputDelta:
+		if !mine || e.json || t.checkpoints {
+			return
+		}
+		if d := sub.Dropped(); d != t.dropped {
+			t.checkpoints = true // a delta before this one may be missing
+			return
+		}
+		w := e.stdout
+		if ev.Stream == event.StreamStderr {
+			w = e.stderr
+		}
+		t.write(w, ev.Text)
+		t.printed += int64(len(ev.Text))
+	case event.TurnOutput:
+		if !mine {
+			return
+		}
+		start := t.journaled
+		t.journaled += int64(len(ev.Text))
+		if e.json || !t.checkpoints {
+			return
+		}
+		if t.printed < t.journaled {
+			t.write(e.stdout, ev.Text[max(t.printed-start, 0):])
+			t.printed = t.journaled
+		}
+		if ev.Elided > 0 {
+			t.newline()
+			fmt.Fprintf(e.stderr, "looprig: %d bytes of output were not kept (the per-turn journal limit was reached)\n", ev.Elided)
+		}
+	case event.GateOpened:
+		if mine {
+			t.gate(gctx, ev)
+		}
+	case event.GateResolved:
+		if !e.json && ev.Action == event.ActionClose {
+			fmt.Fprintf(e.stderr, "looprig: gate closed (%s)\n", textsafe.Line(ev.Reason))
+		}
+	case event.SessionFaulted:
+		if !e.json {
+			t.newline()
+			fmt.Fprintf(e.stderr, "looprig: session fault: %s\n", textsafe.Line(ev.Cause))
+		}
+	case event.TurnDone, event.TurnFailed, event.TurnInterrupted:
+		if mine {
+			t.end = ev
+		}
+	}
+}
+
+// gate answers a gate the turn opened: on a terminal it asks y/N on stdin;
+// otherwise it denies, saying so.
+func (t *turnRunner) gate(gctx context.Context, g event.GateOpened) {
+	e, s := t.e, t.s
+	f, ok := e.stdinFile()
+	if !ok || !isTerminal(f) {
+		if !e.json {
+			t.newline()
+			fmt.Fprintf(e.stderr, "looprig: gate: %s\nlooprig: denied: stdin is not a terminal, so nobody can approve it\n", textsafe.Line(g.Prompt))
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.RespondGate(ctx, g.GateID, false); err != nil {
+			fmt.Fprintf(e.stderr, "looprig: deny gate: %s\n", textsafe.Sanitize(err.Error()))
+		}
+		return
+	}
+	t.newline()
+	fmt.Fprintf(e.stderr, "looprig: gate: %s\napprove? [y/N] ", textsafe.Line(g.Prompt))
+	t.gateWG.Add(1)
+	go func() {
+		defer t.gateWG.Done()
+		line, err := readLine(gctx, f)
+		if gctx.Err() != nil {
+			return
+		}
+		answer := strings.ToLower(strings.TrimSpace(line))
+		approve := err == nil && (answer == "y" || answer == "yes")
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.RespondGate(ctx, g.GateID, approve); err != nil {
+			var noGate *rig.NoGateError
+			if !errors.As(err, &noGate) {
+				fmt.Fprintf(e.stderr, "looprig: answer gate: %s\n", textsafe.Sanitize(err.Error()))
+			}
+		}
+	}()
+}
+
+// write prints turn output for people, remembering whether it ended a
+// line.
+func (t *turnRunner) write(w io.Writer, text string) {
+	if text == "" {
+		return
+	}
+	if t.outputGone {
+		return
+	}
+	if _, err := io.WriteString(w, textsafe.Sanitize(text)); err != nil {
+		// Nobody reads our output any more (EPIPE): stop the turn, as a
+		// shell pipeline would, and shut down cleanly.
+		t.outputGone = true
+		t.stopTurn()
+		return
+	}
+	t.midLine = text[len(text)-1] != '\n'
+}
+
+// newline ends a partial output line before looprig's own messages.
+func (t *turnRunner) newline() {
+	if t.midLine {
+		fmt.Fprintln(t.e.stderr)
+		t.midLine = false
+	}
+}
+
+// finish prints the closing line and returns the turn's exit code.
+func (t *turnRunner) finish() int {
+	e := t.e
+	elapsed := time.Since(t.started)
+	var code int
+	var line string
+	switch ev := t.end.(type) {
+	case event.TurnDone:
+		code = ev.ExitCode
+		if code < 0 {
+			code = exitError
+		} else if code > 255 {
+			code = 255
+		}
+		line = fmt.Sprintf("turn %d exited %d in %s", t.index, ev.ExitCode, roundDuration(ev.Duration))
+	case event.TurnFailed:
+		code = exitError
+		line = fmt.Sprintf("turn %d failed after %s: %s", t.index, roundDuration(elapsed), textsafe.Line(ev.Err))
+	case event.TurnInterrupted:
+		code = exitInterrupted
+		line = fmt.Sprintf("turn %d interrupted (%s) after %s", t.index, ev.Reason, roundDuration(elapsed))
+	}
+	if !e.json {
+		t.newline()
+		fmt.Fprintf(e.stderr, "looprig: %s\n", line)
+	}
+	return code
+}
+
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d >= 10*time.Second:
+		return d.Round(time.Second)
+	case d >= time.Second:
+		return d.Round(100 * time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(time.Millisecond)
+	}
+	return d
+}

@@ -1,0 +1,931 @@
+package cli_test
+
+// End-to-end tests: they build the real looprig binary once and run it
+// against temporary stores, as scripts and users do.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"golang.org/x/sys/unix"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "looprig-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "looprig")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Dir = ".." // the module root: package main
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building looprig: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// harness is a temporary store and home directory for one test.
+type harness struct {
+	t     *testing.T
+	store string
+	home  string
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	t.Parallel()
+	root := t.TempDir()
+	return &harness{t: t, store: filepath.Join(root, "store"), home: filepath.Join(root, "home")}
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func (h *harness) command(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, binary, append([]string{"--store", h.store}, args...)...)
+	cmd.Env = append(os.Environ(), "HOME="+h.home, "XDG_CONFIG_HOME="+filepath.Join(h.home, "config"),
+		"XDG_STATE_HOME="+filepath.Join(h.home, "state"), "LOOPRIG_STORE=")
+	return cmd
+}
+
+// run runs looprig to completion (at most 30s).
+func (h *harness) run(args ...string) result {
+	h.t.Helper()
+	return h.runIn("", args...)
+}
+
+func (h *harness) runIn(stdin string, args ...string) result {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := h.command(ctx, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Stdin = strings.NewReader(stdin)
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			h.t.Fatalf("looprig %v: %v", args, err)
+		}
+		code = ee.ExitCode()
+	}
+	return result{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+// must runs looprig and fails the test unless it exits with want.
+func (h *harness) must(want int, args ...string) result {
+	h.t.Helper()
+	r := h.run(args...)
+	if r.code != want {
+		h.t.Fatalf("looprig %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.code, want, r.stdout, r.stderr)
+	}
+	return r
+}
+
+func decode[T any](t *testing.T, s string) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatalf("decode %q: %v", s, err)
+	}
+	return v
+}
+
+func lines[T any](t *testing.T, s string) []T {
+	t.Helper()
+	var out []T
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		if l != "" {
+			out = append(out, decode[T](t, l))
+		}
+	}
+	return out
+}
+
+type sessionRow struct {
+	ID      string `json:"id"`
+	ShortID string `json:"short_id"`
+	State   string `json:"state"`
+	Title   string `json:"title"`
+	Profile string `json:"profile"`
+	Epoch   uint64 `json:"epoch"`
+	Holder  *struct {
+		PID  int    `json:"pid"`
+		Host string `json:"host"`
+	} `json:"holder"`
+	OpenTurn *string `json:"open_turn"`
+	Reason   string  `json:"reason"`
+}
+
+type record struct {
+	Seq      uint64 `json:"seq"`
+	Kind     string `json:"kind"`
+	Type     string `json:"type"`
+	Epoch    uint64 `json:"epoch"`
+	Text     string `json:"text"`
+	Reason   string `json:"reason"`
+	TurnID   string `json:"turn_id"`
+	ExitCode *int   `json:"exit_code"`
+}
+
+type errorShape struct {
+	Error struct {
+		Type        string `json:"type"`
+		Kind        string `json:"kind"`
+		Message     string `json:"message"`
+		HolderEpoch uint64 `json:"holder_epoch"`
+		Holder      struct {
+			PID int `json:"pid"`
+		} `json:"holder"`
+		File    string `json:"file"`
+		Line    int    `json:"line"`
+		Field   string `json:"field"`
+		Known   []string
+		Changes []change `json:"changes"`
+	} `json:"error"`
+}
+
+type change struct {
+	Field     string `json:"field"`
+	Persisted string `json:"persisted"`
+	Live      string `json:"live"`
+	Level     string `json:"level"`
+}
+
+func (h *harness) newSession(args ...string) string {
+	h.t.Helper()
+	r := h.must(0, append([]string{"new", "--json"}, args...)...)
+	v := decode[struct {
+		ID    string `json:"id"`
+		Epoch uint64 `json:"epoch"`
+	}](h.t, r.stdout)
+	if _, err := uuid.Parse(v.ID); err != nil || v.Epoch != 1 {
+		h.t.Fatalf("new --json = %s", r.stdout)
+	}
+	return v.ID
+}
+
+func (h *harness) ls() []sessionRow {
+	h.t.Helper()
+	return decode[[]sessionRow](h.t, h.must(0, "ls", "--json").stdout)
+}
+
+func (h *harness) row(id string) sessionRow {
+	h.t.Helper()
+	for _, r := range h.ls() {
+		if r.ID == id {
+			return r
+		}
+	}
+	h.t.Fatalf("session %s not listed", id)
+	return sessionRow{}
+}
+
+func (h *harness) log(id string) []record {
+	h.t.Helper()
+	recs := lines[record](h.t, h.must(0, "log", id, "--json").stdout)
+	for i, r := range recs {
+		if r.Seq != uint64(i+1) {
+			h.t.Fatalf("log: record %d has seq %d: seqs are not contiguous", i, r.Seq)
+		}
+	}
+	return recs
+}
+
+// types returns the types of recs, fences as "fence".
+func types(recs []record) []string {
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = r.Type
+	}
+	return out
+}
+
+// inOrder reports whether want appears in got as a subsequence.
+func inOrder(got, want []string) bool {
+	i := 0
+	for _, g := range got {
+		if i < len(want) && g == want[i] {
+			i++
+		}
+	}
+	return i == len(want)
+}
+
+// background starts looprig and returns it with a line reader on stdout.
+type proc struct {
+	cmd    *exec.Cmd
+	out    *bufio.Reader
+	stderr *syncBuffer
+	cancel context.CancelFunc
+}
+
+func (h *harness) start(args ...string) *proc {
+	h.t.Helper()
+	return h.startWith(nil, args...)
+}
+
+// startWith starts looprig with stdin (nil: /dev/null).
+func (h *harness) startWith(stdin *os.File, args ...string) *proc {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	cmd := h.command(ctx, args...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	errb := &syncBuffer{}
+	cmd.Stderr = errb
+	if stdin != nil {
+		cmd.Stdin = stdin
+	}
+	if err := cmd.Start(); err != nil {
+		h.t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, out: bufio.NewReader(out), stderr: errb, cancel: cancel}
+	h.t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		cancel()
+	})
+	return p
+}
+
+// syncBuffer is written by exec's copying goroutine while the test reads
+// it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitFor waits until the buffer contains want (10s at most).
+func (s *syncBuffer) waitFor(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(s.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %q; got %q", want, s.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitLine reads stdout lines until one contains want (10s at most).
+func (p *proc) waitLine(t *testing.T, want string) string {
+	t.Helper()
+	type res struct {
+		line string
+		err  error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		for {
+			l, err := p.out.ReadString('\n')
+			if err != nil || strings.Contains(l, want) {
+				ch <- res{l, err}
+				return
+			}
+		}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			t.Fatalf("waiting for %q on stdout: %v", want, r.err)
+		}
+		return r.line
+	case <-time.After(10 * time.Second):
+		t.Fatalf("waiting for %q on stdout: timed out", want)
+	}
+	return ""
+}
+
+// wait waits for p to exit (within d) and returns its exit code.
+func (p *proc) wait(t *testing.T, d time.Duration) int {
+	t.Helper()
+	go io.Copy(io.Discard, p.out)
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err == nil {
+			return 0
+		}
+		if ee, ok := err.(*exec.ExitError); ok {
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				return 128 + int(ws.Signal())
+			}
+			return ee.ExitCode()
+		}
+		t.Fatalf("wait: %v", err)
+	case <-time.After(d):
+		t.Fatalf("process did not exit within %s", d)
+	}
+	return -1
+}
+
+func TestNewRunLog(t *testing.T) {
+	h := newHarness(t)
+	id := h.newSession("--title", "e2e")
+	r := h.must(0, "run", id[:8], "--", "echo", "hello", "world")
+	if r.stdout != "hello world\n" {
+		t.Fatalf("run stdout = %q", r.stdout)
+	}
+	if !strings.Contains(r.stderr, "turn 0 exited 0 in ") {
+		t.Fatalf("run stderr = %q, want the closing line", r.stderr)
+	}
+	recs := h.log(id)
+	want := []string{"fence", "SessionStarted", "LoopStarted", "TurnStarted", "TurnOutput", "TurnDone"}
+	if !inOrder(types(recs), want) {
+		t.Fatalf("log types %v do not contain %v in order", types(recs), want)
+	}
+	if recs[0].Kind != "fence" || recs[0].Epoch != 1 {
+		t.Fatalf("first record %+v, want fence at epoch 1", recs[0])
+	}
+	for _, rec := range recs {
+		if rec.Type == "TurnOutput" && rec.Text != "hello world\n" {
+			t.Fatalf("TurnOutput text %q", rec.Text)
+		}
+		if rec.Type == "TurnDone" && (rec.ExitCode == nil || *rec.ExitCode != 0) {
+			t.Fatalf("TurnDone %+v", rec)
+		}
+	}
+	if row := h.row(id); row.State != "idle" || row.Title != "e2e" || row.Profile != "default" || row.Epoch != 2 {
+		t.Fatalf("ls row %+v", row)
+	}
+	// Human forms.
+	if out := h.must(0, "ls").stdout; !strings.Contains(out, "○ idle") || !strings.Contains(out, id[:8]) || !strings.Contains(out, "e2e") {
+		t.Fatalf("ls:\n%s", out)
+	}
+	if out := h.must(0, "log", id).stdout; !strings.Contains(out, "TurnDone") || !strings.Contains(out, `"hello world^J"`) {
+		t.Fatalf("log:\n%s", out)
+	}
+}
+
+func TestRunJSONAndHostileOutput(t *testing.T) {
+	h := newHarness(t)
+	id := h.newSession()
+	r := h.must(0, "run", id, "--json", "--", `printf 'a\033]52;c;ZXZpbA==\007b\n'`)
+	evs := lines[map[string]any](t, r.stdout)
+	var seen []string
+	for _, ev := range evs {
+		seen = append(seen, ev["type"].(string))
+		for _, k := range []string{"seq", "type", "session", "loop_id", "at"} {
+			if _, ok := ev[k]; !ok {
+				t.Fatalf("event %v has no %q", ev, k)
+			}
+		}
+		if ev["type"] == "TurnOutput" && ev["text"] != "a\x1b]52;c;ZXZpbA==\x07b\n" {
+			t.Fatalf("JSON keeps the bytes exactly (escaped by JSON): %q", ev["text"])
+		}
+	}
+	if !inOrder(seen, []string{"TurnStarted", "TurnOutput", "TurnDone"}) {
+		t.Fatalf("run --json types %v", seen)
+	}
+	// Human mode: the escape sequence is shown, not interpreted.
+	r = h.must(0, "run", id, "--", `printf 'a\033]52;c;ZXZpbA==\007b\n'; printf '\342\200\256x\n'`)
+	if r.stdout != "a^[]52;c;ZXZpbA==^Gb\n<U+202E>x\n" {
+		t.Fatalf("run stdout = %q", r.stdout)
+	}
+}
+
+func TestCrashThenRestore(t *testing.T) {
+	h := newHarness(t)
+	id := h.newSession()
+	p := h.start("run", id, "--", `for i in $(seq 100); do echo "line $i"; sleep 0.2; done`)
+	p.waitLine(t, "line 1")
+	time.Sleep(700 * time.Millisecond) // past an output checkpoint
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	p.wait(t, 5*time.Second)
+
+	before := h.row(id)
+	if before.State != "crashed" || before.Holder != nil || before.OpenTurn == nil {
+		t.Fatalf("after SIGKILL: %+v, want crashed with an open turn", before)
+	}
+	r := h.must(0, "restore", id, "--json")
+	out := decode[struct {
+		ID          string   `json:"id"`
+		Epoch       uint64   `json:"epoch"`
+		Interrupted []string `json:"interrupted"`
+		GatesClosed []string `json:"gates_closed"`
+	}](t, r.stdout)
+	if out.ID != id || len(out.Interrupted) != 1 || out.Epoch <= before.Epoch || out.GatesClosed == nil {
+		t.Fatalf("restore --json = %s; epoch before %d", r.stdout, before.Epoch)
+	}
+	recs := h.log(id)
+	var tail []string
+	var interrupted record
+	for _, rec := range recs {
+		if rec.Kind == "fence" && rec.Epoch == out.Epoch {
+			tail = nil
+		}
+		tail = append(tail, rec.Type)
+		if rec.Type == "TurnInterrupted" {
+			interrupted = rec
+		}
+	}
+	if !inOrder(tail, []string{"fence", "RestoreStarted", "TurnInterrupted", "RestoreDone"}) {
+		t.Fatalf("records of the restore: %v", tail)
+	}
+	if interrupted.Reason != "crash" || interrupted.TurnID != out.Interrupted[0] {
+		t.Fatalf("TurnInterrupted = %+v", interrupted)
+	}
+	var text string
+	for _, rec := range recs {
+		if rec.Type == "TurnOutput" {
+			text += rec.Text
+		}
+	}
+	if !strings.HasPrefix(text, "line 1\n") {
+		t.Fatalf("output recorded before the crash: %q", text)
+	}
+	if r := h.must(0, "run", id[:8], "--", "echo", "after"); r.stdout != "after\n" {
+		t.Fatalf("run after restore: %q", r.stdout)
+	}
+	if row := h.row(id); row.State != "idle" || row.OpenTurn != nil {
+		t.Fatalf("after the run: %+v", row)
+	}
+}
+
+func TestHeldSession(t *testing.T) {
+	h := newHarness(t)
+	id := h.newSession()
+	holder := h.start("restore", id, "--hold", "--json")
+	out := decode[struct {
+		Epoch uint64 `json:"epoch"`
+		PID   int    `json:"pid"`
+		Held  bool   `json:"held"`
+	}](t, holder.waitLine(t, `"epoch"`))
+	if !out.Held || out.PID != holder.cmd.Process.Pid {
+		t.Fatalf("restore --hold --json first line: %+v (pid %d)", out, holder.cmd.Process.Pid)
+	}
+
+	r := h.must(4, "restore", id, "--json")
+	e := decode[errorShape](t, r.stdout)
+	if e.Error.Type != "RestoreError" || e.Error.Kind != "lease_failed" || e.Error.HolderEpoch != out.Epoch || e.Error.Holder.PID != out.PID {
+		t.Fatalf("second restore: %s", r.stdout)
+	}
+	r = h.must(4, "restore", id[:8])
+	if !strings.Contains(r.stderr, fmt.Sprintf("held by pid %d@", out.PID)) || !strings.Contains(r.stderr, "lease break "+id[:8]+" --yes") {
+		t.Fatalf("human error: %s", r.stderr)
+	}
+	if r := h.must(125, "run", id, "--", "true"); !strings.Contains(r.stderr, "lease_failed") {
+		t.Fatalf("run on a held session: %s", r.stderr)
+	}
+	row := h.row(id)
+	if row.State != "held" || row.Holder == nil || row.Holder.PID != out.PID || row.Epoch != out.Epoch {
+		t.Fatalf("ls while held: %+v", row)
+	}
+	if recs := h.log(id); recs[len(recs)-1].Type != "RestoreDone" {
+		t.Fatalf("log while held ends with %+v", recs[len(recs)-1])
+	}
+
+	// SIGINT releases it cleanly.
+	holder.cmd.Process.Signal(syscall.SIGINT)
+	if code := holder.wait(t, 10*time.Second); code != 0 {
+		t.Fatalf("holder exited %d after SIGINT", code)
+	}
+	if row := h.row(id); row.State != "idle" {
+		t.Fatalf("after the holder's SIGINT: %+v", row)
+	}
+}
+
+func TestLeaseBreak(t *testing.T) {
+	h := newHarness(t)
+	id := h.newSession()
+	holder := h.start("restore", id, "--hold")
+	holder.waitLine(t, "holding session")
+
+	r := h.must(2, "lease", "break", id)
+	if !strings.Contains(r.stderr, "without --yes") || !strings.Contains(r.stderr, "LEASE LOST") {
+		t.Fatalf("lease break without --yes: %s", r.stderr)
+	}
+	if row := h.row(id); row.State != "held" {
+		t.Fatalf("refused break changed the lease: %+v", row)
+	}
+	start := time.Now()
+	h.must(0, "lease", "break", id[:8], "--yes")
+	code := holder.wait(t, 5*time.Second)
+	if code == 0 || !strings.Contains(holder.stderr.String(), "LEASE LOST") {
+		t.Fatalf("holder exited %d after the break; stderr: %s", code, holder.stderr.String())
+	}
+	t.Logf("holder noticed the break in %s", time.Since(start).Round(time.Millisecond))
+	r = h.must(0, "restore", id, "--json")
+	if recs := h.log(id); !inOrder(types(recs), []string{"RestoreDone", "fence", "fence", "RestoreStarted", "RestoreDone", "SessionStopped"}) {
+		t.Fatalf("journal after break and restore: %v", types(recs))
+	}
+	if r := h.must(0, "lease", "break", id, "--yes"); !strings.Contains(r.stdout, "not held") {
+		t.Fatalf("breaking a free lease: %s", r.stdout)
+	}
+}
+
+func TestRestoreUnknownID(t *testing.T) {
+	h := newHarness(t)
+	h.must(0, "ls") // creates the store
+	random := uuid.NewString()
+	r := h.must(3, "restore", random, "--json")
+	e := decode[errorShape](t, r.stdout)
+	if e.Error.Type != "RestoreError" || e.Error.Kind != "discovery_failed" {
+		t.Fatalf("restore of an unknown id: %s", r.stdout)
+	}
+	r = h.must(3, "restore", "abcd1234")
+	if !strings.Contains(r.stderr, "discovery_failed") {
+		t.Fatalf("restore of an unknown prefix: %s", r.stderr)
+	}
+	h.must(125, "run", random, "--", "true")
+	h.must(1, "log", random)
+	h.must(1, "lease", "break", random, "--yes")
+	if rows := h.ls(); len(rows) != 0 {
+		t.Fatalf("ls after restoring unknown ids: %+v", rows)
+	}
+	filepath.WalkDir(h.store, func(path string, d os.DirEntry, err error) error {
+		if strings.Contains(path, random) {
+			t.Errorf("the store gained %s", path)
+		}
+		return nil
+	})
+}
+
+func TestBadInputs(t *testing.T) {
+	h := newHarness(t)
+	id := h.newSession()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, []byte("x"), 0o600)
+	open := filepath.Join(dir, "open")
+	os.Mkdir(open, 0o700)
+	os.Chmod(open, 0o777)
+	cfg := filepath.Join(dir, "config.toml")
+	os.WriteFile(cfg, []byte("[profiles.work]\nengine = \"shell\"\nenigne = \"demo\"\n"), 0o600)
+
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want []string // substrings of stderr
+	}{
+		{"malformed id", []string{"restore", "zz!"}, 2, []string{`not a session id: "zz!"`, "hint:"}},
+		{"malformed id for run", []string{"run", "../etc", "--", "true"}, 2, []string{"not a session id"}},
+		{"store under a file", []string{"--store", filepath.Join(file, "store"), "ls"}, 1, []string{"not a directory", "--store"}},
+		{"world-writable store", []string{"--store", open, "ls"}, 1, []string{"writable by group or others", "chmod 700"}},
+		{"bad config", []string{"--config", cfg, "new"}, 1, []string{cfg + ":3: profiles.work.enigne: unknown key \"enigne\""}},
+		{"bad config for ls", []string{"--config", cfg, "ls"}, 1, []string{cfg + ":3: "}},
+		{"missing config", []string{"--config", filepath.Join(dir, "nope.toml"), "new"}, 1, []string{"nope.toml", "no such file"}},
+		{"missing config for log", []string{"log", id, "--config", filepath.Join(dir, "nope.toml")}, 1, []string{"nope.toml"}},
+		{"unknown profile", []string{"new", "--rig", "nope"}, 2, []string{`unknown profile "nope"`, "default, demo"}},
+		{"run without input", []string{"run", id}, 2, []string{"missing input"}},
+		{"run with empty input", []string{"run", id, "--"}, 2, []string{"missing input"}},
+		{"run without --", []string{"run", id, "echo", "hi"}, 2, []string{`put the input after "--"`}},
+		{"run without id", []string{"run"}, 2, []string{"missing session id"}},
+		{"unknown command", []string{"frobnicate"}, 2, []string{`unknown command "frobnicate"`, "looprig --help"}},
+		{"unknown flag", []string{"ls", "--frob"}, 2, []string{"unknown flag --frob", "looprig ls --help"}},
+		{"unknown global flag", []string{"--frob", "ls"}, 2, []string{"unknown flag --frob"}},
+		{"placement without root", []string{"new", "--placement", "exclusive"}, 2, []string{"--placement exclusive needs --root"}},
+		{"bad placement", []string{"new", "--placement", "moon"}, 2, []string{"--placement must be"}},
+		{"lease without break", []string{"lease"}, 2, []string{"lease break"}},
+		{"extra argument", []string{"log", id, "more"}, 2, []string{`unexpected argument "more"`}},
+	}
+	for _, tt := range tests {
+		r := h.run(tt.args...)
+		if r.code != tt.code {
+			t.Errorf("%s: looprig %v exited %d, want %d; stderr: %s", tt.name, tt.args, r.code, tt.code, r.stderr)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("%s: stderr %q does not contain %q", tt.name, r.stderr, w)
+			}
+		}
+		if tt.code != 0 && !strings.HasPrefix(r.stderr, "looprig: ") {
+			t.Errorf("%s: stderr %q does not start with \"looprig: \"", tt.name, r.stderr)
+		}
+	}
+
+	// The same failures as JSON on stdout.
+	jsonTests := []struct {
+		args      []string
+		code      int
+		typ, kind string
+	}{
+		{[]string{"restore", "zz!", "--json"}, 2, "BadIDError", "bad_id"},
+		{[]string{"--store", filepath.Join(file, "s"), "ls", "--json"}, 1, "StoreError", "store_unavailable"},
+		{[]string{"--store", open, "ls", "--json"}, 1, "StoreError", "unsafe_store"},
+		{[]string{"--config", cfg, "new", "--json"}, 1, "ConfigError", "config_invalid"},
+		{[]string{"new", "--rig", "nope", "--json"}, 2, "UnknownProfileError", "unknown_profile"},
+		{[]string{"run", id, "--json"}, 2, "UsageError", "usage"},
+	}
+	for _, tt := range jsonTests {
+		r := h.run(tt.args...)
+		e := decode[errorShape](t, r.stdout)
+		if r.code != tt.code || e.Error.Type != tt.typ || e.Error.Kind != tt.kind || e.Error.Message == "" {
+			t.Errorf("looprig %v: exit %d, %s", tt.args, r.code, r.stdout)
+		}
+		if tt.typ == "ConfigError" && (e.Error.File != cfg || e.Error.Line != 3 || e.Error.Field != "profiles.work.enigne") {
+			t.Errorf("ConfigError fields: %s", r.stdout)
+		}
+	}
+}
+
+func TestDemo(t *testing.T) {
+	h := newHarness(t)
+	start := time.Now()
+	r := h.must(0, "demo")
+	if d := time.Since(start); d > 6*time.Second {
+		t.Errorf("demo took %s", d)
+	}
+	rows := h.ls()
+	if len(rows) != 1 || rows[0].State != "crashed" || rows[0].Title != "demo: crashed mid-turn" {
+		t.Fatalf("ls after demo: %+v", rows)
+	}
+	short := rows[0].ShortID
+	if !strings.Contains(r.stdout, "looprig --store "+h.store+" restore "+short) {
+		t.Fatalf("demo output does not show how to restore:\n%s", r.stdout)
+	}
+	r = h.must(0, "restore", short)
+	if !strings.Contains(r.stdout, "interrupted 1 turn") || !strings.Contains(r.stdout, "| line 3") {
+		t.Fatalf("restore of the demo session:\n%s", r.stdout)
+	}
+	recs := h.log(rows[0].ID)
+	if !inOrder(types(recs), []string{"TurnStarted", "TurnOutput", "fence", "RestoreStarted", "TurnInterrupted", "RestoreDone"}) {
+		t.Fatalf("demo journal: %v", types(recs))
+	}
+}
+
+func TestRunExitCodes(t *testing.T) {
+	h := newHarness(t)
+	id := h.newSession()
+	h.must(7, "run", id, "--", "exit 7")
+	h.must(137, "run", id, "--", "kill -9 $$")
+	r := h.must(1, "run", id, "--", "sudo", "true")
+	if !strings.Contains(r.stderr, "denied: stdin is not a terminal") || !strings.Contains(r.stderr, "failed") {
+		t.Fatalf("gated run: %s", r.stderr)
+	}
+	recs := h.log(id)
+	if !inOrder(types(recs), []string{"GateOpened", "GateResolved", "TurnFailed"}) {
+		t.Fatalf("gated run journal: %v", types(recs))
+	}
+}
+
+func TestRunInterrupt(t *testing.T) {
+	h := newHarness(t)
+	id := h.newSession()
+	p := h.start("run", id, "--", `echo started; sleep 30`)
+	p.waitLine(t, "started")
+	p.cmd.Process.Signal(syscall.SIGINT)
+	if code := p.wait(t, 10*time.Second); code != 130 {
+		t.Fatalf("run exited %d after SIGINT, want 130; stderr: %s", code, p.stderr.String())
+	}
+	recs := h.log(id)
+	var reason string
+	for _, r := range recs {
+		if r.Type == "TurnInterrupted" {
+			reason = r.Reason
+		}
+	}
+	if reason != "user" || recs[len(recs)-1].Type != "SessionStopped" {
+		t.Fatalf("after SIGINT: interrupted %q, journal %v", reason, types(recs))
+	}
+	if row := h.row(id); row.State != "idle" {
+		t.Fatalf("after SIGINT: %+v", row)
+	}
+}
+
+func TestLogFollow(t *testing.T) {
+	h := newHarness(t)
+	id := h.newSession()
+	f := h.start("log", id, "--follow", "--json")
+	f.waitLine(t, `"SessionStopped"`)
+	h.must(0, "run", id, "--", "echo", "followed")
+	f.waitLine(t, `"followed\n"`)
+	f.waitLine(t, `"TurnDone"`)
+	f.cmd.Process.Signal(syscall.SIGINT)
+	if code := f.wait(t, 5*time.Second); code != 0 {
+		t.Fatalf("log --follow exited %d", code)
+	}
+}
+
+func TestDrift(t *testing.T) {
+	h := newHarness(t)
+	cfg := filepath.Join(t.TempDir(), "config.toml")
+	write := func(s string) { os.WriteFile(cfg, []byte(s), 0o600) }
+	write("default_profile = \"work\"\n[profiles.work]\nengine = \"shell\"\ngate_policy = [\"rm -rf\"]\n")
+	id := h.newSession("--config", cfg)
+	if row := h.row(id); row.Profile != "work" {
+		t.Fatalf("profile %q", row.Profile)
+	}
+	// Info-level drift (gate policy) is accepted by default.
+	write("default_profile = \"work\"\n[profiles.work]\nengine = \"shell\"\ngate_policy = []\n")
+	h.must(0, "--config", cfg, "restore", id)
+	// Warn-level drift (engine) is refused with the change table.
+	write("[profiles.work]\nengine = \"demo\"\ngate_policy = []\n")
+	r := h.must(3, "--config", cfg, "restore", id, "--json")
+	e := decode[errorShape](t, r.stdout)
+	// Drift is measured against what the session was created with: the
+	// engine and the gate policy changed since.
+	if e.Error.Type != "RestoreRejectedError" || e.Error.Kind != "config_rejected" || len(e.Error.Changes) != 2 ||
+		e.Error.Changes[0] != (change{"engine", "shell", "demo", "warn"}) ||
+		e.Error.Changes[1] != (change{"gate_policy", "rm -rf", "", "info"}) {
+		t.Fatalf("drift: %s", r.stdout)
+	}
+	if !strings.Contains(r.stdout, `{"field":"engine","persisted":"shell","live":"demo","level":"warn"}`) {
+		t.Fatalf("change objects keep their documented key order: %s", r.stdout)
+	}
+	r = h.must(3, "--config", cfg, "restore", id)
+	if !strings.Contains(r.stderr, "FIELD") || !strings.Contains(r.stderr, "--accept-drift") {
+		t.Fatalf("drift, human: %s", r.stderr)
+	}
+	h.must(0, "--config", cfg, "restore", id, "--accept-drift")
+	if !inOrder(types(h.log(id)), []string{"RestoreStarted", "ConfigurationAdopted", "RestoreDone"}) {
+		t.Fatalf("no ConfigurationAdopted")
+	}
+	// The profile is gone: the error says so and how to go on.
+	write("")
+	r = h.must(3, "--config", cfg, "restore", id)
+	if !strings.Contains(r.stderr, `profile "work"`) || !strings.Contains(r.stderr, "--rig NAME") {
+		t.Fatalf("profile gone: %s", r.stderr)
+	}
+	h.must(0, "--config", cfg, "restore", id, "--rig", "demo", "--accept-drift")
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	h := newHarness(t)
+	for _, args := range [][]string{{"--help"}, {"help"}, {"ls", "--help"}, {"new", "-h"}, {"run", "--help"},
+		{"restore", "--help"}, {"log", "--help"}, {"lease", "break", "--help"}, {"demo", "--help"}, {"version", "--help"}, {"help", "run"}} {
+		r := h.must(0, args...)
+		if !strings.Contains(r.stdout, "Usage:") || !strings.Contains(r.stdout, "Example") {
+			t.Errorf("looprig %v:\n%s", args, r.stdout)
+		}
+	}
+	if r := h.must(0, "version"); !strings.Contains(r.stdout, "looprig ") || !strings.Contains(r.stdout, "go1.") {
+		t.Errorf("version: %s", r.stdout)
+	}
+	if r := h.must(0); !strings.Contains(r.stdout, "terminal UI") {
+		t.Errorf("no subcommand: %s", r.stdout)
+	}
+}
+
+func TestLeaseBreakDuringRun(t *testing.T) {
+	h := newHarness(t)
+	id := h.newSession()
+	p := h.start("run", id, "--", `echo started; for i in $(seq 100); do sleep 0.1; done; echo finished`)
+	p.waitLine(t, "started")
+	h.must(0, "lease", "break", id, "--yes")
+	if code := p.wait(t, 5*time.Second); code != 125 {
+		t.Fatalf("run exited %d after its lease was broken, want 125; stderr: %s", code, p.stderr.String())
+	}
+	if !strings.Contains(p.stderr.String(), "LEASE LOST") {
+		t.Fatalf("run stderr: %s", p.stderr.String())
+	}
+	r := h.must(0, "restore", id, "--json")
+	if !strings.Contains(r.stdout, `"interrupted":["`) {
+		t.Fatalf("the turn the broken holder was running is closed by the restore: %s", r.stdout)
+	}
+	for _, rec := range h.log(id) {
+		if rec.Type == "TurnDone" {
+			t.Fatalf("the broken holder recorded the end of its turn: %+v", rec)
+		}
+	}
+}
+
+func TestBrokenSessions(t *testing.T) {
+	h := newHarness(t)
+	good := h.newSession("--title", "good")
+	badCatalog := h.newSession("--title", "bad catalog")
+	badJournal := h.newSession("--title", "bad journal")
+	h.must(0, "run", badJournal, "--", "echo", "one")
+
+	catalogs, _ := filepath.Glob(filepath.Join(h.store, "kv", "sessions", badCatalog, "catalog*"))
+	if len(catalogs) != 1 {
+		t.Fatalf("catalog file of %s: %v", badCatalog, catalogs)
+	}
+	os.WriteFile(catalogs[0], []byte("garbage"), 0o600)
+	journals, _ := filepath.Glob(filepath.Join(h.store, "ledgers", "sessions", badJournal+"*"))
+	if len(journals) != 1 {
+		t.Fatalf("journal of %s: %v", badJournal, journals)
+	}
+	b, _ := os.ReadFile(journals[0])
+	b[len(b)/2] ^= 0xff
+	os.WriteFile(journals[0], b, 0o600)
+
+	rows := h.ls()
+	states := map[string]sessionRow{}
+	for _, r := range rows {
+		states[r.ID] = r
+	}
+	if len(rows) != 3 || states[good].State != "idle" || states[badCatalog].State != "broken" || states[badCatalog].Reason == "" {
+		t.Fatalf("ls with a broken catalog: %+v", rows)
+	}
+	if out := h.must(0, "ls").stdout; !strings.Contains(out, "! broken") || !strings.Contains(out, badCatalog[:8]+" broken: ") {
+		t.Fatalf("ls:\n%s", out)
+	}
+	r := h.must(3, "restore", badJournal)
+	if !strings.Contains(r.stderr, "journal is damaged") || !strings.Contains(r.stderr, "broken journal") {
+		t.Fatalf("restore of a damaged journal: %s", r.stderr)
+	}
+	r = h.must(1, "log", badJournal, "--json")
+	if e := decode[errorShape](t, lastLine(r.stdout)); e.Error.Type != "CorruptError" || e.Error.Kind != "corrupt" {
+		t.Fatalf("log of a damaged journal: %s", r.stdout)
+	}
+	h.must(0, "run", good, "--", "true") // the others are unaffected
+}
+
+func lastLine(s string) string {
+	ls := strings.Split(strings.TrimSpace(s), "\n")
+	return ls[len(ls)-1]
+}
+
+// openPTY returns the two ends of a new pseudo-terminal, or skips the test.
+func openPTY(t *testing.T) (master, tty *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	fd := int(m.Fd())
+	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
+		m.Close()
+		t.Skipf("unlock pty: %v", err)
+	}
+	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
+	if err != nil {
+		m.Close()
+		t.Skipf("pty number: %v", err)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		m.Close()
+		t.Skipf("open pty: %v", err)
+	}
+	t.Cleanup(func() { s.Close(); m.Close() })
+	go io.Copy(io.Discard, m) // the terminal's echo
+	return m, s
+}
+
+func TestRunGateOnTerminal(t *testing.T) {
+	h := newHarness(t)
+	id := h.newSession()
+	for _, tt := range []struct {
+		answer string
+		code   int
+		action string
+	}{{"y", 0, "approve"}, {"n", 1, "deny"}, {"", 1, "deny"}} {
+		master, tty := openPTY(t)
+		p := h.startWith(tty, "run", id, "--", "rm -rf ./not-there && echo ran")
+		p.stderr.waitFor(t, "approve? [y/N] ")
+		if _, err := master.Write([]byte(tt.answer + "\n")); err != nil {
+			t.Fatal(err)
+		}
+		if code := p.wait(t, 10*time.Second); code != tt.code {
+			t.Fatalf("answer %q: exit %d, want %d; stderr: %s", tt.answer, code, tt.code, p.stderr.String())
+		}
+		if got := lastGateAction(t, h, id); got != tt.action {
+			t.Fatalf("answer %q: gate resolved with %q, want %q", tt.answer, got, tt.action)
+		}
+	}
+}
+
+func lastGateAction(t *testing.T, h *harness, id string) string {
+	t.Helper()
+	action := ""
+	for _, m := range lines[map[string]any](t, h.must(0, "log", id, "--json").stdout) {
+		if m["type"] == "GateResolved" && m["reason"] == "user" {
+			action, _ = m["action"].(string)
+		}
+	}
+	return action
+}

@@ -1,0 +1,251 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+)
+
+const globalFlagsHelp = `Global flags (before or after the command):
+  --store DIR     the store (default $LOOPRIG_STORE, else $XDG_STATE_HOME/looprig,
+                  else ~/.local/state/looprig; created with mode 0700 on first use)
+  --config FILE   the configuration file (default $XDG_CONFIG_HOME/looprig/config.toml,
+                  else ~/.config/looprig/config.toml; a missing default file is fine,
+                  a missing --config file is an error)
+  --theme NAME    the TUI theme
+  -h, --help      help
+`
+
+func helpMain() string {
+	var b strings.Builder
+	b.WriteString(`looprig - durable, restorable terminal sessions
+
+Usage:
+  looprig [GLOBAL FLAGS]                 the terminal UI (not built yet: prints a note)
+  looprig [GLOBAL FLAGS] COMMAND [ARGS]
+
+Commands:
+`)
+	for _, c := range commands {
+		name := c.name
+		if name == "lease" {
+			name = "lease break"
+		}
+		fmt.Fprintf(&b, "  %-12s %s\n", name, c.brief)
+	}
+	b.WriteString("\n" + globalFlagsHelp + `
+Exit codes: 0 ok, 1 error, 2 usage, 3 restore failed, 4 lease held or lost;
+'run' exits with its turn's exit code (125 when looprig itself failed).
+With --json, errors are printed to stdout as {"error":{"type":..,"kind":..,"message":..}}.
+
+Examples:
+  looprig demo                          leave a crashed session to restore
+  looprig ls                            see it, state "crashed"
+  looprig restore 1a2b3c4d              restore it
+  id=$(looprig new --title build)       create a session
+  looprig run "$id" -- make test        run one turn in it
+
+Run 'looprig COMMAND --help' for the details of a command.
+`)
+	return b.String()
+}
+
+const helpLs = `Usage: looprig ls [--json] [-l|--long]
+
+List every session of the store: state, id, title, profile, lease epoch,
+holder (pid@host) when held, the open turn and the last update. It never
+takes a lease and never waits for one, so it works while other processes
+hold sessions; a session whose records cannot be read is listed as broken
+with the reason.
+
+States: live (held by this process), held (by another process), idle (shut
+down cleanly), crashed (nobody holds it and it was not shut down: restore
+it), broken (its catalog or journal cannot be trusted; the reason is shown).
+
+Flags:
+  --json       print a JSON array, one object per session:
+               {"id","short_id","state","title","profile","epoch",
+                "holder":{"pid","host","acquired"}|null,"open_turn","turn_index",
+                "open_gate","updated","reason","engine","turns","last_seq","created"}
+  -l, --long   show full ids instead of the first 8 characters
+
+Example:
+  looprig ls --json | jq -r '.[] | select(.state == "crashed") | .id'
+`
+
+const helpNew = `Usage: looprig new [--rig NAME] [--title T] [--seed DIR]
+                   [--placement session|exclusive|shared --root DIR] [--json]
+
+Create a session from a profile, print its id on stdout, and shut it down
+cleanly (state idle). Use 'looprig run ID -- INPUT' to run turns in it.
+
+Flags:
+  --rig NAME         the profile (default: default_profile of the configuration,
+                     else "default"; built in: "default" runs turns with /bin/sh,
+                     "demo" runs the demo engine)
+  --title T          the session's title
+  --seed DIR         copy DIR into the new, empty workspace first (not with shared
+                     placement; symlinks leaving DIR and special files refuse it)
+  --placement P      where the workspace is: session (a directory of its own in the
+                     store), exclusive (DIR, one session at a time) or shared (DIR,
+                     no lease); exclusive and shared need --root
+  --root DIR         the workspace root of exclusive and shared placement
+  --json             print {"id","epoch","short_id","title","profile","workspace"}
+
+A session created with --placement/--root records them; restore it with the
+same flags (or --accept-drift), since its profile says otherwise.
+
+Examples:
+  id=$(looprig new --title "nightly build")
+  looprig new --rig demo --json
+`
+
+const helpRun = `Usage: looprig run ID [--json] [--rig NAME] [--accept-drift]
+                   [--placement P --root DIR] -- INPUT...
+
+Restore session ID (a full id or a unique prefix of at least 4 characters),
+submit INPUT (the words after "--" joined with spaces) as one turn, stream
+its output until the turn ends, shut the session down, and exit with the
+turn's exit code, as 'docker run' does: a command killed by signal N exits
+128+N, an interrupted turn 130, a failed turn (or one denied at a gate) 1.
+When looprig itself fails (restore refused, lease held, store unreadable)
+it exits 125 and prints the error; usage errors exit 2.
+
+Output: the turn's stdout and stderr go to stdout and stderr as they arrive,
+with control characters made visible; looprig's own lines (the closing
+"turn N exited C in T") go to stderr.
+
+Gates: when the turn asks a gate (the shell engine asks before a command
+matching the profile's gate_policy, e.g. "rm -rf" or "sudo"), looprig asks
+"approve? [y/N]" when stdin is a terminal; otherwise it denies the gate and
+says so, and the turn fails (exit 1).
+
+Ctrl-C (SIGINT) or SIGTERM interrupts the turn (SIGTERM to its process
+group, SIGKILL after a grace period) and shuts down cleanly; a second one
+exits at once without waiting.
+
+Flags:
+  --json            one JSON object per event on stdout:
+                    {"seq","type","session","loop_id","at",...payload}, with
+                    live OutputDelta events (seq 0) and durable TurnOutput
+                    checkpoints; errors as {"error":{...}}
+  --rig NAME        restore with this profile instead of the recorded one
+  --accept-drift    restore even when the profile changed (recorded in the
+                    journal as ConfigurationAdopted)
+  --placement P, --root DIR   override the profile's placement, as for 'new'
+
+Examples:
+  looprig run 1a2b3c4d -- make test
+  looprig run 1a2b3c4d --json -- 'for i in 1 2 3; do echo $i; done'
+`
+
+const helpRestore = `Usage: looprig restore ID [--json] [--accept-drift] [--hold] [--rig NAME]
+                       [--placement P --root DIR]
+
+Restore session ID (a full id or a unique prefix of at least 4 characters):
+take its lease at a new epoch, replay its journal, close what a crash left
+open (a running turn becomes TurnInterrupted{crash}, an open gate is closed),
+print the outcome and shut down cleanly.
+
+Exit codes: 0 restored; 3 the restore failed (RestoreError with its kind:
+discovery_failed for an unknown id, replay_failed for an unreadable journal,
+...; RestoreRejectedError for configuration drift, with the change table);
+4 the session is held by another process (kind lease_failed; the error names
+the holder and its epoch) or, with --hold, the lease was lost.
+
+Flags:
+  --json            print {"id","epoch","interrupted":[turn ids],"gates_closed":
+                    [gate ids],"short_id","records","adopted":[changes],"held"};
+                    errors as {"error":{...}}
+  --hold            keep the session live, holding its lease (others see it
+                    "held"), printing its events, until SIGINT or SIGTERM; if
+                    another process breaks the lease it prints LEASE LOST and
+                    exits 4
+  --accept-drift    restore even when the profile changed since the session was
+                    created (recorded as ConfigurationAdopted)
+  --rig NAME        restore with this profile instead of the recorded one
+  --placement P, --root DIR   override the profile's placement, as for 'new'
+
+Examples:
+  looprig restore 1a2b3c4d
+  looprig restore 1a2b3c4d --hold          (Ctrl-C to release it)
+  looprig restore 1a2b3c4d --json | jq .interrupted
+`
+
+const helpLog = `Usage: looprig log ID [--json] [-f|--follow]
+
+Print the journal of session ID, read-only: no lease is taken, so it works
+while another process holds the session. One line per record:
+"seq  kind  type  summary", with kind fence, event or command; text is
+shortened and its control characters made visible. A journal that stops
+being readable (a damaged record) prints what is intact, then the error
+(exit 1).
+
+Flags:
+  --json          one JSON object per record: {"seq","kind","type","epoch"
+                  (fences),"at","loop_id"(loop events),...payload}; commands
+                  have "type" = the command (submit, interrupt, respond_gate,
+                  shutdown) and its fields
+  -f, --follow    keep printing records as they land (checks every 200ms)
+                  until Ctrl-C
+
+Examples:
+  looprig log 1a2b3c4d
+  looprig log 1a2b3c4d --json | jq -r 'select(.type == "TurnOutput") | .text'
+  looprig log 1a2b3c4d --follow
+`
+
+const helpLease = `Usage: looprig lease break ID [--yes] [--json]
+
+Take the lease of session ID by force from a holder that is wedged (hung,
+stopped, or otherwise not releasing it), then release it at once so that the
+next 'looprig restore' works. Without --yes it only explains and exits 2.
+
+` + breakConsequences + `
+
+A holder that is merely busy is not wedged: breaking its lease stops its
+work. Check 'looprig ls' (the HOLDER column) first.
+
+Flags:
+  --yes     really break it
+  --json    print {"id","broken","epoch","previous_epoch","previous_holder","fenced"}
+
+Example:
+  looprig lease break 1a2b3c4d --yes && looprig restore 1a2b3c4d
+`
+
+const helpDemo = `Usage: looprig demo [--json]
+
+Leave a session that crashed mid-turn in the store, ready to restore. A
+helper process (this binary, re-executed) creates a session titled
+"demo: crashed mid-turn" with the default profile and runs
+  for i in $(seq 60); do echo "line $i"; sleep 1; done
+Once two seconds of output are durable in the journal, the helper is killed
+with SIGKILL. Takes about 3 seconds. Then:
+
+  looprig ls                   shows it "crashed"
+  looprig restore SHORT_ID     restores it: the turn is interrupted (crash),
+                               the output recorded before the crash is kept
+  looprig log SHORT_ID         shows that output and the restore
+
+Flags:
+  --json    print {"id","short_id","title","helper_pid"}
+
+Example:
+  looprig demo && looprig ls
+`
+
+const helpVersion = `Usage: looprig version [--json]
+
+Print looprig's version and the Go version it was built with.
+
+Example:
+  looprig version --json
+`
+
+const helpHelp = `Usage: looprig help [COMMAND]
+
+Show the help of looprig or of one command (same as COMMAND --help).
+
+Example:
+  looprig help run
+`

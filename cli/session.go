@@ -1,0 +1,230 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/google/uuid"
+
+	"looprig/config"
+	"looprig/fsstore"
+	"looprig/rig"
+	"looprig/rig/event"
+	"looprig/rig/journal"
+	"looprig/rig/storage"
+)
+
+// storeDir is --store, else $LOOPRIG_STORE, else $XDG_STATE_HOME/looprig,
+// else ~/.local/state/looprig.
+func (e *env) storeDir() (string, error) {
+	if e.storeSet {
+		if e.store == "" {
+			return "", usageErr(e.cmd, "--store needs a directory")
+		}
+		return e.store, nil
+	}
+	if d := os.Getenv("LOOPRIG_STORE"); d != "" {
+		return d, nil
+	}
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "looprig"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("cannot find the default store (no home directory); use --store DIR: %w", err)
+	}
+	return filepath.Join(home, ".local", "state", "looprig"), nil
+}
+
+// openStore opens (creating on first use) the store.
+func (e *env) openStore() (*fsstore.Store, error) {
+	dir, err := e.storeDir()
+	if err != nil {
+		return nil, err
+	}
+	st, err := fsstore.Open(dir)
+	if err != nil {
+		return nil, &StoreError{Path: dir, Err: err}
+	}
+	return st, nil
+}
+
+// loadConfig loads --config, else the default file when it exists.
+func (e *env) loadConfig() (*config.Config, error) {
+	if e.configSet {
+		if e.configPath == "" {
+			return nil, usageErr(e.cmd, "--config needs a file")
+		}
+		return config.Load(e.configPath, true)
+	}
+	path, err := config.DefaultPath()
+	if err != nil {
+		return config.Builtin(), nil
+	}
+	return config.Load(path, false)
+}
+
+// profileFlags are the profile choices of new, run and restore.
+type profileFlags struct {
+	rig       string
+	placement string
+	root      string
+}
+
+func (pf *profileFlags) add(fs *flag.FlagSet) {
+	fs.StringVar(&pf.rig, "rig", "", "profile name")
+	fs.StringVar(&pf.placement, "placement", "", "session | exclusive | shared")
+	fs.StringVar(&pf.root, "root", "", "workspace root of exclusive and shared placement")
+}
+
+// apply overrides the placement and root of p.
+func (pf *profileFlags) apply(cmd string, p rig.Profile) (rig.Profile, error) {
+	root := ""
+	if pf.root != "" {
+		abs, err := filepath.Abs(pf.root)
+		if err != nil {
+			return p, usageErr(cmd, fmt.Sprintf("--root %s: %v", pf.root, err))
+		}
+		root = abs
+	}
+	switch pl := rig.Placement(pf.placement); pl {
+	case "":
+		if root != "" {
+			if p.Placement == rig.PlacementSession {
+				return p, usageErr(cmd, fmt.Sprintf("--root needs --placement exclusive or shared (profile %q places each session in its own directory)", p.Name))
+			}
+			p.Root = root
+		}
+	case rig.PlacementSession:
+		if root != "" {
+			return p, usageErr(cmd, "--root does not go with --placement session (each session gets its own directory)")
+		}
+		p.Placement, p.Root = pl, ""
+	case rig.PlacementExclusive, rig.PlacementShared:
+		if root == "" && (p.Placement == rig.PlacementSession || p.Root == "") {
+			return p, usageErr(cmd, fmt.Sprintf("--placement %s needs --root DIR", pl))
+		}
+		p.Placement = pl
+		if root != "" {
+			p.Root = root
+		}
+	default:
+		return p, usageErr(cmd, fmt.Sprintf("--placement must be session, exclusive or shared, not %q", pf.placement))
+	}
+	return p, nil
+}
+
+// defineRig defines the rig of profile p on st.
+func defineRig(st *fsstore.Store, p rig.Profile, d rig.Decider) (*rig.Rig, error) {
+	opts := []rig.Option{rig.WithStore(st), rig.WithProfile(p), rig.WithWorkspaces(st.WorkspacesDir())}
+	if d != nil {
+		opts = append(opts, rig.WithDecider(d))
+	}
+	return rig.Define(opts...)
+}
+
+// resolveID resolves a full id or a unique prefix.
+func resolveID(ctx context.Context, st *fsstore.Store, input string) (uuid.UUID, error) {
+	return rig.FindSession(ctx, st, input)
+}
+
+// sessionExists reports whether the store has a catalog entry or a
+// journal for id.
+func sessionExists(ctx context.Context, st *fsstore.Store, id uuid.UUID) (bool, uint64, error) {
+	tip, err := st.Tip(ctx, storage.SessionName(id.String()))
+	if err != nil {
+		return false, 0, err
+	}
+	if tip > 0 {
+		return true, tip, nil
+	}
+	_, err = st.Get(ctx, storage.CatalogKey(id.String()))
+	if rig.IsNotFound(err) {
+		return false, 0, nil
+	}
+	return err == nil, 0, err
+}
+
+// findExisting resolves input to a session that exists in st.
+func (e *env) findExisting(ctx context.Context, st *fsstore.Store, input string) (uuid.UUID, uint64, error) {
+	id, err := resolveID(ctx, st, input)
+	if err != nil {
+		return id, 0, err
+	}
+	ok, tip, err := sessionExists(ctx, st, id)
+	if err != nil {
+		return id, 0, err
+	}
+	if !ok {
+		return id, 0, &NotFoundError{Input: input, Store: st.Dir()}
+	}
+	return id, tip, nil
+}
+
+// recordedProfile names the profile session id was created with: from its
+// catalog entry, else from its SessionStarted; "" when neither says.
+func recordedProfile(ctx context.Context, st *fsstore.Store, id uuid.UUID) string {
+	if c, err := rig.ReadCatalog(ctx, st, id.String()); err == nil && c.Profile != "" {
+		return c.Profile
+	}
+	rp, err := journal.NewReplayer(ctx, st, storage.SessionName(id.String()), 0)
+	if err != nil {
+		return ""
+	}
+	defer rp.Close()
+	for i := 0; i < 16 && rp.Next(); i++ {
+		if s, ok := rp.Record().Event.(event.SessionStarted); ok {
+			return s.Rig
+		}
+	}
+	return ""
+}
+
+// restoreOptions are the choices of run and restore.
+type restoreOptions struct {
+	profile     profileFlags
+	acceptDrift bool
+}
+
+// restoreSession resolves input and restores that session. Every failure
+// to find the session is a *rig.RestoreError{discovery_failed}, except
+// malformed or ambiguous input (usage errors).
+func (e *env) restoreSession(ctx context.Context, st *fsstore.Store, cfg *config.Config, input string, o restoreOptions) (*rig.Session, error) {
+	id, err := resolveID(ctx, st, input)
+	if err != nil {
+		var unknown *rig.UnknownSessionError
+		if errors.As(err, &unknown) {
+			return nil, &rig.RestoreError{Kind: rig.RestoreDiscoveryFailed, Cause: err}
+		}
+		return nil, err
+	}
+	var p rig.Profile
+	if o.profile.rig != "" {
+		if p, err = cfg.Profile(o.profile.rig); err != nil {
+			return nil, err
+		}
+	} else {
+		name := recordedProfile(ctx, st, id)
+		if name == "" {
+			p = rig.DefaultProfile() // nothing recorded: the restore finds out why
+		} else if p, err = cfg.Profile(name); err != nil {
+			return nil, &ProfileGoneError{Session: id.String(), Profile: name, Known: cfg.Names()}
+		}
+	}
+	if p, err = o.profile.apply(e.cmd, p); err != nil {
+		return nil, err
+	}
+	var d rig.Decider
+	if o.acceptDrift {
+		d = rig.AcceptAll("cli --accept-drift")
+	}
+	r, err := defineRig(st, p, d)
+	if err != nil {
+		return nil, err
+	}
+	return r.RestoreSession(ctx, id)
+}

@@ -1,0 +1,369 @@
+// Package config loads looprig's configuration file and resolves profile
+// names to rig profiles.
+//
+// The file is TOML, at $XDG_CONFIG_HOME/looprig/config.toml (else
+// ~/.config/looprig/config.toml) unless --config names another:
+//
+//	default_profile = "work"     # profile of `looprig new` without --rig
+//	theme = "dark"               # TUI theme
+//
+//	[profiles.work]
+//	engine = "shell"             # shell | demo            (default shell)
+//	placement = "exclusive"      # session | exclusive | shared (default session)
+//	root = "~/src/project"       # required for exclusive and shared
+//	gate_policy = ["rm -rf", "sudo", "git push --force"]
+//	seed = "~/templates/project" # copied into each new session's workspace
+//
+// The built-in profiles "default" (shell engine, one workspace per session)
+// and "demo" (demo engine) always exist and cannot be redefined. Paths may
+// start with "~/"; relative paths are relative to the file's directory.
+//
+// Every mistake is a *Error naming the file, the line and the field.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"looprig/rig"
+	"looprig/rig/engine"
+)
+
+// Built-in profile names.
+const (
+	DefaultProfile = "default"
+	DemoProfile    = "demo"
+)
+
+// Config is a loaded configuration file (or the built-in configuration
+// when there is no file).
+type Config struct {
+	// Path is the file the configuration was read from; "" when none.
+	Path string
+	// DefaultProfile names the profile of new sessions ("default" unless
+	// the file says otherwise).
+	DefaultProfile string
+	// Theme is the TUI theme the file asks for ("" for the default).
+	Theme string
+
+	profiles map[string]rig.Profile // user profiles only
+}
+
+// Error is a mistake in a configuration file.
+type Error struct {
+	File string
+	// Line is 1-based; 0 when the line is unknown.
+	Line int
+	// Field is the dotted key concerned ("profiles.work.placement"); "" for
+	// a syntax error.
+	Field  string
+	Reason string
+	Err    error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	b.WriteString(": ")
+	if e.Field != "" {
+		b.WriteString(e.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Reason)
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// UnknownProfileError names a profile that does not exist.
+type UnknownProfileError struct {
+	Name  string
+	Known []string
+}
+
+func (e *UnknownProfileError) Error() string {
+	return fmt.Sprintf("unknown profile %q (known profiles: %s)", e.Name, strings.Join(e.Known, ", "))
+}
+
+// DefaultPath is where the configuration file is looked for when --config
+// is not given: $XDG_CONFIG_HOME/looprig/config.toml, else
+// ~/.config/looprig/config.toml.
+func DefaultPath() (string, error) {
+	if dir := os.Getenv("XDG_CONFIG_HOME"); dir != "" && filepath.IsAbs(dir) {
+		return filepath.Join(dir, "looprig", "config.toml"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("cannot find the configuration directory: %w", err)
+	}
+	return filepath.Join(home, ".config", "looprig", "config.toml"), nil
+}
+
+// Builtin returns the configuration without a file.
+func Builtin() *Config {
+	return &Config{DefaultProfile: DefaultProfile, profiles: map[string]rig.Profile{}}
+}
+
+// Load reads the configuration file at path. A missing file is the
+// built-in configuration unless mustExist (the user named the file).
+func Load(path string, mustExist bool) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) && !mustExist {
+			return Builtin(), nil
+		}
+		reason := err.Error()
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			reason = "cannot read the configuration file: " + pe.Err.Error()
+		}
+		return nil, &Error{File: path, Reason: reason, Err: err}
+	}
+	return Parse(path, data)
+}
+
+// keys of a profile table, in the order they are documented.
+var profileKeys = []string{"engine", "placement", "root", "gate_policy", "seed"}
+
+var topKeys = []string{"default_profile", "theme", "profiles"}
+
+var profileName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+// Parse parses the contents of a configuration file; path names it in
+// errors and anchors relative paths.
+func Parse(path string, data []byte) (*Config, error) {
+	var doc map[string]any
+	if _, err := toml.Decode(string(data), &doc); err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, &Error{File: path, Line: pe.Position.Line, Reason: "invalid TOML: " + pe.Message, Err: err}
+		}
+		return nil, &Error{File: path, Reason: "invalid TOML: " + err.Error(), Err: err}
+	}
+	loc := locate(string(data))
+	fail := func(reason string, key ...string) error {
+		return &Error{File: path, Line: loc.line(key), Field: strings.Join(key, "."), Reason: reason}
+	}
+	c := Builtin()
+	c.Path = path
+	for _, k := range sortedKeys(doc, loc) {
+		if !slices.Contains(topKeys, k) {
+			return nil, fail(fmt.Sprintf("unknown key %q (known keys: %s, and [profiles.NAME] tables)", k, strings.Join(topKeys[:2], ", ")), k)
+		}
+	}
+	if v, ok := doc["profiles"]; ok {
+		tables, ok := v.(map[string]any)
+		if !ok {
+			return nil, fail(fmt.Sprintf("must be a table of profiles ([profiles.NAME]), not %s", typeName(v)), "profiles")
+		}
+		for _, name := range sortedKeys(tables, loc, "profiles") {
+			key := []string{"profiles", name}
+			switch {
+			case name == DefaultProfile || name == DemoProfile:
+				return nil, fail(fmt.Sprintf("%q is a built-in profile and cannot be redefined; give your profile another name and set default_profile to it", name), key...)
+			case !profileName.MatchString(name):
+				return nil, fail("a profile name is letters, digits, '_', '.' and '-', starting with a letter or digit", key...)
+			}
+			t, ok := tables[name].(map[string]any)
+			if !ok {
+				return nil, fail(fmt.Sprintf("must be a table ([profiles.%s]), not %s", name, typeName(tables[name])), key...)
+			}
+			p, err := parseProfile(path, name, t, loc, fail)
+			if err != nil {
+				return nil, err
+			}
+			c.profiles[name] = p
+		}
+	}
+	if v, ok := doc["theme"]; ok {
+		s, ok := v.(string)
+		if !ok {
+			return nil, fail(fmt.Sprintf("must be a string, not %s", typeName(v)), "theme")
+		}
+		c.Theme = s
+	}
+	if v, ok := doc["default_profile"]; ok {
+		s, ok := v.(string)
+		if !ok {
+			return nil, fail(fmt.Sprintf("must be a string, not %s", typeName(v)), "default_profile")
+		}
+		if _, err := c.Profile(s); err != nil {
+			return nil, fail(err.Error(), "default_profile")
+		}
+		c.DefaultProfile = s
+	}
+	return c, nil
+}
+
+func parseProfile(file, name string, t map[string]any, loc *locator, fail func(string, ...string) error) (rig.Profile, error) {
+	p := rig.Profile{Name: name, Engine: "shell", Placement: rig.PlacementSession}
+	str := func(k string) (string, error) {
+		v := t[k]
+		s, ok := v.(string)
+		if !ok {
+			return "", fail(fmt.Sprintf("must be a string, not %s", typeName(v)), "profiles", name, k)
+		}
+		return s, nil
+	}
+	base := filepath.Dir(file)
+	for _, k := range sortedKeys(t, loc, "profiles", name) {
+		var err error
+		switch k {
+		case "engine":
+			if p.Engine, err = str(k); err != nil {
+				return p, err
+			}
+			if !slices.Contains(engine.Names(), p.Engine) {
+				return p, fail(fmt.Sprintf("unknown engine %q (known engines: %s)", p.Engine, strings.Join(engine.Names(), ", ")), "profiles", name, k)
+			}
+		case "placement":
+			s, err := str(k)
+			if err != nil {
+				return p, err
+			}
+			switch pl := rig.Placement(s); pl {
+			case rig.PlacementSession, rig.PlacementExclusive, rig.PlacementShared:
+				p.Placement = pl
+			default:
+				return p, fail(fmt.Sprintf("must be session, exclusive or shared, not %q", s), "profiles", name, k)
+			}
+		case "root":
+			s, err := str(k)
+			if err != nil {
+				return p, err
+			}
+			if p.Root, err = ExpandPath(s, base); err != nil {
+				return p, fail(err.Error(), "profiles", name, k)
+			}
+		case "seed":
+			s, err := str(k)
+			if err != nil {
+				return p, err
+			}
+			if p.Seed, err = ExpandPath(s, base); err != nil {
+				return p, fail(err.Error(), "profiles", name, k)
+			}
+		case "gate_policy":
+			arr, ok := t[k].([]any)
+			if !ok {
+				return p, fail(fmt.Sprintf("must be an array of strings, not %s", typeName(t[k])), "profiles", name, k)
+			}
+			p.GatePolicy = make([]string, 0, len(arr)) // empty means: no gates
+			for i, v := range arr {
+				s, ok := v.(string)
+				if !ok {
+					return p, fail(fmt.Sprintf("element %d must be a string, not %s", i+1, typeName(v)), "profiles", name, k)
+				}
+				p.GatePolicy = append(p.GatePolicy, s)
+			}
+		default:
+			return p, fail(fmt.Sprintf("unknown key %q (known keys: %s)", k, strings.Join(profileKeys, ", ")), "profiles", name, k)
+		}
+	}
+	if p.Placement != rig.PlacementSession && p.Root == "" {
+		return p, fail(fmt.Sprintf("root is required for %s placement", p.Placement), "profiles", name, "root")
+	}
+	if p.Placement == rig.PlacementSession && p.Root != "" {
+		return p, fail("root needs placement = \"exclusive\" or \"shared\" (session placement gives every session its own directory)", "profiles", name, "root")
+	}
+	return p, nil
+}
+
+// ExpandPath expands a leading "~/" (or a lone "~") to the home directory
+// and makes a relative path absolute against base.
+func ExpandPath(p, base string) (string, error) {
+	if p == "" {
+		return "", errors.New("must not be empty")
+	}
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("cannot expand ~: %w", err)
+		}
+		p = filepath.Join(home, strings.TrimPrefix(p, "~"))
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(base, p)
+	}
+	return filepath.Clean(p), nil
+}
+
+// Names lists every profile name: the built-ins, then the file's, sorted.
+func (c *Config) Names() []string {
+	names := []string{DefaultProfile, DemoProfile}
+	user := make([]string, 0, len(c.profiles))
+	for n := range c.profiles {
+		user = append(user, n)
+	}
+	sort.Strings(user)
+	return append(names, user...)
+}
+
+// Profile resolves a profile name; "" means the default profile.
+func (c *Config) Profile(name string) (rig.Profile, error) {
+	if name == "" {
+		name = c.DefaultProfile
+	}
+	switch name {
+	case DefaultProfile:
+		return rig.DefaultProfile(), nil
+	case DemoProfile:
+		return rig.DemoProfile(), nil
+	}
+	if p, ok := c.profiles[name]; ok {
+		p.GatePolicy = slices.Clone(p.GatePolicy) // nil stays nil, empty stays empty
+		return p, nil
+	}
+	return rig.Profile{}, &UnknownProfileError{Name: name, Known: c.Names()}
+}
+
+// sortedKeys returns the keys of the table at prefix in the order they
+// appear in the file (then by name), so the first mistake reported is the
+// first one in the file.
+func sortedKeys(m map[string]any, loc *locator, prefix ...string) []string {
+	keys := make([]string, 0, len(m))
+	lines := make(map[string]int, len(m))
+	for k := range m {
+		keys = append(keys, k)
+		lines[k] = loc.line(append(slices.Clone(prefix), k))
+	}
+	sort.Slice(keys, func(a, b int) bool {
+		if lines[keys[a]] != lines[keys[b]] {
+			return lines[keys[a]] < lines[keys[b]]
+		}
+		return keys[a] < keys[b]
+	})
+	return keys
+}
+
+func typeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "nothing"
+	case string:
+		return "a string"
+	case int64:
+		return "an integer"
+	case float64:
+		return "a float"
+	case bool:
+		return "a boolean"
+	case []any, []map[string]any:
+		return "an array"
+	case map[string]any:
+		return "a table"
+	}
+	return fmt.Sprintf("a %T", v)
+}

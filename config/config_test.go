@@ -1,0 +1,163 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"looprig/rig"
+)
+
+func TestParseGood(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.toml")
+	doc := `# looprig
+default_profile = "work"
+theme = "dark"
+
+[profiles.work]
+engine = "shell"
+placement = "exclusive"
+root = "project"            # relative to this file
+gate_policy = [
+  "rm -rf",
+  "sudo",   # a comment inside the array
+]
+seed = "~/seed"
+
+[profiles."quiet.demo"]
+engine = "demo"
+gate_policy = []
+
+[profiles.shared1]
+placement = 'shared'
+root = "/srv/x"
+`
+	c, err := Parse(path, []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DefaultProfile != "work" || c.Theme != "dark" {
+		t.Fatalf("top level: %+v", c)
+	}
+	home, _ := os.UserHomeDir()
+	want := rig.Profile{Name: "work", Engine: "shell", Placement: rig.PlacementExclusive,
+		Root: filepath.Join(dir, "project"), GatePolicy: []string{"rm -rf", "sudo"}, Seed: filepath.Join(home, "seed")}
+	got, err := c.Profile("")
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("Profile(\"\") = %+v, %v; want %+v", got, err, want)
+	}
+	q, err := c.Profile("quiet.demo")
+	if err != nil || q.Engine != "demo" || q.GatePolicy == nil || len(q.GatePolicy) != 0 || q.Placement != rig.PlacementSession {
+		t.Fatalf("quiet.demo = %+v, %v (an empty gate_policy must mean no gates)", q, err)
+	}
+	if d, _ := c.Profile("default"); !reflect.DeepEqual(d, rig.DefaultProfile()) {
+		t.Fatalf("default = %+v", d)
+	}
+	if names := c.Names(); !reflect.DeepEqual(names, []string{"default", "demo", "quiet.demo", "shared1", "work"}) {
+		t.Fatalf("Names = %v", names)
+	}
+	var unknown *UnknownProfileError
+	if _, err := c.Profile("nope"); !errors.As(err, &unknown) || !strings.Contains(err.Error(), "default, demo, quiet.demo, shared1, work") {
+		t.Fatalf("unknown profile: %v", err)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		doc   string
+		line  int
+		field string
+		in    string // substring of the reason
+	}{
+		{"syntax", "theme = \"dark\"\nbroken = = 1\n", 2, "", "invalid TOML"},
+		{"unknown top key", "theme = \"x\"\n\nthme = \"y\"\n", 3, "thme", `unknown key "thme"`},
+		{"unknown profile key", "[profiles.work]\nengine = \"shell\"\nenigne = \"demo\"\n", 3, "profiles.work.enigne", `unknown key "enigne"`},
+		{"wrong type", "[profiles.work]\n\nengine = 3\n", 3, "profiles.work.engine", "must be a string, not an integer"},
+		{"bad placement", "[profiles.w]\nplacement = \"everywhere\"\n", 2, "profiles.w.placement", "must be session, exclusive or shared"},
+		{"missing root", "\n[profiles.x]\nplacement = \"exclusive\"\n", 2, "profiles.x.root", "root is required for exclusive placement"},
+		{"root without placement", "[profiles.x]\nroot = \"/tmp\"\n", 2, "profiles.x.root", "root needs placement"},
+		{"unknown engine", "[profiles.x]\nengine = \"gpt\"\n", 2, "profiles.x.engine", `unknown engine "gpt" (known engines: demo, shell)`},
+		{"gate policy type", "[profiles.x]\ngate_policy = \"sudo\"\n", 2, "profiles.x.gate_policy", "must be an array of strings"},
+		{"gate policy element", "[profiles.x]\ngate_policy = [\"sudo\", 1]\n", 2, "profiles.x.gate_policy", "element 2 must be a string"},
+		{"redefine builtin", "[profiles.default]\nengine = \"demo\"\n", 1, "profiles.default", "built-in profile"},
+		{"bad default profile", "default_profile = \"wrk\"\n[profiles.work]\n", 1, "default_profile", `unknown profile "wrk"`},
+		{"profiles not a table", "profiles = 1\n", 1, "profiles", "must be a table of profiles"},
+		{"dotted key", "[profiles]\nwork.engine = 1\n", 2, "profiles.work.engine", "must be a string"},
+		{"bad profile name", "[profiles.\"my profile\"]\n", 1, "profiles.my profile", "a profile name is"},
+		{"after multiline string", "theme = \"\"\"\nfoo = 1\n\"\"\"\nfoo = 2\n", 4, "foo", `unknown key "foo"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("/etc/looprig.toml", []byte(tt.doc))
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("Parse = %v, want *Error", err)
+			}
+			if ce.File != "/etc/looprig.toml" || ce.Line != tt.line || ce.Field != tt.field || !strings.Contains(ce.Reason, tt.in) {
+				t.Fatalf("got %#v (%v); want line %d field %q reason containing %q", ce, err, tt.line, tt.field, tt.in)
+			}
+			wantPrefix := "/etc/looprig.toml:" + strconv.Itoa(tt.line) + ": "
+			if !strings.HasPrefix(err.Error(), wantPrefix) {
+				t.Fatalf("message %q does not start with %q", err, wantPrefix)
+			}
+		})
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "nope.toml")
+	c, err := Load(missing, false)
+	if err != nil || c.DefaultProfile != "default" || c.Path != "" {
+		t.Fatalf("missing default file: %+v, %v", c, err)
+	}
+	_, err = Load(missing, true)
+	var ce *Error
+	if !errors.As(err, &ce) || ce.File != missing || !strings.Contains(err.Error(), "no such file") {
+		t.Fatalf("missing explicit file: %v", err)
+	}
+	good := filepath.Join(dir, "good.toml")
+	os.WriteFile(good, []byte("theme = \"light\"\n"), 0o600)
+	if c, err := Load(good, true); err != nil || c.Theme != "light" || c.Path != good {
+		t.Fatalf("Load good: %+v, %v", c, err)
+	}
+}
+
+func TestDefaultPath(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", "/x/cfg")
+	if p, _ := DefaultPath(); p != "/x/cfg/looprig/config.toml" {
+		t.Fatalf("DefaultPath = %s", p)
+	}
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("HOME", "/home/u")
+	if p, _ := DefaultPath(); p != "/home/u/.config/looprig/config.toml" {
+		t.Fatalf("DefaultPath = %s", p)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("[profiles.w]\nengine = \"shell\"\n"))
+	f.Add([]byte("default_profile = \"x\"\n[profiles.x]\nplacement = \"shared\"\nroot = \"/\"\n"))
+	f.Add([]byte("a = \"\"\"\nb\n\"\"\"\n[t]\nc = [1,\n2]\n"))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		c, err := Parse("/c.toml", doc)
+		if err != nil {
+			var ce *Error
+			if !errors.As(err, &ce) || ce.File != "/c.toml" {
+				t.Fatalf("error %v is not a *Error naming the file", err)
+			}
+			return
+		}
+		for _, n := range c.Names() {
+			if _, err := c.Profile(n); err != nil {
+				t.Fatalf("listed profile %q does not resolve: %v", n, err)
+			}
+		}
+	})
+}
