@@ -12,12 +12,20 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"path/filepath"
 	"strings"
+	"syscall"
+
+	"looprig/config"
+	"looprig/rig"
+	"looprig/tui"
 )
 
 // Version is the looprig version; release builds set it with
@@ -278,16 +286,49 @@ func cmdHelp(e *env, args []string) int {
 // runTUI is what looprig does without a subcommand. The TUI issue replaces
 // this placeholder with the terminal UI (on e.store, e.configPath, e.theme).
 func runTUI(e *env) int {
-	fmt.Fprint(e.stdout, `looprig: the terminal UI is not built yet; it is coming next.
-
-Meanwhile every operation works headlessly:
-  looprig ls            list sessions        looprig restore ID   restore one
-  looprig new           create a session     looprig log ID       read its journal
-  looprig run ID -- …   run one turn         looprig lease break  take over a wedged lease
-  looprig demo          leave a crashed session to restore
-
-Run 'looprig --help' for details.
-`)
+	in, ok := e.stdinFile()
+	out, okOut := e.stdout.(*os.File)
+	if !ok || !okOut || !isTerminal(in) || !isTerminal(out) {
+		return e.fail(usageErr("", "the terminal UI needs a terminal; without one use a command (looprig ls, looprig restore ID, ... — see looprig --help)"))
+	}
+	cfg, err := e.loadConfig()
+	if err != nil {
+		return e.fail(err)
+	}
+	st, err := e.openStore()
+	if err != nil {
+		return e.fail(err)
+	}
+	defer st.Close()
+	profiles := map[string]rig.Profile{}
+	for _, name := range cfg.Names() {
+		if p, err := cfg.Profile(name); err == nil {
+			profiles[name] = p
+		}
+	}
+	theme := e.theme
+	if theme == "" {
+		theme = cfg.Theme
+	}
+	configDir := ""
+	if e.configSet {
+		configDir = filepath.Dir(e.configPath)
+	} else if path, err := config.DefaultPath(); err == nil {
+		configDir = filepath.Dir(path)
+	}
+	// An SSH drop (SIGHUP) or a kill (SIGTERM) ends the UI the way q does:
+	// the sessions it hosts are shut down cleanly.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	err = tui.Run(ctx, tui.Options{
+		Store: st, StoreDir: st.Dir(), Workspaces: st.WorkspacesDir(),
+		Profiles: profiles, DefaultProfile: cfg.DefaultProfile,
+		Theme: theme, ConfigDir: configDir,
+		LogPath: filepath.Join(st.Dir(), "tui.log"),
+	})
+	if err != nil {
+		return e.fail(err)
+	}
 	return exitOK
 }
 

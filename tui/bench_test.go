@@ -1,0 +1,231 @@
+package tui
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
+
+	"looprig/rig"
+	"looprig/rig/event"
+)
+
+// benchModel is a 200×60 model with 10k sessions listed, the selected one
+// hosted with 10k event lines in its ring.
+func benchModel(b testing.TB) Model {
+	m := fakeModel(b, 200, 60, colorRenderer())
+	m = withManySessions(m, 10_000)
+	id := fakeID(1)
+	m.send(hostedMsg{id: id, sess: &rig.Session{}, status: rig.Status{Title: "bench", Epoch: 1, Placement: rig.PlacementSession}})
+	v := m.sessions[id]
+	var sb strings.Builder
+	for i := 0; i < 10_000; i++ {
+		sb.WriteString("line ")
+		sb.WriteString(strconv.Itoa(i))
+		sb.WriteString(" of the benchmark output, long enough to be realistic: lorem ipsum dolor sit amet\n")
+	}
+	envs := []event.Envelope{
+		{Seq: 1, At: fixedNow, Event: event.SessionStarted{Title: "bench", Rig: "default", Placement: "session"}},
+		{Seq: 2, At: fixedNow, Event: event.TurnStarted{TurnID: "t", Index: 0, Input: "seq 10000"}},
+		{Seq: 3, At: fixedNow, Event: event.TurnOutput{TurnID: "t", Text: sb.String()}},
+	}
+	m.send(historyMsg{id: id, gen: v.histGen, envs: envs, lastSeq: 3, tip: 3})
+	m.selectID(id)
+	m.send(flashOffMsg{gen: m.flashGen})
+	if v.ring.len() != ringCapacity {
+		b.Fatalf("ring holds %d lines, want %d", v.ring.len(), ringCapacity)
+	}
+	return m
+}
+
+// BenchmarkView: one frame at 200×60 with 10k sessions and 10k event
+// lines (DESIGN.md §10: ≤ 2 ms).
+func BenchmarkView(b *testing.B) {
+	m := benchModel(b)
+	checkFrame(b, m.View(), 200, 60)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		_ = m.View()
+	}
+}
+
+// BenchmarkViewScrolled is the same frame scrolled to the middle of the
+// list with the events pane focused and scrolled back.
+func BenchmarkViewScrolled(b *testing.B) {
+	m := benchModel(b)
+	for i := 0; i < 5000; i++ {
+		m.update(keyMsg("j"))
+	}
+	m.keys("enter", "up", "up", "up")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		_ = m.View()
+	}
+}
+
+// BenchmarkFoldOutput: the reducer alone, fed 32 KiB output deltas of
+// short lines (what the shell engine delivers for `seq`).
+func BenchmarkFoldOutput(b *testing.B) {
+	var sb strings.Builder
+	for i := 0; sb.Len() < 32<<10; i++ {
+		sb.WriteString(strconv.Itoa(1_000_000 + i))
+		sb.WriteByte('\n')
+	}
+	chunk := sb.String()
+	lines := strings.Count(chunk, "\n")
+	v := newSessView("bench")
+	v.apply(event.Envelope{Seq: 1, Event: event.TurnStarted{TurnID: "t"}})
+	env := event.Envelope{Event: event.OutputDelta{TurnID: "t", Stream: "stdout", Text: chunk}}
+	b.SetBytes(int64(len(chunk)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		v.apply(env)
+	}
+	b.ReportMetric(float64(lines*b.N)/b.Elapsed().Seconds(), "lines/s")
+}
+
+// BenchmarkEventPath2M runs a real turn printing 2 M lines (`seq 2000000`,
+// shell engine, memstore) in a session hosted by the real program, and
+// measures what the UI absorbs: lines/s, messages folded, frames (View
+// calls), dropped ephemeral events, and how long a key waits for the
+// program while the flood lasts (p50/p99/max, the key-to-frame bound of
+// DESIGN.md §10: p99 ≤ 100 ms). Run with -benchtime=1x.
+func BenchmarkEventPath2M(b *testing.B) {
+	for _, c := range []struct{ name, cmd string }{
+		// bulk: seq writes 4 KiB blocks, the engine reads 32 KiB chunks
+		{"seq", "seq 2000000"},
+		// line by line: one write per line, the worst case for the hub
+		{"flushed", `awk 'BEGIN{for(i=0;i<2000000;i++){print i; fflush()}}'`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				eventPath2M(b, c.cmd)
+			}
+		})
+	}
+}
+
+func eventPath2M(b *testing.B, input string) {
+	st := memstoreNew()
+	opts := flowOptions(b, st)
+	m := newModel(opts, colorRenderer())
+	var frames, msgs atomic.Int64
+	h := &countingHarness{harness: harness{m}, frames: &frames, msgs: &msgs}
+	tm := teatest.NewTestModel(b, h, teatest.WithInitialTermSize(200, 60))
+	defer func() {
+		tm.Send(tea.QuitMsg{})
+		m.h.cancel()
+		m.h.shutdownAll(10 * time.Second)
+	}()
+	wait := func(cond func(m Model) bool) {
+		deadline := time.Now().Add(120 * time.Second)
+		for time.Now().Before(deadline) {
+			ok := false
+			done := make(chan struct{})
+			tm.Send(probeMsg{fn: func(m Model) { ok = cond(m); close(done) }})
+			<-done
+			if ok {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		b.Fatal("timed out")
+	}
+	wait(func(m Model) bool { return m.listed })
+	tm.Type("n")
+	tm.Send(keyMsg("enter"))
+	var id string
+	wait(func(m Model) bool {
+		v := m.selected()
+		if v != nil && v.live != nil && !v.replaying {
+			id = v.id
+			return true
+		}
+		return false
+	})
+	tm.Type("i")
+	tm.Type(input)
+	frames.Store(0)
+	msgs.Store(0)
+	start := time.Now()
+	tm.Send(keyMsg("enter"))
+	var lat []time.Duration
+	var lines, dropped uint64
+	for {
+		sent := time.Now()
+		done := make(chan struct{})
+		var finished bool
+		tm.Send(probeMsg{fn: func(m Model) {
+			v := m.sessions[id]
+			lines, dropped = v.outLines, v.dropped
+			finished = v.f.turns > 0 && v.f.openTurn == nil && strings.Contains(m.View(), "turn 0 done")
+			close(done)
+		}})
+		<-done
+		lat = append(lat, time.Since(sent))
+		if finished {
+			break
+		}
+		if time.Since(start) > 120*time.Second {
+			b.Fatal("the turn did not finish")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	el := time.Since(start)
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	pct := func(p float64) time.Duration { return lat[min(len(lat)-1, int(p*float64(len(lat))))] }
+	if lines < 2_000_000 {
+		b.Logf("absorbed %d lines (some deltas dropped: %d; the journal checkpoints fill in)", lines, dropped)
+	}
+	b.ReportMetric(float64(lines)/el.Seconds(), "lines/s")
+	b.ReportMetric(float64(lines), "lines")
+	b.ReportMetric(float64(msgs.Load()), "msgs")
+	b.ReportMetric(float64(frames.Load()), "frames")
+	b.ReportMetric(float64(dropped), "dropped")
+	b.ReportMetric(float64(pct(0.5).Microseconds())/1000, "p50-key-ms")
+	b.ReportMetric(float64(pct(0.99).Microseconds())/1000, "p99-key-ms")
+	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max-key-ms")
+	b.ReportMetric(el.Seconds(), "turn-s")
+}
+
+type countingHarness struct {
+	harness
+	frames, msgs *atomic.Int64
+}
+
+func (h *countingHarness) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	h.msgs.Add(1)
+	nm, cmd := h.harness.Update(msg)
+	h.harness = nm.(harness)
+	return h, cmd
+}
+
+func (h *countingHarness) View() string {
+	h.frames.Add(1)
+	return h.harness.View()
+}
+
+// BenchmarkListing10k folds a listing of 10k sessions (what every refresh
+// costs Update) and draws the first frame after it.
+func BenchmarkListing10k(b *testing.B) {
+	m := fakeModel(b, 200, 60, colorRenderer())
+	m = withManySessions(m, 10_000)
+	infos := make([]rig.SessionInfo, 0, len(m.rows))
+	for _, v := range m.rows {
+		infos = append(infos, v.info)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m.update(listMsg{infos: infos})
+		_ = m.View()
+	}
+}

@@ -1,0 +1,436 @@
+package tui
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
+
+	"looprig/rig"
+	"looprig/rig/engine"
+	"looprig/rig/storage"
+	"looprig/rig/storage/memstore"
+)
+
+// Flows through the real program (teatest) with a real memstore store and
+// the shell and demo engines. The harness reads the model only inside
+// Update (a probe message), so nothing races the program.
+
+type probeMsg struct{ fn func(m Model) }
+
+type harness struct{ Model }
+
+func (h harness) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if p, ok := msg.(probeMsg); ok {
+		p.fn(h.Model)
+		return h, nil
+	}
+	m, cmd := h.Model.Update(msg)
+	return harness{m.(Model)}, cmd
+}
+
+type flow struct {
+	t     *testing.T
+	tm    *teatest.TestModel
+	store *memstore.Store
+	opts  Options
+}
+
+func flowOptions(t testing.TB, st *memstore.Store) Options {
+	gated := rig.DefaultProfile()
+	gated.Name, gated.GatePolicy = "gated", []string{"touch"}
+	return Options{
+		Store: st, StoreDir: "memstore", Workspaces: t.TempDir(),
+		Profiles: map[string]rig.Profile{
+			"default": rig.DefaultProfile(), "demo": rig.DemoProfile(), "gated": gated,
+		},
+		DefaultProfile: "default",
+		ConfigDir:      t.TempDir(),
+		RigOptions: []rig.Option{
+			rig.WithEngineConfig(engine.Config{DemoInterval: 20 * time.Millisecond, DemoSteps: 5, ShellGrace: 300 * time.Millisecond}),
+			rig.WithCheckpoints(20*time.Millisecond, 64<<10),
+		},
+	}
+}
+
+func startFlow(t *testing.T, st *memstore.Store, opts Options) *flow {
+	t.Helper()
+	m := newModel(opts, asciiRenderer())
+	tm := teatest.NewTestModel(t, harness{m}, teatest.WithInitialTermSize(140, 45))
+	f := &flow{t: t, tm: tm, store: st, opts: opts}
+	t.Cleanup(func() {
+		// Whatever happened, end the program and the sessions it hosts.
+		tm.Send(tea.QuitMsg{})
+		m.h.cancel()
+		m.h.shutdownAll(5 * time.Second)
+	})
+	f.waitModel("the first listing", func(m Model) bool { return m.listed })
+	return f
+}
+
+// inspect runs fn inside the program's Update.
+func (f *flow) inspect(fn func(m Model)) {
+	done := make(chan struct{})
+	f.tm.Send(probeMsg{fn: func(m Model) { fn(m); close(done) }})
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		f.t.Fatal("the program did not answer a probe")
+	}
+}
+
+func (f *flow) view() string {
+	var v string
+	f.inspect(func(m Model) { v = m.View() })
+	return v
+}
+
+func (f *flow) waitModel(what string, cond func(m Model) bool) {
+	f.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		ok := false
+		f.inspect(func(m Model) { ok = cond(m) })
+		if ok {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	f.t.Fatalf("timed out waiting for %s; screen:\n%s", what, f.view())
+}
+
+func (f *flow) waitView(subs ...string) string {
+	f.t.Helper()
+	var last string
+	f.waitModel(strings.Join(subs, " & "), func(m Model) bool {
+		last = m.View()
+		for _, s := range subs {
+			if !strings.Contains(last, s) {
+				return false
+			}
+		}
+		return true
+	})
+	return last
+}
+
+func (f *flow) typeText(s string) { f.tm.Type(s) }
+
+func (f *flow) key(k string) { f.tm.Send(keyMsg(k)) }
+
+func (f *flow) quit() {
+	f.t.Helper()
+	f.typeText("q")
+	f.tm.WaitFinished(f.t, teatest.WithFinalTimeout(15*time.Second))
+}
+
+// selectedLive waits until the selected session is hosted and its history
+// replay is over.
+func (f *flow) selectedLive() (id string) {
+	f.waitModel("a live selected session", func(m Model) bool {
+		v := m.selected()
+		if v != nil && v.live != nil && !v.replaying && v.busy == "" {
+			id = v.id
+			return true
+		}
+		return false
+	})
+	return id
+}
+
+func TestFlowCreateSubmitShutdown(t *testing.T) {
+	st := memstore.New()
+	f := startFlow(t, st, flowOptions(t, st))
+	f.waitView("no sessions yet")
+	f.typeText("n")
+	f.waitView("New session", "profile")
+	f.typeText("first one")
+	f.key("tab") // to the seed field: empty is fine
+	f.key("enter")
+	id := f.selectedLive()
+	f.waitView("first one", "live", "session started")
+
+	f.typeText("i")
+	f.typeText("echo hello-from-tui; echo second-line >&2; exit 3")
+	f.key("enter")
+	f.waitView("hello-from-tui", "second-line", "turn 0 done: exit 3")
+
+	// X opens a dialog whose default is Cancel: enter alone changes nothing.
+	f.typeText("X")
+	f.waitView("Shut down session")
+	f.key("enter")
+	f.waitModel("the dialog to close", func(m Model) bool { return m.dialog == nil })
+	f.inspect(func(m Model) {
+		if m.sessions[id].live == nil {
+			t.Error("Cancel shut the session down")
+		}
+	})
+	f.typeText("X")
+	f.waitView("Shut down session")
+	f.key("right")
+	f.key("enter")
+	f.waitModel("the shutdown", func(m Model) bool { v := m.sessions[id]; return v.live == nil })
+	f.waitView("idle", "session stopped cleanly")
+	f.waitModel("the spinner to stop", func(m Model) bool { return !m.busy() })
+	infos, err := rig.ListSessions(context.Background(), st)
+	if err != nil || len(infos) != 1 || infos[0].State != rig.StateIdle {
+		t.Fatalf("listing after shutdown: %+v %v", infos, err)
+	}
+	f.quit()
+	if a, r := st.LeaseStats(storage.SessionName(id)); a != r {
+		t.Fatalf("lease acquired %d times, released %d", a, r)
+	}
+}
+
+// crashSession makes a session whose holder "crashed" mid-turn: its lease
+// is broken and released without a shutdown, after its output was
+// checkpointed.
+func crashSession(t *testing.T, st *memstore.Store, opts Options, title, input, wantOut string) string {
+	t.Helper()
+	ctx := context.Background()
+	r, err := rig.Define(append([]rig.Option{rig.WithStore(st), rig.WithWorkspaces(opts.Workspaces)}, opts.RigOptions...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := r.NewSession(ctx, rig.WithTitle(title))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Submit(ctx, input); err != nil {
+		t.Fatal(err)
+	}
+	id := s.SessionID().String()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if journalHas(t, st, id, wantOut) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("output never reached the journal")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	l, err := st.Break(ctx, storage.SessionName(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-s.Done() // the old holder noticed and stopped
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.Shutdown(ctx) // releases what is left; records nothing (faulted)
+	return id
+}
+
+func journalHas(t *testing.T, st *memstore.Store, id, text string) bool {
+	t.Helper()
+	var b strings.Builder
+	cur, err := st.Read(context.Background(), storage.SessionName(id), 0)
+	if err != nil {
+		return false
+	}
+	defer cur.Close()
+	for cur.Next() {
+		b.Write(cur.Record().Payload)
+	}
+	return strings.Contains(b.String(), text)
+}
+
+func TestFlowRestoreCrashed(t *testing.T) {
+	st := memstore.New()
+	opts := flowOptions(t, st)
+	id := crashSession(t, st, opts, "counting", "echo before-crash-1; echo before-crash-2; sleep 30", "before-crash-2")
+	f := startFlow(t, st, opts)
+	f.waitView("crashed", "counting")
+	f.waitView("before-crash-2", "journal ends here")
+	f.typeText("r")
+	f.selectedLive()
+	screen := f.waitView("before-crash-1", "before-crash-2", "interrupted (crash)", "restore done at epoch 3", "restored here at epoch 3")
+	if !strings.Contains(screen, "1 turn interrupted") {
+		t.Errorf("restore outcome missing:\n%s", screen)
+	}
+	f.typeText("i")
+	f.typeText("echo after-restore")
+	f.key("enter")
+	f.waitView("after-restore", "turn 1 done: exit 0")
+	f.quit()
+	infos, _ := rig.ListSessions(context.Background(), st)
+	if len(infos) != 1 || infos[0].ID != id || infos[0].State != rig.StateIdle || infos[0].Epoch != 3 {
+		t.Fatalf("after quit: %+v", infos)
+	}
+}
+
+func TestFlowGates(t *testing.T) {
+	st := memstore.New()
+	f := startFlow(t, st, flowOptions(t, st))
+	f.typeText("n")
+	f.waitView("New session")
+	f.key("up")    // title → profile
+	f.key("right") // default → demo
+	f.key("right") // demo → gated
+	f.waitModel("the gated profile", func(m Model) bool {
+		d, ok := m.dialog.(*createDialog)
+		return ok && d.profiles[d.prof] == "gated"
+	})
+	f.key("enter")
+	id := f.selectedLive()
+	var ws string
+	f.inspect(func(m Model) { ws = m.sessions[id].status.Workspace })
+
+	f.typeText("i")
+	f.typeText("touch approved.txt")
+	f.key("enter")
+	f.waitView("? gate: run command", "touch approved.txt")
+	f.typeText("a")
+	f.waitView("gate approved (user)", "turn 0 done: exit 0")
+	if _, err := os.Stat(filepath.Join(ws, "approved.txt")); err != nil {
+		t.Fatalf("approved command did not run: %v", err)
+	}
+
+	f.typeText("i")
+	f.typeText("touch denied.txt")
+	f.key("enter")
+	f.waitView("? gate: run command", "touch denied.txt")
+	f.typeText("d")
+	f.waitView("gate denied (user)", "turn 1 failed: denied at gate")
+	if _, err := os.Stat(filepath.Join(ws, "denied.txt")); err == nil {
+		t.Fatal("denied command ran")
+	}
+	// No gate open now: a and d say so and do nothing.
+	f.typeText("a")
+	f.waitView("no gate is open")
+	f.quit()
+}
+
+// TestFlowHostileText: a title and output full of escape sequences (OSC 52
+// clipboard, CSI clear screen, colours, bidi override, C1 CSI, BEL) are drawn
+// without a single raw control byte.
+func TestFlowHostileText(t *testing.T) {
+	st := memstore.New()
+	opts := flowOptions(t, st)
+	hostile := "evil\x1b]52;c;SGVsbG8=\x07\x1b[2J\u202etitle\u009b31m"
+	r, err := rig.Define(append([]rig.Option{rig.WithStore(st), rig.WithWorkspaces(opts.Workspaces)}, opts.RigOptions...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := r.NewSession(context.Background(), rig.WithTitle(hostile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f := startFlow(t, st, opts)
+	f.waitView("evil^[]52;c;SGVsbG8=^G^[[2J<U+202E>title<U+009B>31m")
+	f.typeText("r")
+	f.selectedLive()
+	f.typeText("i")
+	f.typeText(`printf '\033]52;c;SGVsbG8=\007\033[2J\033[31mred\342\200\256rev\033[0m\r\nbell\007 tab\tend\n'`)
+	f.key("enter")
+	f.waitView("turn 0 done")
+	for _, focus := range []string{"", "tab", "tab"} {
+		if focus != "" {
+			f.key(focus)
+		}
+		screen := f.view()
+		for i := 0; i < len(screen); {
+			r, n := utf8.DecodeRuneInString(screen[i:])
+			switch {
+			case r == '\n':
+			case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f):
+				t.Fatalf("raw control %U at byte %d:\n%q", r, i, screen)
+			case r == utf8.RuneError && n == 1:
+				t.Fatalf("invalid UTF-8 at byte %d", i)
+			case (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f:
+				t.Fatalf("bidi control %U at byte %d", r, i)
+			}
+			i += n
+		}
+	}
+	screen := f.view()
+	if !strings.Contains(screen, "^[]52;c;SGVsbG8=^G^[[2J^[[31mred<U+202E>rev^[[0m") {
+		t.Errorf("hostile output not shown inertly:\n%s", screen)
+	}
+	f.quit()
+}
+
+// TestFlowLeaseLost: another holder breaks the lease of a session this TUI
+// hosts; the TUI shows LEASE LOST with both epochs, turns the session
+// read-only, and keeps the banner until it is dismissed.
+func TestFlowLeaseLost(t *testing.T) {
+	st := memstore.New()
+	f := startFlow(t, st, flowOptions(t, st))
+	f.typeText("n")
+	f.waitView("New session")
+	f.key("enter")
+	id := f.selectedLive()
+	start := time.Now()
+	l, err := st.Break(context.Background(), storage.SessionName(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release(context.Background())
+	f.waitView("LEASE LOST", "epoch 1 → 2")
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("LEASE LOST took %s", d)
+	}
+	f.typeText("i")
+	f.waitView("read-only: lease lost to epoch 2")
+	f.typeText("?")
+	f.waitView("(disabled: read-only: lease lost to epoch 2")
+	f.key("esc")
+	f.key("esc") // dismiss the banner
+	f.waitModel("the banner to go", func(m Model) bool { return !strings.Contains(m.View(), "LEASE LOST ") })
+	f.inspect(func(m Model) {
+		if why := m.sessions[id].notMutable(); !strings.Contains(why, "lease lost") {
+			t.Errorf("after dismissing, the session is mutable again: %q", why)
+		}
+	})
+	f.quit()
+}
+
+// TestFlowHeldRestoreFailsThenBreak: restoring a session another holder
+// has fails with lease_failed and names B; B (typing the short id) breaks
+// the lease and restores it here.
+func TestFlowHeldRestoreFailsThenBreak(t *testing.T) {
+	st := memstore.New()
+	opts := flowOptions(t, st)
+	r, err := rig.Define(append([]rig.Option{rig.WithStore(st), rig.WithWorkspaces(opts.Workspaces)}, opts.RigOptions...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := r.NewSession(context.Background(), rig.WithTitle("held elsewhere"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Shutdown(context.Background())
+	short := rig.ShortID(other.SessionID().String())
+	f := startFlow(t, st, opts)
+	f.waitView("held elsewhere")
+	f.typeText("r")
+	f.waitView("lease_failed", "B breaks the lease")
+	f.typeText("B")
+	f.waitView("Break lease", "type "+short)
+	f.typeText("nope")
+	f.key("enter")
+	f.waitView("type " + short + " exactly")
+	for i := 0; i < 4; i++ {
+		f.tm.Send(tea.KeyMsg{Type: tea.KeyBackspace})
+	}
+	f.typeText(short)
+	f.key("enter")
+	f.selectedLive()
+	f.waitView("lease broken; restored "+short+" at epoch 3", "restore done at epoch 3")
+	select {
+	case <-other.Done():
+	case <-time.After(2 * time.Second):
+		t.Fatal("the old holder did not notice the break")
+	}
+	f.quit()
+}

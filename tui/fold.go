@@ -1,0 +1,290 @@
+package tui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"looprig/rig/event"
+)
+
+// ringCapacity bounds the events pane of one session.
+const ringCapacity = 10_000
+
+// maxPending bounds an unterminated output line kept while it grows.
+const maxPending = 64 << 10
+
+// fold is what the events of a session say about it. The same reducer
+// (sessView.apply) folds records replayed from the journal and events
+// delivered live by the hub, so a restored session, a journal tail of a
+// session held elsewhere and a live one read the same.
+type fold struct {
+	title, profile, placement, root string
+	loopID, loopName, engine        string
+	turns                           int
+	openTurn                        *openTurn
+	openGate                        *openGate
+	stopped                         bool
+	faulted                         string
+	lastRestore                     *event.RestoreDone
+	restoreErrored                  *event.RestoreErrored
+	adopted                         []event.Change
+	lastAt                          time.Time
+
+	// Output accounting of the open turn: bytes shown (live deltas and
+	// checkpoints) and bytes checkpointed. A checkpoint shows only what
+	// the deltas did not (a replay has no deltas, so it shows all).
+	outTurn       string
+	shown, ckpt   int64
+	elided        int64
+	lastEventSeqs uint64
+}
+
+type openTurn struct {
+	id      string
+	index   int
+	input   string
+	started time.Time
+}
+
+type openGate struct {
+	id, turnID, prompt string
+}
+
+// apply folds one envelope into v: state, and lines for the events pane.
+// Enduring events at or below the last sequence seen are duplicates (a
+// journal replay overlapping a live subscription) and are skipped.
+func (v *sessView) apply(env event.Envelope) {
+	if env.Seq != 0 {
+		if env.Seq <= v.lastSeq {
+			return
+		}
+		v.lastSeq = env.Seq
+	}
+	f := &v.f
+	if !env.At.IsZero() {
+		f.lastAt = env.At
+	}
+	at := env.At
+	switch ev := env.Event.(type) {
+	case event.SessionStarted:
+		f.title, f.profile, f.placement, f.root = ev.Title, ev.Rig, ev.Placement, ev.Root
+		where := ev.Placement
+		if ev.Root != "" {
+			where += " " + ev.Root
+		}
+		title := quote(ev.Title)
+		if ev.Title == "" {
+			title = "(untitled)"
+		}
+		v.line(at, clsSession, "● session started: "+title+" (profile "+ev.Rig+", "+where+")")
+	case event.LoopStarted:
+		f.loopID, f.loopName, f.engine = ev.LoopID, ev.Name, ev.Engine
+		v.line(at, clsSession, "loop "+ev.Name+" started (engine "+ev.Engine+")")
+	case event.SessionActive:
+		// the turn start says it
+	case event.SessionIdle:
+		v.flushPending()
+	case event.SessionStopped:
+		v.flushPending()
+		f.stopped = true
+		f.openTurn, f.openGate = nil, nil
+		v.line(at, clsSession, "■ session stopped cleanly")
+	case event.RestoreStarted:
+		v.flushPending()
+		f.stopped = false
+		v.line(at, clsRestore, "↻ restore started at epoch "+u64(ev.Epoch))
+	case event.RestoreDone:
+		f.lastRestore = &ev
+		f.restoreErrored = nil
+		v.line(at, clsRestore, fmt.Sprintf("↻ restore done at epoch %d: %s interrupted, %s closed",
+			ev.Epoch, plural(len(ev.Interrupted), "turn"), plural(len(ev.GatesClosed), "gate")))
+	case event.RestoreErrored:
+		f.restoreErrored = &ev
+		v.line(at, clsError, "✗ restore failed ("+ev.Kind+"): "+firstLine(ev.Message))
+	case event.ConfigurationAdopted:
+		f.adopted = ev.Changes
+		parts := make([]string, len(ev.Changes))
+		for i, c := range ev.Changes {
+			parts[i] = c.Field + " " + quote(c.Persisted) + " → " + quote(c.Live)
+		}
+		v.line(at, clsRestore, "configuration adopted by "+ev.Source+": "+strings.Join(parts, "; "))
+	case event.SessionFaulted:
+		f.faulted = ev.Cause
+		v.line(at, clsError, "✗ session faulted: "+firstLine(ev.Cause))
+	case event.TurnStarted:
+		v.flushPending()
+		f.turns = max(f.turns, ev.Index+1)
+		f.openTurn = &openTurn{id: ev.TurnID, index: ev.Index, input: ev.Input, started: at}
+		f.outTurn, f.shown, f.ckpt, f.elided = ev.TurnID, 0, 0, 0
+		v.line(at, clsTurn, "▶ turn "+strconv.Itoa(ev.Index)+": "+firstLine(ev.Input))
+	case event.OutputDelta:
+		cls := clsOutput
+		if ev.Stream == event.StreamStderr {
+			cls = clsStderr
+		}
+		if ev.TurnID == f.outTurn {
+			f.shown += int64(len(ev.Text))
+		}
+		v.output(cls, ev.Text)
+	case event.TurnOutput:
+		if ev.Elided > 0 {
+			f.elided = ev.Elided
+		}
+		if ev.TurnID != f.outTurn {
+			f.outTurn, f.shown, f.ckpt = ev.TurnID, 0, 0
+		}
+		f.ckpt += int64(len(ev.Text))
+		if f.ckpt > f.shown {
+			missing := f.ckpt - f.shown
+			text := ev.Text
+			if missing < int64(len(text)) {
+				text = text[int64(len(text))-missing:]
+			}
+			f.shown = f.ckpt
+			v.output(clsOutput, text)
+		}
+	case event.TurnDone:
+		v.flushPending()
+		idx := v.turnIndex(ev.TurnID)
+		f.openTurn = nil
+		cls := clsOK
+		glyph := "✓"
+		if ev.ExitCode != 0 {
+			cls, glyph = clsError, "✗"
+		}
+		v.line(at, cls, fmt.Sprintf("%s turn %s done: exit %d in %s%s", glyph, idx, ev.ExitCode, dur(ev.Duration), v.elidedNote()))
+	case event.TurnFailed:
+		v.flushPending()
+		idx := v.turnIndex(ev.TurnID)
+		f.openTurn, f.openGate = nil, nil
+		v.line(at, clsError, "✗ turn "+idx+" failed: "+firstLine(ev.Err))
+	case event.TurnInterrupted:
+		v.flushPending()
+		f.openTurn, f.openGate = nil, nil
+		v.line(at, clsError, "⏹ turn "+strconv.Itoa(ev.Index)+" interrupted ("+ev.Reason+")"+v.elidedNote())
+	case event.GateOpened:
+		v.flushPending()
+		f.openGate = &openGate{id: ev.GateID, turnID: ev.TurnID, prompt: ev.Prompt}
+		v.line(at, clsGate, "? gate: "+firstLine(ev.Prompt)+" — a approve · d deny")
+	case event.GateResolved:
+		if f.openGate != nil && f.openGate.id == ev.GateID {
+			f.openGate = nil
+		}
+		word := map[string]string{event.ActionApprove: "approved", event.ActionDeny: "denied", event.ActionClose: "closed"}[ev.Action]
+		if word == "" {
+			word = ev.Action
+		}
+		cls := clsGate
+		if ev.Action == event.ActionDeny || ev.Action == event.ActionClose {
+			cls = clsMuted
+		}
+		v.line(at, cls, "gate "+word+" ("+ev.Reason+")")
+	default:
+		v.line(at, clsMuted, string(env.Event.Type()))
+	}
+}
+
+func (v *sessView) turnIndex(turnID string) string {
+	if t := v.f.openTurn; t != nil && t.id == turnID {
+		return strconv.Itoa(t.index)
+	}
+	return "?"
+}
+
+func (v *sessView) elidedNote() string {
+	if v.f.elided > 0 {
+		return " (" + commas(uint64(v.f.elided)) + " bytes not journaled)"
+	}
+	return ""
+}
+
+// line adds one event line; its text is sanitized here.
+func (v *sessView) line(at time.Time, cls uint8, text string) {
+	v.ring.push(evLine{at: at, cls: cls, text: clean(text)})
+	v.added++
+}
+
+// output adds turn output, splitting it into lines. The unterminated rest
+// waits in pend (and is shown as the last line) until its newline comes.
+// Of a huge chunk only the lines the ring can hold are sanitized and kept;
+// the rest are counted.
+func (v *sessView) output(cls uint8, text string) {
+	if text == "" {
+		return
+	}
+	if v.pend != "" && v.pendCls != cls {
+		v.flushPending()
+	}
+	v.pendCls = cls
+	s := text
+	if v.pend != "" {
+		s = v.pend + text
+	}
+	last := strings.LastIndexByte(s, '\n')
+	if last < 0 {
+		if len(s) > maxPending {
+			v.pushOut(cls, s)
+			s = ""
+		}
+		v.pend = s
+		return
+	}
+	complete := s[:last]
+	v.pend = s[last+1:]
+	n := strings.Count(complete, "\n") + 1
+	if n > ringCapacity {
+		i := len(complete)
+		for k := 0; k < ringCapacity; k++ {
+			i = strings.LastIndexByte(complete[:i], '\n')
+		}
+		complete = complete[i+1:]
+		v.outLines += uint64(n - ringCapacity)
+		v.ring.total += uint64(n - ringCapacity)
+		v.added += n - ringCapacity
+	}
+	for {
+		i := strings.IndexByte(complete, '\n')
+		if i < 0 {
+			v.pushOut(cls, complete)
+			break
+		}
+		v.pushOut(cls, complete[:i])
+		complete = complete[i+1:]
+	}
+}
+
+func (v *sessView) pushOut(cls uint8, s string) {
+	v.outLines++
+	v.added++
+	v.ring.push(evLine{cls: cls, text: "  " + cleanOutput(s)})
+}
+
+func (v *sessView) flushPending() {
+	if v.pend != "" {
+		v.pushOut(v.pendCls, v.pend)
+		v.pend = ""
+	}
+}
+
+// note adds a line of the TUI's own (not an event of the session).
+func (v *sessView) note(at time.Time, cls uint8, text string) { v.line(at, cls, text) }
+
+func quote(s string) string { return strconv.Quote(s) }
+
+func u64(n uint64) string { return strconv.FormatUint(n, 10) }
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
+	}
+	return s
+}

@@ -1,0 +1,353 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"looprig/rig"
+	"looprig/rig/event"
+	"looprig/themes"
+)
+
+func ringText(v *sessView) []string {
+	out := make([]string, 0, v.ring.len())
+	for i := 0; i < v.ring.len(); i++ {
+		out = append(out, v.ring.at(i).text)
+	}
+	return out
+}
+
+func outputLines(v *sessView) []string {
+	var out []string
+	for _, l := range ringText(v) {
+		if s, ok := strings.CutPrefix(l, "  "); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Live: deltas show the output, the checkpoints that follow add nothing.
+// Replay: only checkpoints exist and show everything. Both read the same.
+func TestFoldLiveAndReplayAgree(t *testing.T) {
+	start := event.Envelope{Seq: 1, Event: event.TurnStarted{TurnID: "t", Index: 0, Input: "x"}}
+	deltas := []string{"al", "pha\nbe", "ta\n", "gam", "ma\n"}
+	live := newSessView("a")
+	live.apply(start)
+	seq := uint64(2)
+	for i, d := range deltas {
+		live.apply(event.Envelope{Event: event.OutputDelta{TurnID: "t", Stream: "stdout", Text: d}})
+		if i == 2 { // a checkpoint of what came so far
+			live.apply(event.Envelope{Seq: seq, Event: event.TurnOutput{TurnID: "t", Text: "alpha\nbeta\n"}})
+			seq++
+		}
+	}
+	live.apply(event.Envelope{Seq: seq, Event: event.TurnOutput{TurnID: "t", Text: "gamma\n"}})
+	live.apply(event.Envelope{Seq: seq + 1, Event: event.TurnDone{TurnID: "t"}})
+
+	replay := newSessView("b")
+	replay.apply(start)
+	replay.apply(event.Envelope{Seq: 2, Event: event.TurnOutput{TurnID: "t", Text: "alpha\nbeta\n"}})
+	replay.apply(event.Envelope{Seq: 3, Event: event.TurnOutput{TurnID: "t", Text: "gamma\n"}})
+	replay.apply(event.Envelope{Seq: 4, Event: event.TurnDone{TurnID: "t"}})
+
+	want := []string{"alpha", "beta", "gamma"}
+	for _, v := range []*sessView{live, replay} {
+		if got := outputLines(v); strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("%s: output %q, want %q", v.id, got, want)
+		}
+	}
+}
+
+// A checkpoint covering output whose deltas were dropped fills the gap.
+func TestFoldCheckpointFillsDroppedDeltas(t *testing.T) {
+	v := newSessView("a")
+	v.apply(event.Envelope{Seq: 1, Event: event.TurnStarted{TurnID: "t"}})
+	v.apply(event.Envelope{Event: event.OutputDelta{TurnID: "t", Text: "one\n"}})
+	// "two\n" was dropped for this subscriber
+	v.apply(event.Envelope{Seq: 2, Event: event.TurnOutput{TurnID: "t", Text: "one\ntwo\n"}})
+	if got := outputLines(v); strings.Join(got, "|") != "one|two" {
+		t.Fatalf("output %q", got)
+	}
+}
+
+func TestFoldSkipsDuplicatesBySeq(t *testing.T) {
+	v := newSessView("a")
+	env := event.Envelope{Seq: 5, Event: event.TurnStarted{TurnID: "t", Index: 2, Input: "x"}}
+	v.apply(env)
+	v.apply(env)
+	v.apply(event.Envelope{Seq: 3, Event: event.TurnDone{TurnID: "t"}})
+	if v.ring.len() != 1 || v.f.openTurn == nil {
+		t.Fatalf("duplicates folded: %q", ringText(v))
+	}
+}
+
+// A huge chunk keeps only what the ring holds, counts everything, and the
+// unterminated rest waits for its newline.
+func TestFoldHugeOutputIsBounded(t *testing.T) {
+	v := newSessView("a")
+	v.apply(event.Envelope{Seq: 1, Event: event.TurnStarted{TurnID: "t"}})
+	var b strings.Builder
+	n := 3*ringCapacity + 17
+	for i := 0; i < n; i++ {
+		b.WriteString(strconv.Itoa(i))
+		b.WriteByte('\n')
+	}
+	b.WriteString("partial")
+	v.apply(event.Envelope{Event: event.OutputDelta{TurnID: "t", Text: b.String()}})
+	if v.ring.len() != ringCapacity {
+		t.Fatalf("ring holds %d", v.ring.len())
+	}
+	if v.outLines != uint64(n) {
+		t.Fatalf("counted %d lines, want %d", v.outLines, n)
+	}
+	last := v.ring.at(v.ring.len() - 1).text
+	if last != "  "+strconv.Itoa(n-1) || v.pend != "partial" {
+		t.Fatalf("last line %q, pending %q", last, v.pend)
+	}
+	v.apply(event.Envelope{Event: event.OutputDelta{TurnID: "t", Text: " done\n"}})
+	if got := v.ring.at(v.ring.len() - 1).text; got != "  partial done" {
+		t.Fatalf("joined line %q", got)
+	}
+}
+
+func TestCleanOutput(t *testing.T) {
+	cases := map[string]string{
+		"plain":                   "plain",
+		"crlf\r":                  "crlf",
+		"10%\r50%\r100%":          "100%",
+		"a\tb":                    "a       b",
+		"\x1b[2Jx":                "^[[2Jx",
+		"\x1b]52;c;QQ==\x07":      "^[]52;c;QQ==^G",
+		"r\u202eev":               "r<U+202E>ev",
+		strings.Repeat("x", 5000): strings.Repeat("x", maxStoredLine) + " …(+2952 bytes)",
+	}
+	for in, want := range cases {
+		if got := cleanOutput(in); got != want {
+			t.Errorf("cleanOutput(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestFitAndWidths(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		w    int
+		want string
+	}{
+		{"abc", 5, "abc  "},
+		{"abcdef", 4, "abc…"},
+		{"日本語テキスト", 7, "日本語…"},
+		{"", 3, "   "},
+		{"x", 0, ""},
+	} {
+		got := fit(c.in, c.w)
+		if got != c.want || width(got) != c.w {
+			t.Errorf("fit(%q,%d) = %q (width %d), want %q", c.in, c.w, got, width(got), c.want)
+		}
+	}
+	if got := truncLeft("/very/long/path/to/store", 10); got != "…/to/store" {
+		t.Errorf("truncLeft = %q", got)
+	}
+}
+
+func TestCauseChain(t *testing.T) {
+	inner := errors.New("disk on fire")
+	mid := &rig.LifecycleError{Stage: rig.StageJournal, Cause: inner}
+	got := causeChain(mid)
+	if len(got) != 2 || got[0] != "new session: journal" || got[1] != "disk on fire" {
+		t.Fatalf("chain %q", got)
+	}
+	hostile := errors.New("bad \x1b[2J thing")
+	if got := causeChain(hostile); got[0] != "bad ^[[2J thing" {
+		t.Fatalf("chain not sanitized: %q", got)
+	}
+}
+
+// TestSubscriptionLossRecovers drives a real session whose subscription
+// falls behind: the TUI shows a line, subscribes again, replays the gap
+// from the journal and ends with the same state as the journal, without
+// duplicates.
+func TestSubscriptionLossRecovers(t *testing.T) {
+	st := memstoreNew()
+	opts := flowOptions(t, st)
+	m := newModel(opts, asciiRenderer())
+	m.send(tea.WindowSizeMsg{Width: 120, Height: 40})
+	msg := m.createCmd("default", "lossy", "")()
+	hm, ok := msg.(hostedMsg)
+	if !ok {
+		t.Fatalf("create: %#v", msg)
+	}
+	defer hm.sess.Shutdown(context.Background())
+	m.send(hm)
+	v := m.sessions[hm.id]
+	// Finish the history replay, which arms the reader (we run it by hand).
+	for v.replaying {
+		hist := m.historyCmd(v.id, v.histGen, nil, v.lastSeq)().(historyMsg)
+		m.Update(hist)
+	}
+	// Overflow the subscription with enduring events while nobody reads.
+	ctx := context.Background()
+	for i := 0; i < 60; i++ {
+		if _, err := hm.sess.Submit(ctx, "echo turn-"+strconv.Itoa(i)); err != nil {
+			t.Fatal(err)
+		}
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		if err := hm.sess.WaitIdle(wctx); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+	}
+	if hm.sub.Err() == nil {
+		t.Fatal("the subscription did not fall behind (test setup)")
+	}
+	// Drain: the reader gets batches, then the loss.
+	var cmd tea.Cmd = m.subCmd(v.id, v.subGen, v.sub)
+	for i := 0; cmd != nil && i < 100; i++ {
+		next := cmd()
+		if next == nil {
+			break
+		}
+		_, cmd = m.Update(next)
+		if _, ok := next.(recoveredMsg); ok {
+			break
+		}
+	}
+	text := strings.Join(ringText(v), "\n")
+	if !strings.Contains(text, "live stream lost") || !strings.Contains(text, "recovered: replayed") {
+		t.Fatalf("no loss/recovery lines:\n%s", text)
+	}
+	tip := hm.sess.Status().Tip
+	if v.lastSeq != tip {
+		t.Fatalf("folded to seq %d, journal tip %d", v.lastSeq, tip)
+	}
+	for i := 0; i < 60; i++ {
+		if c := strings.Count(text, "turn "+strconv.Itoa(i)+": echo turn-"+strconv.Itoa(i)+"\n"); c != 1 {
+			t.Fatalf("turn %d shown %d times:\n%s", i, c, text)
+		}
+	}
+	if v.sub == nil || v.sub == hm.sub {
+		t.Fatal("no new subscription")
+	}
+}
+
+func TestNoColorRemovesAllStyling(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	m := New(Options{Store: memstoreNew(), StoreDir: "/s", Now: fixedClock})
+	m.send(tea.WindowSizeMsg{Width: 120, Height: 30})
+	m = withMixedList(t, m)
+	for _, keys := range [][]string{nil, {"?"}, {"esc", "X"}} {
+		m.keys(keys...)
+		if v := m.View(); strings.Contains(v, "\x1b") {
+			t.Fatalf("NO_COLOR view has escape sequences:\n%q", v)
+		}
+	}
+	// The state is still readable: glyph and word.
+	v := m.View()
+	for _, s := range []string{"● live", "◆ held", "○ idle", "✗ crashed", "⊘ broken"} {
+		if !strings.Contains(v, s) {
+			t.Errorf("NO_COLOR view lacks %q", s)
+		}
+	}
+}
+
+func TestColourViewIsStyledAndThemesSwitch(t *testing.T) {
+	dir := t.TempDir()
+	m := newModel(Options{Store: memstoreNew(), Now: fixedClock, ConfigDir: dir}, colorRenderer())
+	m.send(tea.WindowSizeMsg{Width: 120, Height: 30})
+	m = withMixedList(t, m)
+	before := m.View()
+	if !strings.Contains(before, "\x1b[") {
+		t.Fatal("colour view has no styling")
+	}
+	seen := map[string]bool{m.st.theme.Name: true}
+	for i := 0; i < len(themes.Builtins())-1; i++ {
+		_, cmd := m.Update(keyMsg("t"))
+		if cmd == nil {
+			t.Fatal("no command to save the theme")
+		}
+		seen[m.st.theme.Name] = true
+		checkFrame(t, m.View(), 120, 30)
+	}
+	if len(seen) != len(themes.Builtins()) {
+		t.Fatalf("t cycled through %v", seen)
+	}
+	// Saving the choice is a command (I/O), run here by hand.
+	if err := themes.SaveChoice(dir, m.st.theme.Name); err != nil {
+		t.Fatal(err)
+	}
+	m2 := newModel(Options{Store: memstoreNew(), Now: fixedClock, ConfigDir: dir}, colorRenderer())
+	if m2.st.theme.Name != m.st.theme.Name {
+		t.Fatalf("persisted %q, restarted with %q", m.st.theme.Name, m2.st.theme.Name)
+	}
+}
+
+func TestUnknownThemeIsReported(t *testing.T) {
+	err := Run(context.Background(), Options{Store: memstoreNew(), Theme: "nope"})
+	if err == nil || !strings.Contains(err.Error(), `unknown theme "nope"`) || !strings.Contains(err.Error(), "high-contrast") {
+		t.Fatalf("Run with an unknown theme: %v", err)
+	}
+	m := newModel(Options{Store: memstoreNew(), Theme: "nope", Now: fixedClock}, asciiRenderer())
+	if m.st.theme.Name != themes.Default || !strings.Contains(m.flashMsg, "unknown theme") {
+		t.Fatalf("New with an unknown theme: %s, %q", m.st.theme.Name, m.flashMsg)
+	}
+}
+
+func TestUserThemeFromConfigDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(themes.Dir(dir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	body := "base = \"dark\"\n[colors]\naccent = \"#ff0000 196 9\"\n"
+	if err := os.WriteFile(filepath.Join(themes.Dir(dir), "mine.toml"), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := newModel(Options{Store: memstoreNew(), Theme: "mine", ConfigDir: dir, Now: fixedClock}, colorRenderer())
+	if m.st.theme.Name != "mine" {
+		t.Fatalf("theme %q", m.st.theme.Name)
+	}
+}
+
+// TestKeysDisabledForReadOnly: mutating keys on a session not hosted here
+// do nothing but say why.
+func TestKeysDisabledForReadOnly(t *testing.T) {
+	m := fakeModel(t, 120, 30, asciiRenderer())
+	m.send(listMsg{infos: mixedList()})
+	m.selectID(fakeID(2)) // held elsewhere
+	for _, k := range []string{"i", "I", "a", "d", "X"} {
+		_, cmd := m.Update(keyMsg(k))
+		if m.input != nil || m.dialog != nil {
+			t.Fatalf("%s opened something on a held session", k)
+		}
+		if !strings.Contains(m.flashMsg, "held by pid 5150@devbox") && !strings.Contains(m.flashMsg, "not live") {
+			t.Fatalf("%s: flash %q does not say why", k, m.flashMsg)
+		}
+		_ = cmd
+	}
+}
+
+// TestQuitAsksWhenATurnRuns: q with a running turn opens a dialog whose
+// default is Cancel.
+func TestQuitAsksWhenATurnRuns(t *testing.T) {
+	m := fakeModel(t, 120, 30, asciiRenderer())
+	m = withMixedList(t, m) // the hosted session has turn 1 open
+	_, cmd := m.Update(keyMsg("q"))
+	if m.dialog == nil {
+		t.Fatal("q with a running turn did not ask")
+	}
+	if cmd != nil {
+		t.Fatal("q with a running turn returned a command before confirming")
+	}
+	m.keys("enter") // Cancel
+	if m.dialog != nil || m.quitting != "" {
+		t.Fatal("Cancel did not cancel")
+	}
+}

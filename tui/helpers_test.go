@@ -1,0 +1,131 @@
+package tui
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"looprig/rig"
+	"looprig/rig/storage"
+	"looprig/rig/storage/memstore"
+)
+
+func TestMain(m *testing.M) {
+	time.Local = time.UTC
+	flag.Parse()
+	os.Exit(m.Run())
+}
+
+var fixedNow = time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
+
+func fixedClock() time.Time { return fixedNow }
+
+// asciiRenderer renders without any styling (goldens, hostile input).
+func asciiRenderer() *lipgloss.Renderer {
+	r := lipgloss.NewRenderer(io.Discard)
+	r.SetColorProfile(termenv.Ascii)
+	return r
+}
+
+// colorRenderer renders with truecolor (benchmarks, styling checks).
+func colorRenderer() *lipgloss.Renderer {
+	r := lipgloss.NewRenderer(io.Discard)
+	r.SetColorProfile(termenv.TrueColor)
+	r.SetHasDarkBackground(true)
+	return r
+}
+
+// fakeModel is a model fed messages directly: no store I/O happens (the
+// commands it returns are dropped).
+func fakeModel(t testing.TB, w, h int, r *lipgloss.Renderer) Model {
+	t.Helper()
+	m := newModel(Options{
+		Store:     memstore.New(),
+		StoreDir:  "/home/dev/.local/state/looprig",
+		Now:       fixedClock,
+		ConfigDir: "",
+	}, r)
+	m.send(tea.WindowSizeMsg{Width: w, Height: h})
+	return m
+}
+
+// send folds msg into m, dropping the commands.
+func (m Model) send(msg tea.Msg) Model {
+	m.Update(msg)
+	return m
+}
+
+func (m Model) keys(ks ...string) Model {
+	for _, k := range ks {
+		m.Update(keyMsg(k))
+	}
+	return m
+}
+
+func keyMsg(k string) tea.KeyMsg {
+	switch k {
+	case "enter":
+		return tea.KeyMsg{Type: tea.KeyEnter}
+	case "esc":
+		return tea.KeyMsg{Type: tea.KeyEsc}
+	case "tab":
+		return tea.KeyMsg{Type: tea.KeyTab}
+	case "up":
+		return tea.KeyMsg{Type: tea.KeyUp}
+	case "down":
+		return tea.KeyMsg{Type: tea.KeyDown}
+	case "ctrl+c":
+		return tea.KeyMsg{Type: tea.KeyCtrlC}
+	case "left":
+		return tea.KeyMsg{Type: tea.KeyLeft}
+	case "right":
+		return tea.KeyMsg{Type: tea.KeyRight}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+}
+
+func fakeID(n int) string { return fmt.Sprintf("%08x-0000-4000-8000-%012x", 0xa0000000+n, n) }
+
+// mixedList is a listing with one session in every state.
+func mixedList() []rig.SessionInfo {
+	at := func(min int) time.Time { return fixedNow.Add(-time.Duration(min) * time.Minute) }
+	h := func(pid int, host string) *storage.Holder { return &storage.Holder{PID: pid, Host: host} }
+	return []rig.SessionInfo{
+		{ID: fakeID(1), State: rig.StateLive, Title: "build the docs", Profile: "default", Engine: "shell", Epoch: 3, Holder: h(4242, "devbox"), LastSeq: 57, Turns: 2, Created: at(50), Updated: at(1)},
+		{ID: fakeID(2), State: rig.StateHeld, Title: "nightly import", Profile: "default", Engine: "shell", Epoch: 7, Holder: h(5150, "devbox"), OpenTurn: "t1", Turn: 4, LastSeq: 912, Turns: 5, Created: at(120), Updated: at(0)},
+		{ID: fakeID(3), State: rig.StateIdle, Title: "release notes", Profile: "demo", Engine: "demo", Epoch: 2, LastSeq: 31, Turns: 1, Created: at(240), Updated: at(200)},
+		{ID: fakeID(4), State: rig.StateCrashed, Title: "count to sixty", Profile: "default", Engine: "shell", Epoch: 1, OpenTurn: "t2", Turn: 0, LastSeq: 40, Turns: 1, Created: at(360), Updated: at(300)},
+		{ID: fakeID(5), State: rig.StateBroken, Reason: "replay_failed: journal record 12 does not decode", Title: "mystery", Profile: "default", Engine: "shell", Epoch: 4, LastSeq: 12, Created: at(3000), Updated: at(2900)},
+	}
+}
+
+func restoreErr(kind rig.RestoreErrorKind, cause error) error {
+	return &rig.RestoreError{Kind: kind, Cause: cause}
+}
+
+var errSample = errors.New("sample")
+
+// withManySessions lists n fake sessions.
+func withManySessions(m Model, n int) Model {
+	states := []rig.SessionState{rig.StateHeld, rig.StateIdle, rig.StateCrashed, rig.StateBroken, rig.StateLive}
+	infos := make([]rig.SessionInfo, n)
+	for i := range infos {
+		infos[i] = rig.SessionInfo{ID: fakeID(1000 + i), State: states[i%len(states)], Title: fmt.Sprintf("session number %d", i),
+			Profile: "default", Engine: "shell", Epoch: uint64(i%9 + 1), LastSeq: uint64(i * 3),
+			Created: fixedNow.Add(-time.Duration(i) * time.Minute), Updated: fixedNow.Add(-time.Duration(i) * time.Second)}
+		if infos[i].State == rig.StateHeld {
+			infos[i].Holder = &storage.Holder{PID: 1000 + i, Host: "devbox"}
+		}
+	}
+	return m.send(listMsg{infos: infos})
+}
+
+func memstoreNew() *memstore.Store { return memstore.New() }

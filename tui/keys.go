@@ -1,0 +1,76 @@
+package tui
+
+import (
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// keyMap holds every binding, exactly as DESIGN.md section 9 lists them.
+// Destructive actions (X, B, q) always go through a dialog and are never
+// bound to a bare esc or alt; esc only closes dialogs, clears the filter
+// and dismisses banners.
+type keyMap struct {
+	Up, Down, Top, Bottom, PageUp, PageDown key.Binding
+	Tab, BackTab, Enter                     key.Binding
+	New, Restore, Input, Interrupt          key.Binding
+	Approve, Deny, Shutdown, Break          key.Binding
+	Filter, Theme, Help, Quit, ForceQuit    key.Binding
+	Dismiss                                 key.Binding
+}
+
+func defaultKeys() keyMap {
+	b := func(help, desc string, keys ...string) key.Binding {
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
+	}
+	return keyMap{
+		Up:        b("↑/k", "move up", "up", "k"),
+		Down:      b("↓/j", "move down", "down", "j"),
+		Top:       b("g", "go to the top", "g", "home"),
+		Bottom:    b("G", "go to the bottom (events: follow)", "G", "end"),
+		PageUp:    b("pgup", "page up", "pgup"),
+		PageDown:  b("pgdn", "page down", "pgdown"),
+		Tab:       b("tab", "next pane", "tab"),
+		BackTab:   b("shift+tab", "previous pane", "shift+tab"),
+		Enter:     b("enter", "focus the session (its events)", "enter"),
+		New:       b("n", "new session", "n"),
+		Restore:   b("r", "restore the session", "r"),
+		Input:     b("i", "submit input (a turn)", "i"),
+		Interrupt: b("I", "interrupt the running turn", "I"),
+		Approve:   b("a", "approve the open gate", "a"),
+		Deny:      b("d", "deny the open gate", "d"),
+		Shutdown:  b("X", "shut the session down", "X"),
+		Break:     b("B", "break the lease and take over", "B"),
+		Filter:    b("/", "filter sessions", "/"),
+		Theme:     b("t", "next theme", "t"),
+		Help:      b("?", "help", "?"),
+		Quit:      b("q", "quit (shuts live sessions down)", "q"),
+		ForceQuit: b("ctrl+c", "quit now (clean shutdown, short bound)", "ctrl+c"),
+		Dismiss:   b("esc", "close a dialog, clear the filter, dismiss a banner", "esc"),
+	}
+}
+
+// mutating are the bindings that change a session; they are disabled (and
+// help says why) for sessions that are read-only.
+func (k keyMap) mutating() []key.Binding {
+	return []key.Binding{k.Input, k.Interrupt, k.Approve, k.Deny, k.Shutdown}
+}
+
+// helpGroups orders the bindings in the help screen.
+func (k keyMap) helpGroups() []struct {
+	title string
+	keys  []key.Binding
+} {
+	return []struct {
+		title string
+		keys  []key.Binding
+	}{
+		{"move", []key.Binding{k.Up, k.Down, k.Top, k.Bottom,
+			key.NewBinding(key.WithHelp("pgup/pgdn", "page up / down")),
+			key.NewBinding(key.WithHelp("tab/⇧tab", "next / previous pane")), k.Enter}},
+		{"sessions", []key.Binding{k.New, k.Restore, k.Break, k.Filter}},
+		{"the selected session", []key.Binding{k.Input, k.Interrupt, k.Approve, k.Deny, k.Shutdown}},
+		{"the TUI", []key.Binding{k.Theme, k.Help, k.Dismiss, k.Quit, k.ForceQuit}},
+	}
+}
+
+func is(msg tea.KeyMsg, b key.Binding) bool { return key.Matches(msg, b) }

@@ -1,0 +1,294 @@
+package tui
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// End-to-end in a real terminal: tmux runs the binary, send-keys types and
+// capture-pane reads the screen. Skipped where tmux is missing (.ci/run
+// installs it) and with -short.
+// The binary is the real `looprig`, whose TUI is the command with no
+// subcommand.
+
+type tmuxEnv struct {
+	t      *testing.T
+	socket string
+	home   string
+	store  string
+	bin    string
+}
+
+func newTmux(t *testing.T, bin string) *tmuxEnv {
+	t.Helper()
+	home := t.TempDir()
+	e := &tmuxEnv{t: t, socket: fmt.Sprintf("looprig-test-%d-%d", os.Getpid(), time.Now().UnixNano()),
+		home: home, store: filepath.Join(home, "store"), bin: bin}
+	t.Cleanup(func() { exec.Command("tmux", "-L", e.socket, "kill-server").Run() })
+	return e
+}
+
+func (e *tmuxEnv) tmux(args ...string) string {
+	e.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-L", e.socket, "-f", "/dev/null"}, args...)...).CombinedOutput()
+	if err != nil {
+		e.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// shellLine runs the binary, then reports its exit status and keeps the
+// pane open, so a crash or a quit can be read and the pane respawned.
+func (e *tmuxEnv) shellLine() string {
+	env := fmt.Sprintf("HOME=%q XDG_CONFIG_HOME=%q XDG_STATE_HOME=%q LOOPRIG_STORE= NO_COLOR= TERM=xterm-256color",
+		e.home, filepath.Join(e.home, "config"), filepath.Join(e.home, "state"))
+	return fmt.Sprintf("env %s %q --store %q; echo \"[exit $?]\"; exec sleep 3600", env, e.bin, e.store)
+}
+
+func (e *tmuxEnv) start(name string) {
+	e.tmux("new-session", "-d", "-s", name, "-x", "160", "-y", "45", "sh", "-c", e.shellLine())
+}
+
+func (e *tmuxEnv) respawn(name string) {
+	e.tmux("respawn-pane", "-k", "-t", name, "sh", "-c", e.shellLine())
+}
+
+func (e *tmuxEnv) screen(name string) string { return e.tmux("capture-pane", "-p", "-t", name) }
+
+func (e *tmuxEnv) send(name string, keys ...string) {
+	e.tmux(append([]string{"send-keys", "-t", name}, keys...)...)
+}
+
+func (e *tmuxEnv) typeText(name, text string) { e.tmux("send-keys", "-t", name, "-l", text) }
+
+// waitFor polls the screen until every string shows, or fails.
+func (e *tmuxEnv) waitFor(name string, timeout time.Duration, subs ...string) string {
+	e.t.Helper()
+	deadline := time.Now().Add(timeout)
+	var s string
+	for {
+		s = e.screen(name)
+		ok := true
+		for _, sub := range subs {
+			if !strings.Contains(s, sub) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return s
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("%s: timed out after %s waiting for %q; screen:\n%s", name, timeout, subs, s)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// started waits for the TUI.
+func (e *tmuxEnv) started(name string) {
+	e.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		s := e.screen(name)
+		if strings.Contains(s, "looprig") && (strings.Contains(s, "Sessions") || strings.Contains(s, "terminal too small")) {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("%s: the TUI did not start; screen:\n%s", name, s)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// tuiPID finds the binary: the child of the pane's shell.
+func (e *tmuxEnv) tuiPID(name string) int {
+	e.t.Helper()
+	pane, err := strconv.Atoi(strings.TrimSpace(e.tmux("display-message", "-p", "-t", name, "#{pane_pid}")))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ents, _ := os.ReadDir("/proc")
+	for _, d := range ents {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		f := strings.Fields(s[i+1:])
+		if len(f) > 1 && f[1] == strconv.Itoa(pane) && !strings.Contains(s[:i], "sleep") {
+			return pid
+		}
+	}
+	e.t.Fatalf("no child of pane pid %d", pane)
+	return 0
+}
+
+type lsRow struct {
+	ID      string `json:"id"`
+	ShortID string `json:"short_id"`
+	State   string `json:"state"`
+	Epoch   uint64 `json:"epoch"`
+}
+
+// ls lists the store with the real CLI (nil when it has no ls yet).
+func ls(t *testing.T, looprig, store string) []lsRow {
+	out, err := exec.Command(looprig, "--store", store, "ls", "--json").Output()
+	if err != nil {
+		t.Logf("looprig ls --json: %v", err)
+		return nil
+	}
+	var rows []lsRow
+	if err := json.Unmarshal(out, &rows); err != nil {
+		t.Logf("looprig ls --json: %v: %s", err, out)
+		return nil
+	}
+	return rows
+}
+
+// binary builds the real looprig.
+func binary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("tmux end-to-end tests are slow; skipped with -short")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed (.ci/run installs it)")
+	}
+	looprig := filepath.Join(t.TempDir(), "looprig")
+	if out, err := exec.Command("go", "build", "-o", looprig, "..").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return looprig
+}
+
+func TestTmuxDemo(t *testing.T) {
+	looprig := binary(t)
+	tmuxDemo(t, looprig, looprig)
+}
+
+// tmuxDemo is the demo of DESIGN.md section 1: create, submit a long
+// command, kill -9 the TUI, start it again, see crashed, restore, see the
+// interrupted turn and its earlier output, submit again, quit cleanly.
+func tmuxDemo(t *testing.T, bin, looprig string) {
+	e := newTmux(t, bin)
+	e.start("demo")
+	e.started("demo")
+	e.waitFor("demo", 10*time.Second, "no sessions yet")
+	e.send("demo", "n")
+	e.waitFor("demo", 5*time.Second, "New session")
+	e.typeText("demo", "counting")
+	e.send("demo", "Enter")
+	e.waitFor("demo", 10*time.Second, "live", "counting", "session started")
+	e.send("demo", "i")
+	e.typeText("demo", "for i in $(seq 60); do echo tick-$i; sleep 1; done")
+	e.send("demo", "Enter")
+	// a crash loses under a second of output (checkpoints every 500 ms):
+	// once tick-4 shows, tick-3 is in the journal
+	e.waitFor("demo", 15*time.Second, "tick-4")
+
+	pid := e.tuiPID("demo")
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("demo", 10*time.Second, "[exit 137]")
+
+	e.respawn("demo")
+	e.started("demo")
+	e.waitFor("demo", 10*time.Second, "crashed", "counting")
+	// the history before the crash is there before restoring, read-only
+	e.waitFor("demo", 10*time.Second, "tick-3", "journal ends here")
+	e.send("demo", "r")
+	s := e.waitFor("demo", 20*time.Second, "restored here at epoch 2", "interrupted (crash)", "tick-3", "live")
+	if !strings.Contains(s, "1 turn interrupted") {
+		t.Errorf("restore outcome not shown:\n%s", s)
+	}
+	e.send("demo", "i")
+	e.typeText("demo", "echo after-restore")
+	e.send("demo", "Enter")
+	e.waitFor("demo", 15*time.Second, "after-restore", "turn 1 done: exit 0")
+	e.send("demo", "q")
+	e.waitFor("demo", 20*time.Second, "[exit 0]")
+
+	if rows := ls(t, looprig, e.store); rows != nil {
+		if len(rows) != 1 || rows[0].State != "idle" || rows[0].Epoch != 2 {
+			t.Fatalf("after quitting: %+v", rows)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(e.store, "tui.log")); err == nil && len(b) > 0 {
+		t.Logf("the TUI logged to its file (%d bytes), never to the terminal", len(b))
+	}
+}
+
+func TestTmuxTwoTUIsLeaseLost(t *testing.T) {
+	tmuxTwo(t, binary(t))
+}
+
+// tmuxTwo: terminal A hosts a session, terminal B sees it held, breaks the
+// lease (typing the short id) and takes it over; A shows LEASE LOST within
+// two seconds.
+func tmuxTwo(t *testing.T, bin string) {
+	e := newTmux(t, bin)
+	e.start("a")
+	e.started("a")
+	e.send("a", "n")
+	e.waitFor("a", 5*time.Second, "New session")
+	e.typeText("a", "shared")
+	e.send("a", "Enter")
+	e.waitFor("a", 10*time.Second, "live", "shared")
+	e.send("a", "i")
+	e.typeText("a", "for i in $(seq 100); do echo beat-$i; sleep 1; done")
+	e.send("a", "Enter")
+	e.waitFor("a", 10*time.Second, "beat-1")
+
+	e.start("b")
+	e.started("b")
+	s := e.waitFor("b", 10*time.Second, "held", "shared")
+	short := ""
+	for _, line := range strings.Split(s, "\n") {
+		if i := strings.Index(line, "◆ held"); i >= 0 {
+			if f := strings.Fields(line[i+len("◆ held"):]); len(f) > 0 {
+				short = f[0]
+			}
+		}
+	}
+	if len(short) != 8 {
+		t.Fatalf("no short id on B's screen:\n%s", s)
+	}
+	e.send("b", "r")
+	e.waitFor("b", 10*time.Second, "lease_failed", "B breaks the lease")
+	e.send("b", "B")
+	e.waitFor("b", 5*time.Second, "Break lease", "type "+short)
+	e.typeText("b", short)
+	e.send("b", "Enter")
+	start := time.Now()
+	e.waitFor("a", 5*time.Second, "LEASE LOST")
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("LEASE LOST showed after %s, want ≤ 2s", d)
+	} else {
+		t.Logf("LEASE LOST showed %s after the break", d.Round(10*time.Millisecond))
+	}
+	e.waitFor("a", 5*time.Second, "read-only")
+	e.waitFor("b", 20*time.Second, "lease broken; restored", "live")
+	// A refuses writes now.
+	e.send("a", "i")
+	e.waitFor("a", 5*time.Second, "read-only: lease lost")
+	e.send("a", "q")
+	e.waitFor("a", 20*time.Second, "[exit 0]")
+	e.send("b", "q")
+	e.waitFor("b", 20*time.Second, "[exit 0]")
+}
