@@ -463,6 +463,13 @@ func (s *Session) writeCatalogState(state CatalogState) error {
 // publishes SessionFaulted, and cancels the session context so running
 // turns stop.
 func (s *Session) faultWith(err error) {
+	// A fenced journal means a successor appended after our tip: the lease
+	// is lost even if the watchdog has not said so yet. Report it as such.
+	var fenced *journal.FencedError
+	var lost *journal.JournalLeaseLostError
+	if errors.As(err, &fenced) && !errors.As(err, &lost) {
+		err = &journal.JournalLeaseLostError{Name: s.name, Epoch: s.lease.Epoch(), Cause: err}
+	}
 	s.mu.Lock()
 	if s.fault != nil {
 		s.mu.Unlock()
