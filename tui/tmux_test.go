@@ -195,6 +195,7 @@ func tmuxDemo(t *testing.T, bin, looprig string) {
 	e.send("demo", "Enter")
 	e.waitFor("demo", 10*time.Second, "live", "counting", "session started")
 	e.send("demo", "i")
+	e.waitFor("demo", 15*time.Second, "enter submit") // the input line is open (a key sent during a history replay is refused)
 	e.typeText("demo", "for i in $(seq 60); do echo tick-$i; sleep 1; done")
 	e.send("demo", "Enter")
 	// a crash loses under a second of output (checkpoints every 500 ms):
@@ -218,6 +219,7 @@ func tmuxDemo(t *testing.T, bin, looprig string) {
 		t.Errorf("restore outcome not shown:\n%s", s)
 	}
 	e.send("demo", "i")
+	e.waitFor("demo", 15*time.Second, "enter submit") // the input line is open (a key sent during a history replay is refused)
 	e.typeText("demo", "echo after-restore")
 	e.send("demo", "Enter")
 	e.waitFor("demo", 15*time.Second, "after-restore", "turn 1 done: exit 0")
@@ -251,6 +253,7 @@ func tmuxTwo(t *testing.T, bin string) {
 	e.send("a", "Enter")
 	e.waitFor("a", 10*time.Second, "live", "shared")
 	e.send("a", "i")
+	e.waitFor("a", 15*time.Second, "enter submit") // the input line is open (a key sent during a history replay is refused)
 	e.typeText("a", "for i in $(seq 100); do echo beat-$i; sleep 1; done")
 	e.send("a", "Enter")
 	e.waitFor("a", 10*time.Second, "beat-1")
