@@ -324,7 +324,7 @@ func runTUI(e *env) int {
 		Store: st, StoreDir: st.Dir(), Workspaces: st.WorkspacesDir(),
 		Profiles: profiles, DefaultProfile: cfg.DefaultProfile,
 		Theme: theme, ConfigDir: configDir,
-		LogPath: filepath.Join(st.Dir(), "tui.log"),
+		LogPath: filepath.Join(st.LocalDir(), "tui.log"),
 	})
 	if err != nil {
 		return e.fail(err)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"looprig/fsstore"
 	"looprig/internal/textsafe"
 	"looprig/rig"
 	"looprig/rig/event"
@@ -170,7 +169,7 @@ const tailLines = 10
 
 // printOutputTails shows the last lines each interrupted turn printed
 // before the crash, read back from the journal.
-func (e *env) printOutputTails(ctx context.Context, st *fsstore.Store, id string, turns []string) {
+func (e *env) printOutputTails(ctx context.Context, st sessionStore, id string, turns []string) {
 	want := map[string]*strings.Builder{}
 	for _, t := range turns {
 		want[t] = &strings.Builder{}

@@ -8,6 +8,8 @@ import (
 const globalFlagsHelp = `Global flags (before or after the command):
   --store DIR     the store (default $LOOPRIG_STORE, else $XDG_STATE_HOME/looprig,
                   else ~/.local/state/looprig; created with mode 0700 on first use)
+                  or nats://HOST:PORT[/PREFIX], a store shared through NATS JetStream
+                  (credentials from $NATS_CREDS or $NATS_TOKEN, never in the URL)
   --config FILE   the configuration file (default $XDG_CONFIG_HOME/looprig/config.toml,
                   else ~/.config/looprig/config.toml; a missing default file is fine,
                   a missing --config file is an error)

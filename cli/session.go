@@ -5,13 +5,17 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
 	"looprig/config"
 	"looprig/fsstore"
+	"looprig/natsstore"
 	"looprig/rig"
 	"looprig/rig/event"
 	"looprig/rig/journal"
@@ -19,7 +23,7 @@ import (
 )
 
 // storeDir is --store, else $LOOPRIG_STORE, else $XDG_STATE_HOME/looprig,
-// else ~/.local/state/looprig.
+// else ~/.local/state/looprig. A nats:// URL names a NATS store.
 func (e *env) storeDir() (string, error) {
 	if e.storeSet {
 		if e.store == "" {
@@ -30,6 +34,11 @@ func (e *env) storeDir() (string, error) {
 	if d := os.Getenv("LOOPRIG_STORE"); d != "" {
 		return d, nil
 	}
+	return defaultStateDir()
+}
+
+// defaultStateDir is $XDG_STATE_HOME/looprig, else ~/.local/state/looprig.
+func defaultStateDir() (string, error) {
 	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
 		return filepath.Join(d, "looprig"), nil
 	}
@@ -40,17 +49,99 @@ func (e *env) storeDir() (string, error) {
 	return filepath.Join(home, ".local", "state", "looprig"), nil
 }
 
-// openStore opens (creating on first use) the store.
-func (e *env) openStore() (*fsstore.Store, error) {
+// sessionStore is what the commands and the TUI use of a store: the
+// storage contracts with probing and breaking, and where the store keeps
+// this machine's files.
+type sessionStore interface {
+	storage.Store
+	storage.LeaseProber
+	storage.Breaker
+	// Dir names the store as --store does (a directory or a nats:// URL),
+	// for messages and for helper processes.
+	Dir() string
+	// LocalDir is where this machine keeps the store's local files
+	// (tui.log); WorkspacesDir holds the per-session workspaces.
+	LocalDir() string
+	WorkspacesDir() string
+	Close() error
+}
+
+// fsSessionStore is an fsstore: everything is local.
+type fsSessionStore struct{ *fsstore.Store }
+
+func (s fsSessionStore) LocalDir() string { return s.Dir() }
+
+// natsSessionStore is a NATS store, shared by machines; workspaces and
+// logs stay on this machine, under the local state directory.
+type natsSessionStore struct {
+	*natsstore.Store
+	local string
+}
+
+func (s natsSessionStore) Dir() string           { return s.URL() }
+func (s natsSessionStore) LocalDir() string      { return s.local }
+func (s natsSessionStore) WorkspacesDir() string { return filepath.Join(s.local, "workspaces") }
+
+// isStoreURL reports whether --store names a NATS server rather than a
+// directory.
+func isStoreURL(store string) bool {
+	return strings.HasPrefix(store, "nats://") || strings.HasPrefix(store, "tls://")
+}
+
+// openStore opens (creating on first use) the store: a directory, or
+// nats://host:port[/prefix] (credentials from $NATS_CREDS or $NATS_TOKEN,
+// never from the command line).
+func (e *env) openStore() (sessionStore, error) {
 	dir, err := e.storeDir()
 	if err != nil {
 		return nil, err
+	}
+	if isStoreURL(dir) {
+		return openNATSStore(dir)
 	}
 	st, err := fsstore.Open(dir)
 	if err != nil {
 		return nil, &StoreError{Path: dir, Err: err}
 	}
-	return st, nil
+	return fsSessionStore{st}, nil
+}
+
+// redactURL drops any user or password from a store URL, for messages.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	if u.User != nil {
+		u.User = url.User("REDACTED")
+	}
+	return u.String()
+}
+
+func openNATSStore(storeURL string) (sessionStore, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	st, err := natsstore.Open(ctx, storeURL)
+	if err != nil {
+		return nil, &StoreError{Path: redactURL(storeURL), Err: err}
+	}
+	state, err := defaultStateDir()
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' {
+			return r
+		}
+		return '_'
+	}, strings.TrimPrefix(strings.TrimPrefix(st.URL(), "nats://"), "tls://"))
+	local := filepath.Join(state, "nats", name)
+	if err := os.MkdirAll(filepath.Join(local, "workspaces"), 0o700); err != nil {
+		st.Close()
+		return nil, &StoreError{Path: local, Err: err}
+	}
+	return natsSessionStore{Store: st, local: local}, nil
 }
 
 // loadConfig loads --config, else the default file when it exists.
@@ -119,7 +210,7 @@ func (pf *profileFlags) apply(cmd string, p rig.Profile) (rig.Profile, error) {
 }
 
 // defineRig defines the rig of profile p on st.
-func defineRig(st *fsstore.Store, p rig.Profile, d rig.Decider) (*rig.Rig, error) {
+func defineRig(st sessionStore, p rig.Profile, d rig.Decider) (*rig.Rig, error) {
 	opts := []rig.Option{rig.WithStore(st), rig.WithProfile(p), rig.WithWorkspaces(st.WorkspacesDir())}
 	if d != nil {
 		opts = append(opts, rig.WithDecider(d))
@@ -128,13 +219,13 @@ func defineRig(st *fsstore.Store, p rig.Profile, d rig.Decider) (*rig.Rig, error
 }
 
 // resolveID resolves a full id or a unique prefix.
-func resolveID(ctx context.Context, st *fsstore.Store, input string) (uuid.UUID, error) {
+func resolveID(ctx context.Context, st sessionStore, input string) (uuid.UUID, error) {
 	return rig.FindSession(ctx, st, input)
 }
 
 // sessionExists reports whether the store has a catalog entry or a
 // journal for id.
-func sessionExists(ctx context.Context, st *fsstore.Store, id uuid.UUID) (bool, uint64, error) {
+func sessionExists(ctx context.Context, st sessionStore, id uuid.UUID) (bool, uint64, error) {
 	tip, err := st.Tip(ctx, storage.SessionName(id.String()))
 	if err != nil {
 		return false, 0, err
@@ -150,7 +241,7 @@ func sessionExists(ctx context.Context, st *fsstore.Store, id uuid.UUID) (bool, 
 }
 
 // findExisting resolves input to a session that exists in st.
-func (e *env) findExisting(ctx context.Context, st *fsstore.Store, input string) (uuid.UUID, uint64, error) {
+func (e *env) findExisting(ctx context.Context, st sessionStore, input string) (uuid.UUID, uint64, error) {
 	id, err := resolveID(ctx, st, input)
 	if err != nil {
 		return id, 0, err
@@ -167,7 +258,7 @@ func (e *env) findExisting(ctx context.Context, st *fsstore.Store, input string)
 
 // recordedProfile names the profile session id was created with: from its
 // catalog entry, else from its SessionStarted; "" when neither says.
-func recordedProfile(ctx context.Context, st *fsstore.Store, id uuid.UUID) string {
+func recordedProfile(ctx context.Context, st sessionStore, id uuid.UUID) string {
 	if c, err := rig.ReadCatalog(ctx, st, id.String()); err == nil && c.Profile != "" {
 		return c.Profile
 	}
@@ -193,7 +284,7 @@ type restoreOptions struct {
 // restoreSession resolves input and restores that session. Every failure
 // to find the session is a *rig.RestoreError{discovery_failed}, except
 // malformed or ambiguous input (usage errors).
-func (e *env) restoreSession(ctx context.Context, st *fsstore.Store, cfg *config.Config, input string, o restoreOptions) (*rig.Session, error) {
+func (e *env) restoreSession(ctx context.Context, st sessionStore, cfg *config.Config, input string, o restoreOptions) (*rig.Session, error) {
 	id, err := resolveID(ctx, st, input)
 	if err != nil {
 		var unknown *rig.UnknownSessionError
