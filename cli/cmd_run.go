@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"looprig/fsstore"
 	"looprig/internal/textsafe"
 	"looprig/rig"
 	"looprig/rig/event"
@@ -42,6 +41,10 @@ func cmdRun(e *env, args []string) int {
 		return e.fail(usageErr(e.cmd, "missing input: looprig run ID -- INPUT... (for example: looprig run "+pos[0]+" -- echo hello)"))
 	}
 	text := strings.Join(input, " ")
+	ack, err := openAckFD() // LOOPRIG_ACK_FD: see ackfd.go
+	if err != nil {
+		return e.failRun(err)
+	}
 
 	cfg, err := e.loadConfig()
 	if err != nil {
@@ -62,7 +65,7 @@ func cmdRun(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "looprig: restored session %s at epoch %d; closed %s left open by a crash\n",
 			rig.ShortID(s.SessionID().String()), info.Epoch, plural(len(info.Interrupted), "interrupted turn"))
 	}
-	tr := &turnRunner{e: e, st: st, s: s, sig: sig}
+	tr := &turnRunner{e: e, st: st, s: s, sig: sig, ack: ack}
 	code = tr.run(text)
 	if err := shutdown(s, sig); err != nil {
 		if errors.Is(err, errForced) {
@@ -101,9 +104,10 @@ func shutdown(s *rig.Session, sig *interrupts) error {
 // turnRunner submits one turn and follows it to its end.
 type turnRunner struct {
 	e   *env
-	st  *fsstore.Store
+	st  sessionStore
 	s   *rig.Session
 	sig *interrupts
+	ack *ackWriter // LOOPRIG_ACK_FD, nil when unset
 
 	turnID  string
 	index   int
@@ -295,6 +299,7 @@ func (t *turnRunner) handle(gctx context.Context, sub *hub.Subscription, env eve
 			return // already seen (journal recovery overlaps the live stream)
 		}
 		t.lastSeq = env.Seq
+		t.ack.record(env)
 	}
 	if e.json && !t.outputGone {
 		if o, err := envelopeJSON(env); err == nil {
