@@ -41,10 +41,13 @@ func cmdLs(e *env, args []string) int {
 	}
 	if e.json {
 		arr := make([][]byte, len(infos))
+		size := 3
 		for i, in := range infos {
 			arr[i] = sessionJSON(in).bytes()
+			size += len(arr[i]) + 2
 		}
-		out := []byte("[")
+		out := make([]byte, 0, size)
+		out = append(out, '[')
 		for i, b := range arr {
 			if i > 0 {
 				out = append(out, ',', '\n')

@@ -253,9 +253,13 @@ func (e *env) describe(err error) described {
 			fields: []kv{{"seq", decode.Seq}, {"reason", decode.Reason}},
 			hint:   "the journal cannot be trusted from this record on; the records before it are intact (see README: broken journal)"}
 	case errors.As(err, &corrupt):
+		hint := "looprig never repairs damaged data on its own; see README: broken journal"
+		if isEpochFile(corrupt.Path) {
+			hint = epochFileHint(corrupt.Path, g, "ID")
+		}
 		return described{code: exitError, typ: "CorruptError", kind: "corrupt", message: err.Error(),
 			fields: []kv{{"name", corrupt.Name}, {"path", corrupt.Path}, {"offset", corrupt.Offset}},
-			hint:   "looprig never repairs damaged data on its own; see README: broken journal"}
+			hint:   hint}
 	case errors.As(err, &invalidP):
 		return described{code: exitError, typ: "InvalidProfileError", kind: "invalid_profile", message: err.Error(),
 			fields: []kv{{"profile", invalidP.Profile}, {"field", invalidP.Field}}}
@@ -273,6 +277,10 @@ func describeRestore(err error, re *rig.RestoreError, g string) described {
 	var corrupt *storage.CorruptError
 	var decode *journal.RecordDecodeError
 	switch {
+	case errors.As(err, &corrupt) && isEpochFile(corrupt.Path):
+		d.message = fmt.Sprintf("session %s cannot be restored (%s): its lease epoch file is unreadable: %v", short, re.Kind, re.Cause)
+		d.fields = append(d.fields, kv{"cause_type", "CorruptError"}, kv{"path", corrupt.Path})
+		d.hint = epochFileHint(corrupt.Path, g, short)
 	case errors.As(err, &corrupt), errors.As(err, &decode):
 		d.message = fmt.Sprintf("session %s cannot be restored (%s): its journal is damaged: %v", short, re.Kind, re.Cause)
 		causeType := "RecordDecodeError"
@@ -400,4 +408,15 @@ func (e *env) report(d described) {
 		b.WriteString("\n")
 	}
 	fmt.Fprint(e.stderr, b.String())
+}
+
+// isEpochFile reports whether path is a lease's epoch file.
+func isEpochFile(path string) bool { return strings.HasSuffix(path, ".epoch") }
+
+// epochFileHint says how to repair an unreadable epoch file by hand:
+// looprig never resets an epoch itself, since a lower one could let a
+// stale owner's writes through.
+func epochFileHint(path, g, short string) string {
+	return fmt.Sprintf("looprig never resets a lease epoch on its own; find the highest fence epoch with 'looprig %slog %s', "+
+		"then replace %s with {\"epoch\":N} for an N above it (see SECURITY.md)", g, short, path)
 }

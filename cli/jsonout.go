@@ -14,16 +14,29 @@ import (
 // twice keeps its first value.
 type obj struct {
 	b    bytes.Buffer
-	seen map[string]bool
+	seen []string // keys set or skipped: a handful, so a slice beats a map
 }
 
 func newObj() *obj {
-	o := &obj{seen: map[string]bool{}}
+	o := &obj{}
+	o.b.Grow(512)
 	o.b.WriteByte('{')
 	return o
 }
 
+func (o *obj) has(k string) bool {
+	for _, s := range o.seen {
+		if s == k {
+			return true
+		}
+	}
+	return false
+}
+
 func marshal(v any) []byte {
+	if b, ok := marshalSimple(v); ok {
+		return b
+	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -39,10 +52,10 @@ func (o *obj) set(k string, v any) *obj { return o.raw(k, marshal(v)) }
 
 // raw adds k with a JSON value.
 func (o *obj) raw(k string, v []byte) *obj {
-	if o.seen[k] {
+	if o.has(k) {
 		return o
 	}
-	o.seen[k] = true
+	o.seen = append(o.seen, k)
 	if o.b.Len() > 1 {
 		o.b.WriteByte(',')
 	}
@@ -54,9 +67,7 @@ func (o *obj) raw(k string, v []byte) *obj {
 
 // skip makes later sets of keys no-ops.
 func (o *obj) skip(keys ...string) *obj {
-	for _, k := range keys {
-		o.seen[k] = true
-	}
+	o.seen = append(o.seen, keys...)
 	return o
 }
 

@@ -119,7 +119,7 @@ func Builtin() *Config {
 // Load reads the configuration file at path. A missing file is the
 // built-in configuration unless mustExist (the user named the file).
 func Load(path string, mustExist bool) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path) // bounded, regular files only
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) && !mustExist {
 			return Builtin(), nil

@@ -180,26 +180,22 @@ func (s *Store) Keys(ctx context.Context, prefix string) ([]string, error) {
 		start = filepath.Dir(namePath(s.dir, "kv", prefix[:i]+"/x", ""))
 	}
 	var keys []string
-	err := filepath.WalkDir(start, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if d.IsDir() || !strings.HasSuffix(d.Name(), ".kv") || strings.HasPrefix(d.Name(), ".") {
-			return nil
-		}
-		rel, err := filepath.Rel(root, path)
-		if err != nil {
-			return err
+	startRel, err := filepath.Rel(root, start)
+	if err != nil {
+		return nil, fmt.Errorf("list keys %q: %w", prefix, err)
+	}
+	files, err := walkFiles(start, func(base string) bool {
+		return strings.HasSuffix(base, ".kv") && !strings.HasPrefix(base, ".")
+	})
+	for _, rel := range files {
+		if startRel != "." {
+			rel = filepath.ToSlash(startRel) + "/" + rel
 		}
 		key := keyFromPath(rel)
 		if strings.HasPrefix(key, prefix) && storage.ValidateName(key) == nil {
 			keys = append(keys, key)
 		}
-		return nil
-	})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("list keys %q: %w", prefix, err)
 	}

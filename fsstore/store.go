@@ -17,20 +17,22 @@
 package fsstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"looprig/fsstore/internal/lease"
+	"looprig/fsstore/internal/seam"
 	"looprig/rig/storage"
 )
 
@@ -218,8 +220,10 @@ func prepareDir(dir string, allowNetwork bool) error {
 	}
 }
 
+// ownerUID is the owner of fi. (os.Lstat gives a *syscall.Stat_t, not a
+// *unix.Stat_t: asserting the latter made this check a no-op.)
 func ownerUID(fi fs.FileInfo) (uint32, bool) {
-	st, ok := fi.Sys().(*unix.Stat_t)
+	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return 0, false
 	}
@@ -325,17 +329,85 @@ func mkdirAll(dir string) error {
 	return nil
 }
 
+const smallRead = 4 << 10
+
+var smallBufs = sync.Pool{New: func() any { return new([smallRead]byte) }}
+
 // readSmallFile reads a file that must be at most limit bytes, without
 // following a symlink at path.
+//
+// It uses the system calls directly (open, pread, close): listing
+// thousands of sessions reads thousands of these, and an *os.File costs
+// several more calls each.
 func readSmallFile(path string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
-	if err != nil {
-		return nil, err
+	var fd int
+	var err error
+	for {
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			break
+		}
 	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
-		return nil, err
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	// Most files here are well under a page: one pread answers. A short
+	// pread of a regular file is its end; a FIFO or socket fails it
+	// (ESPIPE), a directory too (EISDIR).
+	small := smallBufs.Get().(*[smallRead]byte)
+	defer smallBufs.Put(small)
+	for {
+		n, err := unix.Pread(fd, small[:], 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n < smallRead {
+			if int64(n) > limit {
+				return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
+			}
+			return bytes.Clone(small[:n]), nil
+		}
+		break
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, &fs.PathError{Op: "fstat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: errors.New("not a regular file")}
+	}
+	if st.Size > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
+	}
+	// One byte more than fstat said, so a file that grew since is seen.
+	b := make([]byte, 0, st.Size+1)
+	for {
+		if len(b) == cap(b) {
+			if int64(len(b)) > limit {
+				return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
+			}
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := unix.Read(fd, b[len(b):cap(b)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			break
+		}
+		b = b[:len(b)+n]
+		if int64(len(b)) == st.Size && len(b) < cap(b) {
+			// A regular file returns less than asked only at its end, and
+			// files here are replaced by rename, never grown in place.
+			break
+		}
 	}
 	if int64(len(b)) > limit {
 		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
@@ -371,10 +443,12 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	tmp = nil
+	seam.At(seam.KVTempWritten, path) // test seam: crash before the rename
 	if err := os.Rename(tmpName, path); err != nil {
 		os.Remove(tmpName)
 		return err
 	}
+	seam.At(seam.KVRenamed, path) // test seam: crash before the directory fsync
 	return syncDir(dir)
 }
 

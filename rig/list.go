@@ -6,6 +6,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -85,7 +87,18 @@ func ListSessions(ctx context.Context, store storage.Store) ([]SessionInfo, erro
 	for i, id := range ids {
 		names[i] = storage.SessionName(id)
 	}
-	probes, probeErr := probeAll(ctx, store, names)
+	// The probes and the catalog reads are independent: run them side by
+	// side, the reads spread over a few goroutines (each is a few system
+	// calls and a small decode).
+	var probes []storage.LeaseStatus
+	var probeErrs []error
+	probed := make(chan struct{})
+	go func() {
+		defer close(probed)
+		probes, probeErrs = probeAll(ctx, store, names)
+	}()
+	catalogs := readCatalogs(ctx, store, ids)
+	<-probed
 	host, _ := os.Hostname()
 	pid := os.Getpid()
 
@@ -96,7 +109,7 @@ func ListSessions(ctx context.Context, store storage.Store) ([]SessionInfo, erro
 		if probes != nil {
 			st = probes[i]
 		}
-		c, err := ReadCatalog(ctx, store, id)
+		c, err := catalogs[i].c, catalogs[i].err
 		switch {
 		case IsNotFound(err):
 			continue // deleted between Keys and Get
@@ -127,8 +140,8 @@ func ListSessions(ctx context.Context, store storage.Store) ([]SessionInfo, erro
 		default:
 			info.State = StateCrashed
 		}
-		if probeErr != nil && info.State != StateBroken {
-			info.Reason = "lease state unknown: " + probeErr.Error()
+		if probeErrs[i] != nil && info.State != StateBroken {
+			info.Reason = "lease state unknown: " + probeErrs[i].Error()
 		}
 		out = append(out, info)
 	}
@@ -141,30 +154,63 @@ func ListSessions(ctx context.Context, store storage.Store) ([]SessionInfo, erro
 	return out, nil
 }
 
-// probeAll probes names with the store's batch prober, else one by one.
-// Stores that cannot probe report every lease as free.
-func probeAll(ctx context.Context, store storage.Store, names []string) ([]storage.LeaseStatus, error) {
+type catalogRead struct {
+	c   CatalogEntry
+	err error
+}
+
+// readCatalogs reads the catalog entries of ids, in parallel for many.
+func readCatalogs(ctx context.Context, kv storage.KV, ids []string) []catalogRead {
+	out := make([]catalogRead, len(ids))
+	workers := min(8, len(ids)/64)
+	if workers <= 1 {
+		for i, id := range ids {
+			out[i].c, out[i].err = ReadCatalog(ctx, kv, id)
+		}
+		return out
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(ids) {
+					return
+				}
+				out[i].c, out[i].err = ReadCatalog(ctx, kv, ids[i])
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// probeAll probes names with the store's batch prober, else one by one,
+// and returns each name's status and error: one bad epoch file makes its
+// own session's lease state unknown, never its neighbours'. Stores that
+// cannot probe report every lease as free, with that error.
+func probeAll(ctx context.Context, store storage.Store, names []string) ([]storage.LeaseStatus, []error) {
+	errs := make([]error, len(names))
 	if p, ok := store.(Prober); ok {
 		st, err := p.ProbeMany(ctx, names)
 		if err == nil {
-			return st, nil
+			return st, errs
 		}
 		// One bad epoch file must not hide the others: fall back to one by one.
 	}
+	out := make([]storage.LeaseStatus, len(names))
 	p, ok := store.(storage.LeaseProber)
 	if !ok {
-		return nil, errors.New("store cannot probe leases")
-	}
-	out := make([]storage.LeaseStatus, len(names))
-	var firstErr error
-	for i, n := range names {
-		st, err := p.Probe(ctx, n)
-		if err != nil && firstErr == nil {
-			firstErr = err
+		for i := range errs {
+			errs[i] = errors.New("store cannot probe leases")
 		}
-		out[i] = st
+		return out, errs
 	}
-	return out, firstErr
+	for i, n := range names {
+		out[i], errs[i] = p.Probe(ctx, n)
+	}
+	return out, errs
 }
 
 // FindSession resolves a full id or a unique prefix of one (at least four

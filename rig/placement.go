@@ -180,6 +180,9 @@ func checkSeedEntry(root, path string, d fs.DirEntry) error {
 		if r, err := filepath.Rel(root, resolved); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
 			return &SeedError{Path: rel, Reason: "symlink escapes the seed: " + link}
 		}
+		if !linkStaysInside(root, filepath.Dir(rel), link) { // ".." after a symlink (seedcheck.go)
+			return &SeedError{Path: rel, Reason: "symlink escapes the seed through another symlink: " + link}
+		}
 		return nil
 	default:
 		return &SeedError{Path: rel, Reason: "not a regular file, directory or symlink (" + t.String() + ")"}

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"io"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -95,9 +97,11 @@ func BenchmarkFoldOutput(b *testing.B) {
 // BenchmarkEventPath2M runs a real turn printing 2 M lines (`seq 2000000`,
 // shell engine, memstore) in a session hosted by the real program, and
 // measures what the UI absorbs: lines/s, messages folded, frames (View
-// calls), dropped ephemeral events, and how long a key waits for the
-// program while the flood lasts (p50/p99/max, the key-to-frame bound of
-// DESIGN.md §10: p99 ≤ 100 ms). Run with -benchtime=1x.
+// calls), dropped ephemeral events, bytes written to the terminal
+// (written-MB), the live heap's peak above where it started (peak-heap-MB,
+// sampled at every key), and how long a key waits for the program while the
+// flood lasts (p50/p99/max, the key-to-frame bound of DESIGN.md §10: p99 ≤
+// 100 ms). Run with -benchtime=1x.
 func BenchmarkEventPath2M(b *testing.B) {
 	for _, c := range []struct{ name, cmd string }{
 		// bulk: seq writes 4 KiB blocks, the engine reads 32 KiB chunks
@@ -120,6 +124,10 @@ func eventPath2M(b *testing.B, input string) {
 	var frames, msgs atomic.Int64
 	h := &countingHarness{harness: harness{m}, frames: &frames, msgs: &msgs}
 	tm := teatest.NewTestModel(b, h, teatest.WithInitialTermSize(200, 60))
+	var written atomic.Int64
+	stopCount := make(chan struct{})
+	go countOutput(tm.Output(), &written, stopCount)
+	defer close(stopCount)
 	defer func() {
 		tm.Send(tea.QuitMsg{})
 		m.h.cancel()
@@ -155,6 +163,12 @@ func eventPath2M(b *testing.B, input string) {
 	tm.Type(input)
 	frames.Store(0)
 	msgs.Store(0)
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	heap0, peak := ms.HeapAlloc, ms.HeapAlloc
+	time.Sleep(50 * time.Millisecond) // let the output so far be counted
+	written.Store(0)
 	start := time.Now()
 	tm.Send(keyMsg("enter"))
 	var lat []time.Duration
@@ -171,6 +185,8 @@ func eventPath2M(b *testing.B, input string) {
 		}})
 		<-done
 		lat = append(lat, time.Since(sent))
+		runtime.ReadMemStats(&ms)
+		peak = max(peak, ms.HeapAlloc)
 		if finished {
 			break
 		}
@@ -194,6 +210,24 @@ func eventPath2M(b *testing.B, input string) {
 	b.ReportMetric(float64(pct(0.99).Microseconds())/1000, "p99-key-ms")
 	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max-key-ms")
 	b.ReportMetric(el.Seconds(), "turn-s")
+	b.ReportMetric(float64(written.Load())/(1<<20), "written-MB")
+	b.ReportMetric(float64(peak-min(heap0, peak))/(1<<20), "peak-heap-MB")
+}
+
+// countOutput counts the bytes the program writes to its terminal.
+func countOutput(r io.Reader, n *atomic.Int64, stop <-chan struct{}) {
+	buf := make([]byte, 64<<10)
+	for {
+		k, _ := r.Read(buf)
+		n.Add(int64(k))
+		if k == 0 {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}
 }
 
 type countingHarness struct {

@@ -263,6 +263,10 @@ func AppendTo(buf *bytes.Buffer, ev Event) error {
 	buf.WriteString(`{"v":1,"type":"`)
 	buf.WriteString(string(t))
 	buf.WriteString(`","data":`)
+	if appendDataFast(buf, ev) {
+		buf.WriteByte('}')
+		return nil
+	}
 	start := buf.Len()
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)

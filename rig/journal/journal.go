@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"looprig/rig/event"
@@ -186,6 +187,13 @@ type SessionJournal struct {
 	queue    []*pending
 	flushing bool
 	ids      map[string]idEntry
+
+	// Group-commit gathering (see gather): the size, end and duration of
+	// the last flush.
+	lastBatch int
+	lastEnd   time.Time
+	lastFlush time.Duration
+	arrivals  atomic.Uint64 // records ever queued
 }
 
 type idEntry struct {
@@ -417,6 +425,7 @@ func (j *SessionJournal) append(ctx context.Context, id string, content []byte) 
 	}
 
 	j.queue = append(j.queue, p)
+	j.arrivals.Add(1)
 	if !j.flushing {
 		j.flushing = true
 		j.lead(ctx) // unlocks
@@ -428,6 +437,11 @@ func (j *SessionJournal) append(ctx context.Context, id string, content []byte) 
 	for {
 		select {
 		case <-p.wake:
+			if p.state == stDone {
+				// Set before the wake-up and never changed after: no
+				// need to contend for the lock with the next leader.
+				return p.seq, p.err
+			}
 			j.mu.Lock()
 			switch p.state {
 			case stDone:
@@ -468,6 +482,7 @@ func (j *SessionJournal) append(ctx context.Context, id string, content []byte) 
 // j.mu held, j.flushing set and the caller's record at the queue head, and
 // returns with j.mu released and the caller's record done.
 func (j *SessionJournal) lead(ctx context.Context) {
+	j.gather()
 	n, size := 0, 0
 	for n < len(j.queue) && n < j.opts.maxBatch {
 		l := len(j.queue[n].content) + atSuffixMax
@@ -494,6 +509,7 @@ func (j *SessionJournal) lead(ctx context.Context) {
 	for i, p := range batch {
 		payloads[i] = appendAt(p.content, at)
 	}
+	flushStart := time.Now()
 	err := j.lostErr()
 	if err == nil {
 		// One caller giving up must not fail the others' records (nor
@@ -515,6 +531,8 @@ func (j *SessionJournal) lead(ctx context.Context) {
 		j.tip = expected + uint64(n)
 		j.finishLocked(batch, expected+1, nil)
 	}
+	j.lastBatch, j.lastEnd = n, time.Now()
+	j.lastFlush = j.lastEnd.Sub(flushStart)
 	if len(j.queue) > 0 {
 		head := j.queue[0]
 		head.state = stPromoted

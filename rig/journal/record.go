@@ -285,9 +285,12 @@ func finishRecord(seq uint64, w recordWire) (Record, error) {
 		if !hasEvent || w.Command != nil || w.Epoch != 0 {
 			return fail("malformed event record", nil)
 		}
-		ev, err := w.Event.Decode()
-		if err != nil {
-			return fail("bad event", err)
+		ev, ok := decodeFast(w.Event)
+		if !ok {
+			var err error
+			if ev, err = w.Event.Decode(); err != nil {
+				return fail("bad event", err)
+			}
 		}
 		if err := event.CheckDurable(ev); err != nil {
 			return fail("event is not durable", err)

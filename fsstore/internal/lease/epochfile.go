@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"looprig/fsstore/internal/seam"
 	"looprig/rig/storage"
 )
 
@@ -130,9 +131,11 @@ func readEpochFile(name, path string) (uint64, storage.Holder, error) {
 	if st.Size > MaxEpochFileSize {
 		return 0, storage.Holder{}, corrupt(fmt.Sprintf("epoch file is %d bytes, over the limit of %d", st.Size, MaxEpochFileSize), nil)
 	}
-	// Read at most one byte more than the limit: the file may have grown
-	// since fstat.
-	buf := make([]byte, MaxEpochFileSize+1)
+	// Read one byte more than fstat saw (a real file is ~100 bytes; probing
+	// 10k leases must not allocate 4 KiB each). Epoch files are replaced
+	// by rename, never rewritten in place; one that grew since fstat reads
+	// as a cut-off prefix and is refused as corrupt.
+	buf := make([]byte, st.Size+1)
 	n := 0
 	for n < len(buf) {
 		m, err := unix.Pread(fd, buf[n:], int64(n))
@@ -146,6 +149,9 @@ func readEpochFile(name, path string) (uint64, storage.Holder, error) {
 			break
 		}
 		n += m
+		if int64(n) >= st.Size && n < len(buf) {
+			break // all fstat saw: skip the read that would return 0
+		}
 	}
 	epoch, h, err := ParseEpochFile(buf[:n])
 	if err != nil {
@@ -183,9 +189,11 @@ func writeEpochFile(path string, dirFD int, epoch uint64, h storage.Holder) (err
 	if err = tmp.Close(); err != nil {
 		return err
 	}
+	seam.At(seam.EpochTempWritten, path) // test seam: crash before the rename
 	if err = os.Rename(tmpName, path); err != nil {
 		return err
 	}
+	seam.At(seam.EpochRenamed, path) // test seam: crash before the directory fsync
 	if dirFD >= 0 {
 		return fsyncRetry(dirFD, dir)
 	}

@@ -75,6 +75,7 @@ func (m *Manager) ProbeMany(ctx context.Context, reqs []ProbeRequest) ([]storage
 	}
 	var pend []pending
 	want := make(map[uint64]struct{})
+	files := readProbeFiles(ctx, reqs) // in parallel for many
 	for i, r := range reqs {
 		if i%64 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -82,13 +83,13 @@ func (m *Manager) ProbeMany(ctx context.Context, reqs []ProbeRequest) ([]storage
 			}
 		}
 		out[i].Name = r.Name
-		n, h, err := readEpochFile(r.Name, r.EpochPath)
+		n, h, err := files[i].epoch, files[i].holder, files[i].epochErr
 		if err != nil {
 			return nil, wrapProbe(r.Name, err)
 		}
 		out[i].Epoch, out[i].Holder = n, h
-		var st unix.Stat_t
-		if err := unix.Lstat(r.LockPath, &st); err != nil {
+		st := files[i].lock
+		if err := files[i].lockErr; err != nil {
 			if err == unix.ENOENT {
 				continue // never locked
 			}

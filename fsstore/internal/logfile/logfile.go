@@ -60,6 +60,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"looprig/fsstore/internal/frame"
+	"looprig/fsstore/internal/seam"
 	"looprig/rig/storage"
 )
 
@@ -390,13 +391,14 @@ func (l *Log) commit(batch []*request) {
 		l.wbuf = nil
 	}
 
-	if _, err := l.f.WriteAt(buf, l.end); err != nil {
+	if _, err := seam.WriteAt(l.f, buf, l.end); err != nil {
 		// Roll back whatever part of the write landed (a short write on a
 		// full disk), so nobody takes part of a batch for committed records.
 		l.rollback()
 		fail(err)
 		return
 	}
+	seam.At(seam.LedgerWritten, l.path) // test seam: crash before fdatasync
 	if !l.dirSynced {
 		if err := syncDir(l.dir); err != nil {
 			l.rollback()
@@ -415,6 +417,7 @@ func (l *Log) commit(batch []*request) {
 		return
 	}
 	l.syncs.Add(1)
+	seam.At(seam.LedgerSynced, l.path) // test seam: crash before the ack
 	l.end += int64(len(buf))
 	l.tip = seq
 	l.index = append(l.index, marks...)

@@ -1,0 +1,168 @@
+package fsstore
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// walkFiles returns the paths (relative to dir, slash-separated) of the
+// entries under dir that are not directories and whose base name keep
+// accepts, in no particular order, without following symbolic links; a
+// directory that vanishes during the walk is skipped and a missing dir is
+// empty. It is filepath.WalkDir reduced to what Keys needs, on the system
+// calls directly (openat, getdents64, close per directory; no sorting, no
+// per-entry allocation), and it walks the subdirectories of a wide
+// directory on several goroutines: the catalog has one directory per
+// session.
+func walkFiles(dir string, keep func(base string) bool) ([]string, error) {
+	fd, err := openDirAt(unix.AT_FDCWD, dir)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: dir, Err: err}
+	}
+	w := &walker{keep: keep, buf: make([]byte, 32<<10)}
+	defer unix.Close(fd)
+	subdirs, err := w.readDir(fd, dir, "")
+	if err != nil {
+		return nil, err
+	}
+	const wide = 64
+	if len(subdirs) < wide {
+		for _, name := range subdirs {
+			if err := w.walkSub(fd, dir, "", name); err != nil {
+				return nil, err
+			}
+		}
+		return w.out, nil
+	}
+	workers := make([]*walker, 4)
+	errs := make([]error, len(workers))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for i := range workers {
+		workers[i] = &walker{keep: keep, buf: make([]byte, 32<<10)}
+		wg.Go(func() {
+			for {
+				k := int(next.Add(1)) - 1
+				if k >= len(subdirs) || errs[i] != nil {
+					return
+				}
+				errs[i] = workers[i].walkSub(fd, dir, "", subdirs[k])
+			}
+		})
+	}
+	wg.Wait()
+	for i, sw := range workers {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		w.out = append(w.out, sw.out...)
+	}
+	return w.out, nil
+}
+
+// walker walks directories sequentially, collecting file paths.
+type walker struct {
+	keep func(base string) bool
+	buf  []byte
+	out  []string
+}
+
+func openDirAt(parent int, name string) (int, error) {
+	for {
+		fd, err := unix.Openat(parent, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// walkSub walks the subdirectory name of the open directory parent (whose
+// path is path and relative path rel).
+func (w *walker) walkSub(parent int, path, rel, name string) error {
+	sub := filepath.Join(path, name)
+	fd, err := openDirAt(parent, name)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+		return nil // vanished or replaced during the walk
+	}
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: sub, Err: err}
+	}
+	defer unix.Close(fd)
+	srel := name
+	if rel != "" {
+		srel = rel + "/" + name
+	}
+	subdirs, err := w.readDir(fd, sub, srel)
+	if err != nil {
+		return err
+	}
+	for _, n := range subdirs {
+		if err := w.walkSub(fd, sub, srel, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readDir reads the entries of the open directory fd (path, relative path
+// rel): files that keep accepts are collected, subdirectory names returned.
+func (w *walker) readDir(fd int, path, rel string) (subdirs []string, err error) {
+	buf := w.buf
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "getdents", Path: path, Err: err}
+		}
+		if n <= 0 {
+			return subdirs, nil
+		}
+		for off := 0; off < n; {
+			// struct linux_dirent64: ino u64, off s64, reclen u16, type u8,
+			// name (NUL-terminated).
+			reclen := int(*(*uint16)(unsafe.Pointer(&buf[off+16])))
+			typ := buf[off+18]
+			nameb := buf[off+19 : off+reclen]
+			if i := bytes.IndexByte(nameb, 0); i >= 0 {
+				nameb = nameb[:i]
+			}
+			off += reclen
+			if len(nameb) == 0 || string(nameb) == "." || string(nameb) == ".." {
+				continue
+			}
+			if typ == unix.DT_UNKNOWN {
+				var st unix.Stat_t
+				if err := unix.Fstatat(fd, string(nameb), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+					continue // vanished
+				}
+				if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+					typ = unix.DT_DIR
+				}
+			}
+			if typ == unix.DT_DIR {
+				subdirs = append(subdirs, string(nameb))
+				continue
+			}
+			if !w.keep(string(nameb)) {
+				continue
+			}
+			if rel == "" {
+				w.out = append(w.out, string(nameb))
+			} else {
+				w.out = append(w.out, rel+"/"+string(nameb))
+			}
+		}
+	}
+}

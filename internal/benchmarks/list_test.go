@@ -1,0 +1,269 @@
+package benchmarks
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
+
+	"looprig/rig"
+	"looprig/tui"
+)
+
+// rawList is the listing baseline: os.ReadDir of the catalog directory and
+// one small-file read per session. It returns the number of entries read.
+func rawList(tb testing.TB, storeDir string) int {
+	dir := filepath.Join(storeDir, "kv", "sessions")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name(), "catalog.kv"))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		n += min(1, len(b))
+	}
+	return n
+}
+
+var listSizes = []struct {
+	name string
+	n    int
+}{{"1k", 1_000}, {"10k", 10_000}}
+
+// bigRecords is the length of the long session in the 10k-session store:
+// the scale check of DESIGN.md §10 (1M records; 100k in quick mode).
+func bigRecords(n int) int {
+	if n < 10_000 {
+		return 0
+	}
+	return pick(100_000, 1_000_000)
+}
+
+// BenchmarkList: rig.ListSessions (catalog entries plus one batch lease
+// probe) over 1k and 10k sessions on a freshly opened store, against
+// rawList over the same store.
+//
+// Metrics: ours-ms, base-ms, ratio (base/ours), sessions.
+func BenchmarkList(b *testing.B) {
+	for _, sz := range listSizes {
+		b.Run("sessions="+sz.name, func(b *testing.B) {
+			fx := manySessions(b, sz.n, bigRecords(sz.n))
+			rounds := pick(5, 10)
+			for range b.N {
+				var ours, base side
+				var listed int
+				interleave(rounds, func() {
+					t0 := time.Now()
+					st := openStore(b, fx.Dir)
+					infos, err := rig.ListSessions(bg, st)
+					if err != nil {
+						b.Fatal(err)
+					}
+					st.Close()
+					ours.add(1, time.Since(t0))
+					listed = len(infos)
+				}, func() {
+					t0 := time.Now()
+					rawList(b, fx.Dir)
+					base.add(1, time.Since(t0))
+				})
+				if listed != len(fx.IDs) {
+					b.Fatalf("listed %d sessions, the store has %d", listed, len(fx.IDs))
+				}
+				b.ReportMetric(ours.perOp()/1e3, "ours-ms")
+				b.ReportMetric(base.perOp()/1e3, "base-ms")
+				b.ReportMetric(base.perOp()/ours.perOp(), "ratio")
+				b.ReportMetric(float64(listed), "sessions")
+			}
+		})
+	}
+}
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// looprigBinary builds the looprig command once per process.
+func looprigBinary(tb testing.TB) string {
+	tb.Helper()
+	buildOnce.Do(func() {
+		root, err := fixtureRoot()
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(root, "looprig")
+		out, err := exec.Command("go", "build", "-o", binPath, "looprig").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		tb.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// BenchmarkLsJSON: the built command `looprig --store DIR ls --json` (a new
+// process: start, open the store, list, print) over the 10k-session store,
+// against rawList in this process. DESIGN.md §10: ≤ 0.5 s at 10k sessions.
+//
+// Metrics: ours-ms (per command), base-ms, ratio (base/ours), bytes (of
+// JSON printed).
+func BenchmarkLsJSON(b *testing.B) {
+	bin := looprigBinary(b)
+	fx := manySessions(b, 10_000, bigRecords(10_000))
+	rounds := pick(5, 10)
+	env := append(os.Environ(), "XDG_CONFIG_HOME="+b.TempDir())
+	for range b.N {
+		var ours, base side
+		var out bytes.Buffer
+		interleave(rounds, func() {
+			out.Reset()
+			cmd := exec.Command(bin, "--store", fx.Dir, "ls", "--json")
+			cmd.Env = env
+			cmd.Stdout = &out
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			t0 := time.Now()
+			if err := cmd.Run(); err != nil {
+				b.Fatalf("looprig ls --json: %v\n%s", err, stderr.String())
+			}
+			ours.add(1, time.Since(t0))
+		}, func() {
+			t0 := time.Now()
+			rawList(b, fx.Dir)
+			base.add(1, time.Since(t0))
+		})
+		if n := strings.Count(out.String(), `"short_id"`); n != len(fx.IDs) {
+			b.Fatalf("ls --json printed %d sessions, the store has %d", n, len(fx.IDs))
+		}
+		b.ReportMetric(ours.perOp()/1e3, "ours-ms")
+		b.ReportMetric(base.perOp()/1e3, "base-ms")
+		b.ReportMetric(base.perOp()/ours.perOp(), "ratio")
+		b.ReportMetric(float64(out.Len()), "bytes")
+	}
+}
+
+// frameWatch wraps the TUI model and notes when a rendered frame first
+// contains want.
+type frameWatch struct {
+	tea.Model
+	want string
+	seen chan struct{}
+	once *sync.Once
+}
+
+func (w frameWatch) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	m, cmd := w.Model.Update(msg)
+	w.Model = m
+	return w, cmd
+}
+
+func (w frameWatch) View() string {
+	v := w.Model.View()
+	if strings.Contains(v, w.want) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return v
+}
+
+// firstFrame starts the TUI (200×60) on the store in dir and returns how
+// long it took until a frame showed the session titled want, with the
+// program still running; stop ends it.
+func firstFrame(tb testing.TB, dir, want string) (d time.Duration, stop func()) {
+	tb.Helper()
+	t0 := time.Now()
+	st := openStore(tb, dir)
+	opts := tui.Options{Store: st, StoreDir: dir, Workspaces: st.WorkspacesDir()}
+	w := frameWatch{Model: tui.New(opts), want: want, seen: make(chan struct{}), once: new(sync.Once)}
+	tm := teatest.NewTestModel(tb, w, teatest.WithInitialTermSize(200, 60))
+	go io.Copy(io.Discard, tm.Output())
+	select {
+	case <-w.seen:
+	case <-time.After(60 * time.Second):
+		tb.Fatalf("no frame showed %q within a minute", want)
+	}
+	d = time.Since(t0)
+	return d, func() {
+		tm.Send(tea.QuitMsg{})
+		tm.WaitFinished(tb, teatest.WithFinalTimeout(20*time.Second))
+		st.Close()
+	}
+}
+
+// BenchmarkTUIFirstFrame: from opening the store to the TUI's first frame
+// that shows the listing (the newest session's title), over the 10k-session
+// store, against rawList. DESIGN.md §10: ≤ 1 s at 10k sessions.
+//
+// Metrics: ours-ms, base-ms, ratio (base/ours).
+func BenchmarkTUIFirstFrame(b *testing.B) {
+	fx := manySessions(b, 10_000, bigRecords(10_000))
+	want := "benchmark session 9999"
+	if fx.Big != "" {
+		want = "the long one"
+	}
+	rounds := pick(3, 6)
+	for range b.N {
+		var ours, base side
+		interleave(rounds, func() {
+			d, stop := firstFrame(b, fx.Dir, want)
+			ours.add(1, d)
+			stop()
+		}, func() {
+			t0 := time.Now()
+			rawList(b, fx.Dir)
+			base.add(1, time.Since(t0))
+		})
+		b.ReportMetric(ours.perOp()/1e3, "ours-ms")
+		b.ReportMetric(base.perOp()/1e3, "base-ms")
+		b.ReportMetric(base.perOp()/ours.perOp(), "ratio")
+	}
+}
+
+// tuiMemory starts the TUI on the store in dir, waits for the frame that
+// shows want (the long session, which is the newest and so selected: the
+// TUI reads its journal into the events pane), and samples the heap for
+// hold. It returns the first frame's delay and the live heap's peak above
+// where it was before the TUI started.
+func tuiMemory(tb testing.TB, dir, want string, hold time.Duration) (d time.Duration, peak, peakLive uint64) {
+	h := startHeap()
+	d, stop := firstFrame(tb, dir, want)
+	time.Sleep(hold)
+	peak, peakLive = h.Stop()
+	stop()
+	return d, peak, peakLive
+}
+
+// BenchmarkTUIMemory: the TUI over the 10k-session store whose newest
+// session holds a long turn (1M records; 100k in quick mode): the first
+// frame, then the live heap's peak while the TUI reads that session's
+// journal into its events pane (bounded by the pane's ring, whatever the
+// journal's length). DESIGN.md §10: memory bounded.
+//
+// Metrics: first-frame-ms, peak-heap-MB (heap objects, live and not yet
+// collected), peak-live-MB (the live heap as the collector measured it).
+func BenchmarkTUIMemory(b *testing.B) {
+	fx := manySessions(b, 10_000, bigRecords(10_000))
+	for range b.N {
+		d, peak, peakLive := tuiMemory(b, fx.Dir, "the long one", pick(3*time.Second, 10*time.Second))
+		b.ReportMetric(float64(d.Microseconds())/1e3, "first-frame-ms")
+		b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+		b.ReportMetric(float64(peakLive)/(1<<20), "peak-live-MB")
+	}
+}

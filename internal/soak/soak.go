@@ -1,0 +1,614 @@
+// Package soak is looprig's crash soak: it drives the real looprig binary
+// through many trials, each a chatty `looprig run` that is SIGKILLed at a
+// random moment, followed by `looprig restore` and a check of what the
+// store kept against what the killed process had acknowledged.
+//
+// The killed process reports acknowledgements on a side channel
+// (LOOPRIG_ACK_FD, see cli/ackfd.go): one "SEQ TYPE" line per journal
+// record it saw delivered, which the runtime does only after the record's
+// fdatasync. A trial then checks, from `looprig log --json` and
+// `looprig ls --json`:
+//
+//   - lost: every acknowledged record of the session, over all its trials
+//     so far, is in the journal at its sequence with its type;
+//   - sequences are contiguous from 1;
+//   - every TurnStarted has exactly one terminal record (TurnDone,
+//     TurnFailed or TurnInterrupted) after it, and no terminal record
+//     closes a turn that did not start;
+//   - fence epochs strictly increase. The one exception rig allows is a
+//     second fence at the same epoch written by a restore that failed and
+//     re-opened its journal to record RestoreErrored (rig/restore.go,
+//     recordRestoreErrored): it is accepted only when RestoreErrored
+//     follows it directly (or nothing does but another fence, if a crash
+//     came between the two appends);
+//   - the restore committed (exit 0, RestoreDone at the restore's epoch,
+//     which is the journal's last fence) and no session of the store is
+//     listed as broken.
+//
+// scripts/soak runs it from the command line; a short version runs in
+// `go test` (soak_test.go).
+package soak
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// DefaultInput is the chatty turn every trial runs.
+const DefaultInput = `for i in $(seq 100000); do echo $i; done`
+
+// Config describes a soak.
+type Config struct {
+	// Binary is the looprig binary to drive. Required.
+	Binary string
+	// Dir holds the store, a home directory and the acknowledgement
+	// files. Required; it should be empty.
+	Dir string
+	// Trials is the number of kill trials (default 200).
+	Trials int
+	// PerSession is how many consecutive trials share one session
+	// (default 5), so restores follow restores and epochs pile up.
+	PerSession int
+	// KillWithin bounds the random kill moment, measured from the start
+	// of `looprig run`. Zero adapts it: 1.25 times the median duration of
+	// the last nine runs that ended by themselves (five calibration runs
+	// first).
+	KillWithin time.Duration
+	// Input is the turn each run submits (default DefaultInput).
+	Input string
+	// Seed seeds the kill moments (0: random).
+	Seed uint64
+	// Log receives one line per trial and diagnostics; nil discards.
+	Log io.Writer
+	// CommandTimeout bounds every looprig command (default 60s).
+	CommandTimeout time.Duration
+}
+
+// Result counts what a soak saw.
+type Result struct {
+	Trials     int
+	Lost       int // acknowledged records missing or changed after restore
+	Failed     int // trials with any other failure
+	Killed     int // runs SIGKILLed (one per trial that got that far)
+	Completed  int // runs that ended by themselves before their kill moment
+	Acked      int // acknowledgements read, over all trials
+	Sessions   int
+	KillWithin time.Duration
+	Elapsed    time.Duration
+	Failures   []string // one line per failed trial (first 50)
+}
+
+// Summary is the last line scripts/soak prints.
+func (r Result) Summary() string {
+	return fmt.Sprintf("soak: %d trials, %d lost, %d failed", r.Trials, r.Lost, r.Failed)
+}
+
+type soaker struct {
+	cfg    Config
+	store  string
+	env    []string
+	rng    *rand.Rand
+	log    io.Writer
+	fixed  bool            // cfg.KillWithin was given
+	window time.Duration   // the current kill window
+	recent []time.Duration // durations of the last runs that ended by themselves
+}
+
+// Run runs the soak. Its error is for setup failures only; trial failures
+// are counted in the result.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	if cfg.Binary == "" || cfg.Dir == "" {
+		return Result{}, errors.New("soak: Config needs Binary and Dir")
+	}
+	if cfg.Trials <= 0 {
+		cfg.Trials = 200
+	}
+	if cfg.PerSession <= 0 {
+		cfg.PerSession = 5
+	}
+	if cfg.Input == "" {
+		cfg.Input = DefaultInput
+	}
+	if cfg.CommandTimeout <= 0 {
+		cfg.CommandTimeout = 60 * time.Second
+	}
+	seed := cfg.Seed
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	s := &soaker{cfg: cfg, store: filepath.Join(cfg.Dir, "store"), rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), log: cfg.Log}
+	if s.log == nil {
+		s.log = io.Discard
+	}
+	home := filepath.Join(cfg.Dir, "home")
+	if err := os.MkdirAll(filepath.Join(cfg.Dir, "acks"), 0o700); err != nil {
+		return Result{}, err
+	}
+	s.env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, "config"),
+		"XDG_STATE_HOME="+filepath.Join(home, "state"), "LOOPRIG_STORE=")
+	start := time.Now()
+	res := Result{KillWithin: cfg.KillWithin}
+	fmt.Fprintf(s.log, "soak: seed %d, store %s\n", seed, s.store)
+	if res.KillWithin > 0 {
+		s.fixed, s.window = true, res.KillWithin
+	} else if err := s.calibrate(ctx); err != nil {
+		return res, err
+	}
+	res.KillWithin = s.window
+	fmt.Fprintf(s.log, "soak: killing within %v of each run's start\n", s.window.Round(time.Millisecond))
+
+	var sess *session
+	for i := 0; i < cfg.Trials; i++ {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		if sess == nil || i%cfg.PerSession == 0 {
+			id, err := s.newSession(ctx, fmt.Sprintf("soak %d", i/cfg.PerSession))
+			if err != nil {
+				res.Trials++
+				res.fail(i, "new: "+err.Error())
+				sess = nil
+				continue
+			}
+			sess = &session{id: id, acked: map[uint64]string{}}
+			res.Sessions++
+		}
+		tr := s.trial(ctx, i, sess)
+		res.Trials++
+		res.Acked += tr.acked
+		res.Lost += tr.lost
+		if tr.killed {
+			res.Killed++
+		}
+		res.Completed += tr.completed
+		status := "ok"
+		if tr.err != nil {
+			res.fail(i, tr.err.Error())
+			status = "FAILED: " + tr.err.Error()
+		}
+		how := fmt.Sprintf("killed after %v", tr.after.Round(time.Millisecond))
+		if tr.completed > 0 {
+			how += fmt.Sprintf(" (after %d runs that ended by themselves)", tr.completed)
+		}
+		fmt.Fprintf(s.log, "trial %d: session %.8s, %s, %d acked (%d so far), %d records, %d lost: %s\n",
+			i+1, sess.id, how, tr.acked, len(sess.acked), tr.records, tr.lost, status)
+		if tr.err != nil {
+			sess = nil // start the next trial on a fresh session
+		}
+	}
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+func (r *Result) fail(i int, msg string) {
+	r.Failed++
+	if len(r.Failures) < 50 {
+		r.Failures = append(r.Failures, fmt.Sprintf("trial %d: %s", i+1, msg))
+	}
+}
+
+// session is a session under soak and everything acknowledged for it.
+type session struct {
+	id    string
+	acked map[uint64]string // seq -> record type
+}
+
+type trialResult struct {
+	killed    bool
+	after     time.Duration
+	completed int // runs of the trial that ended before their kill moment
+	acked     int
+	records   int
+	lost      int
+	err       error
+}
+
+// looprig runs the binary to completion.
+func (s *soaker) looprig(ctx context.Context, args ...string) (stdout, stderr []byte, code int, err error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.CommandTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, s.cfg.Binary, append([]string{"--store", s.store}, args...)...)
+	cmd.Env = s.env
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err = cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return out.Bytes(), errb.Bytes(), ee.ExitCode(), nil
+	}
+	return out.Bytes(), errb.Bytes(), 0, err
+}
+
+func (s *soaker) newSession(ctx context.Context, title string) (string, error) {
+	out, errb, code, err := s.looprig(ctx, "new", "--json", "--title", title)
+	if err != nil {
+		return "", err
+	}
+	if code != 0 {
+		return "", fmt.Errorf("exit %d: %s", code, firstLine(errb, out))
+	}
+	var v struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(out, &v); err != nil || v.ID == "" {
+		return "", fmt.Errorf("new --json said %q: %v", out, err)
+	}
+	return v.ID, nil
+}
+
+// calibrate times five unkilled runs on a scratch session to set the first
+// kill window.
+func (s *soaker) calibrate(ctx context.Context) error {
+	id, err := s.newSession(ctx, "soak calibration")
+	if err != nil {
+		return fmt.Errorf("soak: calibration: %w", err)
+	}
+	for i := 0; i < 5; i++ {
+		start := time.Now()
+		_, errb, code, err := s.looprig(ctx, "run", id, "--", s.cfg.Input)
+		if err != nil || code != 0 {
+			return fmt.Errorf("soak: calibration run: exit %d %v: %s", code, err, firstLine(errb))
+		}
+		s.ranFor(time.Since(start))
+	}
+	return nil
+}
+
+// ranFor records the duration of a run that ended by itself. Unless the
+// window is fixed it is 1.25 times the median of the last nine such runs,
+// so that most runs are killed, at any of their phases (start, restore, the
+// turn, shutdown), and the window follows the machine's load.
+func (s *soaker) ranFor(d time.Duration) {
+	s.recent = append(s.recent, d)
+	if len(s.recent) > 9 {
+		s.recent = s.recent[1:]
+	}
+	if s.fixed {
+		return
+	}
+	sorted := append([]time.Duration(nil), s.recent...)
+	sort.Slice(sorted, func(a, b int) bool { return sorted[a] < sorted[b] })
+	s.window = sorted[len(sorted)/2] * 5 / 4
+}
+
+// trial runs one chatty turn, kills it at a random moment, restores and
+// checks the session.
+func (s *soaker) trial(ctx context.Context, i int, sess *session) (tr trialResult) {
+	ackPath := filepath.Join(s.cfg.Dir, "acks", fmt.Sprintf("%04d", i+1))
+	ackFile, err := os.OpenFile(ackPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_TRUNC, 0o600)
+	if err != nil {
+		tr.err = err
+		return tr
+	}
+	defer ackFile.Close()
+	// Runs that end before their kill moment are followed by another run
+	// of the same session, until one is killed: every trial is a kill.
+	for !tr.killed {
+		if tr.completed == maxRunsPerTrial {
+			tr.err = fmt.Errorf("%d runs in a row ended before their kill moment", tr.completed)
+			return tr
+		}
+		if err := s.killOneRun(sess, ackFile, &tr); err != nil {
+			tr.err = err
+			return tr
+		}
+	}
+
+	// What the dead process (and the runs before it) promised.
+	n, err := readAcks(ackPath, sess.acked)
+	tr.acked = n
+	if err != nil {
+		tr.err = err
+		return tr
+	}
+
+	// Restore: must commit.
+	out, errOut, code, err := s.looprig(ctx, "restore", sess.id, "--json")
+	if err != nil || code != 0 {
+		tr.err = fmt.Errorf("restore: exit %d %v: %s", code, err, firstLine(out, errOut))
+		return tr
+	}
+	var restored struct {
+		Epoch uint64 `json:"epoch"`
+	}
+	if err := json.Unmarshal(firstJSON(out), &restored); err != nil || restored.Epoch == 0 {
+		tr.err = fmt.Errorf("restore --json said %q: %v", out, err)
+		return tr
+	}
+
+	// The journal.
+	out, errOut, code, err = s.looprig(ctx, "log", sess.id, "--json")
+	if err != nil || code != 0 {
+		tr.err = fmt.Errorf("log: exit %d %v: %s", code, err, firstLine(errOut, out))
+		return tr
+	}
+	recs, err := parseLog(out)
+	if err != nil {
+		tr.err = err
+		return tr
+	}
+	tr.records = len(recs)
+	lost, err := check(recs, sess.acked, restored.Epoch)
+	tr.lost = lost
+	if err != nil {
+		tr.err = err
+		return tr
+	}
+	if lost > 0 {
+		tr.err = fmt.Errorf("%d acknowledged records lost", lost)
+		return tr
+	}
+
+	// The listing.
+	out, errOut, code, err = s.looprig(ctx, "ls", "--json")
+	if err != nil || code != 0 {
+		tr.err = fmt.Errorf("ls: exit %d %v: %s", code, err, firstLine(errOut, out))
+		return tr
+	}
+	var rows []struct {
+		ID     string `json:"id"`
+		State  string `json:"state"`
+		Reason string `json:"reason"`
+	}
+	if err := json.Unmarshal(out, &rows); err != nil {
+		tr.err = fmt.Errorf("ls --json: %v", err)
+		return tr
+	}
+	found := false
+	for _, r := range rows {
+		if r.State == "broken" {
+			tr.err = fmt.Errorf("ls: session %s is broken: %s", r.ID, r.Reason)
+			return tr
+		}
+		if r.ID == sess.id {
+			found = true
+			if r.State != "idle" {
+				tr.err = fmt.Errorf("ls: session is %s after a clean restore, want idle", r.State)
+				return tr
+			}
+		}
+	}
+	if !found {
+		tr.err = errors.New("ls: the session is not listed")
+	}
+	return tr
+}
+
+// maxRunsPerTrial bounds the runs of one trial that end by themselves.
+const maxRunsPerTrial = 20
+
+// killOneRun starts `looprig run` and SIGKILLs it at a random moment in the
+// kill window from its start, unless it ends first (tr.completed counts
+// those; a run that ends with an error fails the trial).
+func (s *soaker) killOneRun(sess *session, ackFile *os.File, tr *trialResult) error {
+	cmd := exec.Command(s.cfg.Binary, "--store", s.store, "run", sess.id, "--", s.cfg.Input)
+	cmd.Env = append(s.env, "LOOPRIG_ACK_FD=3")
+	cmd.ExtraFiles = []*os.File{ackFile}
+	var errb tailBuffer
+	cmd.Stdout, cmd.Stderr = io.Discard, &errb
+	after := time.Duration(s.rng.Int64N(int64(s.window) + 1))
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start run: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	timer := time.NewTimer(after)
+	defer timer.Stop()
+	var waitErr error
+	killed := false
+	select {
+	case waitErr = <-done:
+	case <-timer.C:
+		killed = true
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		waitErr = <-done
+	}
+	exit := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(waitErr, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL && killed {
+			tr.killed, tr.after = true, after
+			return nil
+		}
+		exit = ee.ExitCode()
+	case waitErr != nil:
+		return fmt.Errorf("run: %w", waitErr)
+	}
+	if exit != 0 {
+		return fmt.Errorf("run ended by itself with exit %d after %v: %s", exit, time.Since(start).Round(time.Millisecond), errb.String())
+	}
+	tr.completed++ // ended (exit 0) before the kill moment, or just as the kill came
+	s.ranFor(time.Since(start))
+	return nil
+}
+
+// readAcks adds the acknowledgements in path to acked and returns how many
+// lines it read. A line acknowledging a sequence already acknowledged with
+// another type is an error (the writer would have promised two records).
+func readAcks(path string, acked map[uint64]string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		seqStr, typ, ok := strings.Cut(sc.Text(), " ")
+		seq, err := strconv.ParseUint(seqStr, 10, 64)
+		if !ok || err != nil || seq == 0 || typ == "" {
+			return n, fmt.Errorf("ack file %s: bad line %q", path, sc.Text())
+		}
+		if old, ok := acked[seq]; ok && old != typ {
+			return n, fmt.Errorf("seq %d acknowledged as %s and as %s", seq, old, typ)
+		}
+		acked[seq] = typ
+		n++
+	}
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		return n, fmt.Errorf("ack file %s ends in half a line", path)
+	}
+	return n, sc.Err()
+}
+
+// record is what the soak reads of one `log --json` line.
+type record struct {
+	Seq    uint64 `json:"seq"`
+	Kind   string `json:"kind"`
+	Type   string `json:"type"`
+	Epoch  uint64 `json:"epoch"`
+	TurnID string `json:"turn_id"`
+}
+
+func parseLog(out []byte) ([]record, error) {
+	var recs []record
+	for _, l := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
+		if len(l) == 0 {
+			continue
+		}
+		var r record
+		if err := json.Unmarshal(l, &r); err != nil {
+			return nil, fmt.Errorf("log --json line %q: %v", l, err)
+		}
+		recs = append(recs, r)
+	}
+	return recs, nil
+}
+
+// check verifies a restored journal. It returns how many acknowledged
+// records are missing or changed, and an error for any other violation.
+func check(recs []record, acked map[uint64]string, restoreEpoch uint64) (lost int, err error) {
+	bySeq := make(map[uint64]record, len(recs))
+	var problems []string
+	for i, r := range recs {
+		if r.Seq != uint64(i+1) {
+			problems = append(problems, fmt.Sprintf("record %d has seq %d: sequences are not contiguous from 1", i+1, r.Seq))
+			break
+		}
+		bySeq[r.Seq] = r
+	}
+	seqs := make([]uint64, 0, len(acked))
+	for seq := range acked {
+		seqs = append(seqs, seq)
+	}
+	sort.Slice(seqs, func(a, b int) bool { return seqs[a] < seqs[b] })
+	for _, seq := range seqs {
+		r, ok := bySeq[seq]
+		if !ok || r.Type != acked[seq] {
+			lost++
+			if lost <= 5 {
+				problems = append(problems, fmt.Sprintf("acknowledged %d %s is %s", seq, acked[seq], describe(r, ok)))
+			}
+		}
+	}
+
+	// Fences.
+	var lastFence uint64
+	var fences int
+	for i, r := range recs {
+		if r.Kind != "fence" {
+			continue
+		}
+		fences++
+		switch {
+		case r.Epoch > lastFence:
+		case r.Epoch == lastFence && (i+1 == len(recs) || recs[i+1].Type == "RestoreErrored" || recs[i+1].Kind == "fence"):
+			// A failed restore re-fencing at its own epoch to record why
+			// (RestoreErrored follows, unless a crash came first).
+		default:
+			problems = append(problems, fmt.Sprintf("fence at seq %d has epoch %d after epoch %d", r.Seq, r.Epoch, lastFence))
+		}
+		lastFence = r.Epoch
+	}
+	if fences == 0 {
+		problems = append(problems, "no fence in the journal")
+	}
+	if lastFence != restoreEpoch {
+		problems = append(problems, fmt.Sprintf("last fence has epoch %d, the restore said %d", lastFence, restoreEpoch))
+	}
+
+	// Turns: one terminal record each, after its start.
+	open := map[string]bool{}
+	ended := map[string]bool{}
+	restoreDone := false
+	for _, r := range recs {
+		switch r.Type {
+		case "TurnStarted":
+			if open[r.TurnID] || ended[r.TurnID] {
+				problems = append(problems, fmt.Sprintf("turn %s started twice (seq %d)", r.TurnID, r.Seq))
+			}
+			open[r.TurnID] = true
+		case "TurnDone", "TurnFailed", "TurnInterrupted":
+			switch {
+			case ended[r.TurnID]:
+				problems = append(problems, fmt.Sprintf("turn %s has a second terminal record %s at seq %d", r.TurnID, r.Type, r.Seq))
+			case !open[r.TurnID]:
+				problems = append(problems, fmt.Sprintf("%s at seq %d closes turn %s, which never started", r.Type, r.Seq, r.TurnID))
+			}
+			delete(open, r.TurnID)
+			ended[r.TurnID] = true
+		case "RestoreDone":
+			restoreDone = r.Epoch == restoreEpoch || restoreDone
+		}
+	}
+	for id := range open {
+		problems = append(problems, fmt.Sprintf("turn %s has no terminal record after the restore", id))
+	}
+	if !restoreDone {
+		problems = append(problems, fmt.Sprintf("no RestoreDone at epoch %d", restoreEpoch))
+	}
+	if len(problems) > 0 {
+		return lost, errors.New(strings.Join(problems, "; "))
+	}
+	return lost, nil
+}
+
+func describe(r record, ok bool) string {
+	if !ok {
+		return "missing"
+	}
+	return fmt.Sprintf("a %s %s", r.Kind, r.Type)
+}
+
+func firstJSON(out []byte) []byte {
+	line, _, _ := bytes.Cut(bytes.TrimSpace(out), []byte("\n"))
+	return line
+}
+
+func firstLine(bs ...[]byte) string {
+	for _, b := range bs {
+		if s := strings.TrimSpace(string(b)); s != "" {
+			line, _, _ := strings.Cut(s, "\n")
+			return line
+		}
+	}
+	return ""
+}
+
+// tailBuffer keeps the last 4 KiB written to it.
+type tailBuffer struct{ b []byte }
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > 4096 {
+		t.b = append(t.b[:0], t.b[len(t.b)-4096:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string { return strings.TrimSpace(string(t.b)) }

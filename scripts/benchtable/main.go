@@ -1,0 +1,245 @@
+// Command benchtable reads `go test -bench` output (several runs of each
+// benchmark, from several packages) on standard input and prints the table
+// of looprig's figures (DESIGN.md section 10): figure, ours, baseline,
+// ratio, target, met — medians over the runs — and a last line
+// `bench: N of M targets met`. scripts/bench runs it.
+//
+// A ratio is the median of the ratios each run reported (both sides of a
+// comparison run interleaved in one process, so a noisy machine slows both
+// alike), not the ratio of two medians.
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// metric names one reported value of one benchmark.
+type metric struct {
+	bench string // benchmark name without the -GOMAXPROCS suffix
+	unit  string // "ns/op" or a custom metric
+}
+
+// figure is one row of the table.
+type figure struct {
+	name   string
+	ours   metric
+	base   *metric // nil: no baseline
+	ratio  *metric // nil: no ratio
+	kind   string  // how ours and base print: "us", "ms", "ns", "rate", "MB", "n"
+	target string  // "" for information only
+	// check reports whether the target is met, given ours and the ratio.
+	check func(ours, ratio float64) bool
+}
+
+func m(bench, unit string) metric               { return metric{bench, unit} }
+func p(bench, unit string) *metric              { return &metric{bench, unit} }
+func atLeast(v float64) func(_, r float64) bool { return func(_, r float64) bool { return r >= v } }
+func atMost(v float64) func(o, _ float64) bool  { return func(o, _ float64) bool { return o <= v } }
+func ratioAtMost(v float64) func(_, r float64) bool {
+	return func(_, r float64) bool { return r <= v }
+}
+
+const (
+	ib = "BenchmarkDurableAppend/size="
+	gc = "BenchmarkGroupCommit"
+)
+
+var figures = []figure{
+	{name: "durable append 256 B (vs raw write+fdatasync)", ours: m(ib+"256", "ours-us"), base: p(ib+"256", "base-us"), ratio: p(ib+"256", "ratio"), kind: "us", target: "≥ 0.85×", check: atLeast(0.85)},
+	{name: "durable append 256 B, p99 latency", ours: m(ib+"256", "p99-us"), base: p(ib+"256", "base-p99-us"), kind: "us", target: "≤ 10 ms", check: atMost(10_000)},
+	{name: "durable append 4 KiB (vs raw write+fdatasync)", ours: m(ib+"4096", "ours-us"), base: p(ib+"4096", "base-us"), ratio: p(ib+"4096", "ratio"), kind: "us", target: "≥ 0.85×", check: atLeast(0.85)},
+	{name: "durable append 4 KiB, p99 latency", ours: m(ib+"4096", "p99-us"), base: p(ib+"4096", "base-p99-us"), kind: "us", target: "≤ 10 ms", check: atMost(10_000)},
+	{name: "group commit: 8 appenders vs 1 (journal, records/s)", ours: m(gc, "rate-8"), base: p(gc, "rate-1"), ratio: p(gc, "x8"), kind: "rate", target: "≥ 5×", check: atLeast(5)},
+	{name: "group commit: 32 appenders vs 1", ours: m(gc, "rate-32"), base: p(gc, "rate-1"), ratio: p(gc, "x32"), kind: "rate"},
+	{name: "group commit: 8 appenders vs bbolt (8 goroutines, 1 put/tx)", ours: m(gc, "rate-8"), base: p(gc, "bolt-8"), ratio: p(gc, "vs-bolt"), kind: "rate", target: "≥ 1.5×", check: atLeast(1.5)},
+	{name: "single appender vs bbolt (1 put/tx)", ours: m(gc, "rate-1"), base: p(gc, "bolt-1"), ratio: p(gc, "vs-bolt-1"), kind: "rate"},
+	{name: "records per fdatasync, 8 appenders", ours: m(gc, "batch-8"), kind: "n"},
+	{name: "replay 10k records (vs raw read+CRC+encoding/json)", ours: m("BenchmarkReplay/records=10k", "ours-ms"), base: p("BenchmarkReplay/records=10k", "base-ms"), ratio: p("BenchmarkReplay/records=10k", "ratio"), kind: "ms", target: "≥ 0.5×", check: atLeast(0.5)},
+	{name: "replay 100k records", ours: m("BenchmarkReplay/records=100k", "ours-ms"), base: p("BenchmarkReplay/records=100k", "base-ms"), ratio: p("BenchmarkReplay/records=100k", "ratio"), kind: "ms", target: "≥ 0.5×", check: atLeast(0.5)},
+	{name: "replay 1M records", ours: m("BenchmarkReplay/records=1m", "ours-ms"), base: p("BenchmarkReplay/records=1m", "base-ms"), ratio: p("BenchmarkReplay/records=1m", "ratio"), kind: "ms", target: "≥ 0.5×", check: atLeast(0.5)},
+	{name: "restore 10k records (vs raw read+CRC+encoding/json)", ours: m("BenchmarkRestore/records=10k", "ours-ms"), base: p("BenchmarkRestore/records=10k", "base-ms"), ratio: p("BenchmarkRestore/records=10k", "ratio"), kind: "ms"},
+	{name: "restore 100k records", ours: m("BenchmarkRestore/records=100k", "ours-ms"), base: p("BenchmarkRestore/records=100k", "base-ms"), ratio: p("BenchmarkRestore/records=100k", "ratio"), kind: "ms", target: "≤ 1 s", check: atMost(1000)},
+	{name: "restore 1M records", ours: m("BenchmarkRestore/records=1m", "ours-ms"), base: p("BenchmarkRestore/records=1m", "base-ms"), ratio: p("BenchmarkRestore/records=1m", "ratio"), kind: "ms"},
+	{name: "restore 100k: bytes allocated", ours: m("BenchmarkRestore/records=100k", "alloc-MB"), kind: "MB"},
+	{name: "restore 100k: peak heap (live + not yet collected)", ours: m("BenchmarkRestore/records=100k", "peak-heap-MB"), kind: "MB"},
+	{name: "restore 100k: peak live heap (at collections)", ours: m("BenchmarkRestore/records=100k", "peak-live-MB"), kind: "MB"},
+	{name: "restore 1M: bytes allocated", ours: m("BenchmarkRestore/records=1m", "alloc-MB"), kind: "MB"},
+	{name: "restore 1M: peak heap (live + not yet collected)", ours: m("BenchmarkRestore/records=1m", "peak-heap-MB"), kind: "MB"},
+	{name: "restore 1M: peak live heap (at collections)", ours: m("BenchmarkRestore/records=1m", "peak-live-MB"), kind: "MB"},
+	{name: "lease acquire+release (vs raw flock + epoch write + fsync)", ours: m("BenchmarkLease", "ours-us"), base: p("BenchmarkLease", "base-us"), ratio: p("BenchmarkLease", "x-raw"), kind: "us", target: "≤ 3× raw", check: ratioAtMost(3)},
+	{name: "list 1k sessions (vs ReadDir + 1 small read each)", ours: m("BenchmarkList/sessions=1k", "ours-ms"), base: p("BenchmarkList/sessions=1k", "base-ms"), ratio: p("BenchmarkList/sessions=1k", "ratio"), kind: "ms"},
+	{name: "list 10k sessions (vs ReadDir + 1 small read each)", ours: m("BenchmarkList/sessions=10k", "ours-ms"), base: p("BenchmarkList/sessions=10k", "base-ms"), ratio: p("BenchmarkList/sessions=10k", "ratio"), kind: "ms"},
+	{name: "`looprig ls --json`, 10k sessions (new process)", ours: m("BenchmarkLsJSON", "ours-ms"), base: p("BenchmarkLsJSON", "base-ms"), ratio: p("BenchmarkLsJSON", "ratio"), kind: "ms", target: "≤ 0.5 s", check: atMost(500)},
+	{name: "TUI first frame, 10k sessions", ours: m("BenchmarkTUIFirstFrame", "ours-ms"), base: p("BenchmarkTUIFirstFrame", "base-ms"), ratio: p("BenchmarkTUIFirstFrame", "ratio"), kind: "ms", target: "≤ 1 s", check: atMost(1000)},
+	{name: "TUI heap reading the long session (10k sessions + 1M records)", ours: m("BenchmarkTUIMemory", "peak-heap-MB"), kind: "MB", target: "bounded (≤ 256 MB)", check: atMost(256)},
+	{name: "TUI live heap reading the long session (at collections)", ours: m("BenchmarkTUIMemory", "peak-live-MB"), kind: "MB"},
+	{name: "TUI View, 10k sessions + 10k lines, 200×60", ours: m("BenchmarkView", "ns/op"), kind: "ns", target: "≤ 2 ms", check: atMost(2e6)},
+	{name: "TUI 2M-line turn (seq): key→frame p99", ours: m("BenchmarkEventPath2M/seq", "p99-key-ms"), kind: "ms", target: "≤ 100 ms", check: atMost(100)},
+	{name: "TUI 2M-line turn (line by line): key→frame p99", ours: m("BenchmarkEventPath2M/flushed", "p99-key-ms"), kind: "ms", target: "≤ 100 ms", check: atMost(100)},
+	{name: "TUI 2M-line turn (line by line): peak heap", ours: m("BenchmarkEventPath2M/flushed", "peak-heap-MB"), kind: "MB", target: "bounded (≤ 256 MB)", check: atMost(256)},
+	{name: "TUI 2M-line turn (line by line): lines/s absorbed", ours: m("BenchmarkEventPath2M/flushed", "lines/s"), kind: "rate"},
+	{name: "TUI 2M-line turn (line by line): frames, MB written", ours: m("BenchmarkEventPath2M/flushed", "frames"), base: p("BenchmarkEventPath2M/flushed", "written-MB"), kind: "n"},
+	{name: "hub publish ephemeral, 1 sub never reading (vs raw channel fan-out)", ours: m("BenchmarkPublishEphemeral/01subs", "ns/op"), base: p("BenchmarkRawFanout/01subs", "ns/op"), kind: "ns"},
+	{name: "hub publish ephemeral, 4 subs, 1 never reading", ours: m("BenchmarkPublishEphemeral/04subs", "ns/op"), base: p("BenchmarkRawFanout/04subs", "ns/op"), kind: "ns"},
+	{name: "hub publish ephemeral, 16 subs, 1 never reading", ours: m("BenchmarkPublishEphemeral/16subs", "ns/op"), base: p("BenchmarkRawFanout/16subs", "ns/op"), kind: "ns"},
+	{name: "hub publish enduring (no-op journal), 1 sub never reading", ours: m("BenchmarkPublishEnduring/01subs", "ns/op"), base: p("BenchmarkRawFanout/01subs", "ns/op"), kind: "ns"},
+	{name: "hub publish enduring, 4 subs, 1 never reading", ours: m("BenchmarkPublishEnduring/04subs", "ns/op"), base: p("BenchmarkRawFanout/04subs", "ns/op"), kind: "ns"},
+	{name: "hub publish enduring, 16 subs, 1 never reading", ours: m("BenchmarkPublishEnduring/16subs", "ns/op"), base: p("BenchmarkRawFanout/16subs", "ns/op"), kind: "ns"},
+}
+
+var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
+
+// parse collects every value of every metric, in input order.
+func parse(r io.Reader) (map[metric][]float64, error) {
+	vals := map[metric][]float64{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		mm := benchLine.FindStringSubmatch(sc.Text())
+		if mm == nil {
+			continue
+		}
+		f := strings.Fields(mm[2])
+		for i := 0; i+1 < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				continue
+			}
+			k := metric{mm[1], f[i+1]}
+			vals[k] = append(vals[k], v)
+		}
+	}
+	return vals, sc.Err()
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func format(v float64, kind string) string {
+	switch kind {
+	case "ns":
+		switch {
+		case v >= 1e6:
+			return fmt.Sprintf("%.2f ms", v/1e6)
+		case v >= 1e3:
+			return fmt.Sprintf("%.1f µs", v/1e3)
+		}
+		return fmt.Sprintf("%.0f ns", v)
+	case "us":
+		switch {
+		case v >= 1e6:
+			return fmt.Sprintf("%.2f s", v/1e6)
+		case v >= 1e3:
+			return fmt.Sprintf("%.2f ms", v/1e3)
+		}
+		return fmt.Sprintf("%.0f µs", v)
+	case "ms":
+		if v >= 1e3 {
+			return fmt.Sprintf("%.2f s", v/1e3)
+		}
+		if v >= 10 {
+			return fmt.Sprintf("%.0f ms", v)
+		}
+		return fmt.Sprintf("%.1f ms", v)
+	case "rate":
+		if v >= 1e6 {
+			return fmt.Sprintf("%.2fM/s", v/1e6)
+		}
+		if v >= 1e3 {
+			return fmt.Sprintf("%.1fk/s", v/1e3)
+		}
+		return fmt.Sprintf("%.0f/s", v)
+	case "MB":
+		return fmt.Sprintf("%.1f MB", v)
+	}
+	if v == float64(int64(v)) {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+func main() {
+	header := flag.String("header", "", "a line printed above the table")
+	flag.Parse()
+	vals, err := parse(os.Stdin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchtable:", err)
+		os.Exit(1)
+	}
+	if *header != "" {
+		fmt.Println(*header)
+		fmt.Println()
+	}
+	fmt.Println("| figure | ours | baseline | ratio | target | met |")
+	fmt.Println("|---|---|---|---|---|---|")
+	met, targets := 0, 0
+	for _, f := range figures {
+		ov, ok := vals[f.ours]
+		if !ok {
+			cell := "not run"
+			if f.target != "" {
+				targets++
+				cell = "NOT RUN"
+			}
+			fmt.Printf("| %s | — | — | — | %s | %s |\n", f.name, orDash(f.target), cell)
+			continue
+		}
+		ours := median(ov)
+		base, ratio := "—", "—"
+		var r float64
+		if f.base != nil {
+			if bv, ok := vals[*f.base]; ok {
+				base = format(median(bv), f.kind)
+				if f.base.unit == "written-MB" {
+					base = format(median(bv), "MB") + " written"
+				}
+			}
+		}
+		if f.ratio != nil {
+			if rv, ok := vals[*f.ratio]; ok {
+				r = median(rv)
+				ratio = fmt.Sprintf("%.2f×", r)
+			}
+		} else if f.base != nil && f.kind == "ns" {
+			if bv, ok := vals[*f.base]; ok && ours > 0 {
+				r = median(bv) / ours
+				ratio = fmt.Sprintf("%.2f×", r)
+			}
+		}
+		verdict := "—"
+		if f.target != "" {
+			targets++
+			if f.check(ours, r) {
+				met++
+				verdict = "yes"
+			} else {
+				verdict = "**NO**"
+			}
+		}
+		fmt.Printf("| %s | %s | %s | %s | %s | %s |\n", f.name, format(ours, f.kind), base, ratio, orDash(f.target), verdict)
+	}
+	fmt.Println()
+	fmt.Printf("bench: %d of %d targets met\n", met, targets)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
