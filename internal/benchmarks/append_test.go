@@ -50,6 +50,7 @@ func BenchmarkDurableAppend(b *testing.B) {
 		b.Run(fmt.Sprintf("size=%d", size), func(b *testing.B) {
 			rounds, perRound := pick(6, 10), pick(150, 400)
 			for range b.N {
+				settle()
 				dir := b.TempDir()
 				st := openStore(b, filepath.Join(dir, "store"))
 				defer st.Close()
@@ -127,6 +128,7 @@ func BenchmarkGroupCommit(b *testing.B) {
 	rounds := pick(12, 24)
 	perRound := pick(128, 256)
 	for range b.N {
+		settle()
 		dir := b.TempDir()
 		st := openStore(b, filepath.Join(dir, "store"))
 		defer st.Close()

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"looprig/fsstore"
 )
 
@@ -155,3 +157,8 @@ func allocBytes() uint64 {
 }
 
 var bg = context.Background()
+
+// settle writes back every dirty page of the machine (sync(2)) before an
+// fsync-bound benchmark, so it does not pay for the writeback of whatever
+// ran before it.
+func settle() { unix.Sync() }

@@ -22,6 +22,7 @@ import (
 func BenchmarkLease(b *testing.B) {
 	rounds, perRound := pick(8, 12), pick(60, 150)
 	for range b.N {
+		settle()
 		dir := b.TempDir()
 		st := openStore(b, filepath.Join(dir, "store"))
 		defer st.Close()

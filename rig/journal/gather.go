@@ -16,8 +16,9 @@ import (
 // for at most half as long as the last flush took (within [gatherMin,
 // gatherMax]: waiting W for a batch to fill pays off when the flush, which
 // costs about the same for one record or many, takes 2W or more), and only
-// until they are queued again besides the records already waiting. A lone
-// writer never waits: its flushes carry one record.
+// until all but one in eight of them are queued again besides the records
+// already waiting (the last one to wake up would cost the others more than
+// it adds). A lone writer never waits: its flushes carry one record.
 //
 // The leader yields (runtime.Gosched) rather than sleeping: the writers it
 // waits for are runnable already, and a sleeping leader would add its own
@@ -45,7 +46,7 @@ func (j *SessionJournal) gather() {
 	if len(j.queue) > 0 && j.queue[0].state == stPromoted {
 		want += len(j.queue)
 	}
-	want = min(want, j.opts.maxBatch)
+	want = min(want-want/8, j.opts.maxBatch)
 	if len(j.queue) >= want {
 		return
 	}
