@@ -283,8 +283,8 @@ func cmdHelp(e *env, args []string) int {
 	return exitOK
 }
 
-// runTUI is what looprig does without a subcommand. The TUI issue replaces
-// this placeholder with the terminal UI (on e.store, e.configPath, e.theme).
+// runTUI is what looprig does without a subcommand: the terminal UI on the
+// store, configuration and theme the global flags chose.
 func runTUI(e *env) int {
 	in, ok := e.stdinFile()
 	out, okOut := e.stdout.(*os.File)

@@ -22,7 +22,7 @@ func helpMain() string {
 	b.WriteString(`looprig - durable, restorable terminal sessions
 
 Usage:
-  looprig [GLOBAL FLAGS]                 the terminal UI (not built yet: prints a note)
+  looprig [GLOBAL FLAGS]                 the terminal UI (needs a terminal; see README "The TUI")
   looprig [GLOBAL FLAGS] COMMAND [ARGS]
 
 Commands:

@@ -12,6 +12,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"looprig/rig/event"
+	"looprig/rig/journal"
 	"looprig/rig/storage"
 )
 
@@ -134,7 +136,15 @@ func ListSessions(ctx context.Context, store storage.Store) ([]SessionInfo, erro
 		case c.State == CatalogBroken:
 			info.State, info.Reason = StateBroken, c.Reason
 		case c.State == CatalogCreating:
+			// The creation stopped before its live entry was written: the
+			// journal's first records tell whether it got far enough for a
+			// restore to complete it. Rare, and a few records' read.
 			info.State, info.Reason = StateBroken, "its creation did not finish"
+			if ok, err := creationRecorded(ctx, store, names[i]); err != nil {
+				info.Reason += " (journal unreadable: " + err.Error() + ")"
+			} else if ok {
+				info.State, info.Reason = StateCrashed, "its creation was interrupted after it was recorded"
+			}
 		case c.State == CatalogStopped:
 			info.State = StateIdle
 		default:
@@ -152,6 +162,40 @@ func ListSessions(ctx context.Context, store storage.Store) ([]SessionInfo, erro
 		return out[a].ID < out[b].ID
 	})
 	return out, nil
+}
+
+// creationRecorded reports whether the journal name begins with a
+// session's SessionStarted and root LoopStarted (only fences before or
+// between them), which is what RestoreSession needs to complete a creation
+// that stopped. It reads the first few records only.
+func creationRecorded(ctx context.Context, store storage.Ledger, name string) (bool, error) {
+	rp, err := journal.NewReplayer(ctx, store, name, 0)
+	if IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer rp.Close()
+	started := false
+	for n := 0; n < 8 && rp.Next(); n++ {
+		rec := rp.Record()
+		if rec.Kind == journal.KindFence {
+			continue
+		}
+		switch rec.Event.(type) {
+		case event.SessionStarted:
+			if started {
+				return false, nil
+			}
+			started = true
+			continue
+		case event.LoopStarted:
+			return started, nil
+		}
+		return false, nil
+	}
+	return false, rp.Err()
 }
 
 type catalogRead struct {

@@ -248,11 +248,10 @@ func createHelper(dir string) int {
 // The store stays usable and the other sessions are untouched; the crashed
 // creation is either not listed at all, or listed as broken ("its creation
 // did not finish", since the catalog entry is written first so that such a
-// crash is visible), or — once the live entry was written — as crashed;
-// never held. Restoring it either completes it (when SessionStarted and
-// LoopStarted were durable) or fails with discovery_failed. Note that
-// "broken" is shown also when the journal is complete and a restore would
-// succeed: listing reads no journals.
+// crash is visible), or as crashed once SessionStarted and LoopStarted
+// were durable; never held. The listing agrees with a restore: a session
+// listed crashed is completed by RestoreSession, one listed broken is
+// refused with discovery_failed.
 func TestCrashPointsDuringCreate(t *testing.T) {
 	cases := []struct {
 		point seam.Point
@@ -304,6 +303,9 @@ func TestCrashPointsDuringCreate(t *testing.T) {
 				}
 				s, err := defineRig(t, st).RestoreSession(ctx, id)
 				var re *rig.RestoreError
+				if listedCrashed := crashed.State == rig.StateCrashed; listedCrashed != (err == nil) {
+					t.Errorf("listed %s (%q), but restore = %v", crashed.State, crashed.Reason, err)
+				}
 				switch {
 				case err == nil:
 					outcome += "; restore completes it"

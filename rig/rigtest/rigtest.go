@@ -114,6 +114,7 @@ func groups() []struct {
 		{"LeaseLoss", leaseLossCases},
 		{"Shutdown", shutdownCases},
 		{"Catalog", catalogCases},
+		{"Delete", deleteCases},
 	}
 }
 

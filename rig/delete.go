@@ -1,0 +1,114 @@
+package rig
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/google/uuid"
+
+	"looprig/rig/storage"
+)
+
+// DeletedSession is what DeleteSession removed.
+type DeletedSession struct {
+	ID string
+	// Epoch is the lease epoch the deletion ran under.
+	Epoch uint64
+	// Workspace is the session's own workspace directory that was removed,
+	// "" when it had none (an exclusive or shared root is never removed).
+	Workspace string
+	// Journal and Catalog report whether there was a journal and a catalog
+	// entry to remove.
+	Journal, Catalog bool
+}
+
+// DeleteSession removes session id for good: its journal, its keys in the
+// store (the catalog entry) and its own workspace directory
+// (<workspaces>/<id>, the directory of session placement; the root of an
+// exclusive or shared placement belongs to the user and is never touched).
+//
+// It takes the session's lease first, so a session held by any process,
+// this one included, is refused with *storage.LeaseHeldError and nothing
+// can restore the session while it is being removed. The catalog entry goes
+// last: a deletion that stops midway (a crash, a full disk) leaves the
+// session listed, and DeleteSession again finishes the job. A session with
+// neither journal nor catalog entry is *storage.NotFoundError. The lease's
+// own files stay behind (a few bytes): its epochs must never repeat.
+func (r *Rig) DeleteSession(ctx context.Context, id uuid.UUID) (DeletedSession, error) {
+	out := DeletedSession{ID: id.String()}
+	if id == uuid.Nil {
+		return out, &storage.InvalidNameError{Name: id.String(), Reason: "the nil session id"}
+	}
+	name := storage.SessionName(id.String())
+	prefix := "sessions/" + id.String() + "/"
+	keys, err := r.store.Keys(ctx, prefix)
+	if err != nil {
+		return out, fmt.Errorf("delete session %s: list its keys: %w", id, err)
+	}
+	tip, err := r.store.Tip(ctx, name)
+	switch {
+	case IsNotFound(err):
+	case err != nil:
+		var corrupt *storage.CorruptError
+		if !errors.As(err, &corrupt) { // a damaged journal is removed like any other
+			return out, fmt.Errorf("delete session %s: read its journal: %w", id, err)
+		}
+		out.Journal = true
+	default:
+		out.Journal = tip > 0
+	}
+	if len(keys) == 0 && !out.Journal {
+		return out, &storage.NotFoundError{Key: name}
+	}
+
+	lease, err := r.store.Acquire(ctx, name)
+	if err != nil {
+		return out, err
+	}
+	out.Epoch = lease.Epoch()
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.releaseTimeout)
+		defer cancel()
+		if rerr := lease.Release(rctx); rerr != nil {
+			r.log.Warn("release the lease of a deleted session", "session", id, "err", rerr)
+		}
+	}()
+
+	if r.workspaces != "" {
+		dir := filepath.Join(r.workspaces, id.String())
+		if fi, err := os.Lstat(dir); err == nil {
+			if !fi.IsDir() {
+				return out, fmt.Errorf("delete session %s: its workspace %s is not a directory; remove it by hand", id, dir)
+			}
+			if err := os.RemoveAll(dir); err != nil {
+				return out, fmt.Errorf("delete session %s: remove its workspace: %w", id, err)
+			}
+			out.Workspace = dir
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return out, fmt.Errorf("delete session %s: its workspace: %w", id, err)
+		}
+	}
+	if err := r.store.Delete(ctx, name); err != nil {
+		return out, fmt.Errorf("delete session %s: remove its journal: %w", id, err)
+	}
+	// The catalog entry last: until it is gone the session stays listed.
+	catalog := storage.CatalogKey(id.String())
+	for _, k := range keys {
+		if k == catalog {
+			out.Catalog = true
+			continue
+		}
+		if err := r.store.DeleteKey(ctx, k, storage.AnyRevision); err != nil {
+			return out, fmt.Errorf("delete session %s: remove key %s: %w", id, k, err)
+		}
+	}
+	if out.Catalog {
+		if err := r.store.DeleteKey(ctx, catalog, storage.AnyRevision); err != nil {
+			return out, fmt.Errorf("delete session %s: remove its catalog entry: %w", id, err)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,207 @@
+package rigtest
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"looprig/rig"
+	"looprig/rig/journal"
+	"looprig/rig/storage"
+)
+
+var deleteCases = []testCase{
+	{"Stopped", testDeleteStopped},
+	{"Crashed", testDeleteCrashed},
+	{"HeldRefused", testDeleteHeld},
+	{"ExclusiveRootUntouched", testDeleteExclusiveRoot},
+	{"UnfinishedCreation", testDeleteUnfinished},
+	{"Unknown", testDeleteUnknown},
+}
+
+// checkGone checks nothing of session id is left but its lease files: no
+// journal, no keys, no workspace, not listed; its lease is free at a
+// higher epoch than before; restoring it is discovery_failed; and a second
+// DeleteSession is *storage.NotFoundError.
+func checkGone(t *testing.T, e *env, r *rig.Rig, id uuid.UUID, lastEpoch uint64) {
+	t.Helper()
+	ctx := t.Context()
+	if n := tip(t, e.raw, id); n != 0 {
+		t.Errorf("deleted session's journal has tip %d", n)
+	}
+	if keys, err := e.raw.Keys(ctx, "sessions/"+id.String()+"/"); err != nil || len(keys) != 0 {
+		t.Errorf("deleted session's keys: %v, %v", keys, err)
+	}
+	if info, ok := listed(t, e.raw, id); ok {
+		t.Errorf("deleted session is listed: %+v", info)
+	}
+	if _, err := os.Lstat(filepath.Join(e.ws, id.String())); !os.IsNotExist(err) {
+		t.Errorf("deleted session's workspace: %v, want it gone", err)
+	}
+	name := storage.SessionName(id.String())
+	l, err := e.raw.Acquire(ctx, name)
+	if err != nil {
+		t.Fatalf("lease of the deleted session: %v", err)
+	}
+	if l.Epoch() <= lastEpoch {
+		t.Errorf("lease epoch after the deletion %d, want above %d (epochs never repeat)", l.Epoch(), lastEpoch)
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := r.RestoreSession(ctx, id); err == nil {
+		shutdownAtCleanup(t, s)
+		t.Errorf("a deleted session restored")
+	} else {
+		checkRestoreKind(t, err, id, rig.RestoreDiscoveryFailed)
+	}
+	_, err = r.DeleteSession(ctx, id)
+	as[*storage.NotFoundError](t, err, "second DeleteSession")
+}
+
+// A stopped session with a turn behind it: journal, catalog entry and its
+// workspace (with the file its turn wrote) go; the lease is released.
+func testDeleteStopped(t *testing.T, e *env) {
+	r := e.define()
+	s := e.newSession(r, rig.WithTitle("doomed"))
+	id := s.SessionID()
+	runTurn(t, s, "echo kept > file.txt")
+	ws := s.Workspace()
+	shutdown(t, s)
+	if _, err := os.Stat(filepath.Join(ws, "file.txt")); err != nil {
+		t.Fatalf("the turn's file: %v", err)
+	}
+	d, err := r.DeleteSession(t.Context(), id)
+	if err != nil {
+		t.Fatalf("DeleteSession: %v", err)
+	}
+	if d.ID != id.String() || !d.Journal || !d.Catalog || d.Workspace != filepath.Join(e.ws, id.String()) || d.Epoch <= s.Epoch() {
+		t.Errorf("DeleteSession = %+v", d)
+	}
+	checkGone(t, e, r, id, d.Epoch)
+	checkLeaseFree(t, e, storage.SessionName(id.String()))
+}
+
+// A crashed session (its holder gone without a shutdown) is deleted like a
+// stopped one.
+func testDeleteCrashed(t *testing.T, e *env) {
+	r := e.define()
+	s := e.newSession(r)
+	id := s.SessionID()
+	runTurn(t, s, "echo before")
+	e.fs.crash(t, storage.SessionName(id.String()))
+	select {
+	case <-s.Done():
+	case <-time.After(WaitTimeout):
+		t.Fatalf("the session did not notice the loss of its lease")
+	}
+	if info, ok := listed(t, e.raw, id); !ok || info.State != rig.StateCrashed {
+		t.Fatalf("crashed session listed as %+v (listed %v)", info, ok)
+	}
+	d, err := r.DeleteSession(t.Context(), id)
+	if err != nil {
+		t.Fatalf("DeleteSession of a crashed session: %v", err)
+	}
+	checkGone(t, e, r, id, d.Epoch)
+}
+
+// A session held by a live owner (in this process here) is refused with
+// *storage.LeaseHeldError and nothing of it is touched; the owner goes on.
+func testDeleteHeld(t *testing.T, e *env) {
+	r := e.define()
+	s := e.newSession(r, rig.WithTitle("busy"))
+	id := s.SessionID()
+	runTurn(t, s, "echo one > one.txt")
+	before := tip(t, e.raw, id)
+	_, err := r.DeleteSession(t.Context(), id)
+	held := as[*storage.LeaseHeldError](t, err, "DeleteSession of a live session")
+	if held.HolderEpoch != s.Epoch() {
+		t.Errorf("LeaseHeldError.HolderEpoch = %d, want %d", held.HolderEpoch, s.Epoch())
+	}
+	if n := tip(t, e.raw, id); n != before {
+		t.Errorf("journal tip %d after a refused deletion, was %d", n, before)
+	}
+	if _, err := os.Stat(filepath.Join(s.Workspace(), "one.txt")); err != nil {
+		t.Errorf("workspace after a refused deletion: %v", err)
+	}
+	if info, ok := listed(t, e.raw, id); !ok || info.State != rig.StateLive {
+		t.Errorf("session after a refused deletion listed as %+v (listed %v), want live", info, ok)
+	}
+	runTurn(t, s, "echo two")
+	if s.Err() != nil {
+		t.Errorf("the owner faulted after a refused deletion: %v", s.Err())
+	}
+	shutdown(t, s)
+}
+
+// The root of an exclusive placement is the user's: deleting the session
+// removes its records and leaves the root and its files alone.
+func testDeleteExclusiveRoot(t *testing.T, e *env) {
+	root := canonical(t, t.TempDir())
+	writeFile(t, filepath.Join(root, "mine.txt"), "user data")
+	r := e.define(rig.WithProfile(exclusiveProfile(root)))
+	s := e.newSession(r)
+	id := s.SessionID()
+	runTurn(t, s, "echo made > made.txt")
+	shutdown(t, s)
+	d, err := r.DeleteSession(t.Context(), id)
+	if err != nil {
+		t.Fatalf("DeleteSession: %v", err)
+	}
+	if d.Workspace != "" {
+		t.Errorf("DeleteSession removed workspace %q of an exclusive session", d.Workspace)
+	}
+	for _, f := range []string{"mine.txt", "made.txt"} {
+		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
+			t.Errorf("exclusive root's %s after the deletion: %v", f, err)
+		}
+	}
+	checkGone(t, e, r, id, d.Epoch)
+	// The root's lease is untouched and free: a new session takes it.
+	s2 := e.newSession(r)
+	shutdown(t, s2)
+}
+
+// A creation that stopped after the fence (listed broken) can be deleted.
+func testDeleteUnfinished(t *testing.T, e *env) {
+	id := uuid.New()
+	name := storage.SessionName(id.String())
+	ctx := t.Context()
+	l, err := e.raw.Acquire(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := journal.Open(ctx, e.raw, name, l); err != nil {
+		t.Fatal(err)
+	}
+	epoch := l.Epoch()
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := e.define()
+	d, err := r.DeleteSession(ctx, id)
+	if err != nil {
+		t.Fatalf("DeleteSession of a fence-only journal: %v", err)
+	}
+	if !d.Journal || d.Catalog || d.Workspace != "" {
+		t.Errorf("DeleteSession = %+v, want the journal only", d)
+	}
+	checkGone(t, e, r, id, max(d.Epoch, epoch))
+}
+
+// An id the store has never seen is *storage.NotFoundError, and no lease is
+// taken for it.
+func testDeleteUnknown(t *testing.T, e *env) {
+	r := e.define()
+	id := uuid.New()
+	_, err := r.DeleteSession(t.Context(), id)
+	as[*storage.NotFoundError](t, err, "DeleteSession of an unknown id")
+	if names := e.fs.names(storage.SessionName(id.String())); len(names) != 0 {
+		t.Errorf("DeleteSession of an unknown id took its lease: %v", names)
+	}
+	_, err = r.DeleteSession(t.Context(), uuid.Nil)
+	as[*storage.InvalidNameError](t, err, "DeleteSession of the nil id")
+}
