@@ -75,6 +75,7 @@ func init() {
 		{name: "run", run: cmdRun, help: helpRun, brief: "restore a session, run one turn, stream it, shut down"},
 		{name: "restore", run: cmdRestore, help: helpRestore, brief: "restore a session (and keep it live with --hold)"},
 		{name: "log", run: cmdLog, help: helpLog, brief: "print a session's journal, read-only"},
+		{name: "rm", run: cmdRm, help: helpRm, brief: "delete sessions: journal, catalog entry, own workspace"},
 		{name: "lease", run: cmdLease, help: helpLease, brief: "take a wedged holder's lease by force"},
 		{name: "demo", run: cmdDemo, help: helpDemo, brief: "leave a crashed session in the store to restore"},
 		{name: "version", run: cmdVersion, help: helpVersion, brief: "print the version"},

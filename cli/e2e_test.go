@@ -785,7 +785,7 @@ func TestDrift(t *testing.T) {
 func TestHelpAndVersion(t *testing.T) {
 	h := newHarness(t)
 	for _, args := range [][]string{{"--help"}, {"help"}, {"ls", "--help"}, {"new", "-h"}, {"run", "--help"},
-		{"restore", "--help"}, {"log", "--help"}, {"lease", "break", "--help"}, {"demo", "--help"}, {"version", "--help"}, {"help", "run"}} {
+		{"restore", "--help"}, {"log", "--help"}, {"rm", "--help"}, {"lease", "break", "--help"}, {"demo", "--help"}, {"version", "--help"}, {"help", "run"}} {
 		r := h.must(0, args...)
 		if !strings.Contains(r.stdout, "Usage:") || !strings.Contains(r.stdout, "Example") {
 			t.Errorf("looprig %v:\n%s", args, r.stdout)
@@ -930,4 +930,66 @@ func lastGateAction(t *testing.T, h *harness, id string) string {
 		}
 	}
 	return action
+}
+
+func TestRm(t *testing.T) {
+	h := newHarness(t)
+	keep := h.newSession("--title", "keep")
+	doomed := h.newSession("--title", "doomed")
+	h.must(0, "run", doomed, "--", "echo data > file.txt")
+	ws := filepath.Join(h.store, "workspaces", doomed)
+	if _, err := os.Stat(filepath.Join(ws, "file.txt")); err != nil {
+		t.Fatalf("the turn's file: %v", err)
+	}
+
+	// Without --yes: says what would go, exits 2, removes nothing.
+	r := h.must(2, "rm", doomed[:8])
+	if !strings.Contains(r.stderr, "without --yes") || !strings.Contains(r.stderr, `"doomed"`) || !strings.Contains(r.stderr, ws) {
+		t.Fatalf("rm without --yes: %s", r.stderr)
+	}
+	if row := h.row(doomed); row.State != "idle" {
+		t.Fatalf("refused rm changed the session: %+v", row)
+	}
+
+	// Held elsewhere: exit 4, typed, nothing removed.
+	holder := h.start("restore", doomed, "--hold")
+	holder.waitLine(t, "holding session")
+	r = h.must(4, "rm", doomed, "--yes", "--json")
+	if e := decode[errorShape](t, r.stdout); e.Error.Type != "LeaseHeldError" || e.Error.Kind != "lease_held" || e.Error.Holder.PID != holder.cmd.Process.Pid {
+		t.Fatalf("rm of a held session: %s", r.stdout)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "file.txt")); err != nil {
+		t.Fatalf("workspace after a refused rm: %v", err)
+	}
+	holder.cmd.Process.Signal(syscall.SIGINT)
+	if code := holder.wait(t, 10*time.Second); code != 0 {
+		t.Fatalf("holder exited %d after SIGINT", code)
+	}
+
+	r = h.must(0, "rm", doomed[:8], "--yes", "--json")
+	out := decode[struct {
+		ID        string  `json:"id"`
+		Deleted   bool    `json:"deleted"`
+		Journal   bool    `json:"journal"`
+		Catalog   bool    `json:"catalog"`
+		Workspace *string `json:"workspace"`
+	}](t, r.stdout)
+	if out.ID != doomed || !out.Deleted || !out.Journal || !out.Catalog || out.Workspace == nil || *out.Workspace != ws {
+		t.Fatalf("rm --json: %s", r.stdout)
+	}
+	if _, err := os.Stat(ws); !os.IsNotExist(err) {
+		t.Fatalf("workspace after rm: %v", err)
+	}
+	rows := h.ls()
+	if len(rows) != 1 || rows[0].ID != keep {
+		t.Fatalf("ls after rm: %+v", rows)
+	}
+	if r := h.must(1, "rm", doomed, "--yes"); !strings.Contains(r.stderr, "looprig ls") {
+		t.Fatalf("rm of a deleted session: %s", r.stderr)
+	}
+	if r := h.must(3, "restore", doomed); !strings.Contains(r.stderr, "discovery_failed") {
+		t.Fatalf("restore of a deleted session: %s", r.stderr)
+	}
+	h.must(2, "rm")
+	h.must(0, "run", keep, "--", "true") // the other session is untouched
 }

@@ -149,6 +149,7 @@ func (e *env) describe(err error) described {
 		notFound  *NotFoundError
 		lifecycle *rig.LifecycleError
 		lost      *LeaseLostError
+		heldAny   *storage.LeaseHeldError
 		decode    *journal.RecordDecodeError
 		corrupt   *storage.CorruptError
 		invalidP  *rig.InvalidProfileError
@@ -242,6 +243,14 @@ func (e *env) describe(err error) described {
 			d.hint = "fix the seed directory, or create the session without --seed"
 		case errors.As(err, &invalidP):
 			d.hint = "fix the profile in the configuration file"
+		}
+		return d
+	case errors.As(err, &heldAny):
+		d := described{code: exitLease, typ: "LeaseHeldError", kind: "lease_held", message: err.Error(),
+			fields:  []kv{{"holder_epoch", heldAny.HolderEpoch}, {"holder", map[string]any{"pid": heldAny.Holder.PID, "host": heldAny.Holder.Host}}},
+			hint:    "shut it down in the process that holds it (or wait for it); see 'looprig ls'"}
+		if id, ok := strings.CutPrefix(heldAny.Name, "sessions/"); ok {
+			d.fields = append(d.fields, kv{"session", id})
 		}
 		return d
 	case errors.As(err, &lost):

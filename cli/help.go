@@ -215,6 +215,29 @@ Example:
   looprig lease break 1a2b3c4d --yes && looprig restore 1a2b3c4d
 `
 
+const helpRm = `Usage: looprig rm ID... --yes [--json]
+
+Delete sessions for good: the journal, the catalog entry and the session's
+own workspace directory (<store>/workspaces/<id>, with every file its turns
+wrote there). The root of an exclusive or shared placement belongs to you
+and is never touched. Without --yes it only says what it would delete and
+exits 2.
+
+A session held by any process (live, or held elsewhere: see 'looprig ls')
+is refused with exit 4; shut it down first. rm takes the session's lease
+while it works, so nothing restores the session meanwhile; if rm is
+stopped midway the session stays listed, and rm again finishes the job.
+
+Flags:
+  --yes     really delete
+  --json    print one {"id","deleted","epoch","journal","catalog","workspace"}
+            per session
+
+Examples:
+  looprig rm 1a2b3c4d --yes
+  looprig ls --json | jq -r '.[] | select(.state == "broken") | .id' | xargs looprig rm --yes
+`
+
 const helpDemo = `Usage: looprig demo [--json]
 
 Leave a session that crashed mid-turn in the store, ready to restore. A
