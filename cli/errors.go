@@ -247,8 +247,8 @@ func (e *env) describe(err error) described {
 		return d
 	case errors.As(err, &heldAny):
 		d := described{code: exitLease, typ: "LeaseHeldError", kind: "lease_held", message: err.Error(),
-			fields:  []kv{{"holder_epoch", heldAny.HolderEpoch}, {"holder", map[string]any{"pid": heldAny.Holder.PID, "host": heldAny.Holder.Host}}},
-			hint:    "shut it down in the process that holds it (or wait for it); see 'looprig ls'"}
+			fields: []kv{{"holder_epoch", heldAny.HolderEpoch}, {"holder", map[string]any{"pid": heldAny.Holder.PID, "host": heldAny.Holder.Host}}},
+			hint:   "shut it down in the process that holds it (or wait for it); see 'looprig ls'"}
 		if id, ok := strings.CutPrefix(heldAny.Name, "sessions/"); ok {
 			d.fields = append(d.fields, kv{"session", id})
 		}
