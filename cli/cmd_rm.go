@@ -33,13 +33,9 @@ func cmdRm(e *env, args []string) int {
 		return e.fail(err)
 	}
 	defer st.Close()
-	r, err := defineRig(st, rig.DefaultProfile(), nil)
-	if err != nil {
-		return e.fail(err)
-	}
 	exit := exitOK
 	for _, input := range pos {
-		if c := e.rmOne(st, r, input, *yes); c != exitOK && exit == exitOK {
+		if c := e.rmOne(st, input, *yes); c != exitOK && exit == exitOK {
 			exit = c
 		}
 	}
@@ -48,7 +44,7 @@ func cmdRm(e *env, args []string) int {
 
 // rmOne deletes the session input names, or without yes says what it
 // would delete and refuses.
-func (e *env) rmOne(st sessionStore, r *rig.Rig, input string, yes bool) int {
+func (e *env) rmOne(st sessionStore, input string, yes bool) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	id, tip, err := e.findExisting(ctx, st, input)
@@ -66,7 +62,7 @@ func (e *env) rmOne(st sessionStore, r *rig.Rig, input string, yes bool) int {
 			what, tip, ws)
 		return e.fail(&UsageError{Cmd: "rm", Msg: msg, Hint: fmt.Sprintf("looprig %srm %s --yes", e.globalArgs(), short)})
 	}
-	d, err := r.DeleteSession(ctx, id)
+	d, err := rig.DeleteSession(ctx, st, st.WorkspacesDir(), id)
 	if err != nil {
 		return e.fail(fmt.Errorf("delete %s: %w", what, err))
 	}

@@ -6,11 +6,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/google/uuid"
 
 	"looprig/rig/storage"
 )
+
+// deleteReleaseTimeout bounds the release of the lease DeleteSession took.
+const deleteReleaseTimeout = 5 * time.Second
 
 // DeletedSession is what DeleteSession removed.
 type DeletedSession struct {
@@ -37,18 +41,21 @@ type DeletedSession struct {
 // session listed, and DeleteSession again finishes the job. A session with
 // neither journal nor catalog entry is *storage.NotFoundError. The lease's
 // own files stay behind (a few bytes): its epochs must never repeat.
-func (r *Rig) DeleteSession(ctx context.Context, id uuid.UUID) (DeletedSession, error) {
+//
+// workspaces is the directory of session-placement workspaces (the one
+// given to Define with WithWorkspaces); "" removes no directory.
+func DeleteSession(ctx context.Context, store storage.Store, workspaces string, id uuid.UUID) (_ DeletedSession, err error) {
 	out := DeletedSession{ID: id.String()}
 	if id == uuid.Nil {
 		return out, &storage.InvalidNameError{Name: id.String(), Reason: "the nil session id"}
 	}
 	name := storage.SessionName(id.String())
 	prefix := "sessions/" + id.String() + "/"
-	keys, err := r.store.Keys(ctx, prefix)
+	keys, err := store.Keys(ctx, prefix)
 	if err != nil {
 		return out, fmt.Errorf("delete session %s: list its keys: %w", id, err)
 	}
-	tip, err := r.store.Tip(ctx, name)
+	tip, err := store.Tip(ctx, name)
 	switch {
 	case IsNotFound(err):
 	case err != nil:
@@ -64,21 +71,21 @@ func (r *Rig) DeleteSession(ctx context.Context, id uuid.UUID) (DeletedSession, 
 		return out, &storage.NotFoundError{Key: name}
 	}
 
-	lease, err := r.store.Acquire(ctx, name)
+	lease, err := store.Acquire(ctx, name)
 	if err != nil {
 		return out, err
 	}
 	out.Epoch = lease.Epoch()
 	defer func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.releaseTimeout)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deleteReleaseTimeout)
 		defer cancel()
-		if rerr := lease.Release(rctx); rerr != nil {
-			r.log.Warn("release the lease of a deleted session", "session", id, "err", rerr)
+		if rerr := lease.Release(rctx); rerr != nil && err == nil {
+			err = fmt.Errorf("delete session %s: done, but releasing its lease failed: %w", id, rerr)
 		}
 	}()
 
-	if r.workspaces != "" {
-		dir := filepath.Join(r.workspaces, id.String())
+	if workspaces != "" {
+		dir := filepath.Join(workspaces, id.String())
 		if fi, err := os.Lstat(dir); err == nil {
 			if !fi.IsDir() {
 				return out, fmt.Errorf("delete session %s: its workspace %s is not a directory; remove it by hand", id, dir)
@@ -91,7 +98,7 @@ func (r *Rig) DeleteSession(ctx context.Context, id uuid.UUID) (DeletedSession, 
 			return out, fmt.Errorf("delete session %s: its workspace: %w", id, err)
 		}
 	}
-	if err := r.store.Delete(ctx, name); err != nil {
+	if err := store.Delete(ctx, name); err != nil {
 		return out, fmt.Errorf("delete session %s: remove its journal: %w", id, err)
 	}
 	// The catalog entry last: until it is gone the session stays listed.
@@ -101,12 +108,12 @@ func (r *Rig) DeleteSession(ctx context.Context, id uuid.UUID) (DeletedSession, 
 			out.Catalog = true
 			continue
 		}
-		if err := r.store.DeleteKey(ctx, k, storage.AnyRevision); err != nil {
+		if err := store.DeleteKey(ctx, k, storage.AnyRevision); err != nil {
 			return out, fmt.Errorf("delete session %s: remove key %s: %w", id, k, err)
 		}
 	}
 	if out.Catalog {
-		if err := r.store.DeleteKey(ctx, catalog, storage.AnyRevision); err != nil {
+		if err := store.DeleteKey(ctx, catalog, storage.AnyRevision); err != nil {
 			return out, fmt.Errorf("delete session %s: remove its catalog entry: %w", id, err)
 		}
 	}

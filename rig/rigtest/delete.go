@@ -58,7 +58,7 @@ func checkGone(t *testing.T, e *env, r *rig.Rig, id uuid.UUID, lastEpoch uint64)
 	} else {
 		checkRestoreKind(t, err, id, rig.RestoreDiscoveryFailed)
 	}
-	_, err = r.DeleteSession(ctx, id)
+	_, err = rig.DeleteSession(ctx, e.fs, e.ws, id)
 	as[*storage.NotFoundError](t, err, "second DeleteSession")
 }
 
@@ -74,7 +74,7 @@ func testDeleteStopped(t *testing.T, e *env) {
 	if _, err := os.Stat(filepath.Join(ws, "file.txt")); err != nil {
 		t.Fatalf("the turn's file: %v", err)
 	}
-	d, err := r.DeleteSession(t.Context(), id)
+	d, err := rig.DeleteSession(t.Context(), e.fs, e.ws, id)
 	if err != nil {
 		t.Fatalf("DeleteSession: %v", err)
 	}
@@ -101,7 +101,7 @@ func testDeleteCrashed(t *testing.T, e *env) {
 	if info, ok := listed(t, e.raw, id); !ok || info.State != rig.StateCrashed {
 		t.Fatalf("crashed session listed as %+v (listed %v)", info, ok)
 	}
-	d, err := r.DeleteSession(t.Context(), id)
+	d, err := rig.DeleteSession(t.Context(), e.fs, e.ws, id)
 	if err != nil {
 		t.Fatalf("DeleteSession of a crashed session: %v", err)
 	}
@@ -116,7 +116,7 @@ func testDeleteHeld(t *testing.T, e *env) {
 	id := s.SessionID()
 	runTurn(t, s, "echo one > one.txt")
 	before := tip(t, e.raw, id)
-	_, err := r.DeleteSession(t.Context(), id)
+	_, err := rig.DeleteSession(t.Context(), e.fs, e.ws, id)
 	held := as[*storage.LeaseHeldError](t, err, "DeleteSession of a live session")
 	if held.HolderEpoch != s.Epoch() {
 		t.Errorf("LeaseHeldError.HolderEpoch = %d, want %d", held.HolderEpoch, s.Epoch())
@@ -147,7 +147,7 @@ func testDeleteExclusiveRoot(t *testing.T, e *env) {
 	id := s.SessionID()
 	runTurn(t, s, "echo made > made.txt")
 	shutdown(t, s)
-	d, err := r.DeleteSession(t.Context(), id)
+	d, err := rig.DeleteSession(t.Context(), e.fs, e.ws, id)
 	if err != nil {
 		t.Fatalf("DeleteSession: %v", err)
 	}
@@ -182,7 +182,7 @@ func testDeleteUnfinished(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	r := e.define()
-	d, err := r.DeleteSession(ctx, id)
+	d, err := rig.DeleteSession(ctx, e.fs, e.ws, id)
 	if err != nil {
 		t.Fatalf("DeleteSession of a fence-only journal: %v", err)
 	}
@@ -195,13 +195,12 @@ func testDeleteUnfinished(t *testing.T, e *env) {
 // An id the store has never seen is *storage.NotFoundError, and no lease is
 // taken for it.
 func testDeleteUnknown(t *testing.T, e *env) {
-	r := e.define()
 	id := uuid.New()
-	_, err := r.DeleteSession(t.Context(), id)
+	_, err := rig.DeleteSession(t.Context(), e.fs, e.ws, id)
 	as[*storage.NotFoundError](t, err, "DeleteSession of an unknown id")
 	if names := e.fs.names(storage.SessionName(id.String())); len(names) != 0 {
 		t.Errorf("DeleteSession of an unknown id took its lease: %v", names)
 	}
-	_, err = r.DeleteSession(t.Context(), uuid.Nil)
+	_, err = rig.DeleteSession(t.Context(), e.fs, e.ws, uuid.Nil)
 	as[*storage.InvalidNameError](t, err, "DeleteSession of the nil id")
 }
