@@ -79,6 +79,8 @@ func (m *model) onKey(msg tea.KeyMsg) tea.Cmd {
 		return m.restore(v)
 	case is(msg, k.Break):
 		return m.breakLease(v)
+	case is(msg, k.Delete):
+		return m.deleteSession(v)
 	case is(msg, k.Input):
 		if why := v.notMutable(); why != "" {
 			return m.flash("i: "+why, clsError)
@@ -282,6 +284,24 @@ func (m *model) breakLease(v *sessView) tea.Cmd {
 		return m.flash("B: "+v.short+" is not held by anyone: r restores it", clsMuted)
 	}
 	m.dialog = newBreakDialog(v)
+	return nil
+}
+
+// deleteSession opens the delete dialog for a session nobody holds.
+func (m *model) deleteSession(v *sessView) tea.Cmd {
+	switch {
+	case v.live != nil:
+		return m.flash("D: "+v.short+" is live in this TUI: shut it down first (X)", clsMuted)
+	case v.busy != "":
+		return m.flash("D: busy: "+v.busy, clsMuted)
+	case v.state() == rig.StateHeld, v.state() == rig.StateLive:
+		who := v.holder
+		if who == "" {
+			who = "another process"
+		}
+		return m.flash("D: "+v.short+" is held by "+who+": it cannot be deleted while held", clsError)
+	}
+	m.dialog = newDeleteDialog(v, m.h.opts.Workspaces)
 	return nil
 }
 

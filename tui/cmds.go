@@ -7,6 +7,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/google/uuid"
 
 	"looprig/rig"
 	"looprig/rig/event"
@@ -42,6 +43,12 @@ type (
 		id  string // "" for a create
 		op  string
 		err error
+	}
+
+	// deletedMsg: a session was deleted.
+	deletedMsg struct {
+		id  string
+		del rig.DeletedSession
 	}
 
 	// historyMsg: a chunk of a journal replay.
@@ -210,6 +217,26 @@ func (m *model) breakCmd(id, profile string) tea.Cmd {
 		}
 		msg.broke = epoch
 		return msg
+	}
+}
+
+// deleteCmd deletes session id (rig.DeleteSession: under its lease; the
+// journal, the catalog entry and its own workspace).
+func (m *model) deleteCmd(id string) tea.Cmd {
+	h := m.h
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(h.ctx, opTimeout)
+		defer cancel()
+		uid, err := uuid.Parse(id)
+		if err != nil {
+			return failedMsg{id: id, op: "delete", err: err}
+		}
+		d, err := rig.DeleteSession(ctx, h.store, h.opts.Workspaces, uid)
+		if err != nil {
+			return failedMsg{id: id, op: "delete", err: err}
+		}
+		h.log.Info("session deleted", "session", id, "epoch", d.Epoch, "workspace", d.Workspace)
+		return deletedMsg{id: id, del: d}
 	}
 }
 

@@ -213,6 +213,70 @@ func (d *breakDialog) view(m *model, w int) (string, []string) {
 	return "Break lease", lines
 }
 
+// ---- delete -----------------------------------------------------------------------
+
+// deleteDialog asks for the session's short id before deleting it.
+type deleteDialog struct {
+	v          *sessView
+	workspaces string
+	ti         textinput.Model
+	err        string
+}
+
+func newDeleteDialog(v *sessView, workspaces string) *deleteDialog {
+	d := &deleteDialog{v: v, workspaces: workspaces, ti: newInput("", 8)}
+	d.ti.Focus()
+	return d
+}
+
+func (d *deleteDialog) key(m *model, msg tea.KeyMsg) (bool, tea.Cmd) {
+	switch msg.Type {
+	case tea.KeyEsc:
+		return true, nil
+	case tea.KeyEnter:
+		if strings.TrimSpace(d.ti.Value()) != d.v.short {
+			d.err = "type " + d.v.short + " exactly to confirm"
+			return false, nil
+		}
+		v := d.v
+		v.busy, v.busySince = "deleting", m.now()
+		return true, tea.Batch(m.deleteCmd(v.id), m.startSpin())
+	}
+	var cmd tea.Cmd
+	d.ti, cmd = d.ti.Update(msg)
+	d.err = ""
+	return false, cmd
+}
+
+func (d *deleteDialog) view(m *model, w int) (string, []string) {
+	st := m.st
+	v := d.v
+	what := "Session " + v.short
+	if v.title != "" {
+		what += " \"" + v.title + "\""
+	}
+	what += " (" + string(v.state()) + ", " + plural(v.info.Turns, "turn") + ")"
+	lines := []string{
+		st.text.s(trunc(what, w)),
+		st.text.s(trunc("is deleted for good: its journal, its catalog entry and its own", w)),
+		st.text.s(trunc("workspace directory, with every file its turns wrote there:", w)),
+	}
+	if d.workspaces != "" {
+		lines = append(lines, st.muted.s(truncLeft(clean(d.workspaces)+"/"+v.id, w)))
+	}
+	lines = append(lines,
+		st.text.s(trunc("An exclusive or shared root is not touched. This cannot be undone.", w)),
+		"",
+		st.muted.s("type ")+st.key.s(v.short)+st.muted.s(" to confirm:"),
+		renderInput(st, d.ti, w, "> "),
+	)
+	if d.err != "" {
+		lines = append(lines, st.errorP.s(trunc(d.err, w)))
+	}
+	lines = append(lines, "", st.muted.s(trunc("enter delete · esc cancel", w)))
+	return "Delete session", lines
+}
+
 // ---- new session ------------------------------------------------------------------
 
 // createDialog is the new-session form: profile, title, seed directory.

@@ -434,3 +434,67 @@ func TestFlowHeldRestoreFailsThenBreak(t *testing.T) {
 	}
 	f.quit()
 }
+
+// TestFlowDelete: D on a session held by someone is refused; on an idle
+// one it asks for the short id, then deletes the session (journal, catalog
+// entry, workspace) and it leaves the list.
+func TestFlowDelete(t *testing.T) {
+	st := memstore.New()
+	opts := flowOptions(t, st)
+	r, err := rig.Define(append([]rig.Option{rig.WithStore(st), rig.WithWorkspaces(opts.Workspaces)}, opts.RigOptions...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	held, err := r.NewSession(ctx, rig.WithTitle("held one"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Shutdown(ctx)
+	doomed, err := r.NewSession(ctx, rig.WithTitle("doomed one"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := doomed.Workspace()
+	if err := doomed.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	short := rig.ShortID(doomed.SessionID().String())
+
+	f := startFlow(t, st, opts)
+	f.waitView("doomed one", "held one")
+	f.waitModel("the doomed session selected", func(m Model) bool {
+		v := m.selected()
+		return v != nil && v.id == doomed.SessionID().String()
+	})
+	f.key("j") // the held one (older, below)
+	f.typeText("D")
+	f.waitView("cannot be deleted while held")
+	f.key("k")
+	f.typeText("D")
+	f.waitView("Delete session", "doomed one", "type "+short)
+	f.typeText("nope")
+	f.key("enter")
+	f.waitView("type " + short + " exactly")
+	for i := 0; i < 4; i++ {
+		f.tm.Send(tea.KeyMsg{Type: tea.KeyBackspace})
+	}
+	f.typeText(short)
+	f.key("enter")
+	f.waitView("deleted " + short)
+	f.waitModel("the doomed session gone from the list", func(m Model) bool {
+		_, ok := m.sessions[doomed.SessionID().String()]
+		return !ok && !strings.Contains(m.View(), "doomed one")
+	})
+	infos, err := rig.ListSessions(ctx, st)
+	if err != nil || len(infos) != 1 || infos[0].ID != held.SessionID().String() {
+		t.Fatalf("sessions after the delete: %+v, %v", infos, err)
+	}
+	if _, err := os.Stat(ws); !os.IsNotExist(err) {
+		t.Errorf("workspace after the delete: %v", err)
+	}
+	if tip, err := st.Tip(ctx, storage.SessionName(doomed.SessionID().String())); err != nil || tip != 0 {
+		t.Errorf("journal after the delete: tip %d, %v", tip, err)
+	}
+	f.quit()
+}

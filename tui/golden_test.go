@@ -71,6 +71,11 @@ func goldenScenarios() []scenario {
 			m.selectID(fakeID(2))
 			return m.keys("B", "a", "0")
 		}},
+		{"delete_dialog", func(t *testing.T, m Model) Model {
+			m = withMixedList(t, m)
+			m.selectID(crashed)
+			return m.keys("D", "x")
+		}},
 		{"help_read_only", func(t *testing.T, m Model) Model {
 			return goldenScenario("lease_lost").setup(t, m).keys("?")
 		}},

@@ -48,10 +48,11 @@ func colorRenderer() *lipgloss.Renderer {
 func fakeModel(t testing.TB, w, h int, r *lipgloss.Renderer) Model {
 	t.Helper()
 	m := newModel(Options{
-		Store:     memstore.New(),
-		StoreDir:  "/home/dev/.local/state/looprig",
-		Now:       fixedClock,
-		ConfigDir: "",
+		Store:      memstore.New(),
+		StoreDir:   "/home/dev/.local/state/looprig",
+		Workspaces: "/home/dev/.local/state/looprig/workspaces",
+		Now:        fixedClock,
+		ConfigDir:  "",
 	}, r)
 	m.send(tea.WindowSizeMsg{Width: w, Height: h})
 	return m

@@ -6,14 +6,14 @@ import (
 )
 
 // keyMap holds every binding, exactly as DESIGN.md section 9 lists them.
-// Destructive actions (X, B, q) always go through a dialog and are never
+// Destructive actions (X, B, D, q) always go through a dialog and are never
 // bound to a bare esc or alt; esc only closes dialogs, clears the filter
 // and dismisses banners.
 type keyMap struct {
 	Up, Down, Top, Bottom, PageUp, PageDown key.Binding
 	Tab, BackTab, Enter                     key.Binding
 	New, Restore, Input, Interrupt          key.Binding
-	Approve, Deny, Shutdown, Break          key.Binding
+	Approve, Deny, Shutdown, Break, Delete  key.Binding
 	Filter, Theme, Help, Quit, ForceQuit    key.Binding
 	Dismiss                                 key.Binding
 }
@@ -40,6 +40,7 @@ func defaultKeys() keyMap {
 		Deny:      b("d", "deny the open gate", "d"),
 		Shutdown:  b("X", "shut the session down", "X"),
 		Break:     b("B", "break the lease and take over", "B"),
+		Delete:    b("D", "delete the session for good", "D"),
 		Filter:    b("/", "filter sessions", "/"),
 		Theme:     b("t", "next theme", "t"),
 		Help:      b("?", "help", "?"),
@@ -67,7 +68,7 @@ func (k keyMap) helpGroups() []struct {
 		{"move", []key.Binding{k.Up, k.Down, k.Top, k.Bottom,
 			key.NewBinding(key.WithHelp("pgup/pgdn", "page up / down")),
 			key.NewBinding(key.WithHelp("tab/⇧tab", "next / previous pane")), k.Enter}},
-		{"sessions", []key.Binding{k.New, k.Restore, k.Break, k.Filter}},
+		{"sessions", []key.Binding{k.New, k.Restore, k.Break, k.Delete, k.Filter}},
 		{"the selected session", []key.Binding{k.Input, k.Interrupt, k.Approve, k.Deny, k.Shutdown}},
 		{"the TUI", []key.Binding{k.Theme, k.Help, k.Dismiss, k.Quit, k.ForceQuit}},
 	}

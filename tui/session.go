@@ -55,6 +55,7 @@ type sessView struct {
 
 	// errors and banners
 	restoreErr error
+	failedOp   string // what restoreErr failed: "restore", "break", "delete"
 	lost       *leaseLost
 	lostSeen   bool // banner dismissed
 	readOnly   string

@@ -39,6 +39,8 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		return m.onHosted(msg)
 	case failedMsg:
 		return m.onFailed(msg)
+	case deletedMsg:
+		return m.onDeleted(msg)
 	case historyMsg:
 		return m.onHistory(msg)
 	case tailTickMsg:
@@ -245,7 +247,7 @@ func (m *model) onFailed(msg failedMsg) tea.Cmd {
 		m.resort()
 	}
 	v.busy = ""
-	v.restoreErr = msg.err
+	v.restoreErr, v.failedOp = msg.err, msg.op
 	// The restore may have written (RestoreErrored) or marked the catalog
 	// broken: read the journal and the listing again.
 	v.resetJournal()
@@ -253,6 +255,22 @@ func (m *model) onFailed(msg failedMsg) tea.Cmd {
 	if v == m.selected() {
 		cmds = append(cmds, m.ensureLoaded(v))
 	}
+	if !m.listing {
+		m.listing = true
+		cmds = append(cmds, m.listCmd())
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *model) onDeleted(msg deletedMsg) tea.Cmd {
+	short := rig.ShortID(msg.id)
+	if v := m.sessions[msg.id]; v != nil {
+		v.histGen++ // a journal read in flight is for a session that is gone
+		delete(m.sessions, msg.id)
+		m.resort()
+		m.keepVisible()
+	}
+	cmds := []tea.Cmd{m.flash("deleted "+short, clsOK), m.ensureLoaded(m.selected())}
 	if !m.listing {
 		m.listing = true
 		cmds = append(cmds, m.listCmd())

@@ -669,7 +669,7 @@ func (m *model) stripLines(w, maxH int) []string {
 	case v != nil && v.lost != nil && !v.lostSeen:
 		lines = m.lostLines(v)
 	case v != nil && v.restoreErr != nil:
-		lines = m.failureLines("", v.short, v.restoreErr)
+		lines = m.failureLines("", v.failedOp+" of "+v.short, v.restoreErr)
 	default:
 		return nil
 	}
@@ -783,7 +783,7 @@ func (m *model) lostLines(v *sessView) []stripLine {
 
 // failureLines explains a failed create or restore: the kind as a badge,
 // the stage, the cause chain and a one-line remedy.
-func (m *model) failureLines(badge, short string, err error) []stripLine {
+func (m *model) failureLines(badge, what string, err error) []stripLine {
 	st := m.st
 	var out []stripLine
 	d := diagnose(err)
@@ -791,8 +791,8 @@ func (m *model) failureLines(badge, short string, err error) []stripLine {
 		badge = d.kind
 	}
 	head := d.headline
-	if short != "" {
-		head = "restore of " + short + " failed: " + head
+	if what != "" {
+		head = what + " failed: " + head
 	}
 	out = append(out, stripLine{badge: badge, badgeP: st.errorBadge, text: head, p: st.errorP})
 	if d.stage != "" {
