@@ -62,6 +62,8 @@ var figures = []figure{
 	{name: "group commit: 8 appenders vs bbolt (8 goroutines, 1 put/tx)", ours: m(gc, "rate-8"), base: p(gc, "bolt-8"), ratio: p(gc, "vs-bolt"), kind: "rate", target: "≥ 1.5×", check: atLeast(1.5)},
 	{name: "single appender vs bbolt (1 put/tx)", ours: m(gc, "rate-1"), base: p(gc, "bolt-1"), ratio: p(gc, "vs-bolt-1"), kind: "rate"},
 	{name: "records per fdatasync, 8 appenders", ours: m(gc, "batch-8"), kind: "n"},
+	{name: "group commit: one batch's write+fdatasync, 8 appenders (vs 1 record's)", ours: m(gc, "flush-us-8"), base: p(gc, "flush-us-1"), kind: "us"},
+	{name: "group commit: gap between batches (writers waking, re-queueing)", ours: m(gc, "gap-us-8"), kind: "us"},
 	{name: "replay 10k records (vs raw read+CRC+encoding/json)", ours: m("BenchmarkReplay/records=10k", "ours-ms"), base: p("BenchmarkReplay/records=10k", "base-ms"), ratio: p("BenchmarkReplay/records=10k", "ratio"), kind: "ms", target: "≥ 0.5×", check: atLeast(0.5)},
 	{name: "replay 100k records", ours: m("BenchmarkReplay/records=100k", "ours-ms"), base: p("BenchmarkReplay/records=100k", "base-ms"), ratio: p("BenchmarkReplay/records=100k", "ratio"), kind: "ms", target: "≥ 0.5×", check: atLeast(0.5)},
 	{name: "replay 1M records", ours: m("BenchmarkReplay/records=1m", "ours-ms"), base: p("BenchmarkReplay/records=1m", "base-ms"), ratio: p("BenchmarkReplay/records=1m", "ratio"), kind: "ms", target: "≥ 0.5×", check: atLeast(0.5)},
