@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -166,6 +167,49 @@ func (s *Store) currentRevision(key string) (uint64, error) {
 		return 0, err
 	}
 	return e.Revision, nil
+}
+
+// Children implements storage.ChildLister with one read of the directory
+// that holds prefix's keys: "sessions/" lists session ids without opening
+// every session's directory.
+func (s *Store) Children(ctx context.Context, prefix string) ([]string, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	if err := storage.ValidateChildPrefix(prefix); err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(s.dir, "kv")
+	if prefix != "" {
+		dir = filepath.Dir(namePath(s.dir, "kv", prefix+"x", ""))
+	}
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list children of %q: %w", prefix, err)
+	}
+	out := make([]string, 0, len(ents))
+	for _, e := range ents {
+		name := e.Name()
+		var seg string
+		switch {
+		case strings.HasPrefix(name, "."): // temporary files
+			continue
+		case e.IsDir():
+			seg = strings.TrimSuffix(name, "~") // see namePath
+		case strings.HasSuffix(name, ".kv"):
+			seg = strings.TrimSuffix(name, ".kv")
+		default:
+			continue
+		}
+		if storage.ValidateName(prefix+seg) == nil {
+			out = append(out, seg)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }
 
 // Keys implements storage.KV.

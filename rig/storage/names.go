@@ -67,3 +67,16 @@ func CatalogKey(id string) string { return "sessions/" + id + "/catalog" }
 // RootLeaseName is the lease name of an exclusive workspace root, given the
 // hex SHA-256 of its canonical path.
 func RootLeaseName(hexSHA256 string) string { return "workspace-roots/" + hexSHA256 }
+
+// ValidateChildPrefix checks the prefix of ChildLister.Children: "" or a
+// valid name followed by "/". It returns *InvalidNameError otherwise.
+func ValidateChildPrefix(prefix string) error {
+	if prefix == "" {
+		return nil
+	}
+	name, ok := strings.CutSuffix(prefix, "/")
+	if !ok {
+		return &InvalidNameError{Name: prefix, Reason: `a Children prefix is "" or a name followed by "/"`}
+	}
+	return ValidateName(name)
+}

@@ -172,6 +172,18 @@ type KV interface {
 	Keys(ctx context.Context, prefix string) ([]string, error)
 }
 
+// ChildLister is optionally implemented by a KV whose keys form a tree it
+// can list one level of cheaply (fsstore: one directory read), so that a
+// listing of many sessions need not read every key below them.
+type ChildLister interface {
+	// Children returns, sorted and without duplicates, the segments s such
+	// that a key equals prefix+s or starts with prefix+s+"/". prefix is ""
+	// or a valid name followed by "/". A segment whose keys were all
+	// deleted may still be returned; a segment with a key under it never
+	// goes missing.
+	Children(ctx context.Context, prefix string) ([]string, error)
+}
+
 // Store is the bundle a backend provides to the runtime. Backends that can
 // probe leases also implement LeaseProber.
 type Store interface {

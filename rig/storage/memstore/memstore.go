@@ -419,6 +419,26 @@ func (s *Store) DeleteKey(ctx context.Context, key string, expected uint64) erro
 	return nil
 }
 
+// Children implements storage.ChildLister.
+func (s *Store) Children(ctx context.Context, prefix string) ([]string, error) {
+	if err := storage.ValidateChildPrefix(prefix); err != nil {
+		return nil, err
+	}
+	keys, err := s.Keys(ctx, prefix)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, k := range keys {
+		seg, _, _ := strings.Cut(k[len(prefix):], "/")
+		if len(out) == 0 || out[len(out)-1] != seg {
+			out = append(out, seg)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
 // Keys lists the keys that start with prefix, sorted. prefix is not
 // validated; "" lists every key.
 func (s *Store) Keys(ctx context.Context, prefix string) ([]string, error) {

@@ -19,6 +19,7 @@ var kvCases = []testCase{
 	{"DeleteAbsentKey", testKVDeleteAbsent},
 	{"Keys", testKVKeys},
 	{"PrefixNames", testKVPrefixNames},
+	{"Children", testKVChildren},
 	{"MaxValue", testKVMaxValue},
 	{"ValueTooLarge", testKVTooLarge},
 	{"CallerMayReuseBuffers", testKVReuseBuffers},
@@ -233,5 +234,69 @@ func testKVReuseBuffers(t *testing.T, s storage.Store) {
 	if e2, err := s.Get(t.Context(), key); err != nil || !bytes.Equal(e2.Value, []byte("value")) {
 		t.Fatalf("after the caller scribbled on a Get result, Get(%q) = (%s, %v), want %q",
 			key, show(e2.Value), err, "value")
+	}
+}
+
+// testKVChildren checks ChildLister (when the store has it) against Keys:
+// every segment with a key under it is listed, nothing else but segments
+// whose keys were deleted, and names that look like a backend's file
+// suffixes come back as they were given.
+func testKVChildren(t *testing.T, s storage.Store) {
+	cl, ok := s.(storage.ChildLister)
+	if !ok {
+		t.Skip("the store does not implement storage.ChildLister")
+	}
+	children := func(prefix string) []string {
+		t.Helper()
+		got, err := cl.Children(t.Context(), prefix)
+		if err != nil {
+			t.Fatalf("Children(%q) = %v", prefix, err)
+		}
+		if !slices.IsSorted(got) || len(slices.Compact(slices.Clone(got))) != len(got) {
+			t.Fatalf("Children(%q) = %q: not sorted and unique", prefix, got)
+		}
+		return got
+	}
+	if got := children(""); len(got) != 0 {
+		t.Fatalf("Children of an empty store = %q", got)
+	}
+	for _, k := range []string{"sessions/b/catalog", "sessions/a/catalog", "sessions/a/other", "sessions/c",
+		"sessions.kv/x", "sessions/d.kv/e/f", "sessions/e.lock/catalog", "zz"} {
+		put(t, s, k, []byte(k), storage.MustNotExist, 1)
+	}
+	want := map[string][]string{
+		"":               {"sessions", "sessions.kv", "zz"},
+		"sessions/":      {"a", "b", "c", "d.kv", "e.lock"},
+		"sessions/a/":    {"catalog", "other"},
+		"sessions/d.kv/": {"e"},
+		"sessions/x/":    nil,
+		"zz/":            nil,
+	}
+	for prefix, w := range want {
+		if got := children(prefix); !slices.Equal(got, w) {
+			t.Errorf("Children(%q) = %q, want %q", prefix, got, w)
+		}
+	}
+	// Deleting keys may leave a segment listed, never drop a live one.
+	if err := s.DeleteKey(t.Context(), "sessions/b/catalog", storage.AnyRevision); err != nil {
+		t.Fatal(err)
+	}
+	got := children("sessions/")
+	for _, seg := range []string{"a", "c", "d.kv", "e.lock"} {
+		if !slices.Contains(got, seg) {
+			t.Errorf("Children(\"sessions/\") after a delete = %q: %q is missing", got, seg)
+		}
+	}
+	for _, seg := range got {
+		if !slices.Contains([]string{"a", "b", "c", "d.kv", "e.lock"}, seg) {
+			t.Errorf("Children(\"sessions/\") after a delete = %q: %q was never a segment", got, seg)
+		}
+	}
+	for _, bad := range []string{"sessions", "Sessions/", "sessions//", "/", "../"} {
+		_, err := cl.Children(t.Context(), bad)
+		var inv *storage.InvalidNameError
+		if !errors.As(err, &inv) {
+			t.Errorf("Children(%q) = %v, want *storage.InvalidNameError", bad, err)
+		}
 	}
 }
