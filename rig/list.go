@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -70,20 +70,9 @@ type Prober interface {
 // entry cannot be read is listed as broken with the reason, never fails
 // the listing. Sessions held by this process (pid and host) are live.
 func ListSessions(ctx context.Context, store storage.Store) ([]SessionInfo, error) {
-	keys, err := store.Keys(ctx, "sessions/")
+	ids, err := sessionIDs(ctx, store)
 	if err != nil {
 		return nil, err
-	}
-	var ids []string
-	for _, k := range keys {
-		rest, ok := strings.CutSuffix(strings.TrimPrefix(k, "sessions/"), "/catalog")
-		if !ok || strings.Contains(rest, "/") {
-			continue
-		}
-		if _, err := uuid.Parse(rest); err != nil {
-			continue
-		}
-		ids = append(ids, rest)
 	}
 	names := make([]string, len(ids))
 	for i, id := range ids {
@@ -155,11 +144,13 @@ func ListSessions(ctx context.Context, store storage.Store) ([]SessionInfo, erro
 		}
 		out = append(out, info)
 	}
-	sort.SliceStable(out, func(a, b int) bool {
-		if !out[a].Updated.Equal(out[b].Updated) {
-			return out[a].Updated.After(out[b].Updated)
+	// Newest first; ids are unique, so the order is total and an unstable
+	// sort (far fewer moves of these large rows) gives the same result.
+	slices.SortFunc(out, func(a, b SessionInfo) int {
+		if c := b.Updated.Compare(a.Updated); c != 0 {
+			return c
 		}
-		return out[a].ID < out[b].ID
+		return strings.Compare(a.ID, b.ID)
 	})
 	return out, nil
 }
@@ -196,6 +187,43 @@ func creationRecorded(ctx context.Context, store storage.Ledger, name string) (b
 		return false, nil
 	}
 	return false, rp.Err()
+}
+
+// sessionIDs lists the ids that may have a catalog entry: one level of
+// keys under "sessions/" when the store can list that cheaply (an id
+// without an entry is then skipped when its entry is read), else every key
+// there.
+func sessionIDs(ctx context.Context, store storage.Store) ([]string, error) {
+	var ids []string
+	if cl, ok := store.(storage.ChildLister); ok {
+		segs, err := cl.Children(ctx, "sessions/")
+		if err != nil {
+			return nil, err
+		}
+		for _, seg := range segs {
+			if isSessionID(seg) {
+				ids = append(ids, seg)
+			}
+		}
+		return ids, nil
+	}
+	keys, err := store.Keys(ctx, "sessions/")
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range keys {
+		rest, ok := strings.CutSuffix(strings.TrimPrefix(k, "sessions/"), "/catalog")
+		if ok && isSessionID(rest) {
+			ids = append(ids, rest)
+		}
+	}
+	return ids, nil
+}
+
+// isSessionID reports whether s is a session id as the store spells it.
+func isSessionID(s string) bool {
+	id, err := uuid.Parse(s)
+	return err == nil && id.String() == s
 }
 
 type catalogRead struct {
