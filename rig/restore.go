@@ -77,6 +77,22 @@ func (r *Rig) RestoreSession(ctx context.Context, id uuid.UUID) (_ *Session, err
 	if err != nil {
 		return nil, fail(RestoreLeaseFailed, err)
 	}
+	if !damaged {
+		// Look again under the lease: DeleteSession, which holds it while
+		// it works, may have removed the journal since the discovery. Then
+		// nothing may be written, or the deleted session would come back.
+		if tip, err = r.store.Tip(ctx, name); err != nil || tip == 0 {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.releaseTimeout)
+			defer cancel()
+			if rerr := lease.Release(rctx); rerr != nil {
+				r.log.Warn("release after a vanished journal", "session", id, "err", rerr)
+			}
+			if err == nil {
+				err = fmt.Errorf("session %s has no journal in this store (it was deleted)", id)
+			}
+			return nil, fail(RestoreDiscoveryFailed, err)
+		}
+	}
 	s := newSession(r, id, lease)
 	s.ws = &workspace{placement: r.profile.Placement}
 	defer func() {

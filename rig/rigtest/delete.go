@@ -1,8 +1,10 @@
 package rigtest
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +22,7 @@ var deleteCases = []testCase{
 	{"ExclusiveRootUntouched", testDeleteExclusiveRoot},
 	{"UnfinishedCreation", testDeleteUnfinished},
 	{"Unknown", testDeleteUnknown},
+	{"DeletedBetweenRestoreDiscoveryAndLease", testDeleteDuringRestore},
 }
 
 // checkGone checks nothing of session id is left but its lease files: no
@@ -203,4 +206,40 @@ func testDeleteUnknown(t *testing.T, e *env) {
 	}
 	_, err = rig.DeleteSession(t.Context(), e.fs, e.ws, uuid.Nil)
 	as[*storage.InvalidNameError](t, err, "DeleteSession of the nil id")
+}
+
+// A restore that found the journal, then waited for the lease while
+// another process deleted the session, fails with discovery_failed and
+// writes nothing: the deleted session does not come back as broken.
+func testDeleteDuringRestore(t *testing.T, e *env) {
+	r := e.define()
+	s := e.newSession(r, rig.WithTitle("raced"))
+	id := s.SessionID()
+	shutdown(t, s)
+	name := storage.SessionName(id.String())
+	var once sync.Once
+	e.fs.setAcquireFault(func(n string) error {
+		if n == name {
+			once.Do(func() {
+				if _, err := rig.DeleteSession(context.Background(), e.raw, e.ws, id); err != nil {
+					t.Errorf("DeleteSession in the race: %v", err)
+				}
+			})
+		}
+		return nil
+	})
+	s2, err := r.RestoreSession(t.Context(), id)
+	if err == nil {
+		shutdownAtCleanup(t, s2)
+		t.Fatal("a session deleted during its restore was restored")
+	}
+	checkRestoreKind(t, err, id, rig.RestoreDiscoveryFailed)
+	e.fs.setAcquireFault(nil)
+	if n := tip(t, e.raw, id); n != 0 {
+		t.Errorf("the restore wrote a journal for the deleted session (tip %d)", n)
+	}
+	if keys, err := e.raw.Keys(t.Context(), "sessions/"+id.String()+"/"); err != nil || len(keys) != 0 {
+		t.Errorf("the restore left keys for the deleted session: %v, %v", keys, err)
+	}
+	checkLeaseFree(t, e, name)
 }
