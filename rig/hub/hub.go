@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -110,7 +111,7 @@ type Hub struct {
 	pubMu sync.Mutex
 
 	mu      sync.Mutex
-	subs    map[*Subscription]struct{}
+	subs    []*Subscription // open subscriptions, in no particular order
 	active  int
 	idle    chan struct{} // closed while active == 0
 	stopped bool
@@ -123,7 +124,6 @@ func New(session string, j Journal, opts ...Option) *Hub {
 		session: session,
 		journal: j,
 		now:     time.Now,
-		subs:    make(map[*Subscription]struct{}),
 		idle:    make(chan struct{}),
 	}
 	close(h.idle)
@@ -211,7 +211,8 @@ func (h *Hub) Err() error {
 }
 
 func (h *Hub) deliverLocked(env event.Envelope) {
-	for s := range h.subs {
+	for i := 0; i < len(h.subs); i++ {
+		s := h.subs[i]
 		if !s.filter.wants(env) {
 			continue
 		}
@@ -228,7 +229,8 @@ func (h *Hub) deliverLocked(env event.Envelope) {
 			s.lastSeq = env.Seq
 		default:
 			s.err = &SubscriptionLossError{Session: h.session, LastSeq: s.lastSeq}
-			h.closeLocked(s)
+			h.closeLocked(s) // moves the last subscription to i: visit it next
+			i--
 		}
 	}
 }
@@ -244,7 +246,7 @@ func (h *Hub) Subscribe(f Filter) *Subscription {
 		s.closed = true
 		return s
 	}
-	h.subs[s] = struct{}{}
+	h.subs = append(h.subs, s)
 	return s
 }
 
@@ -253,7 +255,12 @@ func (h *Hub) closeLocked(s *Subscription) {
 		return
 	}
 	s.closed = true
-	delete(h.subs, s)
+	if i := slices.Index(h.subs, s); i >= 0 {
+		last := len(h.subs) - 1
+		h.subs[i] = h.subs[last]
+		h.subs[last] = nil
+		h.subs = h.subs[:last]
+	}
 	close(s.ch)
 }
 
@@ -335,8 +342,8 @@ func (h *Hub) shut() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.stopped = true
-	for s := range h.subs {
-		h.closeLocked(s)
+	for len(h.subs) > 0 {
+		h.closeLocked(h.subs[len(h.subs)-1])
 	}
 }
 
