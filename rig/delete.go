@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -90,7 +91,7 @@ func DeleteSession(ctx context.Context, store storage.Store, workspaces string, 
 			if !fi.IsDir() {
 				return out, fmt.Errorf("delete session %s: its workspace %s is not a directory; remove it by hand", id, dir)
 			}
-			if err := os.RemoveAll(dir); err != nil {
+			if err := removeTree(dir); err != nil {
 				return out, fmt.Errorf("delete session %s: remove its workspace: %w", id, err)
 			}
 			out.Workspace = dir
@@ -118,4 +119,25 @@ func DeleteSession(ctx context.Context, store storage.Store, workspaces string, 
 		}
 	}
 	return out, nil
+}
+
+// removeTree removes dir and everything in it, like os.RemoveAll, also
+// when turns left directories without write permission (a Go module cache
+// is 0555 throughout): on a permission error it gives the owner write
+// access to every directory in the tree (symbolic links are not followed)
+// and tries again.
+func removeTree(dir string) error {
+	err := os.RemoveAll(dir)
+	if err == nil || !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, werr error) error {
+		if werr == nil && d.IsDir() {
+			if info, err := d.Info(); err == nil && info.Mode().Perm()&0o700 != 0o700 {
+				_ = os.Chmod(path, info.Mode().Perm()|0o700)
+			}
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
 }

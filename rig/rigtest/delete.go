@@ -71,7 +71,10 @@ func testDeleteStopped(t *testing.T, e *env) {
 	r := e.define()
 	s := e.newSession(r, rig.WithTitle("doomed"))
 	id := s.SessionID()
-	runTurn(t, s, "echo kept > file.txt")
+	// A read-only directory tree, as a Go module cache leaves behind
+	// (run as root, permissions do not stop the removal; as anyone else
+	// this is the case that needs rig's removeTree).
+	runTurn(t, s, "echo kept > file.txt; mkdir -p ro/sub && echo x > ro/sub/f && chmod 555 ro/sub ro")
 	ws := s.Workspace()
 	shutdown(t, s)
 	if _, err := os.Stat(filepath.Join(ws, "file.txt")); err != nil {
