@@ -160,7 +160,7 @@ func (s *Session) abortConstruction(removeDir bool) {
 		}
 	}
 	if removeDir && s.ws.dir != "" {
-		if err := os.RemoveAll(s.ws.dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := removeTree(s.ws.dir); err != nil && !errors.Is(err, os.ErrNotExist) {
 			s.rig.log.Warn("remove workspace of failed session", "dir", s.ws.dir, "err", err)
 		}
 	}
