@@ -17,6 +17,9 @@ func appendDataFast(buf *bytes.Buffer, ev Event) bool {
 	if !ok {
 		return false
 	}
+	// Room for the common case (little to escape), so the appends below
+	// write into the buffer's own free space instead of growing a copy.
+	buf.Grow(len(`{"turn_id":"","text":"","elided":}`) + len(t.TurnID) + len(t.Text) + len(t.Text)/16 + 24)
 	b := buf.AvailableBuffer()
 	b = append(b, `{"turn_id":`...)
 	b = appendJSONString(b, t.TurnID)

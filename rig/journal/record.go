@@ -125,6 +125,7 @@ const atSuffixMax = len(`,"at":"`) + len(time.RFC3339Nano) + len(`"}`) + 8
 // the timestamp. ev must already be checked durable; cmd may be nil.
 func encodeContent(kind Kind, id string, epoch uint64, loopID string, ev event.Event, cmd *Command) ([]byte, error) {
 	var buf bytes.Buffer
+	buf.Grow(256 + atSuffixMax) // most records; a long output line grows it once more
 	buf.WriteString(`{"v":1,"kind":"`)
 	buf.WriteString(string(kind))
 	buf.WriteByte('"')
