@@ -88,6 +88,16 @@ func TestImportDirection(t *testing.T) {
 				!under(local, "rig/storage") && !under(local, "rig/event") && !under(local, "rig/journal") {
 				t.Errorf("%s imports %s: the journal layer imports only event and storage", dir, imp)
 			}
+			// The codecs are the durable format: the standard library only
+			// (and the event codec for the journal), no third-party code
+			// that could change an encoding under them.
+			std := !strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") && !isLocal
+			if dir == "rig/event" && !std {
+				t.Errorf("%s imports %s: rig/event imports the standard library only", dir, imp)
+			}
+			if dir == "rig/journal" && !std && imp != module+"/rig/event" && imp != module+"/rig/storage" {
+				t.Errorf("%s imports %s: rig/journal imports the standard library, rig/event and rig/storage only", dir, imp)
+			}
 		}
 	}
 }
