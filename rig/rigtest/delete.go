@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -23,6 +24,7 @@ var deleteCases = []testCase{
 	{"UnfinishedCreation", testDeleteUnfinished},
 	{"Unknown", testDeleteUnknown},
 	{"DeletedBetweenRestoreDiscoveryAndLease", testDeleteDuringRestore},
+	{"WorkspaceSymlinkRefused", testDeleteWorkspaceSymlink},
 }
 
 // checkGone checks nothing of session id is left but its lease files: no
@@ -245,4 +247,37 @@ func testDeleteDuringRestore(t *testing.T, e *env) {
 		t.Errorf("the restore left keys for the deleted session: %v, %v", keys, err)
 	}
 	checkLeaseFree(t, e, name)
+}
+
+// A session workspace that was replaced by a symbolic link is refused, not
+// followed: the link's target and the session's records stay.
+func testDeleteWorkspaceSymlink(t *testing.T, e *env) {
+	r := e.define()
+	s := e.newSession(r)
+	id := s.SessionID()
+	shutdown(t, s)
+	ws := filepath.Join(e.ws, id.String())
+	target := t.TempDir()
+	writeFile(t, filepath.Join(target, "precious.txt"), "keep me")
+	if err := os.RemoveAll(ws); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, ws); err != nil {
+		t.Fatal(err)
+	}
+	before := tip(t, e.raw, id)
+	_, err := rig.DeleteSession(t.Context(), e.fs, e.ws, id)
+	if err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Fatalf("DeleteSession with a symlinked workspace = %v, want a refusal naming it", err)
+	}
+	if _, err := os.Stat(filepath.Join(target, "precious.txt")); err != nil {
+		t.Errorf("the link's target lost its file: %v", err)
+	}
+	if n := tip(t, e.raw, id); n != before {
+		t.Errorf("journal tip %d after a refused deletion, was %d", n, before)
+	}
+	if _, ok := listed(t, e.raw, id); !ok {
+		t.Errorf("the session is no longer listed after a refused deletion")
+	}
+	checkLeaseFree(t, e, storage.SessionName(id.String()))
 }
