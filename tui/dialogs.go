@@ -157,124 +157,115 @@ func newDriftDialog(v *sessView, rj *rig.RestoreRejectedError) dialog {
 	}
 }
 
-// ---- break lease ------------------------------------------------------------------
+// ---- typed confirmation (break lease, delete) ----------------------------------------
 
-// breakDialog asks for the session's short id before breaking its lease.
-type breakDialog struct {
-	v   *sessView
-	ti  textinput.Model
-	err string
+// typedDialog asks for the session's short id before something that cannot
+// be taken back, then runs it. Esc cancels; a wrong id says so and waits.
+type typedDialog struct {
+	v      *sessView
+	title  string
+	body   []bodyLine
+	action string // the enter hint: "break lease", "delete"
+	run    func(m *model, v *sessView) tea.Cmd
+	ti     textinput.Model
+	err    string
 }
 
-func newBreakDialog(v *sessView) *breakDialog {
-	d := &breakDialog{v: v, ti: newInput("", 8)}
+// bodyLine is a line of a dialog's text, sanitized; a path is muted and,
+// when too long, cut on the left (its end is what tells paths apart).
+type bodyLine struct {
+	text string
+	path bool
+}
+
+func textLines(texts ...string) []bodyLine {
+	out := make([]bodyLine, len(texts))
+	for i, t := range texts {
+		out[i] = bodyLine{text: t}
+	}
+	return out
+}
+
+func newTypedDialog(v *sessView, title, action string, body []bodyLine, run func(m *model, v *sessView) tea.Cmd) *typedDialog {
+	d := &typedDialog{v: v, title: title, action: action, body: body, run: run, ti: newInput("", 8)}
 	d.ti.Focus()
 	return d
 }
 
-func (d *breakDialog) key(m *model, msg tea.KeyMsg) (bool, tea.Cmd) {
-	switch msg.Type {
-	case tea.KeyEsc:
-		return true, nil
-	case tea.KeyEnter:
-		if strings.TrimSpace(d.ti.Value()) != d.v.short {
-			d.err = "type " + d.v.short + " exactly to confirm"
-			return false, nil
-		}
-		v := d.v
-		v.busy, v.busySince, v.restoreErr = "breaking the lease", m.now(), nil
-		return true, tea.Batch(m.breakCmd(v.id, v.info.Profile), m.startSpin())
-	}
-	var cmd tea.Cmd
-	d.ti, cmd = d.ti.Update(msg)
-	d.err = ""
-	return false, cmd
-}
-
-func (d *breakDialog) view(m *model, w int) (string, []string) {
-	st := m.st
-	v := d.v
+// newBreakDialog confirms a forced lease break of v.
+func newBreakDialog(v *sessView) *typedDialog {
 	holder := v.holder
 	if holder == "" {
 		holder = "another process"
 	}
-	lines := []string{
-		st.text.s(trunc("Session "+v.short+" is held by "+holder+" at epoch "+u64(v.epoch())+".", w)),
-		st.text.s(trunc("Breaking takes the lease by force: that holder loses it, is fenced", w)),
-		st.text.s(trunc("off its journal and turns read-only; this TUI restores the session.", w)),
-		"",
-		st.muted.s("type ") + st.key.s(v.short) + st.muted.s(" to confirm:"),
-		renderInput(st, d.ti, w, "> "),
-	}
-	if d.err != "" {
-		lines = append(lines, st.errorP.s(trunc(d.err, w)))
-	}
-	lines = append(lines, "", st.muted.s(trunc("enter break lease · esc cancel", w)))
-	return "Break lease", lines
+	return newTypedDialog(v, "Break lease", "break lease", textLines(
+		"Session "+v.short+" is held by "+holder+" at epoch "+u64(v.epoch())+".",
+		"Breaking takes the lease by force: that holder loses it, is fenced",
+		"off its journal and turns read-only; this TUI restores the session.",
+	), func(m *model, v *sessView) tea.Cmd {
+		v.busy, v.busySince, v.restoreErr = "breaking the lease", m.now(), nil
+		return tea.Batch(m.breakCmd(v.id, v.info.Profile), m.startSpin())
+	})
 }
 
-// ---- delete -----------------------------------------------------------------------
-
-// deleteDialog asks for the session's short id before deleting it.
-type deleteDialog struct {
-	v          *sessView
-	workspaces string
-	ti         textinput.Model
-	err        string
-}
-
-func newDeleteDialog(v *sessView, workspaces string) *deleteDialog {
-	d := &deleteDialog{v: v, workspaces: workspaces, ti: newInput("", 8)}
-	d.ti.Focus()
-	return d
-}
-
-func (d *deleteDialog) key(m *model, msg tea.KeyMsg) (bool, tea.Cmd) {
-	switch msg.Type {
-	case tea.KeyEsc:
-		return true, nil
-	case tea.KeyEnter:
-		if strings.TrimSpace(d.ti.Value()) != d.v.short {
-			d.err = "type " + d.v.short + " exactly to confirm"
-			return false, nil
-		}
-		v := d.v
-		v.busy, v.busySince = "deleting", m.now()
-		return true, tea.Batch(m.deleteCmd(v.id), m.startSpin())
-	}
-	var cmd tea.Cmd
-	d.ti, cmd = d.ti.Update(msg)
-	d.err = ""
-	return false, cmd
-}
-
-func (d *deleteDialog) view(m *model, w int) (string, []string) {
-	st := m.st
-	v := d.v
+// newDeleteDialog confirms the deletion of v, whose own workspace (if it
+// has one) is under workspaces.
+func newDeleteDialog(v *sessView, workspaces string) *typedDialog {
 	what := "Session " + v.short
 	if v.title != "" {
 		what += " \"" + v.title + "\""
 	}
 	what += " (" + string(v.state()) + ", " + plural(v.info.Turns, "turn") + ")"
-	lines := []string{
-		st.text.s(trunc(what, w)),
-		st.text.s(trunc("is deleted for good: its journal, its catalog entry and its own", w)),
-		st.text.s(trunc("workspace directory, with every file its turns wrote there:", w)),
+	body := textLines(what,
+		"is deleted for good: its journal, its catalog entry and its own",
+		"workspace directory, with every file its turns wrote there:")
+	if workspaces != "" {
+		body = append(body, bodyLine{text: clean(workspaces) + "/" + v.id, path: true})
 	}
-	if d.workspaces != "" {
-		lines = append(lines, st.muted.s(truncLeft(clean(d.workspaces)+"/"+v.id, w)))
+	body = append(body, textLines("An exclusive or shared root is not touched. This cannot be undone.")...)
+	return newTypedDialog(v, "Delete session", "delete", body, func(m *model, v *sessView) tea.Cmd {
+		v.busy, v.busySince = "deleting", m.now()
+		return tea.Batch(m.deleteCmd(v.id), m.startSpin())
+	})
+}
+
+func (d *typedDialog) key(m *model, msg tea.KeyMsg) (bool, tea.Cmd) {
+	switch msg.Type {
+	case tea.KeyEsc:
+		return true, nil
+	case tea.KeyEnter:
+		if strings.TrimSpace(d.ti.Value()) != d.v.short {
+			d.err = "type " + d.v.short + " exactly to confirm"
+			return false, nil
+		}
+		return true, d.run(m, d.v)
 	}
-	lines = append(lines,
-		st.text.s(trunc("An exclusive or shared root is not touched. This cannot be undone.", w)),
+	var cmd tea.Cmd
+	d.ti, cmd = d.ti.Update(msg)
+	d.err = ""
+	return false, cmd
+}
+
+func (d *typedDialog) view(m *model, w int) (string, []string) {
+	st := m.st
+	var out []string
+	for _, l := range d.body {
+		if l.path {
+			out = append(out, st.muted.s(truncLeft(l.text, w)))
+		} else {
+			out = append(out, st.text.s(trunc(l.text, w)))
+		}
+	}
+	out = append(out,
 		"",
-		st.muted.s("type ")+st.key.s(v.short)+st.muted.s(" to confirm:"),
+		st.muted.s("type ")+st.key.s(d.v.short)+st.muted.s(" to confirm:"),
 		renderInput(st, d.ti, w, "> "),
 	)
 	if d.err != "" {
-		lines = append(lines, st.errorP.s(trunc(d.err, w)))
+		out = append(out, st.errorP.s(trunc(d.err, w)))
 	}
-	lines = append(lines, "", st.muted.s(trunc("enter delete · esc cancel", w)))
-	return "Delete session", lines
+	out = append(out, "", st.muted.s(trunc("enter "+d.action+" · esc cancel", w)))
+	return d.title, out
 }
 
 // ---- new session ------------------------------------------------------------------
