@@ -18,8 +18,7 @@ func cmdRestore(e *env, args []string) int {
 	fs := e.newFlags("restore")
 	fs.BoolVar(&e.json, "json", false, "JSON output")
 	var o restoreOptions
-	o.profile.add(fs)
-	fs.BoolVar(&o.acceptDrift, "accept-drift", false, "accept configuration drift")
+	o.add(fs)
 	hold := fs.Bool("hold", false, "keep the session live until SIGINT/SIGTERM")
 	pos, _, dash, code, done := e.parse(fs, args, helpRestore)
 	if done {

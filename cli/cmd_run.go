@@ -24,8 +24,7 @@ func cmdRun(e *env, args []string) int {
 	fs := e.newFlags("run")
 	fs.BoolVar(&e.json, "json", false, "JSON output")
 	var o restoreOptions
-	o.profile.add(fs)
-	fs.BoolVar(&o.acceptDrift, "accept-drift", false, "accept configuration drift")
+	o.add(fs)
 	pos, input, dash, code, done := e.parse(fs, args, helpRun)
 	if done {
 		return code

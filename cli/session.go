@@ -281,6 +281,12 @@ type restoreOptions struct {
 	acceptDrift bool
 }
 
+// add registers the flags of o on fs.
+func (o *restoreOptions) add(fs *flag.FlagSet) {
+	o.profile.add(fs)
+	fs.BoolVar(&o.acceptDrift, "accept-drift", false, "accept configuration drift")
+}
+
 // restoreSession resolves input and restores that session. Every failure
 // to find the session is a *rig.RestoreError{discovery_failed}, except
 // malformed or ambiguous input (usage errors).
