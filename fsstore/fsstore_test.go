@@ -577,3 +577,45 @@ func TestManyLedgersBoundedDescriptors(t *testing.T) {
 		}
 	}
 }
+
+// A ledger damaged in the middle refuses to open (fail closed), yet Delete
+// removes it: deleting a broken session must be possible.
+func TestDeleteRemovesDamagedLedger(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	st := openStore(t, dir)
+	const name = "sessions/damaged"
+	for i := range 8 {
+		if err := st.Append(ctx, name, uint64(i), []byte(strings.Repeat("x", 200))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	path := filepath.Join(dir, "ledgers", "sessions", "damaged.log")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0x40
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	st = openStore(t, dir)
+	var corrupt *storage.CorruptError
+	if _, err := st.Tip(ctx, name); !errors.As(err, &corrupt) {
+		t.Fatalf("Tip of the damaged ledger = %v, want *storage.CorruptError", err)
+	}
+	if err := st.Delete(ctx, name); err != nil {
+		t.Fatalf("Delete of the damaged ledger = %v", err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("the damaged file is still there: %v", err)
+	}
+	if tip, err := st.Tip(ctx, name); err != nil || tip != 0 {
+		t.Fatalf("Tip after the delete = %d, %v", tip, err)
+	}
+	if err := st.Append(ctx, name, 0, []byte("fresh")); err != nil {
+		t.Fatalf("append to the name after the delete: %v", err)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 
 	"looprig/fsstore/internal/logfile"
@@ -59,7 +61,19 @@ func (s *Store) Delete(ctx context.Context, name string) error {
 	if err := storage.ValidateName(name); err != nil {
 		return err
 	}
-	return s.withLog(ctx, name, func(l *logfile.Log) error { return l.Delete(ctx) })
+	err := s.withLog(ctx, name, func(l *logfile.Log) error { return l.Delete(ctx) })
+	var corrupt *storage.CorruptError
+	if !errors.As(err, &corrupt) {
+		return err
+	}
+	// A damaged ledger does not open, but deleting it is exactly what its
+	// owner may want (looprig rm of a broken session). Nobody can append
+	// to a file that does not open, so it goes without the append lock.
+	path := s.ledgerPath(name)
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("delete damaged ledger %s: %w", name, err)
+	}
+	return syncDir(filepath.Dir(path))
 }
 
 // errStoreClosed is returned by ledger operations after Close.

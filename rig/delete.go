@@ -51,24 +51,13 @@ func DeleteSession(ctx context.Context, store storage.Store, workspaces string, 
 		return out, &storage.InvalidNameError{Name: id.String(), Reason: "the nil session id"}
 	}
 	name := storage.SessionName(id.String())
-	prefix := "sessions/" + id.String() + "/"
-	keys, err := store.Keys(ctx, prefix)
+	// An unknown id takes no lease. What exists is looked at again under
+	// the lease: a holder may have written until the moment it released.
+	keys, journal, err := sessionRecords(ctx, store, id)
 	if err != nil {
-		return out, fmt.Errorf("delete session %s: list its keys: %w", id, err)
+		return out, err
 	}
-	tip, err := store.Tip(ctx, name)
-	switch {
-	case IsNotFound(err):
-	case err != nil:
-		var corrupt *storage.CorruptError
-		if !errors.As(err, &corrupt) { // a damaged journal is removed like any other
-			return out, fmt.Errorf("delete session %s: read its journal: %w", id, err)
-		}
-		out.Journal = true
-	default:
-		out.Journal = tip > 0
-	}
-	if len(keys) == 0 && !out.Journal {
+	if len(keys) == 0 && !journal {
 		return out, &storage.NotFoundError{Key: name}
 	}
 
@@ -84,6 +73,9 @@ func DeleteSession(ctx context.Context, store storage.Store, workspaces string, 
 			err = fmt.Errorf("delete session %s: done, but releasing its lease failed: %w", id, rerr)
 		}
 	}()
+	if keys, out.Journal, err = sessionRecords(ctx, store, id); err != nil {
+		return out, err
+	}
 
 	if workspaces != "" {
 		dir := filepath.Join(workspaces, id.String())
@@ -119,6 +111,26 @@ func DeleteSession(ctx context.Context, store storage.Store, workspaces string, 
 		}
 	}
 	return out, nil
+}
+
+// sessionRecords lists the store keys of session id and reports whether it
+// has a journal (an empty one counts as none; a damaged one is a journal).
+func sessionRecords(ctx context.Context, store storage.Store, id uuid.UUID) (keys []string, journal bool, err error) {
+	keys, err = store.Keys(ctx, "sessions/"+id.String()+"/")
+	if err != nil {
+		return nil, false, fmt.Errorf("delete session %s: list its keys: %w", id, err)
+	}
+	tip, err := store.Tip(ctx, storage.SessionName(id.String()))
+	var corrupt *storage.CorruptError
+	switch {
+	case errors.As(err, &corrupt): // removed like any other
+		return keys, true, nil
+	case IsNotFound(err):
+		return keys, false, nil
+	case err != nil:
+		return nil, false, fmt.Errorf("delete session %s: read its journal: %w", id, err)
+	}
+	return keys, tip > 0, nil
 }
 
 // removeTree removes dir and everything in it, like os.RemoveAll, also

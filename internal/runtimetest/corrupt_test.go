@@ -82,4 +82,16 @@ func TestDamagedJournalIsBrokenAndUntouched(t *testing.T) {
 	} else {
 		l.Release(ctx)
 	}
+	// What a user does with it in the end: delete it. The damaged file is
+	// removed like any other journal.
+	d, err := rig.DeleteSession(ctx, st2, st2.WorkspacesDir(), id)
+	if err != nil || !d.Journal || !d.Catalog {
+		t.Fatalf("DeleteSession of the broken session = %+v, %v", d, err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("the damaged journal is still there after the deletion: %v", err)
+	}
+	if list, err := rig.ListSessions(ctx, st2); err != nil || len(list) != 0 {
+		t.Errorf("listing after the deletion = %+v, %v", list, err)
+	}
 }
