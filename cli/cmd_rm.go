@@ -2,12 +2,14 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
 
 	"looprig/internal/textsafe"
 	"looprig/rig"
+	"looprig/rig/storage"
 )
 
 // cmdRm deletes sessions: looprig rm ID... --yes.
@@ -43,28 +45,46 @@ func cmdRm(e *env, args []string) int {
 }
 
 // rmOne deletes the session input names, or without yes says what it
-// would delete and refuses.
+// would delete and refuses. A session whose journal or catalog entry is
+// damaged can be deleted too: that is often why it is being deleted.
 func (e *env) rmOne(st sessionStore, input string, yes bool) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	id, tip, err := e.findExisting(ctx, st, input)
+	id, err := resolveID(ctx, st, input)
 	if err != nil {
 		return e.fail(err)
 	}
 	short := rig.ShortID(id.String())
 	what := fmt.Sprintf("session %s", short)
-	if c, err := rig.ReadCatalog(ctx, st, id.String()); err == nil && c.Title != "" {
+	c, cerr := rig.ReadCatalog(ctx, st, id.String())
+	if cerr == nil && c.Title != "" {
 		what += fmt.Sprintf(" %q", textsafe.Line(c.Title))
+	}
+	journal := "its journal"
+	tip, terr := st.Tip(ctx, storage.SessionName(id.String()))
+	var corrupt *storage.CorruptError
+	switch {
+	case errors.As(terr, &corrupt):
+		journal = "its damaged journal"
+	case terr != nil:
+		return e.fail(terr)
+	case tip > 0:
+		journal = fmt.Sprintf("its journal (%d records)", tip)
+	case rig.IsNotFound(cerr):
+		return e.fail(&NotFoundError{Input: input, Store: st.Dir()})
 	}
 	if !yes {
 		ws := filepath.Join(st.WorkspacesDir(), id.String())
-		msg := fmt.Sprintf("refusing to delete %s without --yes: its journal (%d records), its catalog entry and its workspace directory %s (if it has one) would be removed for good",
-			what, tip, ws)
+		msg := fmt.Sprintf("refusing to delete %s without --yes: %s, its catalog entry and its workspace directory %s (if it has one) would be removed for good",
+			what, journal, ws)
 		return e.fail(&UsageError{Cmd: "rm", Msg: msg, Hint: fmt.Sprintf("looprig %srm %s --yes", e.globalArgs(), short)})
 	}
 	d, err := rig.DeleteSession(ctx, st, st.WorkspacesDir(), id)
+	if rig.IsNotFound(err) {
+		return e.fail(&NotFoundError{Input: input, Store: st.Dir()})
+	}
 	if err != nil {
-		return e.fail(fmt.Errorf("delete %s: %w", what, err))
+		return e.fail(err)
 	}
 	if e.json {
 		o := newObj().set("id", d.ID).set("deleted", true).set("epoch", d.Epoch).

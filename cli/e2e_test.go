@@ -992,4 +992,31 @@ func TestRm(t *testing.T) {
 	}
 	h.must(2, "rm")
 	h.must(0, "run", keep, "--", "true") // the other session is untouched
+
+	// A session whose journal and catalog entry are damaged is what rm is
+	// often for: it goes too.
+	broken := h.newSession("--title", "broken")
+	h.must(0, "run", broken, "--", "echo one; echo two")
+	journal := filepath.Join(h.store, "ledgers", "sessions", broken+".log")
+	b, err := os.ReadFile(journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0x40
+	if err := os.WriteFile(journal, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(h.store, "kv", "sessions", broken, "catalog.kv"), []byte("garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.must(2, "rm", broken[:8]); !strings.Contains(r.stderr, "damaged journal") {
+		t.Fatalf("rm of a damaged session without --yes: %s", r.stderr)
+	}
+	h.must(0, "rm", broken[:8], "--yes")
+	if _, err := os.Stat(journal); !os.IsNotExist(err) {
+		t.Fatalf("damaged journal after rm: %v", err)
+	}
+	if rows := h.ls(); len(rows) != 1 || rows[0].ID != keep {
+		t.Fatalf("ls after removing the damaged session: %+v", rows)
+	}
 }

@@ -619,3 +619,37 @@ func TestDeleteRemovesDamagedLedger(t *testing.T) {
 		t.Fatalf("append to the name after the delete: %v", err)
 	}
 }
+
+// A damaged KV entry reads as *storage.CorruptError; an unconditional
+// DeleteKey removes it, a conditional one still refuses.
+func TestDeleteKeyRemovesDamagedEntry(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	st := openStore(t, dir)
+	const key = "sessions/damaged/catalog"
+	if _, err := st.Put(ctx, key, []byte(`{"v":1}`), storage.MustNotExist); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "kv", "sessions", "damaged", "catalog.kv")
+	if err := os.WriteFile(path, []byte("garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var corrupt *storage.CorruptError
+	if _, err := st.Get(ctx, key); !errors.As(err, &corrupt) {
+		t.Fatalf("Get of the damaged entry = %v, want *storage.CorruptError", err)
+	}
+	if err := st.DeleteKey(ctx, key, 1); !errors.As(err, &corrupt) {
+		t.Fatalf("conditional DeleteKey of the damaged entry = %v, want *storage.CorruptError", err)
+	}
+	if err := st.DeleteKey(ctx, key, storage.AnyRevision); err != nil {
+		t.Fatalf("DeleteKey(AnyRevision) of the damaged entry = %v", err)
+	}
+	if _, err := st.Get(ctx, key); !rigNotFound(err) {
+		t.Fatalf("Get after the delete = %v, want not found", err)
+	}
+}
+
+func rigNotFound(err error) bool {
+	var nf *storage.NotFoundError
+	return errors.As(err, &nf)
+}

@@ -139,6 +139,12 @@ func (s *Store) DeleteKey(ctx context.Context, key string, expected uint64) erro
 	}
 	err := withDirLock(ctx, dir, func() error {
 		cur, err := s.currentRevision(key)
+		var corrupt *storage.CorruptError
+		if errors.As(err, &corrupt) && expected == storage.AnyRevision {
+			// An unconditional delete removes a damaged entry too: it
+			// needs no revision, and a broken entry must be removable.
+			cur, err = 1, nil
+		}
 		if err != nil {
 			return err
 		}

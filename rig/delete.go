@@ -63,7 +63,7 @@ func DeleteSession(ctx context.Context, store storage.Store, workspaces string, 
 
 	lease, err := store.Acquire(ctx, name)
 	if err != nil {
-		return out, err
+		return out, fmt.Errorf("delete session %s: %w", id, err)
 	}
 	out.Epoch = lease.Epoch()
 	defer func() {
