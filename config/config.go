@@ -55,7 +55,8 @@ type Config struct {
 	// Theme is the TUI theme the file asks for ("" for the default).
 	Theme string
 
-	profiles map[string]rig.Profile // user profiles only
+	profiles  map[string]rig.Profile // user profiles only
+	rootLines map[string]int         // line of each user profile's root key (0: unknown)
 }
 
 // Error is a mistake in a configuration file.
@@ -113,7 +114,7 @@ func DefaultPath() (string, error) {
 
 // Builtin returns the configuration without a file.
 func Builtin() *Config {
-	return &Config{DefaultProfile: DefaultProfile, profiles: map[string]rig.Profile{}}
+	return &Config{DefaultProfile: DefaultProfile, profiles: map[string]rig.Profile{}, rootLines: map[string]int{}}
 }
 
 // Load reads the configuration file at path. A missing file is the
@@ -185,6 +186,7 @@ func Parse(path string, data []byte) (*Config, error) {
 				return nil, err
 			}
 			c.profiles[name] = p
+			c.rootLines[name] = loc.line([]string{"profiles", name, "root"})
 		}
 	}
 	if v, ok := doc["theme"]; ok {
@@ -327,6 +329,40 @@ func (c *Config) Profile(name string) (rig.Profile, error) {
 		return p, nil
 	}
 	return rig.Profile{}, &UnknownProfileError{Name: name, Known: c.Names()}
+}
+
+// CheckStore refuses a configuration with a profile whose exclusive or
+// shared root overlaps dir, the directory the store keeps its files in on
+// this machine (see rig.CheckPersistenceOverlap): the root is dir,
+// contains it or lies inside it. The refusal is a *Error naming the file
+// and the line of the root, wrapping the *rig.PersistenceOverlapError, so
+// errors.As reaches both. Profiles are checked in file order; dir "" (a
+// store with no local files) is never refused. A root that cannot be
+// resolved is left to rig.Define, which reports it when the profile is
+// used.
+func (c *Config) CheckStore(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	names := make([]string, 0, len(c.profiles))
+	for n := range c.profiles {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(a, b int) bool {
+		la, lb := c.rootLines[names[a]], c.rootLines[names[b]]
+		if la != lb {
+			return la < lb
+		}
+		return names[a] < names[b]
+	})
+	for _, name := range names {
+		var overlap *rig.PersistenceOverlapError
+		if err := rig.CheckPersistenceOverlap(c.profiles[name], dir); errors.As(err, &overlap) {
+			return &Error{File: c.Path, Line: c.rootLines[name], Field: "profiles." + name + ".root",
+				Reason: overlap.Error(), Err: overlap}
+		}
+	}
+	return nil
 }
 
 // sortedKeys returns the keys of the table at prefix in the order they

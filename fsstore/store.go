@@ -248,6 +248,10 @@ func networkFilesystem(dir string) (string, bool) {
 // Dir returns the store's absolute directory.
 func (s *Store) Dir() string { return s.dir }
 
+// LocalDir returns the store's absolute directory: everything the store
+// keeps is in it (storage.Store).
+func (s *Store) LocalDir() string { return s.dir }
+
 // WorkspacesDir returns the directory under which per-session workspaces
 // live.
 func (s *Store) WorkspacesDir() string { return filepath.Join(s.dir, "workspaces") }

@@ -492,6 +492,13 @@ func (s *Store) setup(ctx context.Context) error {
 // URL returns the store's URL, without credentials.
 func (s *Store) URL() string { return s.url }
 
+// LocalDir returns "": a Store keeps its journals, leases and catalog on
+// the NATS server, not on this machine (storage.Store). That holds even
+// when the server is an Embedded one in this process: Open only connects
+// to a URL, so the Store never runs the server and does not know where it
+// stores.
+func (s *Store) LocalDir() string { return "" }
+
 // Prefix returns the prefix naming the stream, buckets and subjects.
 func (s *Store) Prefix() string { return s.prefix }
 

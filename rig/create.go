@@ -39,7 +39,12 @@ func newID() string { return uuid.NewString() }
 // placed (and an exclusive root leased) and seeded, the root loop built,
 // and SessionStarted and LoopStarted committed before the session is
 // returned. A failure at any stage returns *LifecycleError and releases
-// everything taken, root lease before session lease.
+// everything taken, root lease before session lease. What it wrote (journal,
+// catalog entry, workspace directory) it removes only while it can show it
+// still owns the session; when another process took the session over
+// meanwhile (a broken lease), the records are left to it and the
+// LifecycleError's cause also holds the lease loss
+// (*journal.JournalLeaseLostError).
 func (r *Rig) NewSession(ctx context.Context, opts ...SessionOption) (_ *Session, err error) {
 	var cfg sessionConfig
 	for _, o := range opts {
@@ -74,8 +79,13 @@ func (r *Rig) NewSession(ctx context.Context, opts ...SessionOption) (_ *Session
 	s.ws = &workspace{placement: r.profile.Placement}
 	createdDir := false
 	defer func() {
-		if err != nil {
-			s.abortConstruction(createdDir)
+		if err == nil {
+			return
+		}
+		lost := s.abortConstruction(createdDir)
+		var le *LifecycleError
+		if lost != nil && errors.As(err, &le) && !errors.As(le.Cause, new(*journal.JournalLeaseLostError)) {
+			le.Cause = fmt.Errorf("%w; meanwhile the session was taken over, its records are left to the new holder: %w", le.Cause, lost)
 		}
 	}()
 
@@ -139,30 +149,151 @@ func (s *Session) catalogSeed(state CatalogState) CatalogEntry {
 }
 
 // abortConstruction undoes a NewSession that failed after the lease: the
-// hub is sealed, the half-made session's journal, catalog entry and
-// workspace directory are removed (nothing of value was recorded yet), and
-// the root lease, then the session lease, are released.
-func (s *Session) abortConstruction(removeDir bool) {
+// hub is sealed, the root lease, then the session lease, are released, and
+// the half-made session's journal, catalog entry and workspace directory
+// are removed (nothing of value was recorded yet) — but only while this
+// creator is provably still their owner (see ownsRecords). A creation whose
+// lease was broken while it ran (a slow seed copy) must not delete the
+// breaker's fence and records: they are left, and the lease loss is
+// returned.
+func (s *Session) abortConstruction(removeDir bool) (lost error) {
 	if s.hub != nil {
 		s.hub.Abort()
 	}
 	s.cancel(ErrSessionClosed)
 	ctx, cancel := s.bg()
 	defer cancel()
-	select {
-	case <-s.lease.Lost():
-	default:
+	owned, rev, lost := s.ownsRecords(ctx)
+	if owned {
 		if err := s.rig.store.Delete(ctx, s.name); err != nil {
 			s.rig.log.Warn("remove journal of failed session", "session", s.id, "err", err)
 		}
-		if err := s.rig.store.DeleteKey(ctx, storage.CatalogKey(s.id.String()), storage.AnyRevision); err != nil {
-			s.rig.log.Warn("remove catalog of failed session", "session", s.id, "err", err)
+		if rev != 0 {
+			// Conditional: an entry rewritten since it was read is not ours.
+			if err := s.rig.store.DeleteKey(ctx, storage.CatalogKey(s.id.String()), rev); err != nil {
+				s.rig.log.Warn("remove catalog of failed session", "session", s.id, "err", err)
+			}
 		}
-	}
-	if removeDir && s.ws.dir != "" {
-		if err := removeTree(s.ws.dir); err != nil && !errors.Is(err, os.ErrNotExist) {
-			s.rig.log.Warn("remove workspace of failed session", "dir", s.ws.dir, "err", err)
+		if removeDir && s.ws.dir != "" {
+			if err := removeTree(s.ws.dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+				s.rig.log.Warn("remove workspace of failed session", "dir", s.ws.dir, "err", err)
+			}
 		}
+	} else {
+		s.rig.log.Warn("failed session's records left in place: not provably its own", "session", s.id, "lost", lost)
 	}
 	s.releaseLeases()
+	return lost
+}
+
+// ownsRecords reports whether this creator is still the only writer of the
+// session's journal and catalog entry, so that removing them removes only
+// what it wrote: its lease has not reported loss, its journal latched no
+// fence or loss, no later grant of the session lease exists (a probe, for a
+// break whose loss the lease has not noticed yet), the ledger holds no
+// fence of another epoch, and the catalog entry (if any) is at its epoch.
+// rev is the catalog entry's revision (0: none). lost is the lease loss
+// when some check shows another holder; owned is false without lost when
+// a check could not be made (the records are then left too).
+//
+// A break landing between these checks and the removal can still lose its
+// records: storage has no conditional ledger delete. The checks shrink that
+// window from the whole creation (a seed copy of any size) to a few store
+// calls.
+func (s *Session) ownsRecords(ctx context.Context) (owned bool, rev uint64, lost error) {
+	epoch := s.lease.Epoch()
+	lostErr := func(cause error) error {
+		return &journal.JournalLeaseLostError{Name: s.name, Epoch: epoch, Cause: cause}
+	}
+	unknown := func(what string, err error) (bool, uint64, error) {
+		s.rig.log.Warn("cannot tell whether a failed session's records are its own", "session", s.id, "check", what, "err", err)
+		return false, 0, nil
+	}
+	select {
+	case <-s.lease.Lost():
+		return false, 0, lostErr(storage.LostCause(s.name, s.lease))
+	default:
+	}
+	var mine uint64 // this creator's records are 1..mine
+	if s.journal != nil {
+		var jl *journal.JournalLeaseLostError
+		var fenced *journal.FencedError
+		switch jerr := s.journal.Err(); {
+		case errors.As(jerr, &jl):
+			return false, 0, jl
+		case errors.As(jerr, &fenced):
+			return false, 0, lostErr(fenced)
+		}
+		if f := s.journal.FenceSeq(); f != 1 {
+			return unknown("journal", fmt.Errorf("the journal had %d record(s) before this creator's fence", f-1))
+		}
+		mine = s.journal.Tip()
+	}
+	if p, ok := s.rig.store.(storage.LeaseProber); ok {
+		st, err := p.Probe(ctx, s.name)
+		switch {
+		case err != nil: // the other checks still apply
+			s.rig.log.Warn("probe lease of failed session", "session", s.id, "err", err)
+		case st.Epoch > epoch:
+			return false, 0, lostErr(&storage.LeaseLostError{Name: s.name, Epoch: epoch, Reason: storage.LossEpochAdvanced, NewEpoch: st.Epoch})
+		}
+	}
+	tip, err := s.rig.store.Tip(ctx, s.name)
+	if err != nil && !IsNotFound(err) {
+		return unknown("journal tip", err)
+	}
+	switch {
+	case tip < mine:
+		return unknown("journal tip", fmt.Errorf("the journal ends at %d, before this creator's record %d", tip, mine))
+	case tip > mine:
+		// Records this creator did not see commit: its own (an append that
+		// failed after it landed) or another writer's, which starts with
+		// that writer's fence.
+		foreign, err := s.foreignFence(ctx, mine)
+		if err != nil {
+			return unknown("journal", err)
+		}
+		if foreign != 0 {
+			return false, 0, lostErr(&journal.FencedError{Name: s.name, Epoch: epoch, Expected: mine, Actual: tip,
+				Err: fmt.Errorf("the journal holds a fence at epoch %d", foreign)})
+		}
+	}
+	e, err := s.rig.store.Get(ctx, storage.CatalogKey(s.id.String()))
+	switch {
+	case IsNotFound(err):
+		return true, 0, nil
+	case err != nil:
+		return unknown("catalog", err)
+	}
+	c, err := DecodeCatalog(s.id.String(), e.Value)
+	switch {
+	case err != nil:
+		return unknown("catalog", err)
+	case c.Epoch > epoch:
+		return false, 0, lostErr(&storage.LeaseLostError{Name: s.name, Epoch: epoch, Reason: storage.LossEpochAdvanced, NewEpoch: c.Epoch})
+	case c.Epoch != epoch:
+		return unknown("catalog", fmt.Errorf("the catalog entry is at epoch %d", c.Epoch))
+	}
+	return true, e.Revision, nil
+}
+
+// foreignFence returns the epoch of the first fence of another epoch after
+// record after, 0 if there is none.
+func (s *Session) foreignFence(ctx context.Context, after uint64) (uint64, error) {
+	cur, err := s.rig.store.Read(ctx, s.name, after)
+	if err != nil {
+		return 0, err
+	}
+	defer cur.Close()
+	for cur.Next() {
+		r := cur.Record()
+		rec, err := journal.DecodeRecord(r.Seq, r.Payload)
+		if err != nil {
+			return 0, err
+		}
+		if rec.Kind == journal.KindFence && rec.Epoch != s.lease.Epoch() {
+			return rec.Epoch, nil
+		}
+	}
+	return 0, cur.Err()
 }

@@ -205,3 +205,42 @@ func short(s string) string {
 	}
 	return s
 }
+
+// PersistenceOverlapError refuses a profile whose exclusive or shared
+// workspace root overlaps the directory the store keeps its files in on
+// this machine (storage.Store's LocalDir): the two are the same, or one
+// contains the other. A turn runs anything in its root, so it could delete
+// every session's journal and lease. Root and Store are canonical
+// (absolute, symlink-free); RootGiven and StoreGiven are the paths as the
+// profile and the store named them. Relation is OverlapSame,
+// OverlapRootContains or OverlapStoreContains.
+type PersistenceOverlapError struct {
+	Profile    string
+	Placement  Placement
+	Relation   string
+	Root       string
+	Store      string
+	RootGiven  string
+	StoreGiven string
+}
+
+func (e *PersistenceOverlapError) Error() string {
+	root, store := e.Root, e.Store
+	if e.RootGiven != "" && e.RootGiven != e.Root {
+		root += " (given as " + e.RootGiven + ")"
+	}
+	if e.StoreGiven != "" && e.StoreGiven != e.Store {
+		store += " (given as " + e.StoreGiven + ")"
+	}
+	var how string
+	switch e.Relation {
+	case OverlapSame:
+		how = fmt.Sprintf("workspace root %s is the store directory %s", root, store)
+	case OverlapStoreContains:
+		how = fmt.Sprintf("workspace root %s is inside the store directory %s", root, store)
+	default:
+		how = fmt.Sprintf("workspace root %s contains the store directory %s", root, store)
+	}
+	return fmt.Sprintf("profile %q: %s placement refused: its %s; a turn there could delete every session's journal and lease",
+		e.Profile, e.Placement, how)
+}

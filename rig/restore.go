@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"time"
@@ -28,19 +29,59 @@ type replayed struct {
 	nextIndex int
 	turns     int
 	lastFence uint64
+
+	// baseline is the configuration the next restore compares against:
+	// SessionStarted's, then that of each committed adoption. pending is
+	// an adoption whose restore has not (yet) committed with RestoreDone.
+	baseline baseline
+	pending  *event.ConfigurationAdopted
+}
+
+// baseline is a session's recorded configuration: its manifest (nil for a
+// fingerprint-only session) and fingerprint.
+type baseline struct {
+	manifest    Manifest
+	fingerprint string
+}
+
+// adopt makes the configuration a committed ConfigurationAdopted accepted
+// the new baseline. Records that carry the adopted manifest give it
+// whole; older ones carry only the changes, which are applied to the
+// previous baseline (their Live values are what was adopted).
+func (b baseline) adopt(ca *event.ConfigurationAdopted) baseline {
+	if len(ca.Manifest) > 0 {
+		m := Manifest(maps.Clone(ca.Manifest))
+		fp := ca.Fingerprint
+		if fp == "" {
+			fp = m.Fingerprint()
+		}
+		return baseline{manifest: m, fingerprint: fp}
+	}
+	if b.manifest == nil {
+		return b // nothing to apply the changes to: keep the fingerprint
+	}
+	m := maps.Clone(b.manifest)
+	for _, c := range ca.Changes {
+		m[c.Field] = c.Live
+	}
+	return baseline{manifest: m, fingerprint: m.Fingerprint()}
 }
 
 // RestoreSession restores session id from its journal, as one transaction:
 // it takes the session lease, appends a fence, replays the whole journal,
 // discovers SessionStarted and the root LoopStarted, checks the
-// configuration against the live rig, appends RestoreStarted, closes open
-// gates (GateResolved{restore_unavailable}) and open turns
-// (TurnInterrupted{crash}), records adopted drift, materializes the
-// workspace, rebuilds the root loop with its old id and commits with
-// RestoreDone. A failure before RestoreDone appends RestoreErrored (when
-// the journal can still be written), releases ownership and returns no
-// session: *RestoreError with the stage, or *RestoreRejectedError /
-// *ConfigMismatchError for configuration drift.
+// configuration against the baseline (the one the session was created
+// with, or the last adopted one), materializes the workspace (taking an
+// exclusive root's lease), appends RestoreStarted, closes open gates
+// (GateResolved{restore_unavailable}) and open turns
+// (TurnInterrupted{crash}), records adopted drift, rebuilds the root loop
+// with its old id and commits with RestoreDone. A failure before
+// RestoreDone appends RestoreErrored (when the journal can still be
+// written), releases ownership and returns no session: *RestoreError with
+// the stage, or *RestoreRejectedError / *ConfigMismatchError for
+// configuration drift. A busy exclusive root is RestoreError{lease_failed}
+// wrapping *WorkspaceRootBusyError, with nothing but RestoreErrored
+// written after the fence.
 //
 // An id with no journal fails with discovery_failed before anything is
 // written: restoring never creates a session.
@@ -122,13 +163,23 @@ func (r *Rig) RestoreSession(ctx context.Context, id uuid.UUID) (_ *Session, err
 	s.nextIndex, s.turns = rep.nextIndex, rep.turns
 	s.hub = hub.New(id.String(), s.journal, hub.WithClock(r.now), hub.WithFaultHandler(s.faultWith))
 
-	// The configuration check, before the first restore mutation.
-	adopted, err := r.checkConfig(ctx, id, rep.started)
+	// The configuration check, then the workspace (an exclusive root's
+	// lease), both before the first restore mutation: drift or a busy root
+	// leave nothing in the journal but RestoreErrored.
+	adopted, err := r.checkConfig(ctx, id, rep.baseline)
 	if err != nil {
 		return nil, err
 	}
+	if s.ws, err = r.materialize(ctx, id.String()); err != nil {
+		s.ws = &workspace{placement: r.profile.Placement}
+		var busy *WorkspaceRootBusyError
+		if errors.As(err, &busy) {
+			return nil, fail(RestoreLeaseFailed, err)
+		}
+		return nil, fail(RestoreMaterializeFailed, err)
+	}
 
-	info := &RestoreInfo{Epoch: lease.Epoch(), Adopted: adopted.Changes, Records: rep.records}
+	info := &RestoreInfo{Epoch: lease.Epoch(), Adopted: adopted.Changes, AdoptedBy: adopted.source, Records: rep.records}
 	publish := func(loopID string, ev event.Event) error {
 		if _, err := s.hub.Publish(ctx, loopID, ev); err != nil {
 			return fail(RestoreAppendFailed, s.mutationErr(err))
@@ -151,16 +202,13 @@ func (r *Rig) RestoreSession(ctx context.Context, id uuid.UUID) (_ *Session, err
 		info.Interrupted = append(info.Interrupted, t.TurnID)
 	}
 	if adopted.Drifted() {
-		if err := publish("", event.ConfigurationAdopted{Changes: adopted.Changes, Source: adopted.source}); err != nil {
+		ca := event.ConfigurationAdopted{Changes: adopted.Changes, Source: adopted.source,
+			Fingerprint: adopted.live.Fingerprint(), Manifest: adopted.live}
+		if err := publish("", ca); err != nil {
 			return nil, err
 		}
 	}
 
-	// The workspace, as recorded.
-	if s.ws, err = r.materialize(ctx, id.String(), rep.started); err != nil {
-		s.ws = &workspace{placement: r.profile.Placement}
-		return nil, fail(RestoreMaterializeFailed, err)
-	}
 	// The root loop, with its old id.
 	if err := r.engineKnown(); err != nil {
 		return nil, fail(RestoreLoopFailed, err)
@@ -199,6 +247,7 @@ func (r *Rig) replay(ctx context.Context, s *Session) (*replayed, error) {
 		}
 		switch rec.Kind {
 		case journal.KindFence:
+			rep.pending = nil // a restore that was cut short adopted nothing
 			// An owner may fence twice at its epoch (a restore that
 			// re-opens its journal to record RestoreErrored); a lower
 			// epoch after a higher one means overlapping owners.
@@ -215,6 +264,16 @@ func (r *Rig) replay(ctx context.Context, s *Session) (*replayed, error) {
 			if rep.started == nil {
 				rep.started = &ev
 				rep.created = rec.At
+				rep.baseline = baseline{manifest: Manifest(ev.Manifest), fingerprint: ev.Fingerprint}
+			}
+		case event.RestoreStarted:
+			rep.pending = nil
+		case event.ConfigurationAdopted:
+			rep.pending = &ev
+		case event.RestoreDone:
+			if rep.pending != nil {
+				rep.baseline = rep.baseline.adopt(rep.pending)
+				rep.pending = nil
 			}
 		case event.LoopStarted:
 			if rep.loop == nil {
@@ -259,24 +318,26 @@ func closeOpen[T any](list *[]T, at map[string]int, key string, keyOf func(T) st
 	}
 }
 
-// adoption is accepted drift and who accepted it.
+// adoption is accepted drift, who accepted it, and the live configuration
+// it adopts.
 type adoption struct {
 	Assessment
 	source string
+	live   Manifest
 }
 
-// checkConfig compares the recorded configuration with the live rig's.
-// Sessions with a manifest go through the decider; fingerprint-only ones
-// must match exactly.
-func (r *Rig) checkConfig(ctx context.Context, id uuid.UUID, started *event.SessionStarted) (adoption, error) {
+// checkConfig compares the session's baseline configuration with the live
+// rig's. Sessions with a manifest go through the decider; fingerprint-only
+// ones must match exactly.
+func (r *Rig) checkConfig(ctx context.Context, id uuid.UUID, base baseline) (adoption, error) {
 	live := r.profile.manifest(r.liveRoot())
-	if started.Manifest == nil {
-		if started.Fingerprint != live.Fingerprint() {
-			return adoption{}, &ConfigMismatchError{Session: id, Persisted: started.Fingerprint, Live: live.Fingerprint()}
+	if base.manifest == nil {
+		if base.fingerprint != live.Fingerprint() {
+			return adoption{}, &ConfigMismatchError{Session: id, Persisted: base.fingerprint, Live: live.Fingerprint()}
 		}
 		return adoption{}, nil
 	}
-	a := Assess(Manifest(started.Manifest), live)
+	a := Assess(base.manifest, live)
 	if !a.Drifted() {
 		return adoption{}, nil
 	}
@@ -291,21 +352,24 @@ func (r *Rig) checkConfig(ctx context.Context, id uuid.UUID, started *event.Sess
 		}
 		return adoption{}, &RestoreRejectedError{Session: id, Assessment: a, Source: d.Source, Cause: cause}
 	}
-	return adoption{Assessment: a, source: d.Source}, nil
+	return adoption{Assessment: a, source: d.Source, live: live}, nil
 }
 
 // materialize resolves the workspace a restored session runs in, from the
 // live profile (whose drift from the record was just checked). A session
 // workspace that has gone missing fails the restore rather than coming back
 // empty: the files a session worked on are part of what it restores.
-func (r *Rig) materialize(ctx context.Context, id string, _ *event.SessionStarted) (*workspace, error) {
+func (r *Rig) materialize(ctx context.Context, id string) (*workspace, error) {
 	if r.profile.Placement == PlacementSession {
 		dir := filepath.Join(r.workspaces, id)
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			if err == nil {
-				err = errors.New("not a directory")
-			}
+		fi, err := os.Lstat(dir) // not Stat: a link would take the session's turns elsewhere
+		switch {
+		case err != nil:
 			return nil, fmt.Errorf("session workspace %s is missing (%w); recreate the directory to restore the session with an empty workspace", dir, err)
+		case fi.Mode()&os.ModeSymlink != 0:
+			return nil, fmt.Errorf("session workspace %s is a symbolic link, not a directory; replace it with the directory itself to restore the session", dir)
+		case !fi.IsDir():
+			return nil, fmt.Errorf("session workspace %s is not a directory; replace it with a directory to restore the session", dir)
 		}
 	}
 	return r.placeWorkspace(ctx, id)

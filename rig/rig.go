@@ -9,7 +9,8 @@
 // is a replay-and-rebuild transaction whose commit point is RestoreDone;
 // lease loss is latched and fails every later mutation closed; shutdown
 // stops loops and process groups, stops the hub with SessionStopped, then
-// releases the root lease and the session lease once each.
+// releases the root lease and the session lease once each — bounded: an
+// engine that ignores its interrupt is abandoned (see Session.Shutdown).
 //
 // rig depends only on rig/storage contracts, never on a backend.
 package rig
@@ -40,6 +41,7 @@ type Rig struct {
 	turnJournalCap  int64
 	releaseTimeout  time.Duration
 	engineCfg       engine.Config
+	shutdownGrace   time.Duration // see WithShutdownGrace (shutdown.go)
 }
 
 // EngineFactory builds the engine of a profile.
@@ -97,7 +99,9 @@ func WithEngineConfig(c engine.Config) Option { return func(r *Rig) { r.engineCf
 func WithFingerprintOnly() Option { return func(r *Rig) { r.legacy = true } }
 
 // Define returns a rig. It fails when the store is missing or the profile
-// is invalid.
+// is invalid, and with *PersistenceOverlapError when the profile's
+// exclusive or shared root overlaps the store's local directory
+// (storage.Store's LocalDir; see CheckPersistenceOverlap).
 func Define(opts ...Option) (*Rig, error) {
 	r := &Rig{
 		profile:         DefaultProfile(),
@@ -122,6 +126,9 @@ func Define(opts ...Option) (*Rig, error) {
 	if r.profile.Placement == PlacementSession && r.workspaces == "" {
 		return nil, &InvalidProfileError{Profile: r.profile.Name, Field: "placement",
 			Reason: "session placement needs a workspaces directory (WithWorkspaces)"}
+	}
+	if err := CheckPersistenceOverlap(r.profile, r.store.LocalDir()); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

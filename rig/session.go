@@ -58,7 +58,8 @@ type Session struct {
 	nextIndex int
 	turns     int
 
-	catMu sync.Mutex // orders catalog writes
+	catMu     sync.Mutex // orders catalog writes
+	catSealed bool       // guarded by catMu: Shutdown wrote the last entry
 
 	stopWatch chan struct{}
 	watchDone chan struct{}
@@ -74,7 +75,15 @@ type turnRun struct {
 	input   string
 	started time.Time
 	cancel  context.CancelCauseFunc
-	done    chan struct{}
+	done    chan struct{} // closed when runTurn is over (or Submit failed)
+
+	// endMu orders the turn's records against its end (see record and
+	// claimEnd in shutdown.go): once Shutdown abandoned the turn, nothing
+	// more of it is journaled.
+	endMu    sync.Mutex
+	end      turnEnd       // guarded by endMu
+	openGate string        // guarded by endMu: gate journaled open, not yet resolved
+	gone     chan struct{} // closed when Shutdown abandons the turn
 }
 
 type gateState struct {
@@ -97,10 +106,11 @@ type TurnInfo struct {
 // RestoreInfo is the outcome of the restore that produced a session.
 type RestoreInfo struct {
 	Epoch       uint64
-	Interrupted []string // turn ids closed with TurnInterrupted{crash}
-	GatesClosed []string // gate ids closed with GateResolved{restore_unavailable}
-	Adopted     []event.Change
-	Records     uint64 // journal records replayed
+	Interrupted []string       // turn ids closed with TurnInterrupted{crash}
+	GatesClosed []string       // gate ids closed with GateResolved{restore_unavailable}
+	Adopted     []event.Change // drift adopted by this restore, if any
+	AdoptedBy   string         // the Source of the decider that accepted it
+	Records     uint64         // journal records replayed
 }
 
 func newSession(r *Rig, id uuid.UUID, lease storage.Lease) *Session {
@@ -187,7 +197,7 @@ func (s *Session) Submit(ctx context.Context, input string) (TurnInfo, error) {
 	}
 	turnCtx, cancel := context.WithCancelCause(s.ctx)
 	t := &turnRun{id: uuid.NewString(), index: s.nextIndex, input: input, started: s.rig.now(),
-		cancel: cancel, done: make(chan struct{})}
+		cancel: cancel, done: make(chan struct{}), gone: make(chan struct{})}
 	s.turn = t
 	s.mu.Unlock()
 
@@ -249,14 +259,25 @@ func (s *Session) endActivity() {
 	s.hub.End(ctx)
 }
 
-// runTurn runs t on the engine and records how it ended.
+// runTurn runs t on the engine and records how it ended. When Shutdown
+// gave up on the engine first (it ignored its context), Shutdown recorded
+// the end: the late return journals nothing, writes no catalog entry, and
+// only closes the turn's activity once Shutdown is over (so WaitIdle
+// returns), on a stopped hub.
 func (s *Session) runTurn(ctx context.Context, t *turnRun) {
 	defer close(t.done)
+	defer t.cancel(nil)
 	sink := newTurnSink(s, t)
 	res, err := s.eng.Run(ctx, engine.Turn{
 		SessionID: s.id.String(), LoopID: s.loopID, ID: t.id, Index: t.index, Input: t.input, Dir: s.ws.dir,
 		Env: []string{"LOOPRIG_SESSION=" + s.id.String(), "LOOPRIG_TURN=" + t.id},
 	}, sink)
+	if !t.claimEnd(endReturned) {
+		sink.finish() // stops the ticker; the abandoned turn's records are refused
+		<-s.shutdownDone
+		s.endActivity()
+		return
+	}
 	sink.finish()
 
 	var end event.Event
@@ -281,7 +302,6 @@ func (s *Session) runTurn(ctx context.Context, t *turnRun) {
 	s.mu.Unlock()
 	s.endActivity()
 	s.updateCatalog()
-	t.cancel(nil)
 }
 
 // Interrupt stops the running turn (SIGTERM to its process group, then
@@ -318,7 +338,7 @@ func (s *Session) RespondGate(ctx context.Context, gateID string, approve bool) 
 		s.mu.Unlock()
 		return err
 	}
-	g := s.gate
+	g, t := s.gate, s.turn
 	if g == nil || g.id != gateID {
 		open := ""
 		if g != nil {
@@ -355,7 +375,20 @@ func (s *Session) RespondGate(ctx context.Context, gateID string, approve bool) 
 	// The answer is on record: a cancellation of ctx must not reach the hub.
 	pctx, pcancel := s.bg()
 	defer pcancel()
-	if _, err := s.hub.Publish(pctx, s.loopID, event.GateResolved{GateID: g.id, Action: action, Reason: "user"}); err != nil {
+	var err error
+	resolve := func() {
+		_, err = s.hub.Publish(pctx, s.loopID, event.GateResolved{GateID: g.id, Action: action, Reason: "user"})
+		if err == nil && t != nil {
+			t.openGate = ""
+		}
+	}
+	if t == nil || t.id != g.turnID {
+		t = nil
+		resolve()
+	} else if !t.record(resolve) {
+		return ErrSessionClosed // Shutdown abandoned the turn and closed the gate
+	}
+	if err != nil {
 		return unclaim(err)
 	}
 	g.answer <- approve
@@ -434,15 +467,18 @@ func (s *Session) catalogEntry(state CatalogState) CatalogEntry {
 
 // updateCatalog rewrites the catalog entry after a state change. It is
 // best effort (the journal is the truth) and skipped once the session lost
-// its lease: the successor owns the entry then.
+// its lease (the successor owns the entry then) or Shutdown wrote the last
+// entry.
 func (s *Session) updateCatalog() {
-	s.writeCatalogState(CatalogRunning)
+	s.writeCatalogState(CatalogRunning, "", false)
 }
 
-func (s *Session) writeCatalogState(state CatalogState) error {
+// writeCatalogState writes the entry in state; final seals it: no later
+// write happens (Shutdown's last entry, written before the leases go).
+func (s *Session) writeCatalogState(state CatalogState, reason string, final bool) error {
 	s.catMu.Lock()
 	defer s.catMu.Unlock()
-	if s.Err() != nil {
+	if s.catSealed || s.Err() != nil {
 		return nil
 	}
 	select {
@@ -450,9 +486,12 @@ func (s *Session) writeCatalogState(state CatalogState) error {
 		return nil
 	default:
 	}
+	s.catSealed = final
 	ctx, cancel := s.bg()
 	defer cancel()
-	err := writeCatalog(ctx, s.rig.store, s.catalogEntry(state))
+	c := s.catalogEntry(state)
+	c.Reason = reason
+	err := writeCatalog(ctx, s.rig.store, c)
 	if err != nil {
 		s.rig.log.Warn("catalog write failed", "session", s.id, "err", err)
 	}
@@ -500,18 +539,31 @@ func (s *Session) watch() {
 }
 
 // Shutdown stops the session: it closes admission, interrupts the running
-// turn and waits for its process group to be gone, stops the hub with
-// SessionStopped, marks the catalog entry stopped, then releases the root
-// lease and the session lease, once each, on fresh bounded contexts. The
-// caller's context bounds only how long a concurrent caller waits: every
-// call returns the result of the one teardown.
+// turn and waits for its engine to return (for the shell engine: its
+// process group is gone), stops the hub with SessionStopped, marks the
+// catalog entry stopped, then releases the root lease and the session
+// lease, once each, on fresh bounded contexts.
+//
+// The wait for the engine is bounded by the deadline of the first call's
+// context or, when it has none, by the rig's shutdown grace
+// (WithShutdownGrace; 8 s by default). Cancelling a context without a
+// deadline does not cut the wait short. An engine that has not returned
+// by then — one that ignores its context — is abandoned: the turn is
+// journaled as TurnInterrupted{engine_unresponsive}, the hub is stopped,
+// the catalog entry is left running (with a reason) so the session lists
+// as crashed rather than cleanly stopped, the leases are released, and
+// Shutdown returns *EngineUnresponsiveError (joined with any other
+// failure). Nothing the abandoned engine does later is journaled.
+//
+// Every call returns the result of the one teardown; the context of a
+// later call bounds only how long that call waits for it.
 func (s *Session) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	first := !s.shutdownStarted
 	s.shutdownStarted = true
 	s.mu.Unlock()
 	if first {
-		s.shutdownErr = s.teardown()
+		s.shutdownErr = s.teardown(ctx)
 		close(s.shutdownDone)
 		return s.shutdownErr
 	}
@@ -528,24 +580,29 @@ func (s *Session) Shutdown(ctx context.Context) error {
 	}
 }
 
-func (s *Session) teardown() error {
+// teardown is the one Shutdown; ctx bounds only the wait for the running
+// turn's engine (see Shutdown).
+func (s *Session) teardown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closed = true
 	t := s.turn
 	healthy := s.fault == nil
 	s.mu.Unlock()
 
-	ctx, cancel := s.bg()
+	bctx, cancel := s.bg()
 	defer cancel()
 	var errs []error
 	if healthy {
-		if _, err := s.journal.AppendCommand(ctx, "", journal.Command{Name: journal.CommandShutdown, LoopID: s.loopID}); err != nil {
+		if _, err := s.journal.AppendCommand(bctx, "", journal.Command{Name: journal.CommandShutdown, LoopID: s.loopID}); err != nil {
 			errs = append(errs, fmt.Errorf("record shutdown: %w", s.mutationErr(err)))
 		}
 	}
+	var stuck *EngineUnresponsiveError
 	if t != nil {
-		t.cancel(causeShutdown)
-		<-t.done // the engine returns only when the turn's process group is gone
+		var err error
+		if stuck, err = s.awaitTurn(ctx, t); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	close(s.stopWatch)
 	<-s.watchDone
@@ -555,12 +612,26 @@ func (s *Session) teardown() error {
 		errs = append(errs, fmt.Errorf("stop hub: %w", s.mutationErr(err)))
 	}
 	if s.Err() == nil {
-		if err := s.writeCatalogState(CatalogStopped); err != nil {
+		// A session whose engine was abandoned did not stop cleanly: the
+		// engine may still run (and touch the workspace) in this process.
+		// Its entry stays running, so that once the leases are free it
+		// lists as crashed, not idle; its journal is closed all the same.
+		state, reason := CatalogStopped, ""
+		if stuck != nil {
+			state, reason = CatalogRunning, fmt.Sprintf("shutdown abandoned turn %d: %s", stuck.Index, event.ReasonEngineStuck)
+		}
+		if err := s.writeCatalogState(state, reason, true); err != nil {
 			errs = append(errs, fmt.Errorf("catalog: %w", err))
 		}
 	}
 	s.cancel(ErrSessionClosed)
 	errs = append(errs, s.releaseLeases()...)
+	if stuck != nil {
+		if len(errs) == 0 {
+			return stuck
+		}
+		errs = append([]error{stuck}, errs...)
+	}
 	return errors.Join(errs...)
 }
 

@@ -16,7 +16,9 @@ import (
 // checkpointEvery while output is pending, so a crash loses under a second
 // of output. Past the rig's per-turn cap, output is only counted (Elided),
 // which keeps journal growth and memory bounded for a turn printing
-// gigabytes.
+// gigabytes. Once Shutdown abandoned the turn (its engine ignored the
+// interrupt) the sink drops everything: nothing of the turn is journaled or
+// delivered after its TurnInterrupted.
 type turnSink struct {
 	s *Session
 	t *turnRun
@@ -38,7 +40,8 @@ func newTurnSink(s *Session, t *turnRun) *turnSink {
 	return k
 }
 
-// tick checkpoints pending output every interval until finish.
+// tick checkpoints pending output every interval until finish, or until
+// Shutdown abandons the turn (nothing more is journaled then).
 func (k *turnSink) tick() {
 	defer close(k.done)
 	every := time.NewTicker(k.s.rig.checkpointEvery)
@@ -49,13 +52,15 @@ func (k *turnSink) tick() {
 			k.flush(false)
 		case <-k.stop:
 			return
+		case <-k.t.gone:
+			return
 		}
 	}
 }
 
 // Output implements engine.Sink.
 func (k *turnSink) Output(stream engine.Stream, text string) {
-	if text == "" {
+	if text == "" || k.t.abandoned() {
 		return
 	}
 	k.s.hub.Publish(context.Background(), k.s.loopID, event.OutputDelta{TurnID: k.t.id, Stream: string(stream), Text: text})
@@ -90,7 +95,15 @@ func (k *turnSink) Gate(ctx context.Context, prompt string) (bool, error) {
 	// Not on ctx: an interrupt arriving now would fault the session through
 	// the hub; it is seen below and closes the gate.
 	pctx, pcancel := s.bg()
-	_, err := s.hub.Publish(pctx, s.loopID, event.GateOpened{GateID: g.id, TurnID: k.t.id, Prompt: prompt})
+	var err error
+	if !k.t.record(func() {
+		_, err = s.hub.Publish(pctx, s.loopID, event.GateOpened{GateID: g.id, TurnID: k.t.id, Prompt: prompt})
+		if err == nil {
+			k.t.openGate = g.id
+		}
+	}) {
+		err = ErrSessionClosed // Shutdown abandoned the turn
+	}
 	pcancel()
 	if err != nil {
 		g.openErr = err
@@ -129,7 +142,11 @@ func (k *turnSink) Gate(ctx context.Context, prompt string) (bool, error) {
 	}
 	bg, cancel := s.bg()
 	defer cancel()
-	s.hub.Publish(bg, s.loopID, event.GateResolved{GateID: g.id, Action: event.ActionClose, Reason: reason})
+	k.t.record(func() {
+		if _, err := s.hub.Publish(bg, s.loopID, event.GateResolved{GateID: g.id, Action: event.ActionClose, Reason: reason}); err == nil {
+			k.t.openGate = ""
+		}
+	})
 	return false, context.Cause(ctx)
 }
 
@@ -155,13 +172,16 @@ func (k *turnSink) flush(final bool) {
 		if n == 0 {
 			n = min(len(pending), limit)
 		}
-		if _, err := k.s.hub.Publish(ctx, k.s.loopID, event.TurnOutput{TurnID: k.t.id, Text: string(pending[:n])}); err != nil {
-			return // the hub faulted the session; nothing more can be journaled
+		var err error
+		if !k.t.record(func() {
+			_, err = k.s.hub.Publish(ctx, k.s.loopID, event.TurnOutput{TurnID: k.t.id, Text: string(pending[:n])})
+		}) || err != nil {
+			return // abandoned, or the hub faulted the session: nothing more is journaled
 		}
 		pending = pending[n:]
 	}
 	if final && elided > 0 {
-		k.s.hub.Publish(ctx, k.s.loopID, event.TurnOutput{TurnID: k.t.id, Elided: elided})
+		k.t.record(func() { k.s.hub.Publish(ctx, k.s.loopID, event.TurnOutput{TurnID: k.t.id, Elided: elided}) })
 	}
 }
 

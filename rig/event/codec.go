@@ -513,7 +513,7 @@ func (o OutputDelta) validate() error {
 }
 
 func (t TurnInterrupted) validate() error {
-	return oneOf("reason", t.Reason, ReasonUser, ReasonCrash, ReasonShutdown, ReasonLeaseLost)
+	return oneOf("reason", t.Reason, ReasonUser, ReasonCrash, ReasonShutdown, ReasonLeaseLost, ReasonEngineStuck)
 }
 
 func (g GateResolved) validate() error {

@@ -29,6 +29,8 @@ func samples() []Event {
 			{Field: "engine", Persisted: "shell", Live: "demo", Level: LevelWarn},
 			{Field: "title", Persisted: "a", Live: "b", Level: LevelInfo},
 		}, Source: "--accept-drift"},
+		ConfigurationAdopted{Changes: []Change{{Field: "engine", Persisted: "shell", Live: "demo", Level: LevelWarn}},
+			Source: "default", Fingerprint: "abc", Manifest: map[string]string{"engine": "demo", "root": ""}},
 		SessionFaulted{Cause: "lease lost"},
 		LoopStarted{LoopID: "l1", Name: "shell", Engine: "shell"},
 		TurnStarted{TurnID: "t1", Index: 3, Input: "for i in $(seq 60); do echo $i && sleep 1; done"},

@@ -169,10 +169,17 @@ type Change struct {
 	Level string `json:"level"`
 }
 
-// ConfigurationAdopted records drift accepted on purpose at restore.
+// ConfigurationAdopted records drift accepted at restore. Once the restore
+// that journaled it commits (RestoreDone), the adopted configuration is the
+// baseline the next restore compares against.
 type ConfigurationAdopted struct {
 	Changes []Change `json:"changes"`
 	Source  string   `json:"source"`
+	// Fingerprint and Manifest are the adopted (live) configuration.
+	// Records written before they existed carry neither; replay then
+	// applies Changes to the previous baseline.
+	Fingerprint string            `json:"fingerprint,omitempty"`
+	Manifest    map[string]string `json:"manifest,omitempty"`
 }
 
 // SessionFaulted (ephemeral): the session can no longer persist (lease
@@ -239,13 +246,17 @@ const (
 	ReasonCrash     = "crash"
 	ReasonShutdown  = "shutdown"
 	ReasonLeaseLost = "lease_lost"
+	// ReasonEngineStuck: Shutdown gave up waiting for an engine that did
+	// not stop (it ignored its context) and released the session anyway.
+	ReasonEngineStuck = "engine_unresponsive"
 )
 
 // TurnInterrupted: the turn was stopped before it finished.
 type TurnInterrupted struct {
 	TurnID string `json:"turn_id"`
 	Index  int    `json:"index"`
-	// Reason is one of ReasonUser, ReasonCrash, ReasonShutdown, ReasonLeaseLost.
+	// Reason is one of ReasonUser, ReasonCrash, ReasonShutdown,
+	// ReasonLeaseLost, ReasonEngineStuck.
 	Reason string `json:"reason"`
 }
 

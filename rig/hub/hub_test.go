@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -59,7 +60,7 @@ func recv(t *testing.T, s *Subscription) event.Envelope {
 	return event.Envelope{}
 }
 
-func TestEnduringIsJournaledBeforeDelivery(t *testing.T) {
+func TestEnduringIsDeliveredWithItsSeq(t *testing.T) {
 	j := &memJournal{}
 	h := New("s1", j)
 	sub := h.Subscribe(Filter{AllLoops: true})
@@ -72,9 +73,6 @@ func TestEnduringIsJournaledBeforeDelivery(t *testing.T) {
 		if got.Seq != uint64(i+1) || env.Seq != got.Seq || got.LoopID != "loop1" || got.Session != "s1" {
 			t.Fatalf("delivered %+v (returned %+v), want seq %d", got, env, i+1)
 		}
-		if j.len() < int(got.Seq) {
-			t.Fatalf("seq %d delivered before it was journaled", got.Seq)
-		}
 	}
 	env, err := h.Publish(ctx, "loop1", event.OutputDelta{TurnID: "t", Text: "x"})
 	if err != nil || env.Seq != 0 {
@@ -85,6 +83,135 @@ func TestEnduringIsJournaledBeforeDelivery(t *testing.T) {
 	}
 	if j.len() != 3 {
 		t.Fatalf("journal has %d events; ephemeral must not be journaled", j.len())
+	}
+}
+
+// peekJournal is a memJournal whose hook runs inside AppendEvent, once the
+// event is journaled and before the hub gets its sequence back: the hook
+// sees the world as it is at append time.
+type peekJournal struct {
+	memJournal
+	onAppend func(seq uint64, ev event.Event)
+}
+
+func (j *peekJournal) AppendEvent(ctx context.Context, id, loop string, ev event.Event) (uint64, error) {
+	seq, err := j.memJournal.AppendEvent(ctx, id, loop, ev)
+	if err == nil && j.onAppend != nil {
+		j.onAppend(seq, ev)
+	}
+	return seq, err
+}
+
+// receiver drains a subscription without a goroutine of its own: whoever
+// holds mu takes what is queued on the channel into got.
+type receiver struct {
+	name string
+	sub  *Subscription
+	got  []event.Envelope
+}
+
+func (r *receiver) drain() {
+	for {
+		select {
+		case env, ok := <-r.sub.C():
+			if !ok {
+				return
+			}
+			r.got = append(r.got, env)
+		default:
+			return
+		}
+	}
+}
+
+// A subscriber never holds an enduring event before the journal has it,
+// and has it, with the journal's sequence, once Publish returns. The
+// journal's append hook looks at what every subscriber has received at the
+// moment of each append; publishers run concurrently, so delivery order
+// must be journal order too.
+func TestNoSubscriberSeesEnduringBeforeItIsJournaled(t *testing.T) {
+	var mu sync.Mutex // guards the receivers, appended and violations
+	var receivers []*receiver
+	appended := map[event.Event]uint64{} // event -> seq it was journaled at
+	var violations []string
+	j := &peekJournal{}
+	j.onAppend = func(seq uint64, ev event.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		appended[ev] = seq
+		for _, r := range receivers {
+			r.drain()
+			for _, env := range r.got {
+				if env.Event == ev {
+					violations = append(violations, fmt.Sprintf("%s received %+v before it was journaled at seq %d", r.name, ev, seq))
+				}
+			}
+		}
+	}
+	h := New("s1", j)
+	all := &receiver{name: "all-loops", sub: h.Subscribe(Filter{AllLoops: true})}
+	onlyA := &receiver{name: "loop-a", sub: h.Subscribe(Filter{Loops: []string{"a"}})}
+	receivers = []*receiver{all, onlyA}
+
+	const publishers, each = 4, 50 // 200 enduring events: within BufferSize
+	var wg sync.WaitGroup
+	for p := range publishers {
+		wg.Go(func() {
+			for i := range each {
+				loop := []string{"a", "b"}[i%2]
+				ev := event.TurnStarted{TurnID: fmt.Sprintf("p%d-%d", p, i), Index: i}
+				env, err := h.Publish(ctx, loop, ev)
+				if err != nil {
+					t.Errorf("Publish: %v", err)
+					return
+				}
+				mu.Lock()
+				if seq, ok := appended[ev]; !ok || seq != env.Seq {
+					violations = append(violations, fmt.Sprintf("Publish returned %+v for an event journaled at seq %d (journaled %v)", env, seq, ok))
+				}
+				for _, r := range receivers {
+					if !r.sub.filter.wants(env) {
+						continue
+					}
+					r.drain()
+					found := false
+					for _, got := range r.got {
+						if got.Event == ev {
+							found = got.Seq == env.Seq
+						}
+					}
+					if !found {
+						violations = append(violations, fmt.Sprintf("%s has not received %+v at seq %d when Publish returned", r.name, ev, env.Seq))
+					}
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	for _, v := range violations[:min(len(violations), 10)] {
+		t.Error(v)
+	}
+	if j.len() != publishers*each {
+		t.Fatalf("journal has %d events, want %d", j.len(), publishers*each)
+	}
+	for _, r := range receivers {
+		r.drain()
+		var last uint64
+		for _, env := range r.got {
+			if env.Seq <= last {
+				t.Fatalf("%s received seq %d after seq %d: delivery order is not journal order", r.name, env.Seq, last)
+			}
+			last = env.Seq
+			if !r.sub.filter.wants(env) || appended[env.Event] != env.Seq {
+				t.Fatalf("%s received %+v, journaled at seq %d", r.name, env, appended[env.Event])
+			}
+		}
+	}
+	if len(all.got) != publishers*each || len(onlyA.got) != publishers*each/2 {
+		t.Fatalf("received %d (all loops) and %d (loop a), want %d and %d", len(all.got), len(onlyA.got), publishers*each, publishers*each/2)
 	}
 }
 

@@ -23,6 +23,7 @@ type faultStore struct {
 	mu        sync.Mutex
 	onAppend  func(name string, expected uint64, payloads [][]byte) error
 	onAcquire func(name string) error
+	onProbe   func(name string) error
 	deafNew   bool                       // new grants hide their loss (deafened)
 	grants    map[string][]*trackedLease // every grant, per name, in order
 	ops       []leaseOp                  // grants and releases, in order
@@ -50,6 +51,14 @@ func (f *faultStore) setAppendFault(fn func(name string, expected uint64, payloa
 func (f *faultStore) setAcquireFault(fn func(name string) error) {
 	f.mu.Lock()
 	f.onAcquire = fn
+	f.mu.Unlock()
+}
+
+// setProbeFault installs fn, called before every Probe; a non-nil error
+// fails that Probe.
+func (f *faultStore) setProbeFault(fn func(name string) error) {
+	f.mu.Lock()
+	f.onProbe = fn
 	f.mu.Unlock()
 }
 
@@ -136,6 +145,14 @@ func (f *faultStore) Break(ctx context.Context, name string) (storage.Lease, err
 
 // Probe forwards storage.LeaseProber.
 func (f *faultStore) Probe(ctx context.Context, name string) (storage.LeaseStatus, error) {
+	f.mu.Lock()
+	hook := f.onProbe
+	f.mu.Unlock()
+	if hook != nil {
+		if err := hook(name); err != nil {
+			return storage.LeaseStatus{}, err
+		}
+	}
 	p, ok := f.Store.(storage.LeaseProber)
 	if !ok {
 		return storage.LeaseStatus{}, fmt.Errorf("rigtest: %T cannot probe leases", f.Store)

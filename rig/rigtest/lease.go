@@ -2,7 +2,9 @@ package rigtest
 
 import (
 	"context"
+	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -16,7 +18,8 @@ import (
 )
 
 var leaseLossCases = []testCase{
-	{"SessionLeaseBroken", testSessionLeaseBroken},
+	{"SessionLeaseBroken", func(t *testing.T, e *env) { testSessionLeaseBroken(t, e, false) }},
+	{"SessionLeaseBrokenAtGate", func(t *testing.T, e *env) { testSessionLeaseBroken(t, e, true) }},
 	{"StaleWriterFencedOff", testStaleWriterFenced},
 	{"RootLeaseBroken", testRootLeaseBroken},
 }
@@ -38,19 +41,76 @@ func (e *env) breakLease(t testing.TB, name string) storage.Lease {
 	return l
 }
 
-// tryStaleWrites makes a session whose lease is gone attempt every
-// mutation; each must fail.
-func tryStaleWrites(t testing.TB, s *rig.Session) {
+// openGate submits, on a session whose profile gates "touch gated" (see
+// gateProfile), a turn that stops at a gate before running anything, and
+// returns it and the gate's id once the session reports both open: a
+// healthy session would now accept RespondGate and Interrupt, and refuse
+// Submit only as *rig.BusyError. The gated command would create file in
+// the workspace.
+func openGate(t testing.TB, e *env, s *rig.Session) (ti rig.TurnInfo, gateID, file string) {
 	t.Helper()
-	ctx := waitCtx(t)
-	if _, err := s.Submit(ctx, "echo stale"); err == nil {
-		t.Errorf("stale session accepted a Submit")
+	file = "gated-" + newMarker()
+	ti = submit(t, s, "touch "+file)
+	opened := waitJournal(t, e.raw, s.SessionID(), "GateOpened", func(r journal.Record) bool {
+		o, ok := r.Event.(event.GateOpened)
+		return ok && o.TurnID == ti.ID
+	}).Event.(event.GateOpened)
+	eventually(t, "the turn and its gate to be open", func() bool {
+		st := s.Status()
+		return st.Turn != nil && st.Turn.ID == ti.ID && st.Gate != nil && st.Gate.ID == opened.GateID
+	})
+	return ti, opened.GateID, file
+}
+
+// The mutations a stale holder attempts (tryStaleWrites).
+const (
+	opSubmit      = "Submit"
+	opInterrupt   = "Interrupt"
+	opRespondGate = "RespondGate"
+)
+
+var allStaleOps = []string{opRespondGate, opInterrupt, opSubmit}
+
+// tryStaleWrites makes s, whose lease is gone, attempt the mutations ops in
+// that order; gate is the gate its turn was waiting at when the lease went
+// ("" when none was open). Each must fail because of the lease: errors.As
+// finds E, the lease-loss error the session latches — not *rig.NoTurnError,
+// *rig.NoGateError or *rig.BusyError, which say nothing about the lease —
+// and the latched fault is E too.
+func tryStaleWrites[E error](t testing.TB, s *rig.Session, gate string, ops ...string) {
+	t.Helper()
+	if gate == "" {
+		gate = "no-gate-open"
 	}
-	if err := s.Interrupt(ctx); err == nil {
-		t.Errorf("stale session accepted an Interrupt")
+	for _, op := range ops {
+		ctx := waitCtx(t)
+		var err error
+		switch op {
+		case opSubmit:
+			_, err = s.Submit(ctx, "echo stale")
+		case opInterrupt:
+			err = s.Interrupt(ctx)
+		case opRespondGate:
+			err = s.RespondGate(ctx, gate, true)
+		default:
+			t.Fatalf("unknown stale mutation %q", op)
+		}
+		var lost E
+		var noTurn *rig.NoTurnError
+		var noGate *rig.NoGateError
+		var busy *rig.BusyError
+		switch {
+		case err == nil:
+			t.Errorf("stale %s succeeded, want %T", op, lost)
+		case errors.As(err, &noTurn) || errors.As(err, &noGate) || errors.As(err, &busy):
+			t.Errorf("stale %s: %v (%T): refused for the turn or the gate, not for the lease", op, err, err)
+		case !errors.As(err, &lost):
+			t.Errorf("stale %s: got %T (%v), want an error errors.As finds as %T", op, err, err, lost)
+		}
 	}
-	if err := s.RespondGate(ctx, "any", true); err == nil {
-		t.Errorf("stale session accepted RespondGate")
+	var lost E
+	if err := s.Err(); !errors.As(err, &lost) {
+		t.Errorf("latched fault of the stale session: %v, want %T", err, lost)
 	}
 }
 
@@ -74,18 +134,26 @@ func checkOnlyBreakerAfterFence(t testing.TB, e *env, s *rig.Session, bj *journa
 }
 
 // Breaking the session lease faults the session: SessionFaulted reaches
-// subscribers, Submit fails with *journal.JournalLeaseLostError, the
-// running turn is stopped, and nothing of the stale holder lands after the
-// breaker's fence.
-func testSessionLeaseBroken(t *testing.T, e *env) {
+// subscribers, Submit fails with *journal.JournalLeaseLostError, and
+// nothing of the stale holder lands after the breaker's fence. A running
+// turn is stopped, its processes gone (atGate false); a turn waiting at a
+// gate (atGate true) ends without running the gated command, and every
+// mutation (RespondGate on that gate, Interrupt, Submit) is refused for the
+// lease.
+func testSessionLeaseBroken(t *testing.T, e *env, atGate bool) {
 	e.breaker(t)
-	s := e.newSession(e.define())
+	s := e.newSession(e.define(rig.WithProfile(gateProfile())))
 	id := s.SessionID()
 	name := storage.SessionName(id.String())
 	c := collect(t, s.Subscribe(hub.Filter{AllLoops: true}), nil)
 	m := newMarker()
-	submit(t, s, outputInput(m))
-	waitJournal(t, e.raw, id, "TurnOutput", isOutput)
+	var gate, file string
+	if atGate {
+		_, gate, file = openGate(t, e, s)
+	} else {
+		submit(t, s, outputInput(m))
+		waitJournal(t, e.raw, id, "TurnOutput", isOutput)
+	}
 
 	bl := e.breakLease(t, name)
 	if bl.Epoch() <= s.Epoch() {
@@ -108,8 +176,13 @@ func testSessionLeaseBroken(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatalf("breaker opens the journal: %v", err)
 	}
-	tryStaleWrites(t, s)
+	if atGate {
+		tryStaleWrites[*journal.JournalLeaseLostError](t, s, gate, allStaleOps...)
+	}
 	waitIdle(t, s)
+	if atGate && exists(filepath.Join(s.Workspace(), file)) {
+		t.Errorf("the gated command of the stale holder ran")
+	}
 	noProcs(t, m, "after the lease loss stopped the turn")
 	_ = s.Shutdown(waitCtx(t)) // tries SessionStopped, must not land
 	seq, err := bj.AppendEvent(context.Background(), "", "", event.SessionIdle{})
@@ -121,43 +194,79 @@ func testSessionLeaseBroken(t *testing.T, e *env) {
 
 // A holder that has not noticed the break is fenced off by the journal's
 // compare-and-swap: its writes fail and none lands after the breaker's
-// fence.
+// fence. Each mutation that writes a command is tried first, while the
+// holder still believes it owns the session, so that its own append meets
+// the fence: RespondGate and Interrupt with a turn waiting at a gate,
+// Submit with no turn running (with one running it is *rig.BusyError,
+// refused before anything is written, lease or no lease). The mutations
+// after the first are refused for the latched loss.
 func testStaleWriterFenced(t *testing.T, e *env) {
 	e.breaker(t)
-	e.fs.setDeaf(true)
-	s := e.newSession(e.define())
-	e.fs.setDeaf(false)
-	id := s.SessionID()
-	name := storage.SessionName(id.String())
-	runTurn(t, s, "echo before")
-	bl := e.breakLease(t, name)
-	bj, err := journal.Open(context.Background(), e.raw, name, bl)
-	if err != nil {
-		t.Fatalf("breaker opens the journal: %v", err)
+	for _, first := range allStaleOps {
+		t.Run(first+"First", func(t *testing.T) {
+			e := newEnv(t, e.b)
+			e.fs.setDeaf(true)
+			s := e.newSession(e.define(rig.WithProfile(gateProfile())))
+			e.fs.setDeaf(false)
+			id := s.SessionID()
+			name := storage.SessionName(id.String())
+			runTurn(t, s, "echo before")
+			var gate, file string
+			if first != opSubmit {
+				_, gate, file = openGate(t, e, s)
+			}
+			bl := e.breakLease(t, name)
+			bj, err := journal.Open(context.Background(), e.raw, name, bl)
+			if err != nil {
+				t.Fatalf("breaker opens the journal: %v", err)
+			}
+			if err := s.Err(); err != nil {
+				t.Fatalf("the deafened holder noticed the break by itself (%v): its fencing is not tested", err)
+			}
+			ops := []string{first}
+			for _, op := range allStaleOps {
+				if op != first {
+					ops = append(ops, op)
+				}
+			}
+			tryStaleWrites[*journal.JournalLeaseLostError](t, s, gate, ops...)
+			var fenced *journal.FencedError
+			if !errors.As(s.Err(), &fenced) {
+				t.Errorf("latched fault %v, want the *journal.FencedError of the holder's own append", s.Err())
+			}
+			waitIdle(t, s)
+			if file != "" && exists(filepath.Join(s.Workspace(), file)) {
+				t.Errorf("the gated command of the stale holder ran")
+			}
+			_ = s.Shutdown(waitCtx(t))
+			seq, err := bj.AppendEvent(context.Background(), "", "", event.SessionIdle{})
+			if err != nil {
+				t.Fatalf("breaker appends: %v", err)
+			}
+			checkOnlyBreakerAfterFence(t, e, s, bj, []uint64{seq})
+		})
 	}
-	_, err = s.Submit(waitCtx(t), "echo stale")
-	as[*journal.FencedError](t, err, "Submit of a stale holder after the breaker's fence")
-	tryStaleWrites(t, s)
-	_ = s.Shutdown(waitCtx(t))
-	seq, err := bj.AppendEvent(context.Background(), "", "", event.SessionIdle{})
-	if err != nil {
-		t.Fatalf("breaker appends: %v", err)
-	}
-	checkOnlyBreakerAfterFence(t, e, s, bj, []uint64{seq})
 }
 
-// Breaking an exclusive session's root lease faults it: Submit fails with
-// *rig.WorkspaceRootLeaseLostError.
+// Breaking an exclusive session's root lease while a turn waits at a gate
+// faults the session: Submit, Interrupt and RespondGate fail with
+// *rig.WorkspaceRootLeaseLostError, the gated command does not run in the
+// root, and no command of the stale holder is journaled after the break
+// (the session lease is still its own: the end of the turn is recorded).
 func testRootLeaseBroken(t *testing.T, e *env) {
 	e.breaker(t)
 	root := canonical(t, t.TempDir())
-	s := e.newSession(e.define(rig.WithProfile(exclusiveProfile(root))))
+	p := exclusiveProfile(root)
+	p.GatePolicy = gateProfile().GatePolicy
+	s := e.newSession(e.define(rig.WithProfile(p)))
 	c := collect(t, s.Subscribe(hub.Filter{}), nil)
 	roots := e.fs.names("workspace-roots/")
 	if len(roots) != 1 {
 		t.Fatalf("root leases: %v", roots)
 	}
 	rootEpoch := e.fs.latest(roots[0]).Epoch()
+	_, gate, file := openGate(t, e, s)
+	atBreak := tip(t, e.raw, s.SessionID())
 	e.breakLease(t, roots[0])
 	c.wait(t, "SessionFaulted", isType[event.SessionFaulted])
 	select {
@@ -170,7 +279,17 @@ func testRootLeaseBroken(t *testing.T, e *env) {
 	if lost.Root != root || lost.Epoch != rootEpoch {
 		t.Errorf("WorkspaceRootLeaseLostError{Root %q, Epoch %d}, want {%q, %d}", lost.Root, lost.Epoch, root, rootEpoch)
 	}
-	tryStaleWrites(t, s)
+	tryStaleWrites[*rig.WorkspaceRootLeaseLostError](t, s, gate, allStaleOps...)
+	waitIdle(t, s)
+	if exists(filepath.Join(root, file)) {
+		t.Errorf("the gated command of the stale holder ran in the root")
+	}
+	recs := readJournal(t, e.raw, s.SessionID())
+	for _, r := range recs[atBreak:] {
+		if r.Kind == journal.KindCommand {
+			t.Errorf("command %s journaled after the root lease was broken:%s", r.Command.Name, describe(recs[atBreak:]))
+		}
+	}
 }
 
 // ---- shutdown -----------------------------------------------------------------------------

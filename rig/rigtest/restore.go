@@ -20,7 +20,6 @@ import (
 
 var restoreCases = []testCase{
 	{"AfterCleanShutdown", testRestoreClean},
-	{"WhileHeld", testRestoreWhileHeld},
 	{"UnknownID", testRestoreUnknown},
 }
 

@@ -110,11 +110,14 @@ func groups() []struct {
 		{"Restore", restoreCases},
 		{"RestoreCrash", crashCases},
 		{"Drift", driftCases},
+		{"DriftBaseline", baselineCases},
 		{"RestoreErrors", restoreErrorCases},
 		{"LeaseLoss", leaseLossCases},
 		{"Shutdown", shutdownCases},
 		{"Catalog", catalogCases},
 		{"Delete", deleteCases},
+		{"Bounds", boundsCases},
+		{"Order", orderCases},
 	}
 }
 

@@ -5,8 +5,8 @@
 // grammar shared by all of them.
 //
 // The package has no dependencies beyond the standard library. Backends live
-// elsewhere (memstore, fsstore); storetest checks that a backend honours every
-// rule written here.
+// elsewhere (memstore, fsstore, natsstore); storetest checks that a backend
+// honours every rule written here.
 package storage
 
 import (
@@ -190,4 +190,13 @@ type Store interface {
 	Leaser
 	Ledger
 	KV
+	// LocalDir returns the directory on this machine the store keeps its
+	// files in (journals, leases, catalog, or the files a wrapper keeps
+	// next to them), or "" when it keeps none here (an in-memory store, a
+	// remote server). When not "", it is an absolute path that names an
+	// existing directory, and it does not change for the life of the
+	// Store. The runtime refuses a workspace root that overlaps it (see
+	// rig.PersistenceOverlapError): a turn running there could delete the
+	// store.
+	LocalDir() string
 }

@@ -55,6 +55,9 @@ func New() *Store {
 	}
 }
 
+// LocalDir returns "": a memstore keeps no files (storage.Store).
+func (s *Store) LocalDir() string { return "" }
+
 // leaseState is everything the store remembers about one lease name. It is
 // kept after release so epochs are never reused.
 type leaseState struct {

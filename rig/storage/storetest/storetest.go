@@ -9,9 +9,10 @@
 // Run checks leases (exclusivity, fencing epochs, release, loss causes),
 // ledgers (compare-and-swap appends, contiguous sequences, bounded cursors,
 // payload limits, concurrent appenders), KV (revisions, conflicts, prefix
-// listing), the name grammar on every method and done contexts. Backends
-// that implement storage.LeaseProber get the probe checks, and backends with
-// a forced takeover (storage.Breaker) get the break checks.
+// listing), the name grammar on every method, done contexts and LocalDir
+// (stable; an existing absolute directory when not ""). Backends that
+// implement storage.LeaseProber get the probe checks, and backends with a
+// forced takeover (storage.Breaker) get the break checks.
 //
 // Every failure is classified with errors.As or errors.Is, never by the text
 // of a message.
@@ -63,6 +64,7 @@ var groups = []struct {
 	{"KV", kvCases},
 	{"Names", nameCases},
 	{"Context", contextCases},
+	{"LocalDir", localDirCases},
 }
 
 // --- shared helpers -------------------------------------------------------
