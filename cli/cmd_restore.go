@@ -48,7 +48,7 @@ func cmdRestore(e *env, args []string) int {
 	if e.json {
 		o := newObj().set("id", id).set("epoch", info.Epoch).set("interrupted", nonNil(info.Interrupted)).
 			set("gates_closed", nonNil(info.GatesClosed)).set("short_id", rig.ShortID(id)).
-			set("records", info.Records).set("adopted", changesJSON(info.Adopted)).set("held", *hold)
+			set("records", info.Records).set("adopted", changesJSON(info.Adopted)).set("adopted_by", info.AdoptedBy).set("held", *hold)
 		if *hold {
 			o.set("pid", pidSelf())
 		}
@@ -68,7 +68,7 @@ func cmdRestore(e *env, args []string) int {
 			fmt.Fprintf(e.stdout, "  closed %s nobody can answer any more: %s\n", plural(n, "open gate"), shortIDs(info.GatesClosed))
 		}
 		if len(info.Adopted) > 0 {
-			fmt.Fprintf(e.stdout, "  adopted configuration drift (--accept-drift):\n%s\n", driftTable(info.Adopted))
+			fmt.Fprintf(e.stdout, "  %s:\n%s\n", adoptedHeading(info.AdoptedBy), driftTable(info.Adopted))
 		}
 	}
 	if *hold {
@@ -90,6 +90,17 @@ func cmdRestore(e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "shut down cleanly; run a turn with: looprig %srun %s -- INPUT\n", e.globalArgs(), rig.ShortID(id))
 	}
 	return exitOK
+}
+
+// adoptedHeading says who accepted the drift a restore adopted.
+func adoptedHeading(source string) string {
+	switch source {
+	case acceptDriftSource:
+		return "adopted configuration drift (--accept-drift); it is the baseline from now on"
+	case "default":
+		return "adopted info-level configuration drift (nothing that changes how turns run); it is the baseline from now on"
+	}
+	return "adopted configuration drift (accepted by " + textsafe.Line(source) + "); it is the baseline from now on"
 }
 
 func nonNil(s []string) []string {

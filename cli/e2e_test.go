@@ -748,18 +748,33 @@ func TestDrift(t *testing.T) {
 	if row := h.row(id); row.Profile != "work" {
 		t.Fatalf("profile %q", row.Profile)
 	}
-	// Info-level drift (gate policy) is accepted by default.
+	countAdopted := func() int {
+		n := 0
+		for _, r := range h.log(id) {
+			if r.Type == "ConfigurationAdopted" {
+				n++
+			}
+		}
+		return n
+	}
+	// Info-level drift (gate policy) is accepted by default, once, and
+	// says so in its own words; it is the baseline from then on.
 	write("default_profile = \"work\"\n[profiles.work]\nengine = \"shell\"\ngate_policy = []\n")
-	h.must(0, "--config", cfg, "restore", id)
-	// Warn-level drift (engine) is refused with the change table.
+	r := h.must(0, "--config", cfg, "restore", id)
+	if !strings.Contains(r.stdout, "adopted info-level configuration drift") || strings.Contains(r.stdout, "--accept-drift") {
+		t.Fatalf("info-level drift adopted by default, human: %s", r.stdout)
+	}
+	r = h.must(0, "--config", cfg, "restore", id)
+	if strings.Contains(r.stdout, "adopted") || countAdopted() != 1 {
+		t.Fatalf("second restore under the same profile adopted again (%d ConfigurationAdopted): %s", countAdopted(), r.stdout)
+	}
+	// Warn-level drift (engine) is refused with the change table, measured
+	// against the adopted baseline: only the engine changed since.
 	write("[profiles.work]\nengine = \"demo\"\ngate_policy = []\n")
-	r := h.must(3, "--config", cfg, "restore", id, "--json")
+	r = h.must(3, "--config", cfg, "restore", id, "--json")
 	e := decode[errorShape](t, r.stdout)
-	// Drift is measured against what the session was created with: the
-	// engine and the gate policy changed since.
-	if e.Error.Type != "RestoreRejectedError" || e.Error.Kind != "config_rejected" || len(e.Error.Changes) != 2 ||
-		e.Error.Changes[0] != (change{"engine", "shell", "demo", "warn"}) ||
-		e.Error.Changes[1] != (change{"gate_policy", "rm -rf", "", "info"}) {
+	if e.Error.Type != "RestoreRejectedError" || e.Error.Kind != "config_rejected" || len(e.Error.Changes) != 1 ||
+		e.Error.Changes[0] != (change{"engine", "shell", "demo", "warn"}) {
 		t.Fatalf("drift: %s", r.stdout)
 	}
 	if !strings.Contains(r.stdout, `{"field":"engine","persisted":"shell","live":"demo","level":"warn"}`) {
@@ -769,9 +784,29 @@ func TestDrift(t *testing.T) {
 	if !strings.Contains(r.stderr, "FIELD") || !strings.Contains(r.stderr, "--accept-drift") {
 		t.Fatalf("drift, human: %s", r.stderr)
 	}
-	h.must(0, "--config", cfg, "restore", id, "--accept-drift")
-	if !inOrder(types(h.log(id)), []string{"RestoreStarted", "ConfigurationAdopted", "RestoreDone"}) {
-		t.Fatalf("no ConfigurationAdopted")
+	r = h.must(0, "--config", cfg, "restore", id, "--accept-drift")
+	if !strings.Contains(r.stdout, "adopted configuration drift (--accept-drift)") {
+		t.Fatalf("accepted drift, human: %s", r.stdout)
+	}
+	if !inOrder(types(h.log(id)), []string{"RestoreStarted", "ConfigurationAdopted", "RestoreDone"}) || countAdopted() != 2 {
+		t.Fatalf("no ConfigurationAdopted for --accept-drift")
+	}
+	// Accepted once: a plain restore under the same profile succeeds and
+	// adopts nothing.
+	r = h.must(0, "--config", cfg, "restore", id, "--json")
+	if v := decode[struct {
+		Adopted []change `json:"adopted"`
+	}](t, r.stdout); len(v.Adopted) != 0 || countAdopted() != 2 {
+		t.Fatalf("plain restore after --accept-drift adopted %+v (%d ConfigurationAdopted)", v.Adopted, countAdopted())
+	}
+	// Changed again: the new drift is measured against the adopted demo
+	// engine, not the shell engine the session was created with.
+	write("[profiles.work]\nengine = \"shell\"\ngate_policy = [\"sudo\"]\n")
+	r = h.must(3, "--config", cfg, "restore", id, "--json")
+	e = decode[errorShape](t, r.stdout)
+	if len(e.Error.Changes) != 2 || e.Error.Changes[0] != (change{"engine", "demo", "shell", "warn"}) ||
+		e.Error.Changes[1] != (change{"gate_policy", "", "sudo", "info"}) {
+		t.Fatalf("drift after an adoption: %s", r.stdout)
 	}
 	// The profile is gone: the error says so and how to go on.
 	write("")

@@ -153,6 +153,7 @@ func (e *env) describe(err error) described {
 		decode    *journal.RecordDecodeError
 		corrupt   *storage.CorruptError
 		invalidP  *rig.InvalidProfileError
+		stuck     *rig.EngineUnresponsiveError
 	)
 	switch {
 	case errors.As(err, &usage):
@@ -182,6 +183,17 @@ func (e *env) describe(err error) described {
 		return described{code: exitRestore, typ: "ProfileGoneError", kind: "unknown_profile", message: err.Error(),
 			fields: []kv{{"session", gone.Session}, {"profile", gone.Profile}, {"known", gone.Known}},
 			hint:   fmt.Sprintf("restore it with another profile: looprig %s %s --rig NAME", orCmd(cmd, "restore"), rig.ShortID(gone.Session))}
+	case errors.As(err, new(*rig.PersistenceOverlapError)): // before cfgErr: the file's overlap wraps it
+		var overlap *rig.PersistenceOverlapError
+		errors.As(err, &overlap)
+		d := described{code: exitError, typ: "PersistenceOverlapError", kind: "persistence_overlap", message: err.Error(),
+			fields: []kv{{"profile", overlap.Profile}, {"placement", string(overlap.Placement)}, {"relation", overlap.Relation},
+				{"root", overlap.Root}, {"store", overlap.Store}, {"root_given", overlap.RootGiven}, {"store_given", overlap.StoreGiven}},
+			hint: "move the store (--store DIR / $LOOPRIG_STORE) or the root so neither contains the other"}
+		if errors.As(err, &cfgErr) {
+			d.fields = append(d.fields, kv{"file", cfgErr.File}, kv{"line", cfgErr.Line}, kv{"field", cfgErr.Field})
+		}
+		return d
 	case errors.As(err, &cfgErr):
 		return described{code: exitError, typ: "ConfigError", kind: "config_invalid", message: err.Error(),
 			fields: []kv{{"file", cfgErr.File}, {"line", cfgErr.Line}, {"field", cfgErr.Field}},
@@ -226,6 +238,11 @@ func (e *env) describe(err error) described {
 			hint:   "this session records only a fingerprint of its profile; restore it with exactly that profile (--rig NAME)"}
 	case errors.As(err, &restore):
 		return describeRestore(err, restore, g)
+	case errors.As(err, &stuck):
+		return described{code: exitError, typ: "EngineUnresponsiveError", kind: "engine_unresponsive", message: err.Error(),
+			fields: []kv{{"session", stuck.Session.String()}, {"turn_id", stuck.Turn}, {"waited_ms", stuck.Waited.Milliseconds()}},
+			hint: fmt.Sprintf("the turn's engine ignored the interrupt; the session is listed as crashed: restore it with 'looprig %srestore %s'",
+				g, rig.ShortID(stuck.Session.String()))}
 	case errors.As(err, &unknownS), errors.As(err, &notFound):
 		return described{code: exitError, typ: "UnknownSessionError", kind: "unknown_session", message: err.Error(),
 			hint: "list the sessions and their ids with 'looprig ls'"}
@@ -282,10 +299,24 @@ func describeRestore(err error, re *rig.RestoreError, g string) described {
 	d := described{code: exitRestore, typ: "RestoreError", kind: string(re.Kind), message: err.Error(),
 		fields: []kv{{"session", id}}}
 	var held *storage.LeaseHeldError
+	var busy *rig.WorkspaceRootBusyError
 	var unknown *rig.UnknownSessionError
 	var corrupt *storage.CorruptError
 	var decode *journal.RecordDecodeError
 	switch {
+	case errors.As(err, &busy): // before held: the root's LeaseHeldError is its cause
+		d.code = exitLease
+		who := "another session"
+		if errors.As(err, &held) && held.Holder.PID != 0 {
+			who = fmt.Sprintf("another session (pid %d@%s)", held.Holder.PID, held.Holder.Host)
+		}
+		d.message = fmt.Sprintf("session %s cannot be restored (%s): its workspace root %s is held by %s at root-lease epoch %d; nothing was changed",
+			short, re.Kind, textsafe.Line(busy.Root), who, busy.HolderEpoch)
+		d.fields = append(d.fields, kv{"cause_type", "WorkspaceRootBusyError"}, kv{"root", busy.Root}, kv{"holder_epoch", busy.HolderEpoch})
+		if held != nil {
+			d.fields = append(d.fields, kv{"holder", map[string]any{"pid": held.Holder.PID, "host": held.Holder.Host}})
+		}
+		d.hint = fmt.Sprintf("shut down the session working in that root (see 'looprig %sls'), or restore it into another root: looprig %srestore %s --root DIR --accept-drift", g, g, short)
 	case errors.As(err, &corrupt) && isEpochFile(corrupt.Path):
 		d.message = fmt.Sprintf("session %s cannot be restored (%s): its lease epoch file is unreadable: %v", short, re.Kind, re.Cause)
 		d.fields = append(d.fields, kv{"cause_type", "CorruptError"}, kv{"path", corrupt.Path})

@@ -51,7 +51,9 @@ func defaultStateDir() (string, error) {
 
 // sessionStore is what the commands and the TUI use of a store: the
 // storage contracts with probing and breaking, and where the store keeps
-// this machine's files.
+// this machine's files. Its LocalDir (storage.Store) is where this machine
+// keeps the store's local files (tui.log, the workspaces): rig.Define
+// refuses an exclusive or shared root that overlaps it.
 type sessionStore interface {
 	storage.Store
 	storage.LeaseProber
@@ -59,20 +61,19 @@ type sessionStore interface {
 	// Dir names the store as --store does (a directory or a nats:// URL),
 	// for messages and for helper processes.
 	Dir() string
-	// LocalDir is where this machine keeps the store's local files
-	// (tui.log); WorkspacesDir holds the per-session workspaces.
-	LocalDir() string
+	// WorkspacesDir holds the per-session workspaces.
 	WorkspacesDir() string
 	Close() error
 }
 
-// fsSessionStore is an fsstore: everything is local.
+// fsSessionStore is an fsstore: everything is local, in its directory
+// (its LocalDir).
 type fsSessionStore struct{ *fsstore.Store }
 
-func (s fsSessionStore) LocalDir() string { return s.Dir() }
-
 // natsSessionStore is a NATS store, shared by machines; workspaces and
-// logs stay on this machine, under the local state directory.
+// logs stay on this machine, under the local state directory, which is
+// its LocalDir: a root containing it could delete the workspaces of every
+// session created here, and the TUI's log.
 type natsSessionStore struct {
 	*natsstore.Store
 	local string
@@ -125,18 +126,11 @@ func openNATSStore(storeURL string) (sessionStore, error) {
 	if err != nil {
 		return nil, &StoreError{Path: redactURL(storeURL), Err: err}
 	}
-	state, err := defaultStateDir()
+	local, err := natsLocalDir(st.URL())
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
-	name := strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' {
-			return r
-		}
-		return '_'
-	}, strings.TrimPrefix(strings.TrimPrefix(st.URL(), "nats://"), "tls://"))
-	local := filepath.Join(state, "nats", name)
 	if err := os.MkdirAll(filepath.Join(local, "workspaces"), 0o700); err != nil {
 		st.Close()
 		return nil, &StoreError{Path: local, Err: err}
@@ -144,8 +138,68 @@ func openNATSStore(storeURL string) (sessionStore, error) {
 	return natsSessionStore{Store: st, local: local}, nil
 }
 
-// loadConfig loads --config, else the default file when it exists.
+// natsLocalDir is where this machine keeps the files of the NATS store at
+// storeURL (redacted, as natsstore.Store.URL gives it): under the local
+// state directory, named by the server and prefix.
+func natsLocalDir(storeURL string) (string, error) {
+	state, err := defaultStateDir()
+	if err != nil {
+		return "", err
+	}
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' {
+			return r
+		}
+		return '_'
+	}, strings.TrimPrefix(strings.TrimPrefix(storeURL, "nats://"), "tls://"))
+	return filepath.Join(state, "nats", name), nil
+}
+
+// localStoreDir is the LocalDir the store that --store names will have,
+// worked out without opening it; "" when it cannot be (openStore reports
+// why).
+func (e *env) localStoreDir() string {
+	dir, err := e.storeDir()
+	if err != nil {
+		return ""
+	}
+	if !isStoreURL(dir) {
+		return dir
+	}
+	u, err := url.Parse(dir)
+	if err != nil || u.User != nil || u.Host == "" {
+		return ""
+	}
+	redacted := u.Scheme + "://" + u.Host // as natsstore.Store.URL gives it
+	if prefix := strings.Trim(u.Path, "/"); prefix != "" {
+		redacted += "/" + prefix
+	}
+	local, err := natsLocalDir(redacted)
+	if err != nil {
+		return ""
+	}
+	return local
+}
+
+// loadConfig loads --config, else the default file when it exists, and
+// refuses a profile whose root overlaps the store's local directory (a
+// *config.Error at the root's line wrapping *rig.PersistenceOverlapError):
+// like every mistake in the file, that is an error for every command.
+// rig.Define checks again, for --root and for a store whose directory
+// could not be worked out here.
 func (e *env) loadConfig() (*config.Config, error) {
+	cfg, err := e.readConfig()
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.CheckStore(e.localStoreDir()); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// readConfig reads --config, else the default file when it exists.
+func (e *env) readConfig() (*config.Config, error) {
 	if e.configSet {
 		if e.configPath == "" {
 			return nil, usageErr(e.cmd, "--config needs a file")
@@ -287,6 +341,10 @@ func (o *restoreOptions) add(fs *flag.FlagSet) {
 	fs.BoolVar(&o.acceptDrift, "accept-drift", false, "accept configuration drift")
 }
 
+// acceptDriftSource is who --accept-drift says accepted drift, as
+// ConfigurationAdopted records it.
+const acceptDriftSource = "cli --accept-drift"
+
 // restoreSession resolves input and restores that session. Every failure
 // to find the session is a *rig.RestoreError{discovery_failed}, except
 // malformed or ambiguous input (usage errors).
@@ -317,7 +375,7 @@ func (e *env) restoreSession(ctx context.Context, st sessionStore, cfg *config.C
 	}
 	var d rig.Decider
 	if o.acceptDrift {
-		d = rig.AcceptAll("cli --accept-drift")
+		d = rig.AcceptAll(acceptDriftSource)
 	}
 	r, err := defineRig(st, p, d)
 	if err != nil {

@@ -83,6 +83,16 @@ func diagnose(err error) diagnosis {
 		d.chain = d.chain[1:] // the first layer only repeats the kind
 	}
 	switch {
+	case errors.As(err, &busy): // before held: the root's LeaseHeldError is its cause
+		who := "another session"
+		if errors.As(err, &held) && (held.Holder.PID != 0 || held.Holder.Host != "") {
+			who = "another session (" + clean(holderText(held.Holder)) + ")"
+		}
+		d.headline = "workspace root " + clean(busy.Root) + " is held by " + who + " at epoch " + u64(busy.HolderEpoch)
+		if re != nil {
+			d.stage = "lease — taking the workspace root's lease, before anything of the restore was written"
+		}
+		d.remedy = "another session works in " + clean(busy.Root) + ": shut it down first (X on it), then r"
 	case errors.As(err, &held):
 		who := "another process"
 		if held.Holder.PID != 0 || held.Holder.Host != "" {
@@ -90,8 +100,6 @@ func diagnose(err error) diagnosis {
 		}
 		d.headline = "the lease is held by " + who + " at epoch " + u64(held.HolderEpoch)
 		d.remedy = "held by " + who + " (epoch " + u64(held.HolderEpoch) + "): B breaks the lease and takes the session over"
-	case errors.As(err, &busy):
-		d.remedy = "another session holds workspace root " + clean(busy.Root) + " (epoch " + u64(busy.HolderEpoch) + "): shut it down first (X), then r"
 	case errors.As(err, &decode), errors.As(err, &corrupt):
 		where := ""
 		switch {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"testing"
 
@@ -94,15 +95,18 @@ func goldenScenarios() []scenario {
 		rig.RestoreReplayFailed: fmt.Errorf("journal %q: %w", ledger, &storage.CorruptError{Name: ledger,
 			Path: "/home/dev/.local/state/looprig/ledgers/sessions/" + crashed + ".log", Offset: 4096,
 			Reason: "bad frame followed by a valid frame"}),
-		rig.RestoreAppendFailed:      &journal.AppendError{Name: ledger, Expected: 41, Count: 1, Err: errors.New("no space left on device")},
-		rig.RestoreLoopFailed:        &engine.UnknownEngineError{Name: "python", Known: []string{"demo", "shell"}},
-		rig.RestoreRuntimeFailed:     errors.New("engine: shell: /bin/sh not found"),
-		rig.RestoreMaterializeFailed: &rig.WorkspaceRootBusyError{Root: "/srv/project", HolderEpoch: 9},
-		rig.RestoreContextDone:       fmt.Errorf("%w (during replay_failed)", context.DeadlineExceeded),
+		rig.RestoreAppendFailed:  &journal.AppendError{Name: ledger, Expected: 41, Count: 1, Err: errors.New("no space left on device")},
+		rig.RestoreLoopFailed:    &engine.UnknownEngineError{Name: "python", Known: []string{"demo", "shell"}},
+		rig.RestoreRuntimeFailed: errors.New("engine: shell: /bin/sh not found"),
+		rig.RestoreMaterializeFailed: fmt.Errorf("session workspace %s is missing (%w); recreate the directory to restore the session with an empty workspace",
+			"/home/dev/.local/state/looprig/workspaces/"+crashed, fs.ErrNotExist),
+		rig.RestoreContextDone: fmt.Errorf("%w (during replay_failed)", context.DeadlineExceeded),
 	}
 	for _, k := range rig.RestoreErrorKinds {
 		sc = append(sc, scenario{"restore_" + string(k), failure(rerr(k, causes[k]))})
 	}
+	sc = append(sc, scenario{"restore_root_busy", failure(rerr(rig.RestoreLeaseFailed, &rig.WorkspaceRootBusyError{Root: "/srv/project", HolderEpoch: 9,
+		Cause: &storage.LeaseHeldError{Name: "workspace-roots/5f0c", HolderEpoch: 9, Holder: storage.Holder{PID: 4242, Host: "devbox"}}}))})
 	sc = append(sc, scenario{"restore_replay_failed_decode", failure(rerr(rig.RestoreReplayFailed,
 		&journal.RecordDecodeError{Name: ledger, Seq: 12, Reason: "unknown record kind \"blob\""}))})
 	return sc
