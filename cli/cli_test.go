@@ -20,6 +20,7 @@ import (
 	"looprig/config"
 	"looprig/fsstore"
 	"looprig/rig"
+	"looprig/rig/engine"
 	"looprig/rig/event"
 	"looprig/rig/journal"
 	"looprig/rig/storage"
@@ -69,6 +70,25 @@ func TestErrorJSONShape(t *testing.T) {
 		{"broken journal", fmt.Errorf("replay: %w", &journal.RecordDecodeError{Seq: 9, Reason: "bad event"}), 1, "RecordDecodeError", "broken_journal",
 			map[string]any{"seq": 9.0}},
 		{"unknown session", &NotFoundError{Input: "abcd", Store: "/s"}, 1, "UnknownSessionError", "unknown_session", nil},
+		{"unknown session id", &rig.UnknownSessionError{Input: "abcd"}, 1, "UnknownSessionError", "unknown_session", nil},
+		{"profile gone", &rig.ProfileGoneError{Session: id.String(), Profile: "w", Known: []string{"default"}}, 3, "ProfileGoneError", "unknown_profile",
+			map[string]any{"session": id.String(), "profile": "w", "known": []any{"default"}}},
+		{"session held", fmt.Errorf("delete: %w", &storage.LeaseHeldError{Name: storage.SessionName(id.String()), HolderEpoch: 3, Holder: storage.Holder{PID: 7, Host: "h"}}),
+			4, "LeaseHeldError", "lease_held", map[string]any{"session": id.String(), "holder_epoch": 3.0, "holder": map[string]any{"pid": 7.0, "host": "h"}}},
+		{"restore: root busy", &rig.RestoreError{Kind: rig.RestoreLeaseFailed, Session: id, Cause: &rig.WorkspaceRootBusyError{Root: "/r", HolderEpoch: 5,
+			Cause: &storage.LeaseHeldError{Name: storage.RootLeaseName("ab"), HolderEpoch: 5, Holder: storage.Holder{PID: 9, Host: "b"}}}}, 4, "RestoreError", "lease_failed",
+			map[string]any{"cause_type": "WorkspaceRootBusyError", "root": "/r", "holder_epoch": 5.0, "holder": map[string]any{"pid": 9.0, "host": "b"}}},
+		{"restore: epoch file", &rig.RestoreError{Kind: rig.RestoreLeaseFailed, Session: id, Cause: &storage.CorruptError{Path: "/s/x.epoch", Offset: -1}}, 3,
+			"RestoreError", "lease_failed", map[string]any{"cause_type": "CorruptError", "path": "/s/x.epoch"}},
+		{"engine unresponsive", &rig.EngineUnresponsiveError{Session: id, Turn: "t", Waited: 2 * time.Second}, 1, "EngineUnresponsiveError", "engine_unresponsive",
+			map[string]any{"session": id.String(), "turn_id": "t", "waited_ms": 2000.0}},
+		{"journal lease lost", &journal.JournalLeaseLostError{Name: storage.SessionName(id.String()), Epoch: 3,
+			Cause: &storage.LeaseLostError{Name: storage.SessionName(id.String()), Epoch: 3, Reason: storage.LossReplaced, NewEpoch: 4}}, 4, "LeaseLostError", "lease_lost",
+			map[string]any{"session": id.String(), "epoch": 3.0, "new_epoch": 4.0, "reason": "replaced"}},
+		{"unknown engine", &rig.LifecycleError{Stage: rig.StageLoop, Cause: &engine.UnknownEngineError{Name: "gpt", Known: []string{"shell"}}}, 1, "LifecycleError", "loop",
+			map[string]any{"stage": "loop", "engine": "gpt", "known": []any{"shell"}}},
+		{"corrupt", &storage.CorruptError{Name: "sessions/x", Path: "/s/x.log", Offset: 12}, 1, "CorruptError", "corrupt",
+			map[string]any{"name": "sessions/x", "path": "/s/x.log", "offset": 12.0}},
 		{"plain", errors.New("boom"), 1, "Error", "error", nil},
 	}
 	for _, tt := range tests {

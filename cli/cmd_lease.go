@@ -2,13 +2,11 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"looprig/internal/textsafe"
 	"looprig/rig"
-	"looprig/rig/journal"
 	"looprig/rig/storage"
 )
 
@@ -55,72 +53,60 @@ func cmdLeaseBreak(e *env, args []string) int {
 	defer st.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	id, tip, err := e.findExisting(ctx, st, input)
+	id, _, err := e.findExisting(ctx, st, input)
 	if err != nil {
 		return e.fail(err)
 	}
 	short := rig.ShortID(id.String())
-	name := storage.SessionName(id.String())
-	status, err := st.Probe(ctx, name)
-	if err != nil {
-		return e.fail(fmt.Errorf("probe the lease of session %s: %w", short, err))
-	}
-	who := "nobody"
-	if status.Held {
-		who = fmt.Sprintf("pid %d@%s at epoch %d", status.Holder.PID, textsafe.Line(status.Holder.Host), status.Epoch)
-	}
 	if !*yes {
-		msg := fmt.Sprintf("refusing to break the lease of session %s (held by %s) without --yes", short, who)
+		status, err := rig.ProbeSession(ctx, st, id)
+		if err != nil {
+			return e.fail(fmt.Errorf("probe the lease of session %s: %w", short, err))
+		}
+		msg := fmt.Sprintf("refusing to break the lease of session %s (held by %s) without --yes", short, holderText(status.Held, status.Holder, status.Epoch))
 		if !e.json {
 			fmt.Fprintf(e.stderr, "%s\n\n", breakConsequences)
 		}
 		return e.fail(&UsageError{Cmd: "lease", Msg: msg,
 			Hint: fmt.Sprintf("if that holder is really wedged: looprig %slease break %s --yes", e.globalArgs(), short)})
 	}
-	if !status.Held {
+	res, err := rig.BreakLease(ctx, st, id)
+	if err != nil && res.Epoch == 0 {
+		return e.fail(err) // nothing was broken
+	}
+	if !res.Held {
 		if e.json {
-			e.writeJSONLine(newObj().set("id", id.String()).set("broken", false).set("epoch", status.Epoch).set("previous_holder", nil))
+			e.writeJSONLine(newObj().set("id", id.String()).set("broken", false).set("epoch", res.PreviousEpoch).set("previous_holder", nil))
 		} else {
 			fmt.Fprintf(e.stdout, "the lease of session %s is not held; nothing to break (restore it with: looprig %srestore %s)\n", short, e.globalArgs(), short)
 		}
 		return exitOK
 	}
-	l, err := st.Break(ctx, name)
-	if err != nil {
-		return e.fail(fmt.Errorf("break the lease of session %s: %w", short, err))
-	}
-	// Fence the journal at the new epoch: the old holder's next append
-	// conflicts even before its watchdog notices the loss.
-	var fenceErr error
-	if tip > 0 {
-		for attempt := 0; attempt < 3; attempt++ {
-			if _, fenceErr = journal.Open(ctx, st, name, l); fenceErr == nil {
-				break
-			}
-			var fenced *journal.FencedError
-			if !errors.As(fenceErr, &fenced) {
-				break
-			}
-		}
-	}
-	epoch := l.Epoch()
-	relErr := l.Release(ctx)
 	if e.json {
-		o := newObj().set("id", id.String()).set("broken", true).set("epoch", epoch).set("previous_epoch", status.Epoch).
-			set("previous_holder", map[string]any{"pid": status.Holder.PID, "host": status.Holder.Host}).set("fenced", tip > 0 && fenceErr == nil)
+		o := newObj().set("id", id.String()).set("broken", true).set("epoch", res.Epoch).set("previous_epoch", res.PreviousEpoch).
+			set("previous_holder", map[string]any{"pid": res.PreviousHolder.PID, "host": res.PreviousHolder.Host}).set("fenced", res.Fenced)
 		e.writeJSONLine(o)
 	} else {
-		fmt.Fprintf(e.stdout, "broke the lease of session %s: it was held by %s; took it at epoch %d", short, who, epoch)
-		if tip > 0 && fenceErr == nil {
+		fmt.Fprintf(e.stdout, "broke the lease of session %s: it was held by %s; took it at epoch %d", short,
+			holderText(true, res.PreviousHolder, res.PreviousEpoch), res.Epoch)
+		if res.Fenced {
 			fmt.Fprint(e.stdout, ", fenced the journal")
 		}
 		fmt.Fprintf(e.stdout, " and released it.\n\n%s\n\nrestore it with: looprig %srestore %s\n", breakConsequences, e.globalArgs(), short)
 	}
-	if fenceErr != nil {
-		fmt.Fprintf(e.stderr, "looprig: warning: could not fence the journal of session %s: %s\n", short, textsafe.Sanitize(fenceErr.Error()))
+	if res.FenceErr != nil {
+		fmt.Fprintf(e.stderr, "looprig: warning: could not fence the journal of session %s: %s\n", short, textsafe.Sanitize(res.FenceErr.Error()))
 	}
-	if relErr != nil {
-		return e.fail(fmt.Errorf("release the broken lease of session %s: %w", short, relErr))
+	if err != nil { // the release failed: the break happened
+		return e.fail(err)
 	}
 	return exitOK
+}
+
+// holderText says who holds a lease, for people: "nobody" when it is free.
+func holderText(held bool, h storage.Holder, epoch uint64) string {
+	if !held {
+		return "nobody"
+	}
+	return fmt.Sprintf("pid %d@%s at epoch %d", h.PID, textsafe.Line(h.Host), epoch)
 }

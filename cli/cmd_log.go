@@ -9,7 +9,6 @@ import (
 	"looprig/rig"
 	"looprig/rig/event"
 	"looprig/rig/journal"
-	"looprig/rig/storage"
 )
 
 // followEvery is how often `log --follow` looks for new records.
@@ -42,48 +41,31 @@ func cmdLog(e *env, args []string) int {
 	if err != nil {
 		return e.fail(err)
 	}
-	name := storage.SessionName(id.String())
-	var last uint64
-	for {
-		rp, err := journal.NewReplayer(sig.ctx, st, name, last)
+	if *follow {
+		err := rig.FollowRecords(sig.ctx, st, id, 0, followEvery, func(rec journal.Record) error {
+			e.printRecord(rec)
+			return nil
+		})
 		if err != nil {
-			if sig.ctx.Err() != nil {
-				return exitOK
-			}
 			return e.fail(err)
 		}
-		for rp.Next() {
-			e.printRecord(rp.Record())
-		}
-		last = rp.LastSeq()
-		err = rp.Err()
-		rp.Close()
-		if err != nil {
-			if sig.ctx.Err() != nil {
-				return exitOK
-			}
-			return e.fail(err)
-		}
-		if !*follow {
+		return exitOK
+	}
+	rp, err := rig.ReadRecords(sig.ctx, st, id, 0)
+	if err != nil {
+		if sig.ctx.Err() != nil {
 			return exitOK
 		}
-		// Wait for the tip to move past what was printed.
-		for {
-			if sleepCtx(sig.ctx, followEvery) != nil {
-				return exitOK
-			}
-			tip, err := st.Tip(sig.ctx, name)
-			if err != nil {
-				if sig.ctx.Err() != nil {
-					return exitOK
-				}
-				return e.fail(err)
-			}
-			if tip > last {
-				break
-			}
-		}
+		return e.fail(err)
 	}
+	defer rp.Close()
+	for rp.Next() {
+		e.printRecord(rp.Record())
+	}
+	if err := rp.Err(); err != nil && sig.ctx.Err() == nil {
+		return e.fail(err)
+	}
+	return exitOK
 }
 
 // printRecord prints one journal record: a JSON line, or

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"looprig/internal/textsafe"
 	"looprig/rig"
 	"looprig/rig/event"
 	"looprig/rig/hub"
-	"looprig/rig/journal"
-	"looprig/rig/storage"
 )
 
 func cmdRestore(e *env, args []string) int {
@@ -62,7 +62,7 @@ func cmdRestore(e *env, args []string) int {
 			rig.ShortID(id), title, info.Epoch, plural(int(info.Records), "record"))
 		if n := len(info.Interrupted); n > 0 {
 			fmt.Fprintf(e.stdout, "  interrupted %s left running by a crash: %s\n", plural(n, "turn"), shortIDs(info.Interrupted))
-			e.printOutputTails(sig.ctx, st, id, info.Interrupted)
+			e.printOutputTails(sig.ctx, st, s.SessionID(), info.Interrupted)
 		}
 		if n := len(info.GatesClosed); n > 0 {
 			fmt.Fprintf(e.stdout, "  closed %s nobody can answer any more: %s\n", plural(n, "open gate"), shortIDs(info.GatesClosed))
@@ -179,12 +179,12 @@ const tailLines = 10
 
 // printOutputTails shows the last lines each interrupted turn printed
 // before the crash, read back from the journal.
-func (e *env) printOutputTails(ctx context.Context, st sessionStore, id string, turns []string) {
+func (e *env) printOutputTails(ctx context.Context, st *openedStore, id uuid.UUID, turns []string) {
 	want := map[string]*strings.Builder{}
 	for _, t := range turns {
 		want[t] = &strings.Builder{}
 	}
-	rp, err := journal.NewEventReplayer(ctx, st, storage.SessionName(id), 0)
+	rp, err := rig.ReadEvents(ctx, st, id, 0)
 	if err != nil {
 		return
 	}

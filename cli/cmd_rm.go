@@ -47,7 +47,7 @@ func cmdRm(e *env, args []string) int {
 // rmOne deletes the session input names, or without yes says what it
 // would delete and refuses. A session whose journal or catalog entry is
 // damaged can be deleted too: that is often why it is being deleted.
-func (e *env) rmOne(st sessionStore, input string, yes bool) int {
+func (e *env) rmOne(st *openedStore, input string, yes bool) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	id, err := resolveID(ctx, st, input)
@@ -61,7 +61,7 @@ func (e *env) rmOne(st sessionStore, input string, yes bool) int {
 		what += fmt.Sprintf(" %q", textsafe.Line(c.Title))
 	}
 	journal := "its journal"
-	tip, terr := st.Tip(ctx, storage.SessionName(id.String()))
+	tip, terr := rig.JournalTip(ctx, st, id)
 	var corrupt *storage.CorruptError
 	switch {
 	case errors.As(terr, &corrupt):

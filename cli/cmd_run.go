@@ -16,8 +16,6 @@ import (
 	"looprig/rig"
 	"looprig/rig/event"
 	"looprig/rig/hub"
-	"looprig/rig/journal"
-	"looprig/rig/storage"
 )
 
 func cmdRun(e *env, args []string) int {
@@ -103,7 +101,7 @@ func shutdown(s *rig.Session, sig *interrupts) error {
 // turnRunner submits one turn and follows it to its end.
 type turnRunner struct {
 	e   *env
-	st  sessionStore
+	st  *openedStore
 	s   *rig.Session
 	sig *interrupts
 	ack *ackWriter // LOOPRIG_ACK_FD, nil when unset
@@ -249,8 +247,7 @@ func (t *turnRunner) run(input string) int {
 // poll reads the events journaled after lastSeq (after the subscription
 // fell behind), waiting a little when there are none.
 func (t *turnRunner) poll(ctx context.Context) ([]event.Envelope, bool, error) {
-	name := storage.SessionName(t.s.SessionID().String())
-	rp, err := journal.NewEventReplayer(ctx, t.st, name, t.lastSeq)
+	rp, err := rig.ReadEvents(ctx, t.st, t.s.SessionID(), t.lastSeq)
 	if err != nil {
 		return nil, true, err
 	}

@@ -539,7 +539,15 @@ func TestLeaseBreak(t *testing.T) {
 		t.Fatalf("refused break changed the lease: %+v", row)
 	}
 	start := time.Now()
-	h.must(0, "lease", "break", id[:8], "--yes")
+	broke := decode[map[string]any](t, h.must(0, "lease", "break", id[:8], "--yes", "--json").stdout)
+	if want := []string{"id", "broken", "epoch", "previous_epoch", "previous_holder", "fenced"}; len(broke) != len(want) {
+		t.Fatalf("lease break --json = %v, want the keys %q", broke, want)
+	}
+	prev, _ := broke["previous_holder"].(map[string]any)
+	if broke["id"] != id || broke["broken"] != true || broke["fenced"] != true || broke["epoch"] != broke["previous_epoch"].(float64)+1 ||
+		prev["pid"] == nil || prev["host"] == nil {
+		t.Fatalf("lease break --json = %v", broke)
+	}
 	code := holder.wait(t, 5*time.Second)
 	if code == 0 || !strings.Contains(holder.stderr.String(), "LEASE LOST") {
 		t.Fatalf("holder exited %d after the break; stderr: %s", code, holder.stderr.String())
@@ -551,6 +559,10 @@ func TestLeaseBreak(t *testing.T) {
 	}
 	if r := h.must(0, "lease", "break", id, "--yes"); !strings.Contains(r.stdout, "not held") {
 		t.Fatalf("breaking a free lease: %s", r.stdout)
+	}
+	free := decode[map[string]any](t, h.must(0, "lease", "break", id, "--yes", "--json").stdout)
+	if free["broken"] != false || free["previous_holder"] != nil || free["epoch"].(float64) < broke["epoch"].(float64)+1 {
+		t.Fatalf("lease break --json of a free lease = %v", free)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"looprig/internal/textsafe"
 	"looprig/rig"
 	"looprig/rig/event"
+	"looprig/rig/explain"
 	"looprig/rig/journal"
 	"looprig/rig/storage"
 )
@@ -101,19 +102,6 @@ func (e *NotFoundError) Error() string {
 	return fmt.Sprintf("no session %q in store %s", e.Input, e.Store)
 }
 
-// ProfileGoneError: the profile a session was created with is no longer
-// configured.
-type ProfileGoneError struct {
-	Session string
-	Profile string
-	Known   []string
-}
-
-func (e *ProfileGoneError) Error() string {
-	return fmt.Sprintf("session %s was created with profile %q, which is not configured any more (known profiles: %s)",
-		rig.ShortID(e.Session), e.Profile, strings.Join(e.Known, ", "))
-}
-
 // described is an error as the CLI reports it.
 type described struct {
 	code    int
@@ -130,31 +118,19 @@ type kv struct {
 	v any
 }
 
-// describe classifies err for the running command; the commands its
-// hints suggest repeat the global flags given.
+// describe classifies err for the running command: the CLI's own errors
+// here, the runtime's through explain.Explain (describeRuntime words
+// them). The commands its hints suggest repeat the global flags given.
 func (e *env) describe(err error) described {
-	cmd, g := e.cmd, e.globalArgs()
 	var (
-		usage     *UsageError
-		badID     *rig.BadIDError
-		ambiguous *rig.AmbiguousIDError
-		unknownP  *config.UnknownProfileError
-		gone      *ProfileGoneError
-		cfgErr    *config.Error
-		storeErr  *StoreError
-		rejected  *rig.RestoreRejectedError
-		mismatch  *rig.ConfigMismatchError
-		restore   *rig.RestoreError
-		unknownS  *rig.UnknownSessionError
-		notFound  *NotFoundError
-		lifecycle *rig.LifecycleError
-		lost      *LeaseLostError
-		heldAny   *storage.LeaseHeldError
-		decode    *journal.RecordDecodeError
-		corrupt   *storage.CorruptError
-		invalidP  *rig.InvalidProfileError
-		stuck     *rig.EngineUnresponsiveError
+		usage    *UsageError
+		unknownP *config.UnknownProfileError
+		cfgErr   *config.Error
+		storeErr *StoreError
+		notFound *NotFoundError
+		lost     *LeaseLostError
 	)
+	x := explain.Explain(err)
 	switch {
 	case errors.As(err, &usage):
 		help := "looprig --help"
@@ -169,27 +145,16 @@ func (e *env) describe(err error) described {
 			hint = "see '" + help + "'"
 		}
 		return described{code: exitUsage, typ: "UsageError", kind: "usage", message: prefixCmd(usage.Cmd, usage.Msg), hint: hint}
-	case errors.As(err, &badID):
-		return described{code: exitUsage, typ: "BadIDError", kind: "bad_id", message: err.Error(),
-			fields: []kv{{"input", badID.Input}}, hint: "list the sessions and their ids with 'looprig ls'"}
-	case errors.As(err, &ambiguous):
-		return described{code: exitUsage, typ: "AmbiguousIDError", kind: "ambiguous_id", message: err.Error(),
-			fields: []kv{{"input", ambiguous.Input}, {"matches", ambiguous.Matches}}, hint: "give more characters of the id"}
+	case x.Type == "BadIDError", x.Type == "AmbiguousIDError":
+		return e.describeRuntime(err, x)
 	case errors.As(err, &unknownP):
 		return described{code: exitUsage, typ: "UnknownProfileError", kind: "unknown_profile", message: err.Error(),
 			fields: []kv{{"profile", unknownP.Name}, {"known", unknownP.Known}},
 			hint:   "define profiles in the configuration file ([profiles.NAME] tables); see 'looprig new --help'"}
-	case errors.As(err, &gone):
-		return described{code: exitRestore, typ: "ProfileGoneError", kind: "unknown_profile", message: err.Error(),
-			fields: []kv{{"session", gone.Session}, {"profile", gone.Profile}, {"known", gone.Known}},
-			hint:   fmt.Sprintf("restore it with another profile: looprig %s %s --rig NAME", orCmd(cmd, "restore"), rig.ShortID(gone.Session))}
-	case errors.As(err, new(*rig.PersistenceOverlapError)): // before cfgErr: the file's overlap wraps it
-		var overlap *rig.PersistenceOverlapError
-		errors.As(err, &overlap)
-		d := described{code: exitError, typ: "PersistenceOverlapError", kind: "persistence_overlap", message: err.Error(),
-			fields: []kv{{"profile", overlap.Profile}, {"placement", string(overlap.Placement)}, {"relation", overlap.Relation},
-				{"root", overlap.Root}, {"store", overlap.Store}, {"root_given", overlap.RootGiven}, {"store_given", overlap.StoreGiven}},
-			hint: "move the store (--store DIR / $LOOPRIG_STORE) or the root so neither contains the other"}
+	case x.Type == "ProfileGoneError":
+		return e.describeRuntime(err, x)
+	case x.Type == "PersistenceOverlapError": // before cfgErr: the file's overlap wraps it
+		d := e.describeRuntime(err, x)
 		if errors.As(err, &cfgErr) {
 			d.fields = append(d.fields, kv{"file", cfgErr.File}, kv{"line", cfgErr.Line}, kv{"field", cfgErr.Field})
 		}
@@ -219,145 +184,186 @@ func (e *env) describe(err error) described {
 		}
 		return described{code: exitError, typ: "StoreError", kind: kind, message: err.Error(),
 			fields: []kv{{"path", storeErr.Path}}, hint: hint}
-	case errors.As(err, &rejected):
-		id := rejected.Session.String()
-		msg := fmt.Sprintf("restore of session %s refused: its configuration drifted from the profile (rejected by the %s decider)",
-			rig.ShortID(id), rejected.Source)
-		if rejected.Cause != nil {
-			msg += ": " + rejected.Cause.Error()
-		}
-		return described{code: exitRestore, typ: "RestoreRejectedError", kind: "config_rejected", message: msg,
-			fields: []kv{{"session", id}, {"source", rejected.Source}, {"changes", changesJSON(rejected.Assessment.Changes)}},
-			detail: driftTable(rejected.Assessment.Changes),
-			hint: fmt.Sprintf("restore it with the profile it was made with (--rig NAME, --placement/--root), or accept the drift on purpose: looprig %s%s %s --accept-drift",
-				g, orCmd(cmd, "restore"), rig.ShortID(id))}
-	case errors.As(err, &mismatch):
-		id := mismatch.Session.String()
-		return described{code: exitRestore, typ: "ConfigMismatchError", kind: "config_mismatch", message: err.Error(),
-			fields: []kv{{"session", id}, {"persisted", mismatch.Persisted}, {"live", mismatch.Live}},
-			hint:   "this session records only a fingerprint of its profile; restore it with exactly that profile (--rig NAME)"}
-	case errors.As(err, &restore):
-		return describeRestore(err, restore, g)
-	case errors.As(err, &stuck):
-		return described{code: exitError, typ: "EngineUnresponsiveError", kind: "engine_unresponsive", message: err.Error(),
-			fields: []kv{{"session", stuck.Session.String()}, {"turn_id", stuck.Turn}, {"waited_ms", stuck.Waited.Milliseconds()}},
-			hint: fmt.Sprintf("the turn's engine ignored the interrupt; the session is listed as crashed: restore it with 'looprig %srestore %s'",
-				g, rig.ShortID(stuck.Session.String()))}
-	case errors.As(err, &unknownS), errors.As(err, &notFound):
+	case !x.Classified() && errors.As(err, &notFound):
 		return described{code: exitError, typ: "UnknownSessionError", kind: "unknown_session", message: err.Error(),
-			hint: "list the sessions and their ids with 'looprig ls'"}
-	case errors.As(err, &lifecycle):
-		d := described{code: exitError, typ: "LifecycleError", kind: string(lifecycle.Stage), message: err.Error(),
-			fields: []kv{{"stage", string(lifecycle.Stage)}}}
-		var busy *rig.WorkspaceRootBusyError
-		var seed *rig.SeedError
-		switch {
-		case errors.As(err, &busy):
-			d.fields = append(d.fields, kv{"root", busy.Root}, kv{"holder_epoch", busy.HolderEpoch})
-			d.hint = "another session works in that root; shut it down, or use another root"
-		case errors.As(err, &seed):
-			d.fields = append(d.fields, kv{"seed_path", seed.Path})
-			d.hint = "fix the seed directory, or create the session without --seed"
-		case errors.As(err, &invalidP):
-			d.hint = "fix the profile in the configuration file"
-		}
-		return d
-	case errors.As(err, &heldAny):
-		d := described{code: exitLease, typ: "LeaseHeldError", kind: "lease_held", message: err.Error(),
-			fields: []kv{{"holder_epoch", heldAny.HolderEpoch}, {"holder", map[string]any{"pid": heldAny.Holder.PID, "host": heldAny.Holder.Host}}},
-			hint:   "shut it down in the process that holds it (or wait for it); see 'looprig ls'"}
-		if id, ok := strings.CutPrefix(heldAny.Name, "sessions/"); ok {
-			d.fields = append(d.fields, kv{"session", id})
-		}
-		return d
-	case errors.As(err, &lost):
+			hint: hintListSessions}
+	case (x.Kind == "lease_lost" || !x.Classified()) && errors.As(err, &lost):
+		// This process's session lost its lease: the CLI says so in its
+		// own words, about the session it ran.
 		return described{code: exitLease, typ: "LeaseLostError", kind: "lease_lost", message: err.Error(),
 			fields: []kv{{"session", lost.Session}, {"epoch", lost.Epoch}, {"new_epoch", lost.NewEpoch}, {"reason", lost.Reason}},
-			hint:   "another process broke the lease ('looprig lease break'); see who holds it with 'looprig ls'"}
-	case errors.As(err, &decode):
-		return described{code: exitError, typ: "RecordDecodeError", kind: "broken_journal", message: err.Error(),
-			fields: []kv{{"seq", decode.Seq}, {"reason", decode.Reason}},
-			hint:   "the journal cannot be trusted from this record on; the records before it are intact (see README: broken journal)"}
-	case errors.As(err, &corrupt):
-		hint := "looprig never repairs damaged data on its own; see README: broken journal"
-		if isEpochFile(corrupt.Path) {
-			hint = epochFileHint(corrupt.Path, g, "ID")
-		}
-		return described{code: exitError, typ: "CorruptError", kind: "corrupt", message: err.Error(),
-			fields: []kv{{"name", corrupt.Name}, {"path", corrupt.Path}, {"offset", corrupt.Offset}},
-			hint:   hint}
-	case errors.As(err, &invalidP):
-		return described{code: exitError, typ: "InvalidProfileError", kind: "invalid_profile", message: err.Error(),
-			fields: []kv{{"profile", invalidP.Profile}, {"field", invalidP.Field}}}
+			hint:   hintLeaseLost}
 	}
-	return described{code: exitError, typ: "Error", kind: "error", message: err.Error()}
+	return e.describeRuntime(err, x)
 }
 
-func describeRestore(err error, re *rig.RestoreError, g string) described {
-	id := re.Session.String()
+const (
+	hintListSessions = "list the sessions and their ids with 'looprig ls'"
+	hintLeaseLost    = "another process broke the lease ('looprig lease break'); see who holds it with 'looprig ls'"
+)
+
+// describeRuntime words the runtime's error err, which explain classified
+// as x: the message and the hint are the CLI's, the type, kind, typed
+// fields and what the hint is about are explain's.
+func (e *env) describeRuntime(err error, x explain.Explanation) described {
+	d := described{code: exitError, typ: x.Type, kind: x.Kind, message: err.Error(), fields: fieldsOf(x)}
+	if !x.Classified() {
+		return d
+	}
+	cmd, g := e.cmd, e.globalArgs()
+	session, _ := x.Field("session")
+	id, _ := session.(string)
 	short := rig.ShortID(id)
-	d := described{code: exitRestore, typ: "RestoreError", kind: string(re.Kind), message: err.Error(),
-		fields: []kv{{"session", id}}}
-	var held *storage.LeaseHeldError
-	var busy *rig.WorkspaceRootBusyError
-	var unknown *rig.UnknownSessionError
-	var corrupt *storage.CorruptError
-	var decode *journal.RecordDecodeError
-	switch {
-	case errors.As(err, &busy): // before held: the root's LeaseHeldError is its cause
+	switch x.Type {
+	case "BadIDError", "AmbiguousIDError":
+		d.code = exitUsage
+	case "ProfileGoneError", "RestoreRejectedError", "ConfigMismatchError":
+		d.code = exitRestore
+	case "RestoreError":
+		d.code = exitRestore
+		if x.Remedy == explain.RemedyWaitOrBreakLease || x.Remedy == explain.RemedyShutDownRootHolder {
+			d.code = exitLease
+		}
+		d.message = restoreMessage(err, x, short)
+	case "LeaseHeldError", "LeaseLostError":
 		d.code = exitLease
-		who := "another session"
-		if errors.As(err, &held) && held.Holder.PID != 0 {
-			who = fmt.Sprintf("another session (pid %d@%s)", held.Holder.PID, held.Holder.Host)
+	}
+	if x.Type == "RestoreRejectedError" {
+		var rejected *rig.RestoreRejectedError
+		errors.As(err, &rejected)
+		d.message = fmt.Sprintf("restore of session %s refused: its configuration drifted from the profile (rejected by the %s decider)",
+			short, rejected.Source)
+		if rejected.Cause != nil {
+			d.message += ": " + rejected.Cause.Error()
 		}
-		d.message = fmt.Sprintf("session %s cannot be restored (%s): its workspace root %s is held by %s at root-lease epoch %d; nothing was changed",
-			short, re.Kind, textsafe.Line(busy.Root), who, busy.HolderEpoch)
-		d.fields = append(d.fields, kv{"cause_type", "WorkspaceRootBusyError"}, kv{"root", busy.Root}, kv{"holder_epoch", busy.HolderEpoch})
-		if held != nil {
-			d.fields = append(d.fields, kv{"holder", map[string]any{"pid": held.Holder.PID, "host": held.Holder.Host}})
+		d.detail = driftTable(rejected.Assessment.Changes)
+	}
+
+	inRestore := x.Type == "RestoreError"
+	switch x.Remedy {
+	case explain.RemedyListSessions:
+		d.hint = hintListSessions
+		if _, named := x.Field("input"); inRestore && !named {
+			d.hint = "list the sessions of this store with 'looprig ls'; is --store the right store?"
 		}
-		d.hint = fmt.Sprintf("shut down the session working in that root (see 'looprig %sls'), or restore it into another root: looprig %srestore %s --root DIR --accept-drift", g, g, short)
-	case errors.As(err, &corrupt) && isEpochFile(corrupt.Path):
-		d.message = fmt.Sprintf("session %s cannot be restored (%s): its lease epoch file is unreadable: %v", short, re.Kind, re.Cause)
-		d.fields = append(d.fields, kv{"cause_type", "CorruptError"}, kv{"path", corrupt.Path})
-		d.hint = epochFileHint(corrupt.Path, g, short)
-	case errors.As(err, &corrupt), errors.As(err, &decode):
-		d.message = fmt.Sprintf("session %s cannot be restored (%s): its journal is damaged: %v", short, re.Kind, re.Cause)
-		causeType := "RecordDecodeError"
-		if corrupt != nil {
-			causeType = "CorruptError"
+	case explain.RemedyLongerPrefix:
+		d.hint = "give more characters of the id"
+	case explain.RemedyChooseProfile:
+		d.hint = fmt.Sprintf("restore it with another profile: looprig %s %s --rig NAME", orCmd(cmd, "restore"), short)
+	case explain.RemedyMoveStoreOrRoot:
+		d.hint = "move the store (--store DIR / $LOOPRIG_STORE) or the root so neither contains the other"
+	case explain.RemedyReviewDrift:
+		d.hint = fmt.Sprintf("restore it with the profile it was made with (--rig NAME, --placement/--root), or accept the drift on purpose: looprig %s%s %s --accept-drift",
+			g, orCmd(cmd, "restore"), short)
+	case explain.RemedyOriginalProfile:
+		d.hint = "this session records only a fingerprint of its profile; restore it with exactly that profile (--rig NAME)"
+	case explain.RemedyShutDownRootHolder:
+		d.hint = "another session works in that root; shut it down, or use another root"
+		if inRestore {
+			d.hint = fmt.Sprintf("shut down the session working in that root (see 'looprig %sls'), or restore it into another root: looprig %srestore %s --root DIR --accept-drift", g, g, short)
 		}
-		d.fields = append(d.fields, kv{"cause_type", causeType})
-		d.hint = fmt.Sprintf("looprig never repairs a journal on its own; see what is intact with 'looprig %slog %s' and README: broken journal", g, short)
-	case errors.As(err, &held):
-		d.code = exitLease
-		who := "another process"
-		if held.Holder.PID != 0 {
-			who = fmt.Sprintf("pid %d@%s", held.Holder.PID, held.Holder.Host)
+	case explain.RemedyWaitOrBreakLease:
+		d.hint = "shut it down in the process that holds it (or wait for it); see 'looprig ls'"
+		if inRestore {
+			d.hint = fmt.Sprintf("wait for that process or stop it; if it is wedged, take the lease by force: looprig %slease break %s --yes", g, short)
 		}
-		d.message = fmt.Sprintf("session %s is held by %s at epoch %d: restore refused (%s)", short, who, held.HolderEpoch, re.Kind)
-		d.fields = append(d.fields, kv{"holder_epoch", held.HolderEpoch},
-			kv{"holder", map[string]any{"pid": held.Holder.PID, "host": held.Holder.Host}})
-		d.hint = fmt.Sprintf("wait for that process or stop it; if it is wedged, take the lease by force: looprig %slease break %s --yes", g, short)
-	case errors.As(err, &unknown):
-		d.message = fmt.Sprintf("restore refused (%s): %s", re.Kind, unknown.Error())
-		d.fields[0] = kv{"session", nil}
-		d.fields = append(d.fields, kv{"input", unknown.Input})
-		d.hint = "list the sessions and their ids with 'looprig ls'"
-	case re.Kind == rig.RestoreDiscoveryFailed:
-		d.message = fmt.Sprintf("session %s cannot be restored (%s): %v", short, re.Kind, re.Cause)
-		d.hint = "list the sessions of this store with 'looprig ls'; is --store the right store?"
-	case re.Kind == rig.RestoreReplayFailed:
-		d.message = fmt.Sprintf("session %s cannot be restored (%s): its journal is unreadable: %v", short, re.Kind, re.Cause)
-		d.hint = fmt.Sprintf("the session is broken; read what is intact with 'looprig %slog %s' (see README: broken journal)", g, short)
-	case re.Kind == rig.RestoreMaterializeFailed:
-		d.message = fmt.Sprintf("session %s cannot be restored (%s): %v", short, re.Kind, re.Cause)
+	case explain.RemedySeeHolder:
+		d.hint = hintLeaseLost
+	case explain.RemedyInspectJournal:
+		_, damaged := x.Field("cause_type")
+		switch {
+		case inRestore && damaged:
+			d.hint = fmt.Sprintf("looprig never repairs a journal on its own; see what is intact with 'looprig %slog %s' and README: broken journal", g, short)
+		case inRestore:
+			d.hint = fmt.Sprintf("the session is broken; read what is intact with 'looprig %slog %s' (see README: broken journal)", g, short)
+		case x.Type == "RecordDecodeError":
+			d.hint = "the journal cannot be trusted from this record on; the records before it are intact (see README: broken journal)"
+		default:
+			d.hint = "looprig never repairs damaged data on its own; see README: broken journal"
+		}
+	case explain.RemedyRepairEpochFile:
+		path, _ := x.Field("path")
+		p, _ := path.(string)
+		if inRestore {
+			d.hint = epochFileHint(p, g, short)
+		} else {
+			d.hint = epochFileHint(p, g, "ID")
+		}
+	case explain.RemedyRetry:
+		if inRestore {
+			d.hint = fmt.Sprintf("see the journal with 'looprig %slog %s'", g, short)
+		}
+	case explain.RemedyCheckWorkspace:
 		d.hint = "its workspace cannot be prepared; check the profile's root, or --placement/--root"
-	default:
-		d.message = fmt.Sprintf("session %s cannot be restored (%s): %v", short, re.Kind, re.Cause)
-		d.hint = fmt.Sprintf("see the journal with 'looprig %slog %s'", g, short)
+	case explain.RemedyFixProfile:
+		d.hint = "fix the profile in the configuration file"
+	case explain.RemedyFixSeed:
+		d.hint = "fix the seed directory, or create the session without --seed"
+	case explain.RemedyDefineEngine:
+		name, _ := x.Field("engine")
+		known, _ := x.Field("known")
+		ks, _ := known.([]string)
+		d.hint = fmt.Sprintf("engine %q is not available here (known: %s): run it where that engine is, or choose a profile with a known one (--rig NAME)",
+			name, strings.Join(ks, ", "))
+	case explain.RemedyRestoreIt:
+		d.hint = fmt.Sprintf("the turn's engine ignored the interrupt; the session is listed as crashed: restore it with 'looprig %srestore %s'", g, short)
 	}
 	return d
+}
+
+// restoreMessage says why a restore failed, for people.
+func restoreMessage(err error, x explain.Explanation, short string) string {
+	var re *rig.RestoreError
+	errors.As(err, &re)
+	kind := x.Kind
+	field := func(name string) any { v, _ := x.Field(name); return v }
+	_, damaged := x.Field("cause_type")
+	switch x.Remedy {
+	case explain.RemedyShutDownRootHolder:
+		who := "another session"
+		if h, ok := field("holder").(storage.Holder); ok && h.PID != 0 {
+			who = fmt.Sprintf("another session (pid %d@%s)", h.PID, h.Host)
+		}
+		root, _ := field("root").(string)
+		return fmt.Sprintf("session %s cannot be restored (%s): its workspace root %s is held by %s at root-lease epoch %d; nothing was changed",
+			short, kind, textsafe.Line(root), who, field("holder_epoch"))
+	case explain.RemedyRepairEpochFile:
+		return fmt.Sprintf("session %s cannot be restored (%s): its lease epoch file is unreadable: %v", short, kind, re.Cause)
+	case explain.RemedyInspectJournal:
+		if damaged {
+			return fmt.Sprintf("session %s cannot be restored (%s): its journal is damaged: %v", short, kind, re.Cause)
+		}
+		return fmt.Sprintf("session %s cannot be restored (%s): its journal is unreadable: %v", short, kind, re.Cause)
+	case explain.RemedyWaitOrBreakLease:
+		who := "another process"
+		if h, ok := field("holder").(storage.Holder); ok && h.PID != 0 {
+			who = fmt.Sprintf("pid %d@%s", h.PID, h.Host)
+		}
+		return fmt.Sprintf("session %s is held by %s at epoch %d: restore refused (%s)", short, who, field("holder_epoch"), kind)
+	case explain.RemedyListSessions:
+		var unknown *rig.UnknownSessionError
+		if errors.As(err, &unknown) {
+			return fmt.Sprintf("restore refused (%s): %s", kind, unknown.Error())
+		}
+	}
+	return fmt.Sprintf("session %s cannot be restored (%s): %v", short, kind, re.Cause)
+}
+
+// fieldsOf turns explain's typed fields into the CLI's JSON fields: a
+// holder is {"pid","host"}, a drift its changes' objects.
+func fieldsOf(x explain.Explanation) []kv {
+	out := make([]kv, len(x.Fields))
+	for i, f := range x.Fields {
+		v := f.Value
+		switch t := v.(type) {
+		case storage.Holder:
+			v = map[string]any{"pid": t.PID, "host": t.Host}
+		case []event.Change:
+			v = changesJSON(t)
+		}
+		out[i] = kv{f.Name, v}
+	}
+	return out
 }
 
 func orCmd(cmd, def string) string {
@@ -449,9 +455,6 @@ func (e *env) report(d described) {
 	}
 	fmt.Fprint(e.stderr, b.String())
 }
-
-// isEpochFile reports whether path is a lease's epoch file.
-func isEpochFile(path string) bool { return strings.HasSuffix(path, ".epoch") }
 
 // epochFileHint says how to repair an unreadable epoch file by hand:
 // looprig never resets an epoch itself, since a lower one could let a

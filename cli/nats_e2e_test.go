@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"looprig/natsstore"
+	"looprig/natsstore/embedded"
 )
 
 func newNATSHarness(t *testing.T) *harness {
 	t.Helper()
 	h := newHarness(t)
-	srv, err := natsstore.StartEmbedded(t.TempDir())
+	srv, err := embedded.Start(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

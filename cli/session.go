@@ -17,8 +17,6 @@ import (
 	"looprig/fsstore"
 	"looprig/natsstore"
 	"looprig/rig"
-	"looprig/rig/event"
-	"looprig/rig/journal"
 	"looprig/rig/storage"
 )
 
@@ -49,39 +47,37 @@ func defaultStateDir() (string, error) {
 	return filepath.Join(home, ".local", "state", "looprig"), nil
 }
 
-// sessionStore is what the commands and the TUI use of a store: the
-// storage contracts with probing and breaking, and where the store keeps
-// this machine's files. Its LocalDir (storage.Store) is where this machine
-// keeps the store's local files (tui.log, the workspaces): rig.Define
-// refuses an exclusive or shared root that overlaps it.
-type sessionStore interface {
+// openedStore is a store a command opened: the storage contract, which is
+// everything rig and the TUI use of it, and what this machine keeps beside
+// it. Its LocalDir is where this machine keeps the store's local files
+// (tui.log, the workspaces): rig.Define refuses an exclusive or shared
+// root that overlaps it.
+type openedStore struct {
 	storage.Store
-	storage.LeaseProber
-	storage.Breaker
-	// Dir names the store as --store does (a directory or a nats:// URL),
-	// for messages and for helper processes.
-	Dir() string
-	// WorkspacesDir holds the per-session workspaces.
-	WorkspacesDir() string
-	Close() error
-}
-
-// fsSessionStore is an fsstore: everything is local, in its directory
-// (its LocalDir).
-type fsSessionStore struct{ *fsstore.Store }
-
-// natsSessionStore is a NATS store, shared by machines; workspaces and
-// logs stay on this machine, under the local state directory, which is
-// its LocalDir: a root containing it could delete the workspaces of every
-// session created here, and the TUI's log.
-type natsSessionStore struct {
-	*natsstore.Store
+	// name names the store as --store does (a directory, or the redacted
+	// nats:// URL), for messages and for helper processes.
+	name string
+	// local is its LocalDir: an fsstore's own directory; for a NATS
+	// store, shared by machines, the directory under the local state
+	// directory where workspaces and logs stay on this machine (a root
+	// containing it could delete the workspaces of every session created
+	// here, and the TUI's log).
 	local string
+	close func() error
 }
 
-func (s natsSessionStore) Dir() string           { return s.URL() }
-func (s natsSessionStore) LocalDir() string      { return s.local }
-func (s natsSessionStore) WorkspacesDir() string { return filepath.Join(s.local, "workspaces") }
+// Dir names the store as --store does.
+func (s *openedStore) Dir() string { return s.name }
+
+// LocalDir is where this machine keeps the store's local files
+// (storage.Store).
+func (s *openedStore) LocalDir() string { return s.local }
+
+// WorkspacesDir holds the per-session workspaces.
+func (s *openedStore) WorkspacesDir() string { return filepath.Join(s.local, "workspaces") }
+
+// Close closes the store.
+func (s *openedStore) Close() error { return s.close() }
 
 // isStoreURL reports whether --store names a NATS server rather than a
 // directory.
@@ -92,7 +88,7 @@ func isStoreURL(store string) bool {
 // openStore opens (creating on first use) the store: a directory, or
 // nats://host:port[/prefix] (credentials from $NATS_CREDS or $NATS_TOKEN,
 // never from the command line).
-func (e *env) openStore() (sessionStore, error) {
+func (e *env) openStore() (*openedStore, error) {
 	dir, err := e.storeDir()
 	if err != nil {
 		return nil, err
@@ -104,7 +100,7 @@ func (e *env) openStore() (sessionStore, error) {
 	if err != nil {
 		return nil, &StoreError{Path: dir, Err: err}
 	}
-	return fsSessionStore{st}, nil
+	return &openedStore{Store: st, name: st.Dir(), local: st.LocalDir(), close: st.Close}, nil
 }
 
 // redactURL drops any user or password from a store URL, for messages.
@@ -119,7 +115,7 @@ func redactURL(raw string) string {
 	return u.String()
 }
 
-func openNATSStore(storeURL string) (sessionStore, error) {
+func openNATSStore(storeURL string) (*openedStore, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	st, err := natsstore.Open(ctx, storeURL)
@@ -135,7 +131,7 @@ func openNATSStore(storeURL string) (sessionStore, error) {
 		st.Close()
 		return nil, &StoreError{Path: local, Err: err}
 	}
-	return natsSessionStore{Store: st, local: local}, nil
+	return &openedStore{Store: st, name: st.URL(), local: local, close: st.Close}, nil
 }
 
 // natsLocalDir is where this machine keeps the files of the NATS store at
@@ -264,7 +260,7 @@ func (pf *profileFlags) apply(cmd string, p rig.Profile) (rig.Profile, error) {
 }
 
 // defineRig defines the rig of profile p on st.
-func defineRig(st sessionStore, p rig.Profile, d rig.Decider) (*rig.Rig, error) {
+func defineRig(st *openedStore, p rig.Profile, d rig.Decider) (*rig.Rig, error) {
 	opts := []rig.Option{rig.WithStore(st), rig.WithProfile(p), rig.WithWorkspaces(st.WorkspacesDir())}
 	if d != nil {
 		opts = append(opts, rig.WithDecider(d))
@@ -273,34 +269,18 @@ func defineRig(st sessionStore, p rig.Profile, d rig.Decider) (*rig.Rig, error) 
 }
 
 // resolveID resolves a full id or a unique prefix.
-func resolveID(ctx context.Context, st sessionStore, input string) (uuid.UUID, error) {
+func resolveID(ctx context.Context, st *openedStore, input string) (uuid.UUID, error) {
 	return rig.FindSession(ctx, st, input)
 }
 
-// sessionExists reports whether the store has a catalog entry or a
-// journal for id.
-func sessionExists(ctx context.Context, st sessionStore, id uuid.UUID) (bool, uint64, error) {
-	tip, err := st.Tip(ctx, storage.SessionName(id.String()))
-	if err != nil {
-		return false, 0, err
-	}
-	if tip > 0 {
-		return true, tip, nil
-	}
-	_, err = st.Get(ctx, storage.CatalogKey(id.String()))
-	if rig.IsNotFound(err) {
-		return false, 0, nil
-	}
-	return err == nil, 0, err
-}
-
-// findExisting resolves input to a session that exists in st.
-func (e *env) findExisting(ctx context.Context, st sessionStore, input string) (uuid.UUID, uint64, error) {
+// findExisting resolves input to a session that exists in st (it has a
+// journal or a catalog entry), and returns its journal's tip.
+func (e *env) findExisting(ctx context.Context, st *openedStore, input string) (uuid.UUID, uint64, error) {
 	id, err := resolveID(ctx, st, input)
 	if err != nil {
 		return id, 0, err
 	}
-	ok, tip, err := sessionExists(ctx, st, id)
+	ok, tip, err := rig.SessionExists(ctx, st, id)
 	if err != nil {
 		return id, 0, err
 	}
@@ -308,25 +288,6 @@ func (e *env) findExisting(ctx context.Context, st sessionStore, input string) (
 		return id, 0, &NotFoundError{Input: input, Store: st.Dir()}
 	}
 	return id, tip, nil
-}
-
-// recordedProfile names the profile session id was created with: from its
-// catalog entry, else from its SessionStarted; "" when neither says.
-func recordedProfile(ctx context.Context, st sessionStore, id uuid.UUID) string {
-	if c, err := rig.ReadCatalog(ctx, st, id.String()); err == nil && c.Profile != "" {
-		return c.Profile
-	}
-	rp, err := journal.NewReplayer(ctx, st, storage.SessionName(id.String()), 0)
-	if err != nil {
-		return ""
-	}
-	defer rp.Close()
-	for i := 0; i < 16 && rp.Next(); i++ {
-		if s, ok := rp.Record().Event.(event.SessionStarted); ok {
-			return s.Rig
-		}
-	}
-	return ""
 }
 
 // restoreOptions are the choices of run and restore.
@@ -348,7 +309,7 @@ const acceptDriftSource = "cli --accept-drift"
 // restoreSession resolves input and restores that session. Every failure
 // to find the session is a *rig.RestoreError{discovery_failed}, except
 // malformed or ambiguous input (usage errors).
-func (e *env) restoreSession(ctx context.Context, st sessionStore, cfg *config.Config, input string, o restoreOptions) (*rig.Session, error) {
+func (e *env) restoreSession(ctx context.Context, st *openedStore, cfg *config.Config, input string, o restoreOptions) (*rig.Session, error) {
 	id, err := resolveID(ctx, st, input)
 	if err != nil {
 		var unknown *rig.UnknownSessionError
@@ -363,11 +324,12 @@ func (e *env) restoreSession(ctx context.Context, st sessionStore, cfg *config.C
 			return nil, err
 		}
 	} else {
-		name := recordedProfile(ctx, st, id)
-		if name == "" {
-			p = rig.DefaultProfile() // nothing recorded: the restore finds out why
-		} else if p, err = cfg.Profile(name); err != nil {
-			return nil, &ProfileGoneError{Session: id.String(), Profile: name, Known: cfg.Names()}
+		lookup := func(name string) (rig.Profile, bool) {
+			p, err := cfg.Profile(name)
+			return p, err == nil
+		}
+		if p, err = rig.ProfileFor(ctx, st, id, lookup, cfg.Names()); err != nil {
+			return nil, err
 		}
 	}
 	if p, err = o.profile.apply(e.cmd, p); err != nil {

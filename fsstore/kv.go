@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"looprig/fsstore/internal/fsutil"
 	"looprig/rig/storage"
 )
 
@@ -157,7 +158,7 @@ func (s *Store) DeleteKey(ctx context.Context, key string, expected uint64) erro
 		if err := os.Remove(path); err != nil {
 			return err
 		}
-		return syncDir(dir)
+		return fsutil.SyncDir(dir)
 	})
 	return wrapOp("delete", key, err)
 }

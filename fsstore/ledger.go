@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"looprig/fsstore/internal/fsutil"
 	"looprig/fsstore/internal/logfile"
 	"looprig/rig/storage"
 )
@@ -73,7 +74,7 @@ func (s *Store) Delete(ctx context.Context, name string) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("delete damaged ledger %s: %w", name, err)
 	}
-	return syncDir(filepath.Dir(path))
+	return fsutil.SyncDir(filepath.Dir(path))
 }
 
 // errStoreClosed is returned by ledger operations after Close.

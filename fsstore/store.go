@@ -31,6 +31,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"looprig/fsstore/internal/fsutil"
 	"looprig/fsstore/internal/lease"
 	"looprig/fsstore/internal/seam"
 	"looprig/rig/storage"
@@ -344,14 +345,7 @@ var smallBufs = sync.Pool{New: func() any { return new([smallRead]byte) }}
 // thousands of sessions reads thousands of these, and an *os.File costs
 // several more calls each.
 func readSmallFile(path string, limit int64) ([]byte, error) {
-	var fd int
-	var err error
-	for {
-		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-		if err != unix.EINTR {
-			break
-		}
-	}
+	fd, err := fsutil.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
@@ -419,48 +413,8 @@ func readSmallFile(path string, limit int64) ([]byte, error) {
 	return b, nil
 }
 
-// writeFileAtomic writes data to path through a synced temp file and a
-// rename, then syncs the directory.
+// writeFileAtomic replaces a KV file (or FORMAT) with data: a synced temp
+// file renamed over it, then a directory fsync, behind the KV test seams.
 func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmpName := tmp.Name()
-	defer func() {
-		if tmp != nil {
-			tmp.Close()
-			os.Remove(tmpName)
-		}
-	}()
-	if err := tmp.Chmod(fileMode); err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	tmp = nil
-	seam.At(seam.KVTempWritten, path) // test seam: crash before the rename
-	if err := os.Rename(tmpName, path); err != nil {
-		os.Remove(tmpName)
-		return err
-	}
-	seam.At(seam.KVRenamed, path) // test seam: crash before the directory fsync
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return fsutil.WriteFileAtomic(path, data, fileMode, -1, fsutil.Seams{TempWritten: seam.KVTempWritten, Renamed: seam.KVRenamed})
 }

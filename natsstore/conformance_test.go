@@ -5,17 +5,18 @@ import (
 	"testing"
 	"time"
 
+	"looprig/natsstore/embedded"
 	"looprig/rig/storage"
 	"looprig/rig/storage/storetest"
 )
 
 // startServer starts an embedded server for one test, on its own
 // directory and port, shut down when the test ends.
-func startServer(t testing.TB, opts ...EmbeddedOption) *Embedded {
+func startServer(t testing.TB, opts ...embedded.Option) *embedded.Server {
 	t.Helper()
-	e, err := StartEmbedded(t.TempDir(), opts...)
+	e, err := embedded.Start(t.TempDir(), opts...)
 	if err != nil {
-		t.Fatalf("StartEmbedded: %v", err)
+		t.Fatalf("embedded.Start: %v", err)
 	}
 	t.Cleanup(e.Shutdown)
 	return e

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"looprig/natsstore/embedded"
 )
 
 const (
@@ -27,7 +29,7 @@ func serverHelperMain() {
 		return
 	}
 	port, _ := strconv.Atoi(os.Getenv(serverPortEnv))
-	e, err := StartEmbedded(dir, EmbeddedListen("127.0.0.1", port))
+	e, err := embedded.Start(dir, embedded.Listen("127.0.0.1", port))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"looprig/natsstore/embedded"
 	"looprig/rig/storage"
 )
 
@@ -76,7 +77,7 @@ func TestReadFromEveryPosition(t *testing.T) {
 // it lands whole, conflicts whole, and a batch the server abandons leaves
 // nothing behind.
 func TestOversizeAppendIsAtomic(t *testing.T) {
-	s := openStore(t, startServer(t, EmbeddedMaxPayload(MinMaxPayload)).URL())
+	s := openStore(t, startServer(t, embedded.MaxPayload(MinMaxPayload)).URL())
 	ctx := t.Context()
 	const name = "sessions/big"
 	big := func(tag byte) []byte {

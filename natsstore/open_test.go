@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
+	"looprig/natsstore/embedded"
 	"looprig/rig/storage"
 )
 
@@ -110,7 +111,7 @@ func TestOpenErrors(t *testing.T) {
 		wantUnavailable(t, err, "JetStream is not enabled")
 	})
 	t.Run("small-max-payload", func(t *testing.T) {
-		srv := startServer(t, EmbeddedMaxPayload(1<<20))
+		srv := startServer(t, embedded.MaxPayload(1<<20))
 		_, err := Open(ctx, srv.URL(), WithoutEnvCredentials())
 		wantUnavailable(t, err, "max_payload")
 	})

@@ -172,8 +172,8 @@ func WithNATSOptions(opts ...nats.Option) Option {
 // WithoutEnvCredentials stops Open from reading NATS_CREDS and NATS_TOKEN.
 func WithoutEnvCredentials() Option { return func(o *options) { o.envCreds = false } }
 
-// Store is an open NATS store. It implements storage.Store,
-// storage.LeaseProber and storage.Breaker, and ProbeMany for listings. It
+// Store is an open NATS store. It implements storage.Store (leases with
+// probes, ProbeMany for listings, and breaks; ledgers; the catalog KV). It
 // is safe for concurrent use; many Stores (in many processes, on many
 // machines) may share one server and prefix.
 type Store struct {
@@ -205,11 +205,7 @@ type Store struct {
 	bg     sync.WaitGroup // background cleanups
 }
 
-var (
-	_ storage.Store       = (*Store)(nil)
-	_ storage.LeaseProber = (*Store)(nil)
-	_ storage.Breaker     = (*Store)(nil)
-)
+var _ storage.Store = (*Store)(nil)
 
 var prefixRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 

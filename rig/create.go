@@ -229,14 +229,12 @@ func (s *Session) ownsRecords(ctx context.Context) (owned bool, rev uint64, lost
 		}
 		mine = s.journal.Tip()
 	}
-	if p, ok := s.rig.store.(storage.LeaseProber); ok {
-		st, err := p.Probe(ctx, s.name)
-		switch {
-		case err != nil: // the other checks still apply
-			s.rig.log.Warn("probe lease of failed session", "session", s.id, "err", err)
-		case st.Epoch > epoch:
-			return false, 0, lostErr(&storage.LeaseLostError{Name: s.name, Epoch: epoch, Reason: storage.LossEpochAdvanced, NewEpoch: st.Epoch})
-		}
+	st, err := s.rig.store.Probe(ctx, s.name)
+	switch {
+	case err != nil: // the other checks still apply
+		s.rig.log.Warn("probe lease of failed session", "session", s.id, "err", err)
+	case st.Epoch > epoch:
+		return false, 0, lostErr(&storage.LeaseLostError{Name: s.name, Epoch: epoch, Reason: storage.LossEpochAdvanced, NewEpoch: st.Epoch})
 	}
 	tip, err := s.rig.store.Tip(ctx, s.name)
 	if err != nil && !IsNotFound(err) {

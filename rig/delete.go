@@ -116,7 +116,7 @@ func DeleteSession(ctx context.Context, store storage.Store, workspaces string, 
 // sessionRecords lists the store keys of session id and reports whether it
 // has a journal (an empty one counts as none; a damaged one is a journal).
 func sessionRecords(ctx context.Context, store storage.Store, id uuid.UUID) (keys []string, journal bool, err error) {
-	keys, err = store.Keys(ctx, "sessions/"+id.String()+"/")
+	keys, err = store.Keys(ctx, sessionsPrefix+id.String()+"/")
 	if err != nil {
 		return nil, false, fmt.Errorf("delete session %s: list its keys: %w", id, err)
 	}

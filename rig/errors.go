@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-
-	"looprig/rig/event"
 )
 
 // RestoreErrorKind names the stage of a restore that failed.
@@ -189,15 +187,6 @@ type SeedError struct {
 }
 
 func (e *SeedError) Error() string { return fmt.Sprintf("seed %s: %s", e.Path, e.Reason) }
-
-// changesText is a one-line summary of config changes.
-func changesText(cs []event.Change) string {
-	parts := make([]string, len(cs))
-	for i, c := range cs {
-		parts[i] = fmt.Sprintf("%s %q -> %q (%s)", c.Field, c.Persisted, c.Live, c.Level)
-	}
-	return strings.Join(parts, "; ")
-}
 
 func short(s string) string {
 	if len(s) > 12 {

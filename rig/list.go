@@ -2,7 +2,6 @@ package rig
 
 import (
 	"context"
-	"errors"
 	"os"
 	"slices"
 	"strings"
@@ -56,12 +55,6 @@ func ShortID(id string) string {
 		return id[:8]
 	}
 	return id
-}
-
-// Prober probes many leases at once (fsstore does it with one read of the
-// kernel's lock table).
-type Prober interface {
-	ProbeMany(ctx context.Context, names []string) ([]storage.LeaseStatus, error)
 }
 
 // ListSessions lists every session of the store from its catalog entries
@@ -190,31 +183,17 @@ func creationRecorded(ctx context.Context, store storage.Ledger, name string) (b
 }
 
 // sessionIDs lists the ids that may have a catalog entry: one level of
-// keys under "sessions/" when the store can list that cheaply (an id
-// without an entry is then skipped when its entry is read), else every key
-// there.
+// keys under "sessions/" (an id without an entry is then skipped when its
+// entry is read).
 func sessionIDs(ctx context.Context, store storage.Store) ([]string, error) {
-	var ids []string
-	if cl, ok := store.(storage.ChildLister); ok {
-		segs, err := cl.Children(ctx, "sessions/")
-		if err != nil {
-			return nil, err
-		}
-		for _, seg := range segs {
-			if isSessionID(seg) {
-				ids = append(ids, seg)
-			}
-		}
-		return ids, nil
-	}
-	keys, err := store.Keys(ctx, "sessions/")
+	segs, err := store.Children(ctx, sessionsPrefix)
 	if err != nil {
 		return nil, err
 	}
-	for _, k := range keys {
-		rest, ok := strings.CutSuffix(strings.TrimPrefix(k, "sessions/"), "/catalog")
-		if ok && isSessionID(rest) {
-			ids = append(ids, rest)
+	ids := make([]string, 0, len(segs))
+	for _, seg := range segs {
+		if isSessionID(seg) {
+			ids = append(ids, seg)
 		}
 	}
 	return ids, nil
@@ -260,27 +239,16 @@ func readCatalogs(ctx context.Context, kv storage.KV, ids []string) []catalogRea
 
 // probeAll probes names with the store's batch prober, else one by one,
 // and returns each name's status and error: one bad epoch file makes its
-// own session's lease state unknown, never its neighbours'. Stores that
-// cannot probe report every lease as free, with that error.
+// own session's lease state unknown, never its neighbours'.
 func probeAll(ctx context.Context, store storage.Store, names []string) ([]storage.LeaseStatus, []error) {
 	errs := make([]error, len(names))
-	if p, ok := store.(Prober); ok {
-		st, err := p.ProbeMany(ctx, names)
-		if err == nil {
-			return st, errs
-		}
-		// One bad epoch file must not hide the others: fall back to one by one.
+	if st, err := store.ProbeMany(ctx, names); err == nil {
+		return st, errs
 	}
+	// One bad epoch file must not hide the others: fall back to one by one.
 	out := make([]storage.LeaseStatus, len(names))
-	p, ok := store.(storage.LeaseProber)
-	if !ok {
-		for i := range errs {
-			errs[i] = errors.New("store cannot probe leases")
-		}
-		return out, errs
-	}
 	for i, n := range names {
-		out[i], errs[i] = p.Probe(ctx, n)
+		out[i], errs[i] = store.Probe(ctx, n)
 	}
 	return out, errs
 }
@@ -295,13 +263,13 @@ func FindSession(ctx context.Context, store storage.Store, idOrPrefix string) (u
 	if len(p) < 4 || strings.Trim(p, "0123456789abcdef-") != "" {
 		return uuid.Nil, &BadIDError{Input: idOrPrefix}
 	}
-	keys, err := store.Keys(ctx, "sessions/"+p)
+	keys, err := store.Keys(ctx, sessionsPrefix+p)
 	if err != nil {
 		return uuid.Nil, err
 	}
 	var matches []string
 	for _, k := range keys {
-		if rest, ok := strings.CutSuffix(strings.TrimPrefix(k, "sessions/"), "/catalog"); ok && !strings.Contains(rest, "/") {
+		if rest, ok := strings.CutSuffix(strings.TrimPrefix(k, sessionsPrefix), "/catalog"); ok && !strings.Contains(rest, "/") {
 			matches = append(matches, rest)
 		}
 	}

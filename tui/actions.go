@@ -1,263 +1,131 @@
 package tui
 
 import (
-	"sort"
-	"time"
+	"strconv"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"looprig/rig"
 )
 
-// onKey routes a key: ctrl+c always quits; an open dialog, the help
-// screen, the input line or the filter take keys before the panes.
-func (m *model) onKey(msg tea.KeyMsg) tea.Cmd {
+// The keys that act on the selected session, and the results of what they
+// start (cmds.go runs it).
+
+// opKind names an operation whose result is reported: a failure is shown
+// as "RESTORE FAILED" or "restore of a0000004 failed", and logged.
+type opKind int
+
+const (
+	opCreate opKind = iota
+	opRestore
+	opBreak
+	opDelete
+	opSubmit
+	opInterrupt
+	opGate
+)
+
+func (o opKind) String() string {
+	switch o {
+	case opCreate:
+		return "create"
+	case opRestore:
+		return "restore"
+	case opBreak:
+		return "break"
+	case opDelete:
+		return "delete"
+	case opSubmit:
+		return "submit"
+	case opInterrupt:
+		return "interrupt"
+	case opGate:
+		return "gate"
+	}
+	return "opKind(" + strconv.Itoa(int(o)) + ")"
+}
+
+// opFailure is an operation that failed, shown in the errors strip until
+// it is dismissed.
+type opFailure struct {
+	op  opKind
+	err error
+}
+
+// sessionKey is a key for the selected session v.
+func (m *model) sessionKey(v *sessView, msg tea.KeyMsg) tea.Cmd {
 	k := m.keys
-	if is(msg, k.ForceQuit) {
-		return m.forceQuit()
-	}
-	if m.quitting != "" {
-		return nil
-	}
 	switch {
-	case m.dialog != nil:
-		done, cmd := m.dialog.key(m, msg)
-		if done {
-			m.dialog = nil
-		}
-		return cmd
-	case m.help != nil:
-		return m.help.key(m, msg)
-	case m.input != nil:
-		return m.input.key(m, msg)
-	case m.filterActive:
-		return m.filterKey(msg)
-	}
-
-	switch {
-	case is(msg, k.Quit):
-		return m.quit()
-	case is(msg, k.Help):
-		m.help = newHelp()
-		return nil
-	case is(msg, k.Filter):
-		m.filterActive = true
-		m.focus = paneList
-		m.filterInput.SetValue(m.filter)
-		m.filterInput.CursorEnd()
-		return m.filterInput.Focus()
-	case is(msg, k.Theme):
-		next := m.themes.Next(m.st.theme.Name)
-		m.st = newStyles(m.renderer, next)
-		return tea.Batch(m.flash("theme "+next.Name, clsOK), m.saveThemeCmd(next.Name))
-	case is(msg, k.Tab):
-		m.focus = (m.focus + 1) % numPanes
-		return nil
-	case is(msg, k.BackTab):
-		m.focus = (m.focus + numPanes - 1) % numPanes
-		return nil
-	case is(msg, k.Dismiss):
-		return m.dismiss()
-	case is(msg, k.New):
-		m.dialog = newCreateDialog(m)
-		return nil
-	case is(msg, k.Enter):
-		if m.focus == paneList && m.selected() != nil {
-			m.focus = paneEvents
-		}
-		return nil
-	case is(msg, k.Up), is(msg, k.Down), is(msg, k.Top), is(msg, k.Bottom), is(msg, k.PageUp), is(msg, k.PageDown):
-		return m.move(msg)
-	}
-
-	v := m.selected()
-	if v == nil {
-		return nil
-	}
-	switch {
-	case is(msg, k.Restore):
+	case key.Matches(msg, k.Restore):
 		return m.restore(v)
-	case is(msg, k.Break):
+	case key.Matches(msg, k.Break):
 		return m.breakLease(v)
-	case is(msg, k.Delete):
+	case key.Matches(msg, k.Delete):
 		return m.deleteSession(v)
-	case is(msg, k.Input):
+	case key.Matches(msg, k.Input):
 		if why := v.notMutable(); why != "" {
-			return m.flash("i: "+why, clsError)
+			return m.status.flash("i: "+why, clsError)
 		}
 		m.input = newInputBar(v.id)
 		return m.input.ti.Focus()
-	case is(msg, k.Interrupt):
+	case key.Matches(msg, k.Interrupt):
 		if why := v.notMutable(); why != "" {
-			return m.flash("I: "+why, clsError)
+			return m.status.flash("I: "+why, clsError)
 		}
 		if v.f.openTurn == nil {
-			return m.flash("no turn is running", clsMuted)
+			return m.status.flash("no turn is running", clsMuted)
 		}
-		v.busy = "interrupting"
-		return tea.Batch(m.interruptCmd(v.id, v.live), m.startSpin())
-	case is(msg, k.Approve), is(msg, k.Deny):
-		approve := is(msg, k.Approve)
+		v.busy = busyInterrupting
+		return tea.Batch(m.interruptCmd(v.id, v.live.sess), m.spin.start())
+	case key.Matches(msg, k.Approve, k.Deny):
+		approve := key.Matches(msg, k.Approve)
 		if why := v.notMutable(); why != "" {
-			return m.flash(msg.String()+": "+why, clsError)
+			return m.status.flash(msg.String()+": "+why, clsError)
 		}
 		g := v.f.openGate
 		if g == nil {
-			return m.flash("no gate is open", clsMuted)
+			return m.status.flash("no gate is open", clsMuted)
 		}
-		return m.gateCmd(v.id, v.live, g.id, approve)
-	case is(msg, k.Shutdown):
-		if v.live == nil {
-			return m.flash("X: "+v.short+" is not live in this TUI", clsError)
-		}
-		if why := v.notMutable(); why != "" {
-			return m.flash("X: "+why, clsError)
-		}
-		body := []string{"Shut down session " + v.short + " (" + trunc(v.title, 30) + ")?"}
-		if v.f.openTurn != nil {
-			body = append(body, "Its running turn "+itoa(v.f.openTurn.index)+" is interrupted (recorded as shutdown).")
-		}
-		body = append(body, "It can be restored later with r.")
-		m.dialog = &confirmDialog{title: "Shut down", body: body, confirm: "Shut down", danger: true,
-			onConfirm: func(m *model) tea.Cmd {
-				if v.live == nil {
-					return nil
-				}
-				v.busy = "shutting down"
-				return tea.Batch(m.shutdownCmd(v.id, v.live), m.startSpin())
-			}}
-		return nil
+		return m.gateCmd(v.id, v.live.sess, g.id, approve)
+	case key.Matches(msg, k.Shutdown):
+		return m.shutdown(v)
 	}
 	return nil
 }
 
-func (m *model) move(msg tea.KeyMsg) tea.Cmd {
-	k := m.keys
-	switch m.focus {
-	case paneEvents:
-		v := m.selected()
-		if v == nil {
-			return nil
-		}
-		page := max(1, m.eventRows()-1)
-		switch {
-		case is(msg, k.Up):
-			v.follow = false
-			v.scroll++
-		case is(msg, k.Down):
-			v.scroll--
-		case is(msg, k.PageUp):
-			v.follow = false
-			v.scroll += page
-		case is(msg, k.PageDown):
-			v.scroll -= page
-		case is(msg, k.Top):
-			v.follow = false
-			v.scroll = v.ring.len() + 1
-		case is(msg, k.Bottom):
-			v.scroll = 0
-		}
-		maxScroll := max(0, v.ring.len()+boolInt(v.pend != "")-m.eventRows())
-		v.scroll = min(max(v.scroll, 0), maxScroll)
-		if v.scroll == 0 {
-			v.follow = true
-		}
-		return nil
-	case paneDetail:
-		switch {
-		case is(msg, k.Up):
-			m.detailTop--
-		case is(msg, k.Down):
-			m.detailTop++
-		case is(msg, k.Top):
-			m.detailTop = 0
-		case is(msg, k.Bottom):
-			m.detailTop = 1 << 20
-		}
-		m.detailTop = max(0, m.detailTop)
-		return nil
+// shutdown asks before shutting v down (X).
+func (m *model) shutdown(v *sessView) tea.Cmd {
+	if !v.hosted() {
+		return m.status.flash("X: "+v.short+" is not live in this TUI", clsError)
 	}
-	if len(m.vis) == 0 {
-		return nil
+	if why := v.notMutable(); why != "" {
+		return m.status.flash("X: "+why, clsError)
 	}
-	prev := m.cursor
-	page := max(1, m.listRows()-1)
-	switch {
-	case is(msg, k.Up):
-		m.cursor--
-	case is(msg, k.Down):
-		m.cursor++
-	case is(msg, k.PageUp):
-		m.cursor -= page
-	case is(msg, k.PageDown):
-		m.cursor += page
-	case is(msg, k.Top):
-		m.cursor = 0
-	case is(msg, k.Bottom):
-		m.cursor = len(m.vis) - 1
+	body := []string{"Shut down session " + v.short + " (" + trunc(v.title, 30) + ")?"}
+	if v.f.openTurn != nil {
+		body = append(body, "Its running turn "+strconv.Itoa(v.f.openTurn.index)+" is interrupted (recorded as shutdown).")
 	}
-	m.keepVisible()
-	if m.cursor == prev {
-		return nil
-	}
-	m.detailTop = 0
-	m.settleGen++
-	return settle(m.settleGen)
-}
-
-func (m *model) filterKey(msg tea.KeyMsg) tea.Cmd {
-	switch msg.Type {
-	case tea.KeyEnter:
-		m.filterActive = false
-		m.filterInput.Blur()
-		return nil
-	case tea.KeyEsc:
-		m.filterActive = false
-		m.filterInput.Blur()
-		m.setFilter("")
-		return nil
-	case tea.KeyUp, tea.KeyDown:
-		return m.move(msg)
-	}
-	var cmd tea.Cmd
-	m.filterInput, cmd = m.filterInput.Update(msg)
-	if v := m.filterInput.Value(); v != m.filter {
-		m.setFilter(v)
-	}
-	return cmd
-}
-
-func (m *model) setFilter(f string) {
-	var keep string
-	if s := m.selected(); s != nil {
-		keep = s.id
-	}
-	m.filter = f
-	m.refilter(keep)
-	m.keepVisible()
-}
-
-func (m *model) dismiss() tea.Cmd {
-	v := m.selected()
-	switch {
-	case m.globalErr != nil:
-		m.globalErr = nil
-	case v != nil && v.lost != nil && !v.lostSeen:
-		v.lostSeen = true
-	case v != nil && v.restoreErr != nil:
-		v.restoreErr = nil
-	case m.filter != "":
-		m.setFilter("")
-	}
+	body = append(body, "It can be restored later with r.")
+	m.dialog = &confirmDialog{title: "Shut down", body: body, confirm: "Shut down", danger: true,
+		onConfirm: func(m *model) tea.Cmd {
+			if !v.hosted() {
+				return nil
+			}
+			v.busy = busyShuttingDown
+			return tea.Batch(m.shutdownCmd(v.id, v.live.sess), m.spin.start())
+		}}
 	return nil
 }
 
+// restore restores v here (r), asking first when its last restore was
+// rejected for configuration drift.
 func (m *model) restore(v *sessView) tea.Cmd {
-	if v.live != nil && v.lost == nil {
-		return m.flash("r: "+v.short+" is already live in this TUI", clsMuted)
+	if v.liveHere() {
+		return m.status.flash("r: "+v.short+" is already live in this TUI", clsMuted)
 	}
-	if v.busy != "" {
-		return m.flash("r: busy: "+v.busy, clsMuted)
+	if v.busy != notBusy {
+		return m.status.flash("r: busy: "+v.busy.String(), clsMuted)
 	}
 	if rj := v.restoreRejected(); rj != nil {
 		m.dialog = newDriftDialog(v, rj)
@@ -267,99 +135,92 @@ func (m *model) restore(v *sessView) tea.Cmd {
 }
 
 func (m *model) startRestore(v *sessView, accept bool) tea.Cmd {
-	v.busy, v.busySince, v.restoreErr = "restoring", m.now(), nil
+	v.busy, v.busySince, v.failed = busyRestoring, m.now(), nil
 	if m.globalErr != nil {
 		m.globalErr = nil
 	}
-	return tea.Batch(m.restoreCmd(v.id, v.info.Profile, accept), m.startSpin())
+	return tea.Batch(m.restoreCmd(v.id, v.info.Profile, accept), m.spin.start())
 }
 
+// breakLease opens the break dialog for a session held elsewhere (B).
 func (m *model) breakLease(v *sessView) tea.Cmd {
 	switch {
-	case v.live != nil && v.lost == nil:
-		return m.flash("B: "+v.short+" is live in this TUI: there is nothing to break", clsMuted)
-	case v.busy != "":
-		return m.flash("B: busy: "+v.busy, clsMuted)
+	case v.liveHere():
+		return m.status.flash("B: "+v.short+" is live in this TUI: there is nothing to break", clsMuted)
+	case v.busy != notBusy:
+		return m.status.flash("B: busy: "+v.busy.String(), clsMuted)
 	case v.state() != rig.StateHeld && v.state() != rig.StateLive:
-		return m.flash("B: "+v.short+" is not held by anyone: r restores it", clsMuted)
+		return m.status.flash("B: "+v.short+" is not held by anyone: r restores it", clsMuted)
 	}
 	m.dialog = newBreakDialog(v)
 	return nil
 }
 
-// deleteSession opens the delete dialog for a session nobody holds.
+// deleteSession opens the delete dialog for a session nobody holds (D).
 func (m *model) deleteSession(v *sessView) tea.Cmd {
 	switch {
-	case v.live != nil:
-		return m.flash("D: "+v.short+" is live in this TUI: shut it down first (X)", clsMuted)
-	case v.busy != "":
-		return m.flash("D: busy: "+v.busy, clsMuted)
+	case v.hosted():
+		return m.status.flash("D: "+v.short+" is live in this TUI: shut it down first (X)", clsMuted)
+	case v.busy != notBusy:
+		return m.status.flash("D: busy: "+v.busy.String(), clsMuted)
 	case v.state() == rig.StateHeld, v.state() == rig.StateLive:
 		who := v.holder
 		if who == "" {
 			who = "another process"
 		}
-		return m.flash("D: "+v.short+" is held by "+who+": it cannot be deleted while held", clsError)
+		return m.status.flash("D: "+v.short+" is held by "+who+": it cannot be deleted while held", clsError)
 	}
 	m.dialog = newDeleteDialog(v, m.h.opts.Workspaces)
 	return nil
 }
 
-func (m *model) quit() tea.Cmd {
-	running := 0
-	for _, v := range m.sessions {
-		if v.live != nil && v.lost == nil && v.f.openTurn != nil {
-			running++
-		}
+// onFailed: a create, restore, break or delete failed.
+func (m *model) onFailed(msg failedMsg) tea.Cmd {
+	m.h.log.Warn(msg.op.String()+" failed", "session", msg.id, "err", msg.err)
+	if msg.op == opCreate && m.creating > 0 {
+		m.creating--
 	}
-	if running > 0 {
-		m.dialog = &confirmDialog{title: "Quit",
-			body: []string{plural(running, "turn") + " still running.",
-				"Quitting shuts every live session down: running turns are interrupted",
-				"(recorded as shutdown) and can be restored later."},
-			confirm: "Quit", danger: true,
-			onConfirm: func(m *model) tea.Cmd { return m.beginQuit(quitBound) }}
-		return nil
+	if msg.id == "" {
+		m.globalErr = &opFailure{op: msg.op, err: msg.err}
+		return m.status.flash(msg.op.String()+" failed", clsError)
 	}
-	return m.beginQuit(quitBound)
+	v := m.sessions[msg.id]
+	if v == nil {
+		v = newSessView(msg.id)
+		m.sessions[msg.id] = v
+		m.resort()
+	}
+	v.busy = notBusy
+	v.failed = &opFailure{op: msg.op, err: msg.err}
+	// The restore may have written (RestoreErrored) or marked the catalog
+	// broken: read the journal and the listing again.
+	v.resetJournal()
+	cmds := []tea.Cmd{m.status.flash(msg.op.String()+" of "+v.short+" failed", clsError)}
+	if v == m.selected() {
+		cmds = append(cmds, m.ensureLoaded(v))
+	}
+	cmds = append(cmds, m.refreshList())
+	return tea.Batch(cmds...)
 }
 
-func (m *model) forceQuit() tea.Cmd {
-	if m.quitting != "" {
-		return tea.Quit // a second ctrl+c: Run still shuts down with a short bound
+func (m *model) onDeleted(msg deletedMsg) tea.Cmd {
+	short := rig.ShortID(msg.id)
+	if v := m.sessions[msg.id]; v != nil {
+		v.journal.gen++ // a journal read in flight is for a session that is gone
+		delete(m.sessions, msg.id)
+		m.resort()
+		m.keepVisible()
 	}
-	return m.beginQuit(forceQuitBound)
+	return tea.Batch(m.status.flash("deleted "+short, clsOK), m.ensureLoaded(m.selected()), m.refreshList())
 }
 
-func (m *model) beginQuit(bound time.Duration) tea.Cmd {
-	n := len(m.h.hosted())
-	if n == 0 {
-		m.quitting = "bye"
-		return tea.Quit
+// onOp: a submit, an interrupt or a gate response ended.
+func (m *model) onOp(msg opMsg) tea.Cmd {
+	if v := m.sessions[msg.id]; v != nil && msg.op == opInterrupt {
+		v.busy = notBusy
 	}
-	m.quitting = "shutting down " + plural(n, "live session") + " cleanly…"
-	m.dialog, m.input, m.help = nil, nil, nil
-	return tea.Batch(m.quitCmd(bound), m.startSpin())
-}
-
-func (m *model) profileNames() []string {
-	names := make([]string, 0, len(m.h.opts.Profiles))
-	for n := range m.h.opts.Profiles {
-		names = append(names, n)
+	if msg.err != nil {
+		return m.status.flash(msg.op.String()+" failed: "+errText(msg.err), clsError)
 	}
-	sort.Slice(names, func(i, j int) bool {
-		// the default first, then by name
-		if (names[i] == m.h.opts.DefaultProfile) != (names[j] == m.h.opts.DefaultProfile) {
-			return names[i] == m.h.opts.DefaultProfile
-		}
-		return names[i] < names[j]
-	})
-	return names
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+	return m.status.flash(msg.note, clsOK)
 }

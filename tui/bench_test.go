@@ -36,9 +36,9 @@ func benchModel(b testing.TB) Model {
 		{Seq: 2, At: fixedNow, Event: event.TurnStarted{TurnID: "t", Index: 0, Input: "seq 10000"}},
 		{Seq: 3, At: fixedNow, Event: event.TurnOutput{TurnID: "t", Text: sb.String()}},
 	}
-	m.send(historyMsg{id: id, gen: v.histGen, envs: envs, lastSeq: 3, tip: 3})
+	m.send(historyMsg{id: id, gen: v.journal.gen, envs: envs, lastSeq: 3, tip: 3})
 	m.selectID(id)
-	m.send(flashOffMsg{gen: m.flashGen})
+	m.send(flashOffMsg{gen: m.status.gen})
 	if v.ring.len() != ringCapacity {
 		b.Fatalf("ring holds %d lines, want %d", v.ring.len(), ringCapacity)
 	}
@@ -46,7 +46,7 @@ func benchModel(b testing.TB) Model {
 }
 
 // BenchmarkView: one frame at 200×60 with 10k sessions and 10k event
-// lines (DESIGN.md §10: ≤ 2 ms).
+// lines (the frame budget, docs/ARCHITECTURE.md: ≤ 2 ms).
 func BenchmarkView(b *testing.B) {
 	m := benchModel(b)
 	checkFrame(b, m.View(), 200, 60)
@@ -100,8 +100,8 @@ func BenchmarkFoldOutput(b *testing.B) {
 // calls), dropped ephemeral events, bytes written to the terminal
 // (written-MB), the live heap's peak above where it started (peak-heap-MB,
 // sampled at every key), and how long a key waits for the program while the
-// flood lasts (p50/p99/max, the key-to-frame bound of DESIGN.md §10: p99 ≤
-// 100 ms). Run with -benchtime=1x.
+// flood lasts (p50/p99/max, the key-to-frame bound of
+// docs/ARCHITECTURE.md: p99 ≤ 100 ms). Run with -benchtime=1x.
 func BenchmarkEventPath2M(b *testing.B) {
 	for _, c := range []struct{ name, cmd string }{
 		// bulk: seq writes 4 KiB blocks, the engine reads 32 KiB chunks
@@ -153,7 +153,7 @@ func eventPath2M(b *testing.B, input string) {
 	var id string
 	wait(func(m Model) bool {
 		v := m.selected()
-		if v != nil && v.live != nil && !v.replaying {
+		if v != nil && v.hosted() && !v.replaying() {
 			id = v.id
 			return true
 		}
@@ -179,7 +179,7 @@ func eventPath2M(b *testing.B, input string) {
 		var finished bool
 		tm.Send(probeMsg{fn: func(m Model) {
 			v := m.sessions[id]
-			lines, dropped = v.outLines, v.dropped
+			lines, dropped = v.outLines, v.live.dropped
 			finished = v.f.turns > 0 && v.f.openTurn == nil && strings.Contains(m.View(), "turn 0 done")
 			close(done)
 		}})
@@ -252,8 +252,8 @@ func (h *countingHarness) View() string {
 func BenchmarkListing10k(b *testing.B) {
 	m := fakeModel(b, 200, 60, colorRenderer())
 	m = withManySessions(m, 10_000)
-	infos := make([]rig.SessionInfo, 0, len(m.rows))
-	for _, v := range m.rows {
+	infos := make([]rig.SessionInfo, 0, len(m.list.rows))
+	for _, v := range m.list.rows {
 		infos = append(infos, v.info)
 	}
 	b.ReportAllocs()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -30,26 +31,22 @@ type (
 
 	// hostedMsg: a session created or restored here is live.
 	hostedMsg struct {
-		id       string
-		sess     *rig.Session
-		sub      *hub.Subscription
-		status   rig.Status
-		outcome  *rig.RestoreInfo // nil for a new session
-		broke    uint64           // epoch taken by a lease break before the restore
-		accepted bool             // restored accepting drift
+		id      string
+		sess    *rig.Session
+		sub     *hub.Subscription
+		status  rig.Status
+		outcome *rig.RestoreInfo // nil for a new session
+		broke   uint64           // epoch taken by a lease break before the restore
 	}
-	// failedMsg: a create, restore or break failed.
+	// failedMsg: a create, restore, break or delete failed.
 	failedMsg struct {
 		id  string // "" for a create
-		op  string
+		op  opKind
 		err error
 	}
 
 	// deletedMsg: a session was deleted.
-	deletedMsg struct {
-		id  string
-		del rig.DeletedSession
-	}
+	deletedMsg struct{ id string }
 
 	// historyMsg: a chunk of a journal replay.
 	historyMsg struct {
@@ -95,9 +92,10 @@ type (
 		holder   string
 	}
 
+	// opMsg: a submit, an interrupt or a gate response ended.
 	opMsg struct {
 		id   string
-		op   string
+		op   opKind
 		err  error
 		note string
 	}
@@ -136,7 +134,7 @@ func (m *model) createCmd(profile, title, seed string) tea.Cmd {
 	return func() tea.Msg {
 		r, err := h.rigFor(profile, false)
 		if err != nil {
-			return failedMsg{op: "create", err: err}
+			return failedMsg{op: opCreate, err: err}
 		}
 		ctx, cancel := context.WithTimeout(h.ctx, createTimeout)
 		defer cancel()
@@ -146,7 +144,7 @@ func (m *model) createCmd(profile, title, seed string) tea.Cmd {
 		}
 		s, err := r.NewSession(ctx, opts...)
 		if err != nil {
-			return failedMsg{op: "create", err: err}
+			return failedMsg{op: opCreate, err: err}
 		}
 		id := s.SessionID().String()
 		h.hold(id, s)
@@ -160,30 +158,10 @@ func (m *model) restoreCmd(id, profile string, accept bool) tea.Cmd {
 	return func() tea.Msg {
 		msg, err := h.restore(id, profile, accept)
 		if err != nil {
-			return failedMsg{id: id, op: "restore", err: err}
+			return failedMsg{id: id, op: opRestore, err: err}
 		}
 		return msg
 	}
-}
-
-func (h *host) restore(id, profile string, accept bool) (hostedMsg, error) {
-	r, err := h.rigFor(profile, accept)
-	if err != nil {
-		return hostedMsg{}, err
-	}
-	ctx, cancel := context.WithTimeout(h.ctx, restoreTimeout)
-	defer cancel()
-	uid, err := rig.FindSession(ctx, h.store, id)
-	if err != nil {
-		return hostedMsg{}, err
-	}
-	s, err := r.RestoreSession(ctx, uid)
-	if err != nil {
-		return hostedMsg{}, err
-	}
-	h.hold(id, s)
-	sub := s.Subscribe(hub.Filter{AllLoops: true})
-	return hostedMsg{id: id, sess: s, sub: sub, status: s.Status(), outcome: s.Restored(), accepted: accept}, nil
 }
 
 // breakCmd takes the lease by force (storage.Breaker), releases the
@@ -197,23 +175,23 @@ func (m *model) breakCmd(id, profile string) tea.Cmd {
 	return func() tea.Msg {
 		b, ok := h.store.(storage.Breaker)
 		if !ok {
-			return failedMsg{id: id, op: "break", err: errors.New("this store cannot break leases")}
+			return failedMsg{id: id, op: opBreak, err: errors.New("this store cannot break leases")}
 		}
 		ctx, cancel := context.WithTimeout(h.ctx, opTimeout)
 		defer cancel()
 		name := storage.SessionName(id)
 		l, err := b.Break(ctx, name)
 		if err != nil {
-			return failedMsg{id: id, op: "break", err: err}
+			return failedMsg{id: id, op: opBreak, err: err}
 		}
 		epoch := l.Epoch()
 		if err := l.Release(ctx); err != nil {
-			return failedMsg{id: id, op: "break", err: fmt.Errorf("release the broken lease (epoch %d): %w", epoch, err)}
+			return failedMsg{id: id, op: opBreak, err: fmt.Errorf("release the broken lease (epoch %d): %w", epoch, err)}
 		}
 		h.log.Info("lease broken", "session", id, "epoch", epoch)
 		msg, err := h.restore(id, profile, false)
 		if err != nil {
-			return failedMsg{id: id, op: "restore", err: err}
+			return failedMsg{id: id, op: opRestore, err: err}
 		}
 		msg.broke = epoch
 		return msg
@@ -229,14 +207,14 @@ func (m *model) deleteCmd(id string) tea.Cmd {
 		defer cancel()
 		uid, err := uuid.Parse(id)
 		if err != nil {
-			return failedMsg{id: id, op: "delete", err: err}
+			return failedMsg{id: id, op: opDelete, err: err}
 		}
 		d, err := rig.DeleteSession(ctx, h.store, h.opts.Workspaces, uid)
 		if err != nil {
-			return failedMsg{id: id, op: "delete", err: err}
+			return failedMsg{id: id, op: opDelete, err: err}
 		}
 		h.log.Info("session deleted", "session", id, "epoch", d.Epoch, "workspace", d.Workspace)
-		return deletedMsg{id: id, del: d}
+		return deletedMsg{id: id}
 	}
 }
 
@@ -374,7 +352,7 @@ func (m *model) submitCmd(id string, s *rig.Session, input string) tea.Cmd {
 		ctx, cancel := context.WithTimeout(h.ctx, opTimeout)
 		defer cancel()
 		ti, err := s.Submit(ctx, input)
-		return opMsg{id: id, op: "submit", err: err, note: "turn " + itoa(ti.Index) + " started"}
+		return opMsg{id: id, op: opSubmit, err: err, note: "turn " + strconv.Itoa(ti.Index) + " started"}
 	}
 }
 
@@ -383,7 +361,7 @@ func (m *model) interruptCmd(id string, s *rig.Session) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(h.ctx, interruptTimeout)
 		defer cancel()
-		return opMsg{id: id, op: "interrupt", err: s.Interrupt(ctx), note: "turn interrupted"}
+		return opMsg{id: id, op: opInterrupt, err: s.Interrupt(ctx), note: "turn interrupted"}
 	}
 }
 
@@ -396,7 +374,7 @@ func (m *model) gateCmd(id string, s *rig.Session, gateID string, approve bool) 
 		if approve {
 			note = "gate approved"
 		}
-		return opMsg{id: id, op: "gate", err: s.RespondGate(ctx, gateID, approve), note: note}
+		return opMsg{id: id, op: opGate, err: s.RespondGate(ctx, gateID, approve), note: note}
 	}
 }
 

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 
 	"looprig/rig"
@@ -88,7 +89,7 @@ func diagnose(err error) diagnosis {
 		if errors.As(err, &held) && (held.Holder.PID != 0 || held.Holder.Host != "") {
 			who = "another session (" + clean(holderText(held.Holder)) + ")"
 		}
-		d.headline = "workspace root " + clean(busy.Root) + " is held by " + who + " at epoch " + u64(busy.HolderEpoch)
+		d.headline = "workspace root " + clean(busy.Root) + " is held by " + who + " at epoch " + strconv.FormatUint(busy.HolderEpoch, 10)
 		if re != nil {
 			d.stage = "lease — taking the workspace root's lease, before anything of the restore was written"
 		}
@@ -98,17 +99,17 @@ func diagnose(err error) diagnosis {
 		if held.Holder.PID != 0 || held.Holder.Host != "" {
 			who = clean(holderText(held.Holder))
 		}
-		d.headline = "the lease is held by " + who + " at epoch " + u64(held.HolderEpoch)
-		d.remedy = "held by " + who + " (epoch " + u64(held.HolderEpoch) + "): B breaks the lease and takes the session over"
+		d.headline = "the lease is held by " + who + " at epoch " + strconv.FormatUint(held.HolderEpoch, 10)
+		d.remedy = "held by " + who + " (epoch " + strconv.FormatUint(held.HolderEpoch, 10) + "): B breaks the lease and takes the session over"
 	case errors.As(err, &decode), errors.As(err, &corrupt):
 		where := ""
 		switch {
 		case decode != nil:
-			where = "record " + u64(decode.Seq)
+			where = "record " + strconv.FormatUint(decode.Seq, 10)
 		case corrupt != nil && corrupt.Path != "":
 			where = clean(corrupt.Path)
 			if corrupt.Offset >= 0 {
-				where += " at byte " + itoa(int(corrupt.Offset))
+				where += " at byte " + strconv.Itoa(int(corrupt.Offset))
 			}
 		case corrupt != nil:
 			where = clean(corrupt.Name)
@@ -116,7 +117,7 @@ func diagnose(err error) diagnosis {
 		d.headline = "the journal is corrupt at " + where
 		d.remedy = "nothing was modified: no record was repaired, truncated or rewritten; inspect it with `looprig log` (the session stays broken)"
 	case errors.As(err, &unknown):
-		d.remedy = "engine " + quote(clean(unknown.Name)) + " is unknown here (known: " + clean(strings.Join(unknown.Known, ", ")) + "): define it in config.toml"
+		d.remedy = "engine " + strconv.Quote(clean(unknown.Name)) + " is unknown here (known: " + clean(strings.Join(unknown.Known, ", ")) + "): define it in config.toml"
 	case errors.As(err, &badID):
 		d.remedy = "the session is gone from the store"
 	case re != nil:

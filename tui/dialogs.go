@@ -1,10 +1,12 @@
 package tui
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"looprig/rig"
 )
@@ -16,7 +18,45 @@ type dialog interface {
 	view(m *model, w int) (title string, lines []string)
 }
 
-// ---- confirm ----------------------------------------------------------------------
+// overlay draws the dialog box centred over body lines.
+func (m *model) overlay(body []string, w int) {
+	title, content := m.dialog.view(m, min(w-4, 72)-4)
+	bw := 4
+	for _, c := range content {
+		bw = max(bw, ansi.StringWidth(c)+4)
+	}
+	bw = min(max(bw, width(title)+8, 40), w)
+	inner := make([]string, len(content)+2)
+	inner[0] = spaces(bw - 4)
+	for i, c := range content {
+		inner[i+1] = " " + c + spaces(max(0, bw-4-1-ansi.StringWidth(c)))
+	}
+	inner[len(inner)-1] = spaces(bw - 4)
+	for i := range inner {
+		inner[i] = ansi.Truncate(inner[i], bw-2, "")
+		inner[i] += spaces(bw - 2 - ansi.StringWidth(inner[i]))
+	}
+	box := m.box(title, "", true, bw, len(inner)+2, inner)
+	if len(box) > len(body) {
+		box = box[:len(body)]
+	}
+	y := max(0, (len(body)-len(box))/2)
+	x := max(0, (w-bw)/2)
+	for i, b := range box {
+		base := body[y+i]
+		left := ansi.Truncate(base, x, "")
+		left += spaces(x - ansi.StringWidth(left))
+		right := ansi.TruncateLeft(base, x+bw, "")
+		if m.st.plain {
+			body[y+i] = left + b + right
+		} else {
+			body[y+i] = left + reset + b + reset + right
+		}
+	}
+}
+
+// reset ends the SGR a body line has open where the dialog cuts into it.
+const reset = "\x1b[0m"
 
 // confirmDialog asks before something destructive. Cancel is the default
 // button; enter presses the selected button; esc cancels.
@@ -157,8 +197,6 @@ func newDriftDialog(v *sessView, rj *rig.RestoreRejectedError) dialog {
 	}
 }
 
-// ---- typed confirmation (break lease, delete) ----------------------------------------
-
 // typedDialog asks for the session's short id before something that cannot
 // be taken back, then runs it. Esc cancels; a wrong id says so and waits.
 type typedDialog struct {
@@ -199,12 +237,12 @@ func newBreakDialog(v *sessView) *typedDialog {
 		holder = "another process"
 	}
 	return newTypedDialog(v, "Break lease", "break lease", textLines(
-		"Session "+v.short+" is held by "+holder+" at epoch "+u64(v.epoch())+".",
+		"Session "+v.short+" is held by "+holder+" at epoch "+strconv.FormatUint(v.epoch(), 10)+".",
 		"Breaking takes the lease by force: that holder loses it, is fenced",
 		"off its journal and turns read-only; this TUI restores the session.",
 	), func(m *model, v *sessView) tea.Cmd {
-		v.busy, v.busySince, v.restoreErr = "breaking the lease", m.now(), nil
-		return tea.Batch(m.breakCmd(v.id, v.info.Profile), m.startSpin())
+		v.busy, v.busySince, v.failed = busyBreaking, m.now(), nil
+		return tea.Batch(m.breakCmd(v.id, v.info.Profile), m.spin.start())
 	})
 }
 
@@ -224,8 +262,8 @@ func newDeleteDialog(v *sessView, workspaces string) *typedDialog {
 	}
 	body = append(body, textLines("An exclusive or shared root is not touched. This cannot be undone.")...)
 	return newTypedDialog(v, "Delete session", "delete", body, func(m *model, v *sessView) tea.Cmd {
-		v.busy, v.busySince = "deleting", m.now()
-		return tea.Batch(m.deleteCmd(v.id), m.startSpin())
+		v.busy, v.busySince = busyDeleting, m.now()
+		return tea.Batch(m.deleteCmd(v.id), m.spin.start())
 	})
 }
 
@@ -266,265 +304,4 @@ func (d *typedDialog) view(m *model, w int) (string, []string) {
 	}
 	out = append(out, "", st.muted.s(trunc("enter "+d.action+" · esc cancel", w)))
 	return d.title, out
-}
-
-// ---- new session ------------------------------------------------------------------
-
-// createDialog is the new-session form: profile, title, seed directory.
-// Enter anywhere accepts (defaults need no typing).
-type createDialog struct {
-	profiles []string
-	prof     int
-	title    textinput.Model
-	seed     textinput.Model
-	field    int // 0 profile, 1 title, 2 seed
-}
-
-func newCreateDialog(m *model) *createDialog {
-	d := &createDialog{profiles: m.profileNames(), title: newInput("", 200), seed: newInput("", 1024), field: 1}
-	d.title.Placeholder = "(untitled)"
-	d.seed.Placeholder = "(none)"
-	d.focusField()
-	return d
-}
-
-func (d *createDialog) focusField() tea.Cmd {
-	d.title.Blur()
-	d.seed.Blur()
-	switch d.field {
-	case 1:
-		return d.title.Focus()
-	case 2:
-		return d.seed.Focus()
-	}
-	return nil
-}
-
-func (d *createDialog) key(m *model, msg tea.KeyMsg) (bool, tea.Cmd) {
-	switch msg.Type {
-	case tea.KeyEsc:
-		return true, nil
-	case tea.KeyEnter:
-		profile := ""
-		if len(d.profiles) > 0 {
-			profile = d.profiles[d.prof]
-		}
-		m.creating++
-		return true, tea.Batch(m.createCmd(profile, strings.TrimSpace(d.title.Value()), strings.TrimSpace(d.seed.Value())),
-			m.flash("creating a "+profile+" session…", clsMuted), m.startSpin())
-	case tea.KeyTab, tea.KeyDown:
-		d.field = (d.field + 1) % 3
-		return false, d.focusField()
-	case tea.KeyShiftTab, tea.KeyUp:
-		d.field = (d.field + 2) % 3
-		return false, d.focusField()
-	}
-	var cmd tea.Cmd
-	switch d.field {
-	case 0:
-		switch msg.String() {
-		case "left", "h":
-			d.prof = (d.prof + len(d.profiles) - 1) % max(1, len(d.profiles))
-		case "right", "l", " ":
-			d.prof = (d.prof + 1) % max(1, len(d.profiles))
-		}
-	case 1:
-		d.title, cmd = d.title.Update(msg)
-	case 2:
-		d.seed, cmd = d.seed.Update(msg)
-	}
-	return false, cmd
-}
-
-func (d *createDialog) view(m *model, w int) (string, []string) {
-	st := m.st
-	label := func(i int, s string) string {
-		mark := "  "
-		if d.field == i {
-			return st.accent.s("▸ " + s)
-		}
-		return st.muted.s(mark + s)
-	}
-	var prof strings.Builder
-	for i, p := range d.profiles {
-		if i > 0 {
-			prof.WriteString(" ")
-		}
-		if i == d.prof {
-			prof.WriteString(st.accBadge.s(" " + clean(p) + " "))
-		} else {
-			prof.WriteString(st.muted.s(" " + clean(p) + " "))
-		}
-	}
-	inner := max(10, w-10)
-	lines := []string{
-		label(0, "profile  ") + prof.String(),
-		label(1, "title    ") + renderInput(st, d.title, inner, ""),
-		label(2, "seed dir ") + renderInput(st, d.seed, inner, ""),
-		"",
-		st.muted.s(trunc("enter create · tab/↑/↓ field · ←/→ profile · esc cancel", w)),
-	}
-	return "New session", lines
-}
-
-// ---- input line -------------------------------------------------------------------
-
-// inputBar is the line at the bottom where a turn's input is typed.
-type inputBar struct {
-	id string
-	ti textinput.Model
-}
-
-func newInputBar(id string) *inputBar {
-	return &inputBar{id: id, ti: newInput("", 8192)}
-}
-
-func (b *inputBar) key(m *model, msg tea.KeyMsg) tea.Cmd {
-	switch msg.Type {
-	case tea.KeyEsc:
-		m.input = nil
-		return nil
-	case tea.KeyEnter:
-		m.input = nil
-		v := m.sessions[b.id]
-		text := b.ti.Value()
-		if strings.TrimSpace(text) == "" {
-			return nil
-		}
-		if v == nil {
-			return nil
-		}
-		if why := v.notMutable(); why != "" {
-			return m.flash("i: "+why, clsError)
-		}
-		return m.submitCmd(v.id, v.live, text)
-	}
-	var cmd tea.Cmd
-	b.ti, cmd = b.ti.Update(msg)
-	return cmd
-}
-
-// renderInput draws a text input's value with a visible cursor, scrolled so
-// the cursor shows, in at most w cells. The value is sanitized.
-func renderInput(st *styles, ti textinput.Model, w int, prompt string) string {
-	w -= width(prompt)
-	if w < 2 {
-		return trunc(prompt, w+width(prompt))
-	}
-	val := []rune(ti.Value())
-	pos := min(ti.Position(), len(val))
-	if len(val) == 0 && ti.Placeholder != "" && !ti.Focused() {
-		return prompt + st.muted.s(fit(ti.Placeholder, w))
-	}
-	// Window of runes around the cursor (one cell per rune is close enough
-	// for input typed by hand; fit below keeps the width exact).
-	start := 0
-	if pos >= w-1 {
-		start = pos - (w - 2)
-	}
-	before := clean(string(val[start:pos]))
-	cur := " "
-	if pos < len(val) {
-		cur = clean(string(val[pos]))
-	}
-	after := ""
-	if pos+1 < len(val) {
-		after = clean(string(val[pos+1:]))
-	}
-	var b strings.Builder
-	b.WriteString(prompt)
-	used := width(before)
-	b.WriteString(st.text.s(before))
-	if ti.Focused() {
-		cw := width(cur)
-		if st.plain {
-			// no styling available: show the cursor as a block
-			b.WriteString("█")
-			cw = 1
-			if cur != " " {
-				after = cur + after
-			}
-		} else {
-			b.WriteString(st.accBadge.s(cur))
-		}
-		used += cw
-	} else {
-		after = cur + after
-	}
-	rest := fit(after, max(0, w-used))
-	b.WriteString(st.text.s(rest))
-	return b.String()
-}
-
-// ---- help -----------------------------------------------------------------------------
-
-// helpView is the help screen: every key with what it does, disabled keys
-// with why; typing filters it.
-type helpView struct {
-	ti textinput.Model
-}
-
-func newHelp() *helpView {
-	h := &helpView{ti: newInput("filter: ", 64)}
-	h.ti.Focus()
-	return h
-}
-
-func (h *helpView) key(m *model, msg tea.KeyMsg) tea.Cmd {
-	switch {
-	case msg.Type == tea.KeyEsc:
-		if h.ti.Value() != "" {
-			h.ti.SetValue("")
-			return nil
-		}
-		m.help = nil
-		return nil
-	case msg.String() == "?" && h.ti.Value() == "":
-		m.help = nil
-		return nil
-	}
-	var cmd tea.Cmd
-	h.ti, cmd = h.ti.Update(msg)
-	return cmd
-}
-
-// entries returns the help lines that match the filter.
-func (h *helpView) entries(m *model) []helpEntry {
-	f := lower(strings.TrimSpace(h.ti.Value()))
-	var why string
-	if v := m.selected(); v != nil {
-		why = v.notMutable()
-	} else {
-		why = "no session selected"
-	}
-	mut := map[string]bool{}
-	for _, b := range m.keys.mutating() {
-		mut[b.Help().Key] = true
-	}
-	var out []helpEntry
-	for _, g := range m.keys.helpGroups() {
-		var group []helpEntry
-		for _, b := range g.keys {
-			e := helpEntry{keys: b.Help().Key, desc: b.Help().Desc}
-			if mut[e.keys] && why != "" {
-				e.disabled = why
-			}
-			if f != "" && !contains(lower(e.keys), f) && !contains(lower(e.desc), f) && !contains(lower(g.title), f) {
-				continue
-			}
-			group = append(group, e)
-		}
-		if len(group) > 0 {
-			out = append(out, helpEntry{group: g.title})
-			out = append(out, group...)
-		}
-	}
-	return out
-}
-
-type helpEntry struct {
-	group    string
-	keys     string
-	desc     string
-	disabled string
 }

@@ -73,7 +73,7 @@ func TestFlowDriftAcceptedOnce(t *testing.T) {
 	f.waitView("Shut down session")
 	f.key("right")
 	f.key("enter")
-	f.waitModel("the shutdown", func(m Model) bool { return m.sessions[id].live == nil && !m.busy() })
+	f.waitModel("the shutdown", func(m Model) bool { return m.sessions[id].live.sess == nil && !m.busy() })
 
 	f.typeText("r")
 	f.selectedLive()
@@ -81,8 +81,8 @@ func TestFlowDriftAcceptedOnce(t *testing.T) {
 		if m.dialog != nil {
 			t.Errorf("a dialog opened on the second restore:\n%s", m.View())
 		}
-		if v := m.sessions[id]; v.restoreErr != nil {
-			t.Errorf("second restore failed: %v", v.restoreErr)
+		if v := m.sessions[id]; v.failed != nil {
+			t.Errorf("second restore failed: %v", v.failed.err)
 		}
 	})
 	if screen := f.waitView("restored here at epoch 4"); strings.Count(screen, "configuration adopted") != 1 {

@@ -135,7 +135,7 @@ func (f *flow) quit() {
 func (f *flow) selectedLive() (id string) {
 	f.waitModel("a live selected session", func(m Model) bool {
 		v := m.selected()
-		if v != nil && v.live != nil && !v.replaying && v.busy == "" {
+		if v != nil && v.hosted() && !v.replaying() && v.busy == notBusy {
 			id = v.id
 			return true
 		}
@@ -167,7 +167,7 @@ func TestFlowCreateSubmitShutdown(t *testing.T) {
 	f.key("enter")
 	f.waitModel("the dialog to close", func(m Model) bool { return m.dialog == nil })
 	f.inspect(func(m Model) {
-		if m.sessions[id].live == nil {
+		if m.sessions[id].live.sess == nil {
 			t.Error("Cancel shut the session down")
 		}
 	})
@@ -175,7 +175,7 @@ func TestFlowCreateSubmitShutdown(t *testing.T) {
 	f.waitView("Shut down session")
 	f.key("right")
 	f.key("enter")
-	f.waitModel("the shutdown", func(m Model) bool { v := m.sessions[id]; return v.live == nil })
+	f.waitModel("the shutdown", func(m Model) bool { v := m.sessions[id]; return v.live.sess == nil })
 	f.waitView("idle", "session stopped cleanly")
 	f.waitModel("the spinner to stop", func(m Model) bool { return !m.busy() })
 	infos, err := rig.ListSessions(context.Background(), st)
@@ -281,7 +281,7 @@ func TestFlowGates(t *testing.T) {
 	f.key("enter")
 	id := f.selectedLive()
 	var ws string
-	f.inspect(func(m Model) { ws = m.sessions[id].status.Workspace })
+	f.inspect(func(m Model) { ws = m.sessions[id].live.status.Workspace })
 
 	f.typeText("i")
 	f.typeText("touch approved.txt")

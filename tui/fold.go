@@ -20,25 +20,20 @@ const maxPending = 64 << 10
 // delivered live by the hub, so a restored session, a journal tail of a
 // session held elsewhere and a live one read the same.
 type fold struct {
-	title, profile, placement, root string
-	loopID, loopName, engine        string
-	turns                           int
-	openTurn                        *openTurn
-	openGate                        *openGate
-	stopped                         bool
-	faulted                         string
-	lastRestore                     *event.RestoreDone
-	restoreErrored                  *event.RestoreErrored
-	adopted                         []event.Change
-	lastAt                          time.Time
+	profile, placement, root string
+	loopID, loopName, engine string
+	turns                    int
+	openTurn                 *openTurn
+	openGate                 *openGate
+	lastRestore              *event.RestoreDone
+	lastAt                   time.Time
 
 	// Output accounting of the open turn: bytes shown (live deltas and
 	// checkpoints) and bytes checkpointed. A checkpoint shows only what
 	// the deltas did not (a replay has no deltas, so it shows all).
-	outTurn       string
-	shown, ckpt   int64
-	elided        int64
-	lastEventSeqs uint64
+	outTurn     string
+	shown, ckpt int64
+	elided      int64
 }
 
 type openTurn struct {
@@ -49,7 +44,7 @@ type openTurn struct {
 }
 
 type openGate struct {
-	id, turnID, prompt string
+	id, prompt string
 }
 
 // apply folds one envelope into v: state, and lines for the events pane.
@@ -69,12 +64,12 @@ func (v *sessView) apply(env event.Envelope) {
 	at := env.At
 	switch ev := env.Event.(type) {
 	case event.SessionStarted:
-		f.title, f.profile, f.placement, f.root = ev.Title, ev.Rig, ev.Placement, ev.Root
+		f.profile, f.placement, f.root = ev.Rig, ev.Placement, ev.Root
 		where := ev.Placement
 		if ev.Root != "" {
 			where += " " + ev.Root
 		}
-		title := quote(ev.Title)
+		title := strconv.Quote(ev.Title)
 		if ev.Title == "" {
 			title = "(untitled)"
 		}
@@ -88,30 +83,24 @@ func (v *sessView) apply(env event.Envelope) {
 		v.flushPending()
 	case event.SessionStopped:
 		v.flushPending()
-		f.stopped = true
 		f.openTurn, f.openGate = nil, nil
 		v.line(at, clsSession, "■ session stopped cleanly")
 	case event.RestoreStarted:
 		v.flushPending()
-		f.stopped = false
-		v.line(at, clsRestore, "↻ restore started at epoch "+u64(ev.Epoch))
+		v.line(at, clsRestore, "↻ restore started at epoch "+strconv.FormatUint(ev.Epoch, 10))
 	case event.RestoreDone:
 		f.lastRestore = &ev
-		f.restoreErrored = nil
 		v.line(at, clsRestore, fmt.Sprintf("↻ restore done at epoch %d: %s interrupted, %s closed",
 			ev.Epoch, plural(len(ev.Interrupted), "turn"), plural(len(ev.GatesClosed), "gate")))
 	case event.RestoreErrored:
-		f.restoreErrored = &ev
 		v.line(at, clsError, "✗ restore failed ("+ev.Kind+"): "+firstLine(ev.Message))
 	case event.ConfigurationAdopted:
-		f.adopted = ev.Changes
 		parts := make([]string, len(ev.Changes))
 		for i, c := range ev.Changes {
-			parts[i] = c.Field + " " + quote(c.Persisted) + " → " + quote(c.Live)
+			parts[i] = c.Field + " " + strconv.Quote(c.Persisted) + " → " + strconv.Quote(c.Live)
 		}
 		v.line(at, clsRestore, "configuration adopted by "+ev.Source+": "+strings.Join(parts, "; "))
 	case event.SessionFaulted:
-		f.faulted = ev.Cause
 		v.line(at, clsError, "✗ session faulted: "+firstLine(ev.Cause))
 	case event.TurnStarted:
 		v.flushPending()
@@ -166,7 +155,7 @@ func (v *sessView) apply(env event.Envelope) {
 		v.line(at, clsError, "⏹ turn "+strconv.Itoa(ev.Index)+" interrupted ("+ev.Reason+")"+v.elidedNote())
 	case event.GateOpened:
 		v.flushPending()
-		f.openGate = &openGate{id: ev.GateID, turnID: ev.TurnID, prompt: ev.Prompt}
+		f.openGate = &openGate{id: ev.GateID, prompt: ev.Prompt}
 		v.line(at, clsGate, "? gate: "+firstLine(ev.Prompt)+" — a approve · d deny")
 	case event.GateResolved:
 		if f.openGate != nil && f.openGate.id == ev.GateID {
@@ -200,8 +189,9 @@ func (v *sessView) elidedNote() string {
 	return ""
 }
 
-// line adds one event line; its text is sanitized here.
-func (v *sessView) line(at time.Time, cls uint8, text string) {
+// line adds one line to the events pane (an event of the session, or a
+// note of the TUI's own); its text is sanitized here.
+func (v *sessView) line(at time.Time, cls lineClass, text string) {
 	v.ring.push(evLine{at: at, cls: cls, text: clean(text)})
 	v.added++
 }
@@ -210,7 +200,7 @@ func (v *sessView) line(at time.Time, cls uint8, text string) {
 // waits in pend (and is shown as the last line) until its newline comes.
 // Of a huge chunk only the lines the ring can hold are sanitized and kept;
 // the rest are counted.
-func (v *sessView) output(cls uint8, text string) {
+func (v *sessView) output(cls lineClass, text string) {
 	if text == "" {
 		return
 	}
@@ -241,7 +231,6 @@ func (v *sessView) output(cls uint8, text string) {
 		}
 		complete = complete[i+1:]
 		v.outLines += uint64(n - ringCapacity)
-		v.ring.total += uint64(n - ringCapacity)
 		v.added += n - ringCapacity
 	}
 	for {
@@ -255,7 +244,7 @@ func (v *sessView) output(cls uint8, text string) {
 	}
 }
 
-func (v *sessView) pushOut(cls uint8, s string) {
+func (v *sessView) pushOut(cls lineClass, s string) {
 	v.outLines++
 	v.added++
 	v.ring.push(evLine{cls: cls, text: "  " + cleanOutput(s)})
@@ -267,13 +256,6 @@ func (v *sessView) flushPending() {
 		v.pend = ""
 	}
 }
-
-// note adds a line of the TUI's own (not an event of the session).
-func (v *sessView) note(at time.Time, cls uint8, text string) { v.line(at, cls, text) }
-
-func quote(s string) string { return strconv.Quote(s) }
-
-func u64(n uint64) string { return strconv.FormatUint(n, 10) }
 
 func plural(n int, word string) string {
 	if n == 1 {

@@ -190,8 +190,8 @@ func TestSubscriptionLossRecovers(t *testing.T) {
 	m.send(hm)
 	v := m.sessions[hm.id]
 	// Finish the history replay, which arms the reader (we run it by hand).
-	for v.replaying {
-		hist := m.historyCmd(v.id, v.histGen, nil, v.lastSeq)().(historyMsg)
+	for v.replaying() {
+		hist := m.historyCmd(v.id, v.journal.gen, nil, v.lastSeq)().(historyMsg)
 		m.Update(hist)
 	}
 	// Overflow the subscription with enduring events while nobody reads.
@@ -210,7 +210,7 @@ func TestSubscriptionLossRecovers(t *testing.T) {
 		t.Fatal("the subscription did not fall behind (test setup)")
 	}
 	// Drain: the reader gets batches, then the loss.
-	var cmd tea.Cmd = m.subCmd(v.id, v.subGen, v.sub)
+	var cmd tea.Cmd = m.subCmd(v.id, v.live.subGen, v.live.sub)
 	for i := 0; cmd != nil && i < 100; i++ {
 		next := cmd()
 		if next == nil {
@@ -234,7 +234,7 @@ func TestSubscriptionLossRecovers(t *testing.T) {
 			t.Fatalf("turn %d shown %d times:\n%s", i, c, text)
 		}
 	}
-	if v.sub == nil || v.sub == hm.sub {
+	if v.live.sub == nil || v.live.sub == hm.sub {
 		t.Fatal("no new subscription")
 	}
 }
@@ -296,8 +296,8 @@ func TestUnknownThemeIsReported(t *testing.T) {
 		t.Fatalf("Run with an unknown theme: %v", err)
 	}
 	m := newModel(Options{Store: memstoreNew(), Theme: "nope", Now: fixedClock}, asciiRenderer())
-	if m.st.theme.Name != themes.Default || !strings.Contains(m.flashMsg, "unknown theme") {
-		t.Fatalf("New with an unknown theme: %s, %q", m.st.theme.Name, m.flashMsg)
+	if m.st.theme.Name != themes.Default || !strings.Contains(m.status.msg, "unknown theme") {
+		t.Fatalf("New with an unknown theme: %s, %q", m.st.theme.Name, m.status.msg)
 	}
 }
 
@@ -327,8 +327,8 @@ func TestKeysDisabledForReadOnly(t *testing.T) {
 		if m.input != nil || m.dialog != nil {
 			t.Fatalf("%s opened something on a held session", k)
 		}
-		if !strings.Contains(m.flashMsg, "held by pid 5150@devbox") && !strings.Contains(m.flashMsg, "not live") {
-			t.Fatalf("%s: flash %q does not say why", k, m.flashMsg)
+		if !strings.Contains(m.status.msg, "held by pid 5150@devbox") && !strings.Contains(m.status.msg, "not live") {
+			t.Fatalf("%s: flash %q does not say why", k, m.status.msg)
 		}
 		_ = cmd
 	}

@@ -38,7 +38,7 @@ func goldenScenarios() []scenario {
 		return func(t *testing.T, m Model) Model {
 			m = withMixedList(t, m)
 			m.selectID(crashed)
-			m.send(failedMsg{id: crashed, op: "restore", err: err})
+			m.send(failedMsg{id: crashed, op: opRestore, err: err})
 			return withCrashHistory(m, crashed)
 		}
 	}
@@ -53,7 +53,7 @@ func goldenScenarios() []scenario {
 			v := m.sessions[fakeID(1)]
 			fault := &journal.JournalLeaseLostError{Name: storage.SessionName(v.id), Epoch: 3,
 				Cause: &storage.LeaseLostError{Name: storage.SessionName(v.id), Epoch: 3, Reason: storage.LossReplaced, NewEpoch: 4}}
-			return m.send(endedMsg{id: v.id, sess: v.live, fault: fault, oldEpoch: 3, newEpoch: 4, holder: "pid 5150@laptop"})
+			return m.send(endedMsg{id: v.id, sess: v.live.sess, fault: fault, oldEpoch: 3, newEpoch: 4, holder: "pid 5150@laptop"})
 		}},
 		{"drift_table", failure(&rig.RestoreRejectedError{Session: sid, Source: "default",
 			Assessment: rig.Assessment{Changes: []event.Change{
@@ -142,9 +142,9 @@ func withMixedList(t *testing.T, m Model) Model {
 		{Seq: 9, At: fixedNow.Add(-30e9), LoopID: "l00p", Event: event.TurnStarted{TurnID: "t1", Index: 1, Input: "rm -rf site"}},
 		{Seq: 10, At: fixedNow.Add(-30e9), LoopID: "l00p", Event: event.GateOpened{GateID: "g1", TurnID: "t1", Prompt: "rm -rf site"}},
 	}
-	m.send(historyMsg{id: id, gen: v.histGen, envs: envs, lastSeq: 10, tip: 10})
+	m.send(historyMsg{id: id, gen: v.journal.gen, envs: envs, lastSeq: 10, tip: 10})
 	m.selectID(id)
-	m.send(flashOffMsg{gen: m.flashGen})
+	m.send(flashOffMsg{gen: m.status.gen})
 	return m
 }
 
@@ -161,8 +161,8 @@ func withCrashHistory(m Model, id string) Model {
 		{Seq: 7, At: at, LoopID: "l", Event: event.TurnOutput{TurnID: "t2", Text: "1\n2\n3\n4\n5\n6\n7\n"}},
 		{Seq: 8, At: at, LoopID: "l", Event: event.TurnOutput{TurnID: "t2", Text: "8\n9\n10\n11\n12\n"}},
 	}
-	m.send(historyMsg{id: id, gen: v.histGen, envs: envs, lastSeq: 8, tip: 8})
-	m.send(flashOffMsg{gen: m.flashGen})
+	m.send(historyMsg{id: id, gen: v.journal.gen, envs: envs, lastSeq: 8, tip: 8})
+	m.send(flashOffMsg{gen: m.status.gen})
 	return m
 }
 

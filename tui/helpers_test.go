@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -107,12 +106,6 @@ func mixedList() []rig.SessionInfo {
 		{ID: fakeID(5), State: rig.StateBroken, Reason: "replay_failed: journal record 12 does not decode", Title: "mystery", Profile: "default", Engine: "shell", Epoch: 4, LastSeq: 12, Created: at(3000), Updated: at(2900)},
 	}
 }
-
-func restoreErr(kind rig.RestoreErrorKind, cause error) error {
-	return &rig.RestoreError{Kind: kind, Cause: cause}
-}
-
-var errSample = errors.New("sample")
 
 // withManySessions lists n fake sessions.
 func withManySessions(m Model, n int) Model {

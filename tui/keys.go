@@ -5,10 +5,18 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 )
 
-// keyMap holds every binding, exactly as DESIGN.md section 9 lists them.
-// Destructive actions (X, B, D, q) always go through a dialog and are never
-// bound to a bare esc or alt; esc only closes dialogs, clears the filter
-// and dismisses banners.
+// keyMap holds every binding; the help screen (helpGroups) and the keys
+// that change a session (mutating) are drawn from it, and the status bar's
+// hints name the same keys.
+//
+// The destructive keys X, B and D always go through a dialog (B and D ask
+// for the session's short id), and nothing destructive is bound to a bare
+// esc or alt: esc only closes dialogs and the help, clears the filter and
+// dismisses banners. q asks only while a turn runs in a session hosted
+// here; it then quits after shutting every hosted session down cleanly,
+// within quitBound. ctrl+c never asks: it shuts them down within the
+// shorter forceQuitBound, and a second ctrl+c quits at once (Run still
+// shuts down what is left, within forceQuitBound).
 type keyMap struct {
 	Up, Down, Top, Bottom, PageUp, PageDown key.Binding
 	Tab, BackTab, Enter                     key.Binding
@@ -74,4 +82,7 @@ func (k keyMap) helpGroups() []struct {
 	}
 }
 
-func is(msg tea.KeyMsg, b key.Binding) bool { return key.Matches(msg, b) }
+// movement says whether msg moves within the focused pane.
+func (k keyMap) movement(msg tea.KeyMsg) bool {
+	return key.Matches(msg, k.Up, k.Down, k.Top, k.Bottom, k.PageUp, k.PageDown)
+}

@@ -4,13 +4,27 @@
 // restores, follows the journals of sessions held elsewhere read-only, and
 // shows restore failures, configuration drift and lease loss.
 //
-// Rules it keeps (DESIGN.md section 9): Update never blocks and never does
-// I/O; every runtime and store call runs in a tea.Cmd with a timeout; one
-// hub subscription per hosted session is read by a re-arming command that
-// drains everything queued into one message; the same reducer folds
+// Rules it keeps (docs/ARCHITECTURE.md): Update never blocks, and its only
+// I/O is writing warnings to the log file (Options.LogPath) as it folds
+// failures; every runtime and store call runs in a tea.Cmd with a timeout
+// (cmds.go); one hub subscription
+// per hosted session is read by a re-arming command that drains
+// everything queued into one message; the same reducer (fold.go) folds
 // journal records and live events; View draws exactly the window and only
 // the visible rows; untrusted text is sanitized before it is drawn; state
 // is shown by glyph and word as well as colour.
+//
+// The root model (model.go, update.go, view.go, layout.go) is small and
+// delegates. Each component has a file with its keys next to its drawing:
+// the sessions list (list.go), the detail pane (detail.go), the events
+// pane (events.go), the errors/lease strip (strip.go), the status bar
+// (status.go), the help screen (help.go), the input line (input.go), the
+// dialogs (dialogs.go, newsession.go). What the model knows of a session
+// is sessView (session.go), folded from its events (fold.go); the listing
+// (listing.go), journal reading (journal.go), hosted sessions (live.go),
+// the keys acting on a session (actions.go) and quitting (quit.go) fold the
+// messages of the commands (cmds.go); host.go holds the sessions this TUI
+// hosts.
 package tui
 
 import (
@@ -19,12 +33,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"sort"
-	"strconv"
-	"sync"
 	"time"
 
-	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
@@ -67,114 +77,7 @@ const (
 	historyChunk     = 2048
 )
 
-// host is what commands share with Update: the store, the rig cache, the
-// hosted sessions (so Run can shut them down whatever happens) and the
-// context that ends every reader at quit. Its fields are safe for
-// concurrent use.
-type host struct {
-	opts   Options
-	store  storage.Store
-	log    *slog.Logger
-	ctx    context.Context
-	cancel context.CancelFunc
-
-	mu   sync.Mutex
-	rigs map[string]*rig.Rig
-	live map[string]*rig.Session
-}
-
-// rigFor returns the cached rig of a profile; accept builds a fresh one
-// that accepts any drift (the TUI's confirm).
-func (h *host) rigFor(name string, accept bool) (*rig.Rig, error) {
-	p, ok := h.opts.Profiles[name]
-	if !ok {
-		p, ok = h.opts.Profiles[h.opts.DefaultProfile]
-		if !ok {
-			p = rig.DefaultProfile()
-		}
-	}
-	key := p.Name
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if r := h.rigs[key]; r != nil && !accept {
-		return r, nil
-	}
-	opts := []rig.Option{rig.WithStore(h.store), rig.WithProfile(p), rig.WithLogger(h.log)}
-	if h.opts.Workspaces != "" {
-		opts = append(opts, rig.WithWorkspaces(h.opts.Workspaces))
-	}
-	opts = append(opts, h.opts.RigOptions...)
-	if accept {
-		opts = append(opts, rig.WithDecider(rig.AcceptAll("tui confirm")))
-	}
-	r, err := rig.Define(opts...)
-	if err != nil {
-		return nil, err
-	}
-	if !accept {
-		h.rigs[key] = r
-	}
-	return r, nil
-}
-
-func (h *host) hold(id string, s *rig.Session) {
-	h.mu.Lock()
-	h.live[id] = s
-	h.mu.Unlock()
-}
-
-func (h *host) drop(id string, s *rig.Session) {
-	h.mu.Lock()
-	if h.live[id] == s {
-		delete(h.live, id)
-	}
-	h.mu.Unlock()
-}
-
-func (h *host) hosted() []*rig.Session {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	out := make([]*rig.Session, 0, len(h.live))
-	for _, s := range h.live {
-		out = append(out, s)
-	}
-	return out
-}
-
-// shutdownAll shuts every hosted session down in parallel, waiting at most
-// bound.
-func (h *host) shutdownAll(bound time.Duration) error {
-	ss := h.hosted()
-	if len(ss) == 0 {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), bound)
-	defer cancel()
-	errs := make(chan error, len(ss))
-	for _, s := range ss {
-		go func() {
-			err := s.Shutdown(ctx)
-			if err != nil {
-				h.log.Warn("shutdown at quit", "session", s.SessionID(), "err", err)
-			}
-			h.drop(s.SessionID().String(), s)
-			errs <- err
-		}()
-	}
-	var first error
-	for range ss {
-		select {
-		case err := <-errs:
-			if err != nil && first == nil {
-				first = err
-			}
-		case <-ctx.Done():
-			return fmt.Errorf("shutting sessions down took longer than %s", bound)
-		}
-	}
-	return first
-}
-
+// pane is a pane that can have the focus.
 type pane int
 
 const (
@@ -195,46 +98,30 @@ type model struct {
 	width, height int
 
 	renderer *lipgloss.Renderer
-	noColor  bool
 	themes   *themes.Set
 	st       *styles
 
-	sessions map[string]*sessView
-	rows     []*sessView // every session, newest first
-	vis      []*sessView // rows passing the filter
-	cursor   int
-	top      int // first visible row
+	// the sessions and their listing
+	sessions map[string]*sessView // every session known, by id
+	listing  bool                 // a listing is in flight
+	listed   bool                 // a listing arrived
+	listErr  error                // the last listing failed
+	useClock int                  // LRU clock of the journals shown (evict)
+	creating int                  // creates in flight
 
-	listing     bool
-	listed      bool
-	listErr     error
-	lastListDur time.Duration
-	useClock    int
-	settleGen   int
+	// the components
+	focus     pane
+	list      sessionList
+	detail    detailPane
+	dialog    dialog
+	help      *helpView
+	input     *inputBar
+	status    statusBar
+	spin      spinner
+	globalErr *opFailure // a failure of no session (a create), shown in the strip
 
-	focus        pane
-	filter       string
-	filterInput  textinput.Model
-	filterActive bool
-
-	dialog   dialog
-	help     *helpView
-	input    *inputBar
-	flashMsg string
-	flashCls uint8
-	flashGen int
-
-	spinGen  int
-	spinning bool
-	frameNo  int
-
-	globalErr *opFailure
-	creating  int
-	detailTop int
-
-	quitting   string // shown while sessions shut down at quit
-	quitErr    error
-	themeError string
+	quitting string // shown while sessions shut down at quit
+	quitErr  error
 }
 
 // New returns the root model.
@@ -279,7 +166,7 @@ func newModelLog(opts Options, r *lipgloss.Renderer, log *slog.Logger) Model {
 	}
 	m := &model{
 		h: h, keys: defaultKeys(), now: opts.Now,
-		renderer: r, noColor: r.ColorProfile() == termenv.Ascii,
+		renderer: r,
 		sessions: map[string]*sessView{},
 		width:    80, height: 24,
 	}
@@ -297,33 +184,27 @@ func newModelLog(opts Options, r *lipgloss.Renderer, log *slog.Logger) Model {
 	if name == "" {
 		name = themes.Default
 	}
+	var themeError string
 	th, err := m.themes.Lookup(name)
 	if err != nil {
-		m.themeError = err.Error()
+		themeError = err.Error()
 		th, _ = m.themes.Lookup(themes.Default)
 	}
 	for _, e := range errs {
-		m.themeError = e.Error()
+		themeError = e.Error()
 		h.log.Warn("theme not loaded", "err", e)
 	}
 	m.st = newStyles(r, th)
-	m.filterInput = newInput("filter: ", 200)
-	if m.themeError != "" {
-		m.flashMsg, m.flashCls = clean(m.themeError), clsError
+	m.list.filterInput = newInput("filter: ", 200)
+	if themeError != "" {
+		m.status.msg, m.status.cls = clean(themeError), clsError
 	}
 	return Model{m}
 }
 
-func newInput(prompt string, limit int) textinput.Model {
-	ti := textinput.New()
-	ti.Prompt = prompt
-	ti.CharLimit = limit
-	return ti
-}
-
 // Init starts the listing and its refresh timer.
 func (m Model) Init() tea.Cmd {
-	return tea.Batch(m.listCmd(), tea.SetWindowTitle("looprig"))
+	return tea.Batch(m.refreshList(), tea.SetWindowTitle("looprig"))
 }
 
 // Run runs the TUI on the terminal (alternate screen) until the user quits
@@ -365,69 +246,3 @@ func Run(ctx context.Context, opts Options) error {
 	m.h.log.Info("tui stop", "err", err)
 	return err
 }
-
-// ---- rows, selection, filter ------------------------------------------------------
-
-func (m *model) selected() *sessView {
-	if m.cursor >= 0 && m.cursor < len(m.vis) {
-		return m.vis[m.cursor]
-	}
-	return nil
-}
-
-// resort orders rows (newest first, by creation) and reapplies the filter,
-// keeping the selection on the same session.
-func (m *model) resort() {
-	var keep string
-	if s := m.selected(); s != nil {
-		keep = s.id
-	}
-	m.rows = m.rows[:0]
-	for _, v := range m.sessions {
-		m.rows = append(m.rows, v)
-	}
-	sort.Slice(m.rows, func(i, j int) bool {
-		a, b := m.rows[i], m.rows[j]
-		if !a.info.Created.Equal(b.info.Created) {
-			return a.info.Created.After(b.info.Created)
-		}
-		return a.id < b.id
-	})
-	m.refilter(keep)
-}
-
-func (m *model) refilter(keep string) {
-	m.vis = m.vis[:0]
-	f := lower(m.filter)
-	for _, v := range m.rows {
-		if f == "" || m.matches(v, f) {
-			m.vis = append(m.vis, v)
-		}
-	}
-	m.cursor = 0
-	if keep != "" {
-		for i, v := range m.vis {
-			if v.id == keep {
-				m.cursor = i
-				break
-			}
-		}
-	}
-	m.clampCursor()
-}
-
-func (m *model) matches(v *sessView, f string) bool {
-	return contains(lower(v.title), f) || contains(v.id, f) || contains(string(v.state()), f) ||
-		contains(lower(v.info.Profile), f) || contains(lower(v.holder), f)
-}
-
-func (m *model) clampCursor() {
-	if m.cursor >= len(m.vis) {
-		m.cursor = len(m.vis) - 1
-	}
-	if m.cursor < 0 {
-		m.cursor = 0
-	}
-}
-
-func itoa(n int) string { return strconv.Itoa(n) }

@@ -5,7 +5,7 @@ import "time"
 // evLine is one line of the events pane: plain, sanitized text.
 type evLine struct {
 	at   time.Time // zero for output lines (no time column)
-	cls  uint8
+	cls  lineClass
 	text string
 }
 
@@ -13,16 +13,14 @@ type evLine struct {
 // It grows on demand up to its capacity, so the thousands of sessions
 // whose events are never shown cost nothing.
 type ring struct {
-	buf   []evLine
-	cap   int
-	head  int // index of the oldest line, once full
-	total uint64
+	buf  []evLine
+	cap  int
+	head int // index of the oldest line, once full
 }
 
 func newRing(capacity int) *ring { return &ring{cap: capacity} }
 
 func (r *ring) push(l evLine) {
-	r.total++
 	if len(r.buf) < r.cap {
 		r.buf = append(r.buf, l)
 		return
@@ -43,5 +41,5 @@ func (r *ring) len() int { return len(r.buf) }
 
 func (r *ring) reset() {
 	r.buf = nil
-	r.head, r.total = 0, 0
+	r.head = 0
 }

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
@@ -25,20 +26,18 @@ func (p paint) s(text string) string {
 
 // styles is the painted form of a theme for one renderer.
 type styles struct {
-	theme   themes.Theme
-	profile termenv.Profile
-	plain   bool // no styling at all (NO_COLOR, Ascii)
+	theme themes.Theme
+	plain bool // no styling at all (NO_COLOR, Ascii)
 
-	text, muted, accent, accentBold, title   paint
-	borderFocus, borderBlur                  paint
-	sel                                      paint // selected row: selection text on selection background
-	selMuted                                 paint
-	errorP, warn, ok                         paint
-	errorBadge, warnBadge, okBadge, accBadge paint // reversed, bold
-	state                                    map[rig.SessionState]paint
-	ev                                       [numClasses]paint
-	key                                      paint // key names in hints and help
-	disabled                                 paint
+	text, muted, accent, accentBold, title paint
+	borderFocus, borderBlur                paint
+	sel                                    paint // selected row: selection text on selection background
+	errorP, warn                           paint
+	errorBadge, accBadge                   paint // reversed, bold
+	state                                  map[rig.SessionState]paint
+	ev                                     [numClasses]paint
+	key                                    paint // key names in hints and help
+	disabled                               paint
 }
 
 func newStyles(r *lipgloss.Renderer, th themes.Theme) *styles {
@@ -58,7 +57,6 @@ func newStyles(r *lipgloss.Renderer, th themes.Theme) *styles {
 	badge := func(t themes.Token) paint { return mk(r.NewStyle().Foreground(col(t)).Reverse(true).Bold(true)) }
 	s := &styles{
 		theme:       th,
-		profile:     r.ColorProfile(),
 		plain:       r.ColorProfile() == termenv.Ascii,
 		text:        fg(themes.Text),
 		muted:       fg(themes.Muted),
@@ -68,13 +66,9 @@ func newStyles(r *lipgloss.Renderer, th themes.Theme) *styles {
 		borderFocus: fg(themes.BorderFocus),
 		borderBlur:  fg(themes.BorderBlur),
 		sel:         mk(r.NewStyle().Foreground(col(themes.SelectionText)).Background(col(themes.Selection)).Bold(true)),
-		selMuted:    mk(r.NewStyle().Foreground(col(themes.SelectionText)).Background(col(themes.Selection))),
 		errorP:      fg(themes.Error),
 		warn:        fg(themes.Warn),
-		ok:          fg(themes.OK),
 		errorBadge:  badge(themes.Error),
-		warnBadge:   badge(themes.Warn),
-		okBadge:     badge(themes.OK),
 		accBadge:    badge(themes.Accent),
 		key:         mk(r.NewStyle().Foreground(col(themes.Accent)).Bold(true)),
 		disabled:    mk(r.NewStyle().Foreground(col(themes.Muted)).Strikethrough(true)),
@@ -98,19 +92,46 @@ func newStyles(r *lipgloss.Renderer, th themes.Theme) *styles {
 	return s
 }
 
-// Event line classes.
+// lineClass is what a line of the events pane (or the status bar's flash)
+// says, and so how it is painted.
+type lineClass uint8
+
 const (
-	clsOutput uint8 = iota
-	clsStderr
-	clsSession
-	clsTurn
-	clsGate
-	clsRestore
-	clsError
-	clsOK
-	clsMuted
+	clsOutput  lineClass = iota // turn output (stdout)
+	clsStderr                   // turn output (stderr)
+	clsSession                  // the session's own lifecycle
+	clsTurn                     // a turn started
+	clsGate                     // a gate opened or was approved
+	clsRestore                  // restores, replays, adopted configuration
+	clsError                    // failures, faults, lost leases
+	clsOK                       // success
+	clsMuted                    // everything else
 	numClasses
 )
+
+func (c lineClass) String() string {
+	switch c {
+	case clsOutput:
+		return "output"
+	case clsStderr:
+		return "stderr"
+	case clsSession:
+		return "session"
+	case clsTurn:
+		return "turn"
+	case clsGate:
+		return "gate"
+	case clsRestore:
+		return "restore"
+	case clsError:
+		return "error"
+	case clsOK:
+		return "ok"
+	case clsMuted:
+		return "muted"
+	}
+	return "lineClass(" + strconv.Itoa(int(c)) + ")"
+}
 
 // stateGlyph and stateWord show a session state without colour.
 func stateGlyph(s rig.SessionState) string {

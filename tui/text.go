@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -257,8 +256,6 @@ func errText(err error) string {
 	return clean(err.Error())
 }
 
-var errNotHosted = errors.New("this session is not live in this TUI")
-
 // wrapText wraps plain text to lines of at most w cells: at spaces when it
 // can, hard otherwise.
 func wrapText(s string, w int) []string {
@@ -270,4 +267,11 @@ func wrapText(s string, w int) []string {
 		out[i] = strings.TrimRight(out[i], " ")
 	}
 	return out
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -181,7 +181,7 @@ func TestTmuxDemo(t *testing.T) {
 	tmuxDemo(t, looprig, looprig)
 }
 
-// tmuxDemo is the demo of DESIGN.md section 1: create, submit a long
+// tmuxDemo is the crash-and-restore demo: create, submit a long
 // command, kill -9 the TUI, start it again, see crashed, restore, see the
 // interrupted turn and its earlier output, submit again, quit cleanly.
 func tmuxDemo(t *testing.T, bin, looprig string) {

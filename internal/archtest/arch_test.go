@@ -1,14 +1,21 @@
 // Package archtest pins the direction of imports between looprig's
 // packages (DESIGN.md section 2): tui → rig → rig/{hub,journal,event} →
 // rig/storage; fsstore → rig/storage only; nothing under rig/ imports tui,
-// fsstore or a charm package.
+// fsstore or a charm package. It also pins what the presenters (cli, tui)
+// may use of the runtime's internals (TestPresentersUseRig).
 package archtest
 
 import (
+	"fmt"
+	"go/ast"
 	"go/build"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -19,15 +26,9 @@ const module = "looprig"
 // root, with the imports of its non-test files.
 func packages(t *testing.T) map[string][]string {
 	t.Helper()
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("module root not found: %v", err)
-	}
+	root := moduleRoot(t)
 	out := map[string][]string{}
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -52,6 +53,19 @@ func packages(t *testing.T) map[string][]string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// moduleRoot returns the absolute directory of the module.
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("module root not found: %v", err)
+	}
+	return root
 }
 
 func under(pkg, dir string) bool { return pkg == dir || strings.HasPrefix(pkg, dir+"/") }
@@ -95,9 +109,187 @@ func TestImportDirection(t *testing.T) {
 			if dir == "rig/event" && !std {
 				t.Errorf("%s imports %s: rig/event imports the standard library only", dir, imp)
 			}
+			// explain classifies the runtime's errors; it is no runtime
+			// itself and knows nothing of a presenter.
+			if dir == "rig/explain" && !std && !slices.Contains([]string{"rig", "rig/storage", "rig/journal", "rig/engine"}, local) {
+				t.Errorf("%s imports %s: rig/explain imports rig, rig/storage, rig/journal and rig/engine only", dir, imp)
+			}
 			if dir == "rig/journal" && !std && imp != module+"/rig/event" && imp != module+"/rig/storage" {
 				t.Errorf("%s imports %s: rig/journal imports the standard library, rig/event and rig/storage only", dir, imp)
 			}
 		}
 	}
+}
+
+// presenters are the packages that show sessions to people. They reach the
+// runtime through rig's operations only.
+var presenters = []string{"cli", "tui"}
+
+// internals are what a presenter must not touch, per runtime package: the
+// names the runtime gives its ledgers, keys and leases (rig owns that
+// grammar), and the journal's readers and writer (rig.ReadRecords,
+// rig.ReadEvents, rig.FollowRecords and rig.BreakLease wrap them).
+var internals = map[string][]string{
+	module + "/rig/storage": {"SessionName", "CatalogKey", "RootLeaseName"},
+	module + "/rig/journal": {"NewReplayer", "NewEventReplayer", "Open"},
+}
+
+// contractTypes are interfaces every storage.Store implements: asserting
+// a store to one of them is dead code that hides the optional-store era's
+// fallbacks.
+var contractTypes = map[string][]string{
+	module + "/rig/storage": {"Breaker", "LeaseProber", "ChildLister"},
+}
+
+// pending lists, per presenter package, the violations of
+// TestPresentersUseRig that are known and being moved onto rig: the test
+// tolerates exactly these (file: what) and fails on any other, and on an
+// entry that no longer occurs (delete it: the list only ever shrinks).
+var pending = map[string]struct {
+	reason string
+	uses   []string
+}{
+	"tui": {
+		reason: "the TUI moves onto rig.BreakLease, rig.ProbeSession and rig.ReadEvents in its own change",
+		uses: []string{
+			"cmds.go: journal.NewEventReplayer",
+			"cmds.go: storage.SessionName",
+			"cmds.go: type assertion to storage.Breaker",
+			"cmds.go: type assertion to storage.LeaseProber",
+		},
+	},
+}
+
+// TestPresentersUseRig pins the rule that the presenters (cli, tui, and a
+// host process to come) call rig, not the runtime's internals: in their
+// non-test files they do not build ledger, key or lease names
+// (storage.SessionName, storage.CatalogKey, storage.RootLeaseName), open
+// journal readers or writers (journal.NewReplayer,
+// journal.NewEventReplayer, journal.Open), nor type-assert a value to an
+// interface that is part of the store contract (storage.Breaker,
+// storage.LeaseProber, storage.ChildLister). Why: each of those is a
+// decision the runtime owns — how a session is named in the store, that a
+// break fences the journal before releasing the lease, what a store can
+// do — and every presenter that makes it itself can make it differently
+// (the CLI fenced after a break, the TUI did not). rig offers the
+// operations instead (BreakLease, ProbeSession, JournalTip, SessionExists,
+// ReadRecords, ReadEvents, FollowRecords, ProfileFor, SessionOfLease), and
+// explain classifies the runtime's errors. Tests may still use the
+// internals to set up and inspect stores.
+func TestPresentersUseRig(t *testing.T) {
+	root := moduleRoot(t)
+	for _, pkg := range presenters {
+		found, lines := internalUses(t, filepath.Join(root, pkg))
+		allowed := pending[pkg].uses
+		for _, use := range found {
+			if !slices.Contains(allowed, use) {
+				t.Errorf("%s/%s: a presenter uses the runtime's internals; call rig instead (see TestPresentersUseRig)", pkg, lines[use])
+			}
+		}
+		for _, use := range allowed {
+			if !slices.Contains(found, use) {
+				t.Errorf("pending lists %s/%s, which no longer occurs: remove it from pending", pkg, use)
+			}
+		}
+	}
+	for pkg := range pending {
+		if !slices.Contains(presenters, pkg) {
+			t.Errorf("pending lists package %s, which is not a presenter", pkg)
+		}
+	}
+}
+
+// internalUses parses the non-test Go files of dir and returns each
+// forbidden use once, as "file.go: what", sorted, with the first line of
+// each for messages.
+func internalUses(t *testing.T, dir string) ([]string, map[string]string) {
+	t.Helper()
+	fset := token.NewFileSet()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	lines := map[string]string{}
+	note := func(file string, pos token.Pos, what string) {
+		use := file + ": " + what
+		if _, ok := lines[use]; !ok {
+			found = append(found, use)
+			lines[use] = fmt.Sprintf("%s:%d: %s", file, fset.Position(pos).Line, what)
+		}
+	}
+	parsed := 0
+	for _, ent := range ents {
+		name := ent.Name()
+		if ent.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parsed++
+		// The local names of the runtime packages in this file.
+		local := map[string]string{} // local name -> import path
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			if _, ok := internals[path]; !ok {
+				if _, ok := contractTypes[path]; !ok {
+					continue
+				}
+			}
+			n := path[strings.LastIndexByte(path, '/')+1:]
+			if imp.Name != nil {
+				n = imp.Name.Name
+			}
+			if n == "." {
+				note(name, imp.Pos(), "dot import of "+path)
+				continue
+			}
+			local[n] = path
+		}
+		// sel returns "pkg.Name" when e is a selector on one of those
+		// packages naming one of names.
+		sel := func(e ast.Expr, names map[string][]string) (string, bool) {
+			se, ok := e.(*ast.SelectorExpr)
+			if !ok {
+				return "", false
+			}
+			id, ok := se.X.(*ast.Ident)
+			if !ok {
+				return "", false
+			}
+			path, ok := local[id.Name]
+			if !ok || !slices.Contains(names[path], se.Sel.Name) {
+				return "", false
+			}
+			return path[strings.LastIndexByte(path, '/')+1:] + "." + se.Sel.Name, true
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.SelectorExpr:
+				if what, ok := sel(n, internals); ok {
+					note(name, n.Pos(), what)
+				}
+			case *ast.TypeAssertExpr:
+				if what, ok := sel(n.Type, contractTypes); ok {
+					note(name, n.Pos(), "type assertion to "+what)
+				}
+			case *ast.TypeSwitchStmt:
+				for _, c := range n.Body.List {
+					for _, e := range c.(*ast.CaseClause).List {
+						if what, ok := sel(e, contractTypes); ok {
+							note(name, e.Pos(), "type switch case "+what)
+						}
+					}
+				}
+			}
+			return true
+		})
+	}
+	if parsed == 0 {
+		t.Fatalf("no Go files in %s: the scan is broken", dir)
+	}
+	slices.Sort(found)
+	return found, lines
 }

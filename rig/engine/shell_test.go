@@ -90,6 +90,8 @@ func shellTurn(t *testing.T, input string) Turn {
 }
 
 // runShell runs input to its end and returns the result and the sink.
+//
+//lint:ignore ST1008 the sink comes last: callers read the error, then the output
 func runShell(t *testing.T, cfg Config, input string) (Result, error, *testSink) {
 	t.Helper()
 	sink := newSink()

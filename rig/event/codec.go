@@ -6,207 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"reflect"
 	"strings"
-	"time"
 )
 
 // Version is the version of the event wire form written by Marshal. It is
 // the only one Unmarshal accepts.
 const Version = 1
-
-// Info describes one registered event type.
-type Info struct {
-	Type  Type
-	Class Class
-	Scope Scope
-}
-
-type entry struct {
-	info   Info
-	goType reflect.Type
-	decode func(data []byte) (Event, error)
-}
-
-func reg[T Event]() entry {
-	var z T
-	return entry{
-		info:   Info{Type: z.Type(), Class: z.Class(), Scope: z.Scope()},
-		goType: reflect.TypeFor[T](),
-		decode: func(data []byte) (Event, error) {
-			var v T
-			if err := strictDecode(data, &v); err != nil {
-				return nil, err
-			}
-			return v, nil
-		},
-	}
-}
-
-// entries lists every event type, in declaration order.
-var entries = []entry{
-	reg[SessionStarted](),
-	reg[SessionActive](),
-	reg[SessionIdle](),
-	reg[SessionStopped](),
-	reg[RestoreStarted](),
-	reg[RestoreDone](),
-	reg[RestoreErrored](),
-	reg[ConfigurationAdopted](),
-	reg[SessionFaulted](),
-	reg[LoopStarted](),
-	reg[TurnStarted](),
-	reg[TurnOutput](),
-	reg[OutputDelta](),
-	reg[TurnDone](),
-	reg[TurnFailed](),
-	reg[TurnInterrupted](),
-	reg[GateOpened](),
-	reg[GateResolved](),
-}
-
-var registry = func() map[Type]*entry {
-	m := make(map[Type]*entry, len(entries))
-	for i := range entries {
-		e := &entries[i]
-		if _, dup := m[e.info.Type]; dup {
-			panic("event: duplicate type " + string(e.info.Type))
-		}
-		m[e.info.Type] = e
-	}
-	return m
-}()
-
-// Registered returns every event type with its class and scope, in a
-// stable order (session scope first, as declared).
-func Registered() []Info {
-	out := make([]Info, len(entries))
-	for i, e := range entries {
-		out[i] = e.info
-	}
-	return out
-}
-
-// Lookup returns the class and scope of t, and whether t is registered.
-func Lookup(t Type) (Info, bool) {
-	e, ok := registry[t]
-	if !ok {
-		return Info{}, false
-	}
-	return e.info, true
-}
-
-// Zero returns the zero value of the event type t, and whether t is
-// registered.
-func Zero(t Type) (Event, bool) {
-	e, ok := registry[t]
-	if !ok {
-		return nil, false
-	}
-	return reflect.Zero(e.goType).Interface().(Event), true
-}
-
-// ---- errors -----------------------------------------------------------------
-
-// EncodeError refuses to encode an event: a type this package does not
-// define (or a pointer to one), or a field value outside its allowed set.
-type EncodeError struct {
-	Type Type
-	// Field is the offending wire field, when one is to blame.
-	Field  string
-	Reason string
-	Err    error
-}
-
-func (e *EncodeError) Error() string {
-	msg := fmt.Sprintf("event: cannot encode %s", e.Type)
-	if e.Field != "" {
-		msg += " field " + e.Field
-	}
-	msg += ": " + e.Reason
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	return msg
-}
-
-func (e *EncodeError) Unwrap() error { return e.Err }
-
-// EphemeralError refuses to persist an ephemeral event.
-type EphemeralError struct {
-	Type Type
-}
-
-func (e *EphemeralError) Error() string {
-	return fmt.Sprintf("event: %s is ephemeral and is never persisted", e.Type)
-}
-
-// DecodeErrorKind classifies a DecodeError.
-type DecodeErrorKind string
-
-const (
-	// DecodeSyntax: the input is not well-formed JSON.
-	DecodeSyntax DecodeErrorKind = "syntax"
-	// DecodeVersion: the "v" is missing or not Version.
-	DecodeVersion DecodeErrorKind = "version"
-	// DecodeUnknownType: the "type" is not registered.
-	DecodeUnknownType DecodeErrorKind = "unknown_type"
-	// DecodeUnknownField: the envelope or the data has a field this
-	// version does not define.
-	DecodeUnknownField DecodeErrorKind = "unknown_field"
-	// DecodeTrailingData: something follows the JSON value.
-	DecodeTrailingData DecodeErrorKind = "trailing_data"
-	// DecodeInvalid: well-formed JSON of the wrong shape: missing or
-	// non-object data, a value of the wrong JSON type, or a value outside
-	// its allowed set.
-	DecodeInvalid DecodeErrorKind = "invalid"
-)
-
-// DecodeError is returned by Unmarshal for any input it does not fully
-// understand. Decoding fails closed: nothing is guessed or skipped.
-type DecodeError struct {
-	Kind DecodeErrorKind
-	// Version is the "v" found, when it could be read.
-	Version int
-	// Type is the "type" found, when it could be read.
-	Type Type
-	// Detail says what is wrong, in a few words.
-	Detail string
-	Err    error
-}
-
-func (e *DecodeError) Error() string {
-	msg := "event: decode"
-	if e.Type != "" {
-		msg += " " + string(e.Type)
-	}
-	msg += ": " + string(e.Kind)
-	if e.Detail != "" {
-		msg += ": " + e.Detail
-	}
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	return msg
-}
-
-func (e *DecodeError) Unwrap() error { return e.Err }
-
-// invalidValue is the cause of an enum or range violation.
-type invalidValue struct {
-	field string
-	value string
-	want  string
-}
-
-func (e *invalidValue) Error() string {
-	return fmt.Sprintf("field %s: %s is not %s", e.field, e.value, e.want)
-}
-
-var errTrailing = errors.New("data after the JSON value")
-
-// ---- Marshal ----------------------------------------------------------------
 
 // Marshal encodes ev in the versioned wire form
 // {"v":1,"type":"…","data":{…}}. It refuses (*EncodeError) events not
@@ -277,17 +83,19 @@ func AppendTo(buf *bytes.Buffer, ev Event) error {
 	if buf.Len() > start && buf.Bytes()[buf.Len()-1] == '\n' {
 		buf.Truncate(buf.Len() - 1)
 	}
-	buf.Truncate(start + len(literalReplacement(buf.Bytes()[start:])))
+	buf.Truncate(start + len(LiteralReplacement(buf.Bytes()[start:])))
 	buf.WriteByte('}')
 	return nil
 }
 
-// literalReplacement rewrites, in place, the \ufffd escapes encoding/json
+// LiteralReplacement rewrites, in place, the \ufffd escapes encoding/json
 // writes for invalid UTF-8 as a literal U+FFFD, which is what a decoded
-// string holds and re-encodes to. That makes the encoding canonical:
-// Marshal(Unmarshal(Marshal(ev))) equals Marshal(ev) for every event,
-// which idempotency comparisons depend on. b must be encoding/json output.
-func literalReplacement(b []byte) []byte {
+// string holds and re-encodes to, and returns the shortened b. That makes
+// the encoding canonical: Marshal(Unmarshal(Marshal(ev))) equals
+// Marshal(ev) for every event, which idempotency comparisons depend on.
+// Package journal encodes the rest of its records the same way. b must be
+// encoding/json output.
+func LiteralReplacement(b []byte) []byte {
 	const esc = `\ufffd`
 	if !bytes.Contains(b, []byte(esc)) {
 		return b
@@ -324,8 +132,6 @@ func lookupValue(ev Event) (*entry, error) {
 	}
 	return e, nil
 }
-
-// ---- Unmarshal --------------------------------------------------------------
 
 // Raw is the envelope of an encoded event with its data still encoded. It
 // lets a container format (the journal record) decode the envelope as part
@@ -458,73 +264,4 @@ func classify(err error) *DecodeError {
 	default:
 		return &DecodeError{Kind: DecodeInvalid, Err: err}
 	}
-}
-
-// ---- TurnDone's duration_ms ---------------------------------------------------
-
-type turnDoneWire struct {
-	TurnID     string `json:"turn_id"`
-	ExitCode   int    `json:"exit_code"`
-	DurationMS int64  `json:"duration_ms"`
-}
-
-// MarshalJSON encodes Duration as whole milliseconds in "duration_ms".
-func (t TurnDone) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(turnDoneWire{TurnID: t.TurnID, ExitCode: t.ExitCode, DurationMS: t.Duration.Milliseconds()}); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
-// UnmarshalJSON decodes the form written by MarshalJSON, strictly.
-func (t *TurnDone) UnmarshalJSON(b []byte) error {
-	var w turnDoneWire
-	if err := strictDecode(b, &w); err != nil {
-		return err
-	}
-	const maxMS = math.MaxInt64 / int64(time.Millisecond)
-	if w.DurationMS > maxMS || w.DurationMS < -maxMS {
-		return &invalidValue{field: "duration_ms", value: fmt.Sprint(w.DurationMS), want: "a representable duration"}
-	}
-	*t = TurnDone{TurnID: w.TurnID, ExitCode: w.ExitCode, Duration: time.Duration(w.DurationMS) * time.Millisecond}
-	return nil
-}
-
-// ---- validation ---------------------------------------------------------------
-
-type validator interface {
-	validate() error
-}
-
-func oneOf(field, value string, allowed ...string) error {
-	for _, a := range allowed {
-		if value == a {
-			return nil
-		}
-	}
-	return &invalidValue{field: field, value: fmt.Sprintf("%q", value), want: "one of " + strings.Join(allowed, "|")}
-}
-
-func (o OutputDelta) validate() error {
-	return oneOf("stream", o.Stream, StreamStdout, StreamStderr)
-}
-
-func (t TurnInterrupted) validate() error {
-	return oneOf("reason", t.Reason, ReasonUser, ReasonCrash, ReasonShutdown, ReasonLeaseLost, ReasonEngineStuck)
-}
-
-func (g GateResolved) validate() error {
-	return oneOf("action", g.Action, ActionApprove, ActionDeny, ActionClose)
-}
-
-func (c ConfigurationAdopted) validate() error {
-	for i, ch := range c.Changes {
-		if err := oneOf(fmt.Sprintf("changes[%d].level", i), ch.Level, LevelInfo, LevelWarn); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -10,7 +10,7 @@ import (
 // journals by the thousand (TurnOutput, the output checkpoints) without
 // encoding/json's reflection, byte for byte as AppendTo's encoding/json
 // path writes them: HTML characters unescaped, invalid UTF-8 as a literal
-// U+FFFD (see literalReplacement). It reports false for every other event.
+// U+FFFD (see LiteralReplacement). It reports false for every other event.
 // FuzzAppendDataFast holds it to that.
 func appendDataFast(buf *bytes.Buffer, ev Event) bool {
 	t, ok := ev.(TurnOutput)

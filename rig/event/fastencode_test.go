@@ -14,7 +14,7 @@ func slowData(t testing.TB, ev Event) []byte {
 	if err := enc.Encode(ev); err != nil {
 		t.Fatal(err)
 	}
-	return literalReplacement(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	return LiteralReplacement(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 }
 
 func checkFast(t testing.TB, ev Event) {

@@ -118,6 +118,7 @@ func groups() []struct {
 		{"Delete", deleteCases},
 		{"Bounds", boundsCases},
 		{"Order", orderCases},
+		{"Operations", opsCases},
 	}
 }
 
@@ -453,17 +454,6 @@ func lastFenceIndex(recs []journal.Record) int {
 		}
 	}
 	return -1
-}
-
-// eventsOf returns the event records of recs (fences and commands left out).
-func eventsOf(recs []journal.Record) []journal.Record {
-	var out []journal.Record
-	for _, r := range recs {
-		if r.Kind == journal.KindEvent {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 func typesOf(recs []journal.Record) []string {

@@ -1,8 +1,10 @@
 // Package storage holds the leaf contracts every looprig backend implements:
-// exclusive leases with fencing epochs (Leaser, Lease, LeaseProber), ordered
-// compare-and-swap ledgers (Ledger, Cursor) and a small revisioned key-value
-// store (KV). It also owns the typed errors of those contracts and the name
-// grammar shared by all of them.
+// exclusive leases with fencing epochs, probes and forced takeovers (Leaser,
+// Lease, LeaseProber, Breaker), ordered compare-and-swap ledgers (Ledger,
+// Cursor) and a small revisioned key-value store whose keys form a tree
+// (KV, ChildLister). Store bundles them all. The package also owns the
+// typed errors of those contracts and the name grammar shared by all of
+// them.
 //
 // The package has no dependencies beyond the standard library. Backends live
 // elsewhere (memstore, fsstore, natsstore); storetest checks that a backend
@@ -78,17 +80,25 @@ type LeaseStatus struct {
 	Holder Holder
 }
 
-// Breaker is implemented by leasers that can take a name by force from a
-// wedged holder: the current grant (if any) is lost and the caller holds
-// the name at the next epoch.
+// Breaker takes a name by force from a wedged holder: the current grant
+// (if any) is lost and the caller holds the name at the next epoch. Break
+// of a free name is an ordinary grant.
 type Breaker interface {
 	Break(ctx context.Context, name string) (Lease, error)
 }
 
-// LeaseProber is implemented by leasers that can look at a name without
-// taking it. A probe never makes a concurrent Acquire fail.
+// LeaseProber looks at names without taking them. A probe never makes a
+// concurrent Acquire fail.
 type LeaseProber interface {
+	// Probe reports whether name is held, its latest epoch and holder.
 	Probe(ctx context.Context, name string) (LeaseStatus, error)
+	// ProbeMany probes many names at once (fsstore: one read of the
+	// kernel's lock table), for listings of many sessions. It returns one
+	// status per name, in the order of names, each as Probe would report
+	// it. An error about any one name may fail the whole call (callers
+	// then probe one by one to keep it to that name); an invalid name is
+	// *InvalidNameError. No names is no statuses and no error.
+	ProbeMany(ctx context.Context, names []string) ([]LeaseStatus, error)
 }
 
 // Ledger stores named, append-only sequences of opaque records.
@@ -172,9 +182,9 @@ type KV interface {
 	Keys(ctx context.Context, prefix string) ([]string, error)
 }
 
-// ChildLister is optionally implemented by a KV whose keys form a tree it
-// can list one level of cheaply (fsstore: one directory read), so that a
-// listing of many sessions need not read every key below them.
+// ChildLister lists one level of the tree the KV's keys form, so that a
+// listing of many sessions need not read every key below them where the
+// backend can do it cheaply (fsstore: one directory read).
 type ChildLister interface {
 	// Children returns, sorted and without duplicates, the segments s such
 	// that a key equals prefix+s or starts with prefix+s+"/". prefix is ""
@@ -184,12 +194,15 @@ type ChildLister interface {
 	Children(ctx context.Context, prefix string) ([]string, error)
 }
 
-// Store is the bundle a backend provides to the runtime. Backends that can
-// probe leases also implement LeaseProber.
+// Store is the bundle a backend provides to the runtime: leases that can
+// be probed and broken, ledgers, and a KV that lists one level of its keys.
 type Store interface {
 	Leaser
+	LeaseProber
+	Breaker
 	Ledger
 	KV
+	ChildLister
 	// LocalDir returns the directory on this machine the store keeps its
 	// files in (journals, leases, catalog, or the files a wrapper keeps
 	// next to them), or "" when it keeps none here (an in-memory store, a

@@ -7,13 +7,12 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"looprig/fsstore/internal/fsutil"
 	"looprig/fsstore/internal/seam"
 	"looprig/rig/storage"
 )
@@ -111,7 +110,7 @@ func readEpochFile(name, path string) (uint64, storage.Holder, error) {
 	corrupt := func(reason string, err error) error {
 		return &storage.CorruptError{Name: name, Path: path, Offset: -1, Reason: reason, Err: err}
 	}
-	fd, err := openRetry(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, err := fsutil.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	switch {
 	case err == unix.ENOENT:
 		return 0, storage.Holder{}, nil
@@ -164,40 +163,9 @@ func readEpochFile(name, path string) (uint64, storage.Holder, error) {
 // holder: a temp file in the same directory (0600), fsync, rename, fsync of
 // the directory. dirFD, if >= 0, is an open descriptor of path's directory
 // used for that last fsync. The caller holds the directory guard.
-func writeEpochFile(path string, dirFD int, epoch uint64, h storage.Holder) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmpName := tmp.Name()
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmpName)
-		}
-	}()
-	if err = tmp.Chmod(fileMode); err != nil { // undo any umask
-		return err
-	}
-	if _, err = tmp.Write(formatEpochFile(epoch, h)); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	seam.At(seam.EpochTempWritten, path) // test seam: crash before the rename
-	if err = os.Rename(tmpName, path); err != nil {
-		return err
-	}
-	seam.At(seam.EpochRenamed, path) // test seam: crash before the directory fsync
-	if dirFD >= 0 {
-		return fsyncRetry(dirFD, dir)
-	}
-	return syncDir(dir)
+func writeEpochFile(path string, dirFD int, epoch uint64, h storage.Holder) error {
+	return fsutil.WriteFileAtomic(path, formatEpochFile(epoch, h), fileMode, dirFD,
+		fsutil.Seams{TempWritten: seam.EpochTempWritten, Renamed: seam.EpochRenamed})
 }
 
 // nextEpoch returns n+1, or a *storage.CorruptError if n cannot grow.

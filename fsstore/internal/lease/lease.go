@@ -30,6 +30,7 @@ import (
 	"github.com/gofrs/flock"
 	"golang.org/x/sys/unix"
 
+	"looprig/fsstore/internal/fsutil"
 	"looprig/rig/storage"
 )
 
@@ -269,7 +270,7 @@ func (m *Manager) Break(ctx context.Context, name, lockPath, epochPath string) (
 		return nil, fmt.Errorf("break lease %q: %w", name, err)
 	}
 	renamed = true
-	if err := fsyncRetry(g.fd, g.dir); err != nil {
+	if err := fsutil.Fsync(g.fd, g.dir); err != nil {
 		return nil, fmt.Errorf("break lease %q: %w", name, err)
 	}
 	h := m.holder()

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"looprig/fsstore/internal/fsutil"
 	"looprig/rig/storage"
 )
 
@@ -208,7 +209,7 @@ func calibrate(dir string) (uint64, devNum, error) {
 	for tries := 0; ; tries++ {
 		p := filepath.Join(dir, ".probe-"+strconv.FormatUint(rand.Uint64(), 36))
 		var err error
-		fd, err = openRetry(p, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, fileMode)
+		fd, err = fsutil.Open(p, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, fileMode)
 		if err == unix.EEXIST && tries < 100 {
 			continue
 		}

@@ -4,9 +4,9 @@
 //
 // A *Store owns, in memory and for the life of the value only:
 //   - leases with per-name fencing epochs (storage.Leaser, storage.LeaseProber),
-//     plus a forced takeover (Break) modelling `looprig lease break`;
+//     plus a forced takeover (storage.Breaker) modelling `looprig lease break`;
 //   - append-only ledgers with compare-and-swap on the tip (storage.Ledger);
-//   - a revisioned key-value store (storage.KV).
+//   - a revisioned key-value store (storage.KV, storage.ChildLister).
 //
 // It follows every rule written in rig/storage exactly and is safe for
 // concurrent use. For tests it adds fault injection on Append
@@ -38,10 +38,7 @@ type Store struct {
 	appendFault func(name string, expected uint64) error
 }
 
-var (
-	_ storage.Store       = (*Store)(nil)
-	_ storage.LeaseProber = (*Store)(nil)
-)
+var _ storage.Store = (*Store)(nil)
 
 // New returns an empty store.
 func New() *Store {
@@ -151,6 +148,26 @@ func (s *Store) Probe(ctx context.Context, name string) (storage.LeaseStatus, er
 		ls.Holder = st.holder
 	}
 	return ls, nil
+}
+
+// ProbeMany implements storage.LeaseProber: every name is probed under one
+// lock, so the statuses are one consistent snapshot.
+func (s *Store) ProbeMany(ctx context.Context, names []string) ([]storage.LeaseStatus, error) {
+	for _, name := range names {
+		if err := check(ctx, "probe", name); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]storage.LeaseStatus, len(names))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, name := range names {
+		out[i] = storage.LeaseStatus{Name: name}
+		if st := s.leases[name]; st != nil {
+			out[i].Held, out[i].Epoch, out[i].Holder = st.cur != nil, st.epoch, st.holder
+		}
+	}
+	return out, nil
 }
 
 // LeaseStats reports, for name, how many grants succeeded (Acquire and

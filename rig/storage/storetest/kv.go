@@ -237,18 +237,14 @@ func testKVReuseBuffers(t *testing.T, s storage.Store) {
 	}
 }
 
-// testKVChildren checks ChildLister (when the store has it) against Keys:
+// testKVChildren checks ChildLister against Keys:
 // every segment with a key under it is listed, nothing else but segments
 // whose keys were deleted, and names that look like a backend's file
 // suffixes come back as they were given.
 func testKVChildren(t *testing.T, s storage.Store) {
-	cl, ok := s.(storage.ChildLister)
-	if !ok {
-		t.Skip("the store does not implement storage.ChildLister")
-	}
 	children := func(prefix string) []string {
 		t.Helper()
-		got, err := cl.Children(t.Context(), prefix)
+		got, err := s.Children(t.Context(), prefix)
 		if err != nil {
 			t.Fatalf("Children(%q) = %v", prefix, err)
 		}
@@ -293,7 +289,7 @@ func testKVChildren(t *testing.T, s storage.Store) {
 		}
 	}
 	for _, bad := range []string{"sessions", "Sessions/", "sessions//", "/", "../"} {
-		_, err := cl.Children(t.Context(), bad)
+		_, err := s.Children(t.Context(), bad)
 		var inv *storage.InvalidNameError
 		if !errors.As(err, &inv) {
 			t.Errorf("Children(%q) = %v, want *storage.InvalidNameError", bad, err)

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,8 @@ var leaseCases = []testCase{
 	{"LostCause", testLeaseLostCause},
 	{"ProbeStates", testProbeStates},
 	{"ProbeNeverFailsAcquire", testProbeNeverFailsAcquire},
+	{"ProbeMany", testProbeMany},
+	{"ProbeManyMany", testProbeManyMany},
 	{"Break", testBreak},
 	{"BreakFreeName", testBreakFree},
 }
@@ -225,26 +228,24 @@ func wantProbe(t *testing.T, p storage.LeaseProber, name string, held bool, epoc
 }
 
 func testProbeStates(t *testing.T, s storage.Store) {
-	p := prober(t, s)
 	const name = "sessions/probe"
-	wantProbe(t, p, name, false, 0)
+	wantProbe(t, s, name, false, 0)
 	l := acquire(t, s, name)
-	wantProbe(t, p, name, true, l.Epoch())
-	wantProbe(t, p, name, true, l.Epoch()) // probing twice changes nothing
+	wantProbe(t, s, name, true, l.Epoch())
+	wantProbe(t, s, name, true, l.Epoch()) // probing twice changes nothing
 	if isLost(l) {
 		t.Fatalf("Probe closed the holder's Lost()")
 	}
 	release(t, l, "the lease")
-	wantProbe(t, p, name, false, l.Epoch())
+	wantProbe(t, s, name, false, l.Epoch())
 	l2 := acquire(t, s, name)
 	if l2.Epoch() != l.Epoch()+1 {
 		t.Fatalf("grant after probes has epoch %d, want %d", l2.Epoch(), l.Epoch()+1)
 	}
-	wantProbe(t, p, name, true, l2.Epoch())
+	wantProbe(t, s, name, true, l2.Epoch())
 }
 
 func testProbeNeverFailsAcquire(t *testing.T, s storage.Store) {
-	p := prober(t, s)
 	const (
 		name    = "sessions/probed"
 		probers = 2
@@ -263,7 +264,7 @@ func testProbeNeverFailsAcquire(t *testing.T, s storage.Store) {
 		wg.Go(func() {
 			var last uint64
 			for i := 0; ; i++ {
-				st, err := p.Probe(t.Context(), name)
+				st, err := s.Probe(t.Context(), name)
 				if err != nil {
 					t.Errorf("Probe(%q) during acquire/release cycles = %v", name, err)
 					ready <- struct{}{}
@@ -316,10 +317,9 @@ func testProbeNeverFailsAcquire(t *testing.T, s storage.Store) {
 }
 
 func testBreak(t *testing.T, s storage.Store) {
-	b := breaker(t, s)
 	const name = "sessions/broken"
 	old := acquire(t, s, name)
-	nl, err := b.Break(t.Context(), name)
+	nl, err := s.Break(t.Context(), name)
 	if err != nil {
 		t.Fatalf("Break(%q) of a held name = %v, want a grant", name, err)
 	}
@@ -354,10 +354,9 @@ func testBreak(t *testing.T, s storage.Store) {
 }
 
 func testBreakFree(t *testing.T, s storage.Store) {
-	b := breaker(t, s)
 	const name = "sessions/free-break"
 	release(t, acquire(t, s, name), "the first lease")
-	l, err := b.Break(t.Context(), name)
+	l, err := s.Break(t.Context(), name)
 	if err != nil {
 		t.Fatalf("Break(%q) of a free name = %v, want a grant", name, err)
 	}
@@ -369,4 +368,72 @@ func testBreakFree(t *testing.T, s storage.Store) {
 		t.Fatalf("Lost() of the breaker's grant is closed")
 	}
 	wantHeld(t, s, name, l.Epoch())
+}
+
+// wantProbeMany checks that ProbeMany(names) reports, name by name and in
+// order, what Probe reports of each.
+func wantProbeMany(t *testing.T, s storage.Store, names []string) {
+	t.Helper()
+	got, err := s.ProbeMany(t.Context(), names)
+	if err != nil {
+		t.Fatalf("ProbeMany(%d names) = %v", len(names), err)
+	}
+	if len(got) != len(names) {
+		t.Fatalf("ProbeMany(%d names) returned %d statuses, want one per name", len(names), len(got))
+	}
+	for i, name := range names {
+		one, err := s.Probe(t.Context(), name)
+		if err != nil {
+			t.Fatalf("Probe(%q) = %v", name, err)
+		}
+		g := got[i]
+		if g.Name != name || g.Held != one.Held || g.Epoch != one.Epoch || g.Holder.PID != one.Holder.PID || g.Holder.Host != one.Holder.Host {
+			t.Fatalf("ProbeMany status %d = {Name %q, Held %v, Epoch %d, Holder %d@%s}, want what Probe says: {Name %q, Held %v, Epoch %d, Holder %d@%s}",
+				i, g.Name, g.Held, g.Epoch, g.Holder.PID, g.Holder.Host, name, one.Held, one.Epoch, one.Holder.PID, one.Holder.Host)
+		}
+	}
+}
+
+// testProbeMany checks ProbeMany against Probe for held, released and
+// never-granted names, a name given twice, and no names at all; a probe of
+// many never makes an Acquire fail.
+func testProbeMany(t *testing.T, s storage.Store) {
+	const held, released, never = "sessions/many-held", "sessions/many-released", "sessions/many-never"
+	l := acquire(t, s, held)
+	release(t, acquire(t, s, released), released)
+	release(t, acquire(t, s, released), released)
+	wantProbeMany(t, s, []string{never, held, released, held})
+	got, err := s.ProbeMany(t.Context(), []string{released, held})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got[1].Held || got[1].Epoch != l.Epoch() || got[0].Held || got[0].Epoch != 2 {
+		t.Fatalf("ProbeMany([released, held]) = %+v, want released free at epoch 2 and held at epoch %d", got, l.Epoch())
+	}
+	if got, err := s.ProbeMany(t.Context(), nil); err != nil || len(got) != 0 {
+		t.Fatalf("ProbeMany(no names) = %v, %v; want no statuses and no error", got, err)
+	}
+	release(t, l, held)
+	if l2 := acquire(t, s, held); l2.Epoch() != l.Epoch()+1 {
+		t.Fatalf("grant after ProbeMany has epoch %d, want %d", l2.Epoch(), l.Epoch()+1)
+	}
+	wantProbeMany(t, s, []string{held, released, never})
+}
+
+// testProbeManyMany probes more names than a listing of a few sessions
+// (backends may switch to a scan of every lease past some count).
+func testProbeManyMany(t *testing.T, s storage.Store) {
+	names := make([]string, 80)
+	for i := range names {
+		names[i] = fmt.Sprintf("sessions/many-%03d", i)
+	}
+	for i, name := range names {
+		switch i % 20 {
+		case 3, 11:
+			acquire(t, s, name)
+		case 7:
+			release(t, acquire(t, s, name), name)
+		}
+	}
+	wantProbeMany(t, s, names)
 }

@@ -23,8 +23,6 @@ var badNames = []string{"", "A", "../x", "a//b", "/abs", "a/", "a/../b", "sessio
 
 func testInvalidNames(t *testing.T, s storage.Store) {
 	ctx := t.Context()
-	p, canProbe := s.(storage.LeaseProber)
-	b, canBreak := s.(storage.Breaker)
 	for _, name := range badNames {
 		check := func(method string, err error) {
 			t.Helper()
@@ -42,17 +40,15 @@ func testInvalidNames(t *testing.T, s storage.Store) {
 			releaseAtCleanup(t, l)
 		}
 		check("Acquire", err)
-		if canProbe {
-			_, err := p.Probe(ctx, name)
-			check("Probe", err)
+		_, err = s.Probe(ctx, name)
+		check("Probe", err)
+		_, err = s.ProbeMany(ctx, []string{"sessions/fine", name})
+		check("ProbeMany", err)
+		l, err = s.Break(ctx, name)
+		if err == nil {
+			releaseAtCleanup(t, l)
 		}
-		if canBreak {
-			l, err := b.Break(ctx, name)
-			if err == nil {
-				releaseAtCleanup(t, l)
-			}
-			check("Break", err)
-		}
+		check("Break", err)
 		check("Append", s.Append(ctx, name, 0, []byte("x")))
 		c, err := s.Read(ctx, name, 0)
 		if err == nil {
@@ -97,9 +93,7 @@ func testLongestName(t *testing.T, s storage.Store) {
 			t.Errorf("Acquire(%s) granted epoch %d, want 1", shortName(name), l.Epoch())
 		}
 		wantHeld(t, s, name, l.Epoch())
-		if p, ok := s.(storage.LeaseProber); ok {
-			wantProbe(t, p, name, true, l.Epoch())
-		}
+		wantProbe(t, s, name, true, l.Epoch())
 		release(t, l, shortName(name))
 
 		appendOK(t, s, name, 0, []byte("one"), []byte("two"))

@@ -6,13 +6,12 @@
 //		storetest.Run(t, func(t *testing.T) storage.Store { return newStoreFor(t) })
 //	}
 //
-// Run checks leases (exclusivity, fencing epochs, release, loss causes),
-// ledgers (compare-and-swap appends, contiguous sequences, bounded cursors,
-// payload limits, concurrent appenders), KV (revisions, conflicts, prefix
-// listing), the name grammar on every method, done contexts and LocalDir
-// (stable; an existing absolute directory when not ""). Backends that
-// implement storage.LeaseProber get the probe checks, and backends with a
-// forced takeover (storage.Breaker) get the break checks.
+// Run checks leases (exclusivity, fencing epochs, release, loss causes,
+// probes one by one and many at once, forced takeovers), ledgers
+// (compare-and-swap appends, contiguous sequences, bounded cursors, payload
+// limits, concurrent appenders), KV (revisions, conflicts, prefix listing,
+// one level of children), the name grammar on every method, done contexts
+// and LocalDir (stable; an existing absolute directory when not "").
 //
 // Every failure is classified with errors.As or errors.Is, never by the text
 // of a message.
@@ -68,24 +67,6 @@ var groups = []struct {
 }
 
 // --- shared helpers -------------------------------------------------------
-
-func prober(t *testing.T, s storage.Store) storage.LeaseProber {
-	t.Helper()
-	p, ok := s.(storage.LeaseProber)
-	if !ok {
-		t.Skipf("%T does not implement storage.LeaseProber", s)
-	}
-	return p
-}
-
-func breaker(t *testing.T, s storage.Store) storage.Breaker {
-	t.Helper()
-	b, ok := s.(storage.Breaker)
-	if !ok {
-		t.Skipf("%T does not implement storage.Breaker", s)
-	}
-	return b
-}
 
 // releaseAtCleanup makes sure l is released when the test ends, so backends
 // with watchdogs stop them. Release is idempotent, so tests may release too.

@@ -1,4 +1,11 @@
-package natsstore
+// Package embedded runs an in-process nats-server with JetStream storing in
+// one directory: for tests, and for a local single-node store that other
+// looprig processes on the machine reach by its URL.
+//
+// It is a package of its own so that importing natsstore, which only
+// connects to a server by URL, does not link the whole server into a
+// binary: the looprig command does not import this package.
+package embedded
 
 import (
 	"errors"
@@ -13,14 +20,13 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 )
 
-// Embedded is an in-process nats-server with JetStream storing in one
-// directory: for tests, and for a local single-node store that other
-// looprig processes on the machine reach by its URL.
+// Server is an in-process nats-server with JetStream storing in one
+// directory.
 //
 // It runs JetStream with sync_interval: always (every acknowledged write is
 // fsynced before the ack) and max_payload 8 MiB. It has no authentication:
 // keep it on loopback (the default) unless the network is trusted.
-type Embedded struct {
+type Server struct {
 	mu         sync.Mutex
 	dir        string
 	host       string
@@ -29,23 +35,23 @@ type Embedded struct {
 	srv        *server.Server
 }
 
-// EmbeddedOption configures StartEmbedded.
-type EmbeddedOption func(*Embedded)
+// Option configures Start.
+type Option func(*Server)
 
-// EmbeddedListen sets the listen address (default 127.0.0.1 and a random
-// free port; port 0 or -1 picks one).
-func EmbeddedListen(host string, port int) EmbeddedOption {
-	return func(e *Embedded) { e.host, e.port = host, port }
+// Listen sets the listen address (default 127.0.0.1 and a random free
+// port; port 0 or -1 picks one).
+func Listen(host string, port int) Option {
+	return func(e *Server) { e.host, e.port = host, port }
 }
 
-// EmbeddedMaxPayload sets the server's max_payload (default 8 MiB).
-func EmbeddedMaxPayload(n int) EmbeddedOption {
-	return func(e *Embedded) { e.maxPayload = int32(n) }
+// MaxPayload sets the server's max_payload (default 8 MiB).
+func MaxPayload(n int) Option {
+	return func(e *Server) { e.maxPayload = int32(n) }
 }
 
-// StartEmbedded starts a server storing in dir (created 0700 if needed)
-// and waits until it accepts connections.
-func StartEmbedded(dir string, opts ...EmbeddedOption) (*Embedded, error) {
+// Start starts a server storing in dir (created 0700 if needed) and waits
+// until it accepts connections.
+func Start(dir string, opts ...Option) (*Server, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -53,7 +59,7 @@ func StartEmbedded(dir string, opts ...EmbeddedOption) (*Embedded, error) {
 	if err := os.MkdirAll(abs, 0o700); err != nil {
 		return nil, fmt.Errorf("natsstore: embedded server: %w", err)
 	}
-	e := &Embedded{dir: abs, host: "127.0.0.1", port: -1, maxPayload: 8 << 20}
+	e := &Server{dir: abs, host: "127.0.0.1", port: -1, maxPayload: 8 << 20}
 	for _, o := range opts {
 		o(e)
 	}
@@ -66,7 +72,7 @@ func StartEmbedded(dir string, opts ...EmbeddedOption) (*Embedded, error) {
 	return e, nil
 }
 
-func (e *Embedded) start() error {
+func (e *Server) start() error {
 	o := &server.Options{
 		ServerName: "looprig-embedded",
 		Host:       e.host,
@@ -99,17 +105,17 @@ func (e *Embedded) start() error {
 }
 
 // URL is the nats:// URL of the server.
-func (e *Embedded) URL() string {
+func (e *Server) URL() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return "nats://" + net.JoinHostPort(e.host, strconv.Itoa(e.port))
 }
 
 // Dir is the directory the server stores in.
-func (e *Embedded) Dir() string { return e.dir }
+func (e *Server) Dir() string { return e.dir }
 
 // Shutdown stops the server and waits for it; safe to call twice.
-func (e *Embedded) Shutdown() {
+func (e *Server) Shutdown() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.srv == nil {
@@ -122,7 +128,7 @@ func (e *Embedded) Shutdown() {
 
 // Restart stops the server (if running) and starts it again on the same
 // directory and port, as a server crash and restart would.
-func (e *Embedded) Restart() error {
+func (e *Server) Restart() error {
 	e.Shutdown()
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -1,7 +1,6 @@
 package lease
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,12 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"syscall"
-	"time"
 
 	"github.com/gofrs/flock"
 	"golang.org/x/sys/unix"
+
+	"looprig/fsstore/internal/fsutil"
 )
 
 const (
@@ -27,15 +26,7 @@ const (
 // followed, locked or written through.
 var ErrUnsafeFile = errors.New("not a regular file (refusing symlinks and special files)")
 
-func openRetry(path string, flags int, mode uint32) (int, error) {
-	for {
-		fd, err := unix.Open(path, flags, mode)
-		if err != unix.EINTR {
-			return fd, err
-		}
-	}
-}
-
+// flockRetry is flock(2) retried on EINTR.
 func flockRetry(fd, how int) error {
 	for {
 		err := unix.Flock(fd, how)
@@ -43,28 +34,6 @@ func flockRetry(fd, how int) error {
 			return err
 		}
 	}
-}
-
-func fsyncRetry(fd int, path string) error {
-	for {
-		err := unix.Fsync(fd)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return &fs.PathError{Op: "fsync", Path: path, Err: err}
-		}
-		return nil
-	}
-}
-
-func syncDir(dir string) error {
-	fd, err := openRetry(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return &fs.PathError{Op: "open", Path: dir, Err: err}
-	}
-	defer unix.Close(fd)
-	return fsyncRetry(fd, dir)
 }
 
 // mkdirAll creates dir and any missing parents. Directories it creates get
@@ -100,7 +69,7 @@ func mkdirAll(dir string) error {
 	if err := os.Chmod(dir, dirMode); err != nil {
 		return err
 	}
-	return syncDir(parent)
+	return fsutil.SyncDir(parent)
 }
 
 // lockFlags open a lock file read-write, creating it if needed, never
@@ -201,98 +170,4 @@ func pathNamesLock(fl *flock.Flock, path string) (fileID, bool, error) {
 		return id, false, &fs.PathError{Op: "lstat", Path: path, Err: err}
 	}
 	return id, idOf(&pst) == id, nil
-}
-
-// The directory guard.
-//
-// Every epoch read-modify-write (Acquire's and Break's) and Break's rename
-// of a lock file happen under an exclusive flock on the directory that
-// holds the lock file. Without it this interleaving would grant one epoch
-// twice:
-//
-//	Acquire: lock inode A at lockPath, verify path -> A, read epoch N
-//	Break:   rename new inode B over lockPath, read N, write N+1
-//	Acquire: write N+1                      <- duplicate epoch
-//
-// Under the guard Acquire re-verifies that lockPath still names the inode it
-// locked before reading the epoch; Break holds the guard from its rename to
-// its epoch write. So the two critical sections are ordered: either Acquire
-// writes N+1 first and Break then writes N+2 (and the Acquire's lease is
-// lost to the replacement), or Break goes first and Acquire finds its inode
-// replaced and retries (now refused: Break holds the new inode).
-//
-// The guard is a flock on a fresh O_RDONLY|O_DIRECTORY descriptor of the
-// directory, so it excludes other processes and other descriptors of this
-// process alike. It is taken by polling LOCK_NB with a short sleep, so a
-// context can interrupt the wait. Within the process a semaphore per
-// directory path is taken first, so goroutines queue on it instead of
-// polling each other. Critical sections are short (two small fsyncs).
-type dirGuard struct {
-	fd  int
-	dir string
-	sem chan struct{}
-}
-
-var guardSems struct {
-	sync.Mutex
-	m map[string]chan struct{}
-}
-
-func guardSem(dir string) chan struct{} {
-	guardSems.Lock()
-	defer guardSems.Unlock()
-	if guardSems.m == nil {
-		guardSems.m = make(map[string]chan struct{})
-	}
-	s, ok := guardSems.m[dir]
-	if !ok {
-		s = make(chan struct{}, 1)
-		guardSems.m[dir] = s
-	}
-	return s
-}
-
-// lockDir takes the directory guard of dir, waiting until ctx is done.
-func lockDir(ctx context.Context, dir string) (*dirGuard, error) {
-	sem := guardSem(dir)
-	select {
-	case sem <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	fd, err := openRetry(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		<-sem
-		return nil, &fs.PathError{Op: "open", Path: dir, Err: err}
-	}
-	delay := 50 * time.Microsecond
-	for {
-		err := flockRetry(fd, unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			return &dirGuard{fd: fd, dir: dir, sem: sem}, nil
-		}
-		if err != unix.EWOULDBLOCK {
-			unix.Close(fd)
-			<-sem
-			return nil, &fs.PathError{Op: "flock", Path: dir, Err: err}
-		}
-		t := time.NewTimer(delay)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			unix.Close(fd)
-			<-sem
-			return nil, ctx.Err()
-		}
-		if delay < 2*time.Millisecond {
-			delay *= 2
-		}
-	}
-}
-
-func (g *dirGuard) unlock() {
-	flockRetry(g.fd, unix.LOCK_UN)
-	unix.Close(g.fd)
-	<-g.sem
 }

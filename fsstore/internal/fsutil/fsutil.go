@@ -1,0 +1,104 @@
+// Package fsutil holds the file system helpers that fsstore and its
+// internal packages share: system calls retried on EINTR, the fsync of a
+// directory, and the atomic replacement of a small file.
+package fsutil
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+
+	"looprig/fsstore/internal/seam"
+)
+
+// Open is open(2) retried on EINTR. It returns the raw errno.
+func Open(path string, flags int, mode uint32) (int, error) {
+	for {
+		fd, err := unix.Open(path, flags, mode)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// Fsync is fsync(2) of fd retried on EINTR. A failure is returned as an
+// *fs.PathError naming path, the file fd is open on.
+func Fsync(fd int, path string) error {
+	for {
+		err := unix.Fsync(fd)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return &fs.PathError{Op: "fsync", Path: path, Err: err}
+		}
+		return nil
+	}
+}
+
+// SyncDir fsyncs the directory dir, which makes the entries created,
+// renamed or removed in it durable. Errors are *fs.PathError.
+func SyncDir(dir string) error {
+	fd, err := Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: dir, Err: err}
+	}
+	defer unix.Close(fd)
+	return Fsync(fd, dir)
+}
+
+// Seams names the test seams (see package seam) that WriteFileAtomic
+// passes: TempWritten once the temp file is written and synced, Renamed
+// once it has replaced the file and before the directory is synced.
+type Seams struct {
+	TempWritten, Renamed seam.Point
+}
+
+// WriteFileAtomic replaces the file at path with data: it writes a temp
+// file in the same directory (named ".<base>.tmp-*", mode perm exactly,
+// whatever the umask), fsyncs it, renames it over path and fsyncs the
+// directory. A reader sees the old contents or the new, never a mix, and
+// once it returns nil the new contents survive a crash. On failure before
+// the rename the temp file is removed and path is untouched.
+//
+// dirFD, if >= 0, is an open descriptor of path's directory used for the
+// final fsync; with -1 the directory is opened for it.
+func WriteFileAtomic(path string, data []byte, perm fs.FileMode, dirFD int, seams Seams) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmpName := tmp.Name()
+	defer func() {
+		if tmp != nil {
+			tmp.Close()
+			os.Remove(tmpName)
+		}
+	}()
+	if err := tmp.Chmod(perm); err != nil { // undo any umask
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	tmp = nil
+	seam.At(seams.TempWritten, path) // test seam: crash before the rename
+	if err := os.Rename(tmpName, path); err != nil {
+		os.Remove(tmpName)
+		return err
+	}
+	seam.At(seams.Renamed, path) // test seam: crash before the directory fsync
+	if dirFD >= 0 {
+		return Fsync(dirFD, dir)
+	}
+	return SyncDir(dir)
+}

@@ -1,0 +1,112 @@
+// Package host serves one live session (*rig.Session) on a unix socket, so
+// that the process holding the session's lease (a background `looprig host
+// ID`) outlives the terminal that started it, and the TUI and the CLI
+// attach to it and detach from it as clients.
+//
+// # Socket directory
+//
+// SocketDir(storeKey) is $XDG_RUNTIME_DIR/looprig/<hash>/ when
+// XDG_RUNTIME_DIR is set and usable (an absolute directory owned by the
+// current uid, mode 0700), else /tmp/looprig-<uid>/<hash>/, where <hash> is
+// a short hex hash of storeKey (the store's canonical directory or URL), so
+// two stores never share sockets. Missing levels are created 0700. Before
+// use every level looprig owns is checked as tmux checks its socket
+// directory: a directory (Lstat: not a symlink), owned by the current uid,
+// mode exactly 0700; anything else is refused with *UnsafeSocketDirError,
+// whose Fix says what to do. SocketPath(dir, id) names the socket of one
+// session, <id>.sock, and refuses (*SocketPathTooLongError) a path longer
+// than MaxSocketPath bytes, the bound that fits every platform's sun_path.
+//
+// # Server
+//
+// Listen creates the socket in a checked directory and makes it 0600
+// before anything is accepted (the 0700 directory keeps others out of the
+// window between bind and chmod; the process umask is never touched). A
+// socket file already there is removed only when the caller says it is
+// stale — the caller holds the session lease, so nobody else serves it.
+//
+// Serve serves one session until its context ends or the session ends
+// (Done). Every accepted connection is checked with SO_PEERCRED (getpeereid
+// where that is what the platform has): a peer of another uid is sent an
+// error and closed. Each connection has a reader, a writer and, while
+// subscribed, a forwarder goroutine, all owned by the connection, which is
+// owned by the server: Serve returns only when all of them have ended.
+//
+// A client that stops reading never blocks the session or other clients.
+// The hub never blocks on a subscriber, and each connection's send queue is
+// bounded (events and bytes). A live OutputDelta that does not fit (less a
+// reserve kept for durable events) is dropped for that client, which is told
+// how many with a "dropped" message; a durable event that does not fit is
+// never dropped silently: that connection's subscription is closed with a
+// "lost" message carrying the last sequence it was sent, and the client
+// resubscribes after it. (Once the session is shutting down, its last few
+// events are waited for instead, within the drain timeout: nobody could
+// subscribe again after them.) Replies are bounded by backpressure: the reader
+// stops reading requests while too many replies wait or too many requests
+// run.
+//
+// # Protocol, version 1
+//
+// Newline-delimited JSON; a request line is at most MaxLine bytes (a longer
+// one is answered with an error and the connection closed: the reader never
+// holds more than MaxLine), a server line at most MaxServerLine. The client
+// speaks first:
+//
+//	→ {"type":"hello","protocol":1,"version":"0.9.0"}
+//	← {"type":"hello","protocol":1,"version":"0.9.0","session":"<id>","pid":4242,"epoch":3}
+//
+// A different protocol is answered with an error message naming both
+// versions and how to stop the old host (looprig stop ID, or kill its pid),
+// and the connection is closed. Then requests, each with an id its reply
+// echoes:
+//
+//	→ {"type":"status","id":1}
+//	← {"type":"reply","id":1,"ok":true,"status":{"session":"…","epoch":3,"tip":12,"turn":null,…}}
+//	→ {"type":"submit","id":2,"input":"make test"}
+//	← {"type":"reply","id":2,"ok":true,"turn_id":"…","index":4}
+//	→ {"type":"submit","id":3,"input":"ls"}
+//	← {"type":"reply","id":3,"ok":false,"error":{"type":"BusyError","kind":"busy","message":"…","index":4,"turn_id":"…"}}
+//	→ {"type":"interrupt","id":4}
+//	→ {"type":"respond_gate","id":5,"gate_id":"…","approve":true}
+//	→ {"type":"shutdown","id":6}
+//	→ {"type":"subscribe","id":7,"after_seq":10}
+//	← {"type":"reply","id":7,"ok":true,"sub":1}
+//	← {"type":"event","sub":1,"event":{"seq":11,"type":"TurnOutput","session":"…","loop_id":"…","at":"…","turn_id":"…","text":"ok\n","elided":0}}
+//	← {"type":"dropped","sub":1,"count":17,"total":17}
+//	← {"type":"lost","sub":1,"last_seq":40,"message":"…resubscribe after seq 40"}
+//	← {"type":"end","sub":1,"last_seq":57,"reason":"session_stopped"}
+//	→ {"type":"unsubscribe","id":8,"sub":1}    (sub: only if still current; 0 or absent: whichever is open)
+//	→ {"type":"detach","id":9}
+//
+// Errors have the shape of the CLI's JSON errors: type, kind, message, the
+// error's typed fields, and a hint. Events have the shape of the lines of
+// `looprig run --json` (MarshalEnvelope). An unknown request type is
+// answered with an error and the connection stays open; a malformed line
+// too, but the third in a row closes it. A message the connection cannot
+// go on after ("error": a refused peer, a protocol mismatch, an oversize
+// line) or the end of the server ("bye", with the reason) comes last before
+// the server closes the connection.
+//
+// # Subscribe: no gap, no duplicate
+//
+// subscribe{after_seq} opens a hub subscription FIRST, then replays the
+// journal after after_seq to its tip, then forwards live events, skipping
+// every durable event whose sequence is not above the last one sent. The
+// client thus gets every durable event after after_seq exactly once, in
+// sequence order. Ephemeral output published while the replay runs may be
+// dropped (and is counted). When the forwarder itself falls behind the hub
+// it recovers the same way, from the journal, without the client noticing.
+// A connection has at most one subscription; a new subscribe replaces it.
+//
+// # Client
+//
+// Dial does the hello (*ProtocolMismatchError on a version mismatch) and
+// returns a Client whose calls (Status, Subscribe, Submit, Interrupt,
+// RespondGate, Shutdown) each take a context. A host's error comes back as
+// *RemoteError, which errors.As also turns into *rig.BusyError,
+// *rig.NoTurnError or *rig.NoGateError and errors.Is matches with
+// rig.ErrSessionClosed. Stream.Next returns the events as event.Envelope
+// values; the client's own reader never blocks on a stream that is not
+// read (it drops deltas and ends the stream with *StreamLostError as the
+// server does), so replies keep flowing.
+package host

@@ -1,0 +1,102 @@
+package event
+
+import (
+	"time"
+)
+
+// The loop-scope events: about one loop of a session (Scope LoopScope),
+// whose id travels beside the event. Their types are registered in
+// registry.go and their Event methods are in event.go.
+
+// LoopStarted: a loop exists.
+type LoopStarted struct {
+	LoopID string `json:"loop_id"`
+	Name   string `json:"name"`
+	Engine string `json:"engine"`
+}
+
+// TurnStarted: an input was submitted and its turn began.
+type TurnStarted struct {
+	TurnID string `json:"turn_id"`
+	Index  int    `json:"index"`
+	Input  string `json:"input"`
+}
+
+// TurnOutput is an output checkpoint of a turn.
+type TurnOutput struct {
+	TurnID string `json:"turn_id"`
+	Text   string `json:"text"`
+	// Elided counts the bytes of output dropped before this checkpoint.
+	Elided int64 `json:"elided"`
+}
+
+// Output streams.
+const (
+	StreamStdout = "stdout"
+	StreamStderr = "stderr"
+)
+
+// OutputDelta (ephemeral) is live output of a turn.
+type OutputDelta struct {
+	TurnID string `json:"turn_id"`
+	// Stream is StreamStdout or StreamStderr.
+	Stream string `json:"stream"`
+	Text   string `json:"text"`
+}
+
+// TurnDone: the turn ran to completion. Duration travels as whole
+// milliseconds ("duration_ms"); sub-millisecond precision is dropped.
+type TurnDone struct {
+	TurnID   string
+	ExitCode int
+	Duration time.Duration
+}
+
+// TurnFailed: the turn could not run.
+type TurnFailed struct {
+	TurnID string `json:"turn_id"`
+	Err    string `json:"err"`
+}
+
+// Interruption reasons.
+const (
+	ReasonUser      = "user"
+	ReasonCrash     = "crash"
+	ReasonShutdown  = "shutdown"
+	ReasonLeaseLost = "lease_lost"
+	// ReasonEngineStuck: Shutdown gave up waiting for an engine that did
+	// not stop (it ignored its context) and released the session anyway.
+	ReasonEngineStuck = "engine_unresponsive"
+)
+
+// TurnInterrupted: the turn was stopped before it finished.
+type TurnInterrupted struct {
+	TurnID string `json:"turn_id"`
+	Index  int    `json:"index"`
+	// Reason is one of ReasonUser, ReasonCrash, ReasonShutdown,
+	// ReasonLeaseLost, ReasonEngineStuck.
+	Reason string `json:"reason"`
+}
+
+// GateOpened: a turn asks a yes/no question.
+type GateOpened struct {
+	GateID string `json:"gate_id"`
+	TurnID string `json:"turn_id"`
+	Prompt string `json:"prompt"`
+}
+
+// Gate actions.
+const (
+	ActionApprove = "approve"
+	ActionDeny    = "deny"
+	ActionClose   = "close"
+)
+
+// GateResolved: a gate was answered or closed.
+type GateResolved struct {
+	GateID string `json:"gate_id"`
+	// Action is ActionApprove, ActionDeny or ActionClose.
+	Action string `json:"action"`
+	// Reason is free text such as "user", "restore_unavailable", "shutdown".
+	Reason string `json:"reason"`
+}

@@ -1,0 +1,43 @@
+package event
+
+import (
+	"fmt"
+	"strings"
+)
+
+// validator is implemented by the events that have fields with an allowed
+// set of values. Marshal and Unmarshal refuse a value outside it
+// (*EncodeError, *DecodeError of kind DecodeInvalid).
+type validator interface {
+	validate() error
+}
+
+func oneOf(field, value string, allowed ...string) error {
+	for _, a := range allowed {
+		if value == a {
+			return nil
+		}
+	}
+	return &invalidValue{field: field, value: fmt.Sprintf("%q", value), want: "one of " + strings.Join(allowed, "|")}
+}
+
+func (o OutputDelta) validate() error {
+	return oneOf("stream", o.Stream, StreamStdout, StreamStderr)
+}
+
+func (t TurnInterrupted) validate() error {
+	return oneOf("reason", t.Reason, ReasonUser, ReasonCrash, ReasonShutdown, ReasonLeaseLost, ReasonEngineStuck)
+}
+
+func (g GateResolved) validate() error {
+	return oneOf("action", g.Action, ActionApprove, ActionDeny, ActionClose)
+}
+
+func (c ConfigurationAdopted) validate() error {
+	for i, ch := range c.Changes {
+		if err := oneOf(fmt.Sprintf("changes[%d].level", i), ch.Level, LevelInfo, LevelWarn); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,171 @@
+package tui
+
+import (
+	"path/filepath"
+	"strconv"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"looprig/rig"
+)
+
+// detailPane is the selected session's details, a line per key, scrolled
+// by top (reset when the selection changes).
+type detailPane struct {
+	top int // first line shown
+}
+
+// scroll scrolls by a movement key.
+func (d *detailPane) scroll(k keyMap, msg tea.KeyMsg) {
+	switch {
+	case key.Matches(msg, k.Up):
+		d.top--
+	case key.Matches(msg, k.Down):
+		d.top++
+	case key.Matches(msg, k.Top):
+		d.top = 0
+	case key.Matches(msg, k.Bottom):
+		d.top = 1 << 20
+	}
+	d.top = max(0, d.top)
+}
+
+// view draws the pane, w×h with its frame.
+func (d *detailPane) view(m *model, w, h int) []string {
+	if h <= 0 {
+		return nil
+	}
+	st := m.st
+	iw := w - 2
+	v := m.selected()
+	var content []string
+	if v == nil {
+		content = []string{st.muted.s(fit(" no session selected", iw))}
+		return m.box("Detail", "", m.focus == paneDetail, w, h, content)
+	}
+	lines := m.detailLines(v)
+	rows := h - 2
+	top := min(d.top, max(0, len(lines)-rows))
+	lw := 11
+	for i := top; i < len(lines) && len(content) < rows; i++ {
+		kv := lines[i]
+		if kv.k == "" {
+			content = append(content, kv.p.s(fit(" "+kv.v, iw)))
+			continue
+		}
+		content = append(content, st.muted.s(fit(" "+kv.k, lw))+kv.p.s(fit(kv.v, iw-lw)))
+	}
+	return m.box("Detail", v.short, m.focus == paneDetail, w, h, content)
+}
+
+// kv is a line of the detail pane: a key, its value and the value's paint.
+type kv struct {
+	k, v string
+	p    paint
+}
+
+func (m *model) detailLines(v *sessView) []kv {
+	st := m.st
+	state := v.state()
+	var out []kv
+	add := func(k, val string, p paint) { out = append(out, kv{k, val, p}) }
+	add("id", v.id, st.text)
+	sw := stateGlyph(state) + " " + stateWord(state)
+	switch {
+	case v.liveHere():
+		sw += " (hosted by this TUI)"
+	case v.info.Reason != "":
+		sw += " — " + clean(v.info.Reason)
+	}
+	if v.busy != notBusy {
+		sw += " · " + m.spin.glyph() + " " + v.busy.String() + "…"
+	}
+	add("state", sw, st.state[state])
+	lease := "epoch " + strconv.FormatUint(v.epoch(), 10)
+	switch {
+	case v.lost != nil:
+		lease = "lost at epoch " + strconv.FormatUint(v.lost.oldEpoch, 10) + "; " + epochText(v.lost.newEpoch)
+		if v.lost.newEpoch > 0 {
+			lease = "lost at epoch " + strconv.FormatUint(v.lost.oldEpoch, 10) + "; epoch " + strconv.FormatUint(v.lost.newEpoch, 10)
+		}
+		if v.lost.holder != "" {
+			lease += " held by " + v.lost.holder
+		}
+	case v.hosted():
+		lease += " · held by this TUI"
+	case v.holder != "" && state == rig.StateHeld:
+		lease += " · held by " + v.holder
+	case v.holder != "":
+		lease += " · last holder " + v.holder
+	default:
+		lease += " · free"
+	}
+	add("lease", lease, st.text)
+	title := v.title
+	if title == "" {
+		title = "(untitled)"
+	}
+	add("title", title, st.text)
+	prof := v.info.Profile
+	if prof == "" {
+		prof = v.f.profile
+	}
+	eng := v.info.Engine
+	if eng == "" {
+		eng = v.f.engine
+	}
+	add("profile", clean(prof)+" · engine "+clean(eng), st.text)
+	place := v.f.placement
+	root := v.f.root
+	if v.hosted() {
+		place, root = string(v.live.status.Placement), v.live.status.Workspace
+	} else if root == "" && place == string(rig.PlacementSession) && m.h.opts.Workspaces != "" {
+		root = filepath.Join(m.h.opts.Workspaces, v.id)
+	}
+	if place != "" || root != "" {
+		add("placement", clean(place)+" · "+clean(orDash(root)), st.text)
+	}
+	seq := max(v.lastSeq, v.info.LastSeq)
+	add("journal", commas(seq)+" records (last seq "+strconv.FormatUint(seq, 10)+")", st.text)
+	if v.f.loopID != "" {
+		add("loop", clean(v.f.loopName)+" "+rig.ShortID(clean(v.f.loopID))+" ("+clean(v.f.engine)+") · "+plural(max(v.f.turns, v.info.Turns), "turn"), st.text)
+	}
+	if t := v.f.openTurn; t != nil {
+		run := ""
+		if !t.started.IsZero() {
+			run = " for " + dur(m.now().Sub(t.started))
+		}
+		add("turn", "#"+strconv.Itoa(t.index)+" running"+run+": "+clean(firstLine(t.input)), st.ev[clsTurn])
+	} else if v.info.OpenTurn != "" && !v.journal.state.loaded() && !v.hosted() {
+		add("turn", "#"+strconv.Itoa(v.info.Turn)+" open (per the catalog)", st.ev[clsTurn])
+	} else {
+		add("turn", "none running", st.muted)
+	}
+	if g := v.f.openGate; g != nil {
+		add("gate", "? "+clean(firstLine(g.prompt))+" — a approve · d deny", st.ev[clsGate])
+	} else {
+		add("gate", "none open", st.muted)
+	}
+	if o := v.live.outcome; o != nil {
+		add("restored", "epoch "+strconv.FormatUint(o.Epoch, 10)+": "+plural(len(o.Interrupted), "turn")+" interrupted, "+
+			plural(len(o.GatesClosed), "gate")+" closed, "+commas(o.Records)+" records", st.ev[clsRestore])
+	} else if r := v.f.lastRestore; r != nil {
+		add("restored", "epoch "+strconv.FormatUint(r.Epoch, 10)+": "+plural(len(r.Interrupted), "turn")+" interrupted, "+
+			plural(len(r.GatesClosed), "gate")+" closed", st.ev[clsRestore])
+	}
+	if !v.info.Created.IsZero() {
+		add("created", v.info.Created.Local().Format("2006-01-02 15:04:05"), st.muted)
+	}
+	if why := v.notMutable(); why != "" && v.lost == nil {
+		add("keys", why, st.muted)
+	}
+	return out
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

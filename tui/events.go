@@ -1,0 +1,174 @@
+package tui
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"looprig/rig"
+)
+
+// The events pane: the selected session's lines (its events, its output
+// and the TUI's notes), following the end or scrolled back. Its state is
+// the session's (sessView.follow, scroll), so every session keeps its own.
+
+// scrollEvents scrolls the selected session's lines by a movement key;
+// back at the bottom, the pane follows again.
+func (m *model) scrollEvents(msg tea.KeyMsg) {
+	v := m.selected()
+	if v == nil {
+		return
+	}
+	k := m.keys
+	page := max(1, m.eventRows()-1)
+	switch {
+	case key.Matches(msg, k.Up):
+		v.follow = false
+		v.scroll++
+	case key.Matches(msg, k.Down):
+		v.scroll--
+	case key.Matches(msg, k.PageUp):
+		v.follow = false
+		v.scroll += page
+	case key.Matches(msg, k.PageDown):
+		v.scroll -= page
+	case key.Matches(msg, k.Top):
+		v.follow = false
+		v.scroll = v.ring.len() + 1
+	case key.Matches(msg, k.Bottom):
+		v.scroll = 0
+	}
+	maxScroll := max(0, v.ring.len()+boolInt(v.pend != "")-m.eventRows())
+	v.scroll = min(max(v.scroll, 0), maxScroll)
+	if v.scroll == 0 {
+		v.follow = true
+	}
+}
+
+// settleScroll keeps a scrolled-back events view still while lines arrive.
+func (m *model) settleScroll(v *sessView) {
+	if !v.follow {
+		v.scroll += v.added
+	}
+	v.added = 0
+}
+
+// eventsPane draws the pane, w×h with its frame.
+func (m *model) eventsPane(w, h int) []string {
+	if h <= 0 {
+		return nil
+	}
+	st := m.st
+	iw := w - 2
+	rows := h - 2
+	v := m.selected()
+	if v == nil {
+		lines := []string{st.muted.s(fit(" no session selected", iw))}
+		if len(m.list.rows) == 0 && m.listed {
+			lines = []string{
+				st.title.s(fit(" Welcome to looprig.", iw)),
+				spaces(iw),
+				st.text.s(fit(" Sessions are durable: their journals survive a crash, and r restores", iw)),
+				st.text.s(fit(" them with their history.", iw)),
+				spaces(iw),
+				st.key.s(" n") + st.text.s(fit(" creates a session: the default profile runs shell commands,", iw-2)),
+				st.text.s(fit("   demo emits timed steps; then i submits input.", iw)),
+				st.key.s(" ?") + st.text.s(fit(" shows every key.", iw-2)),
+			}
+		}
+		return m.box("Events", "", m.focus == paneEvents, w, h, lines)
+	}
+	var footer []string
+	switch {
+	case v.busy.takesLease():
+		text := " " + m.spin.glyph() + " " + v.busy.String() + ": taking the lease, replaying " + commas(v.info.LastSeq) +
+			" journal records, closing open turns… " + dur(m.now().Sub(v.busySince))
+		footer = append(footer, st.ev[clsRestore].s(fit(text, iw)))
+	case v.journal.state == journalReplaying:
+		footer = append(footer, m.progressLine(v, iw))
+	case v.journal.state == journalReading:
+		footer = append(footer, st.muted.s(fit(" "+m.spin.glyph()+" reading the journal… "+commas(v.lastSeq)+" records", iw)))
+	case !v.hosted() && v.journal.state.loaded() && v.state() == rig.StateCrashed && v.f.openTurn != nil:
+		footer = append(footer, st.warn.s(fit(" ⚠ the journal ends here: turn "+strconv.Itoa(v.f.openTurn.index)+" was running when its holder died — r restores", iw)))
+	}
+	rows -= len(footer)
+	total := v.ring.len()
+	if v.pend != "" {
+		total++
+	}
+	scroll := 0
+	if !v.follow {
+		scroll = min(v.scroll, max(0, total-rows))
+	}
+	end := total - scroll
+	start := max(0, end-rows)
+	content := make([]string, 0, h)
+	for i := start; i < end; i++ {
+		var l evLine
+		if i < v.ring.len() {
+			l = v.ring.at(i)
+		} else {
+			l = evLine{cls: v.pendCls, text: "  " + cleanOutput(v.pend)}
+		}
+		content = append(content, eventLine(st, l, iw))
+	}
+	if total == 0 && len(footer) == 0 && rows > 0 {
+		content = append(content, st.muted.s(fit(" no events", iw)))
+	}
+	for len(content) < rows {
+		content = append(content, spaces(iw))
+	}
+	content = append(content, footer...)
+	title := "Events"
+	switch {
+	case v.liveHere():
+		title += " · live"
+	default:
+		title += " · journal (read-only)"
+	}
+	var right []string
+	if v.follow {
+		right = append(right, "following")
+	} else {
+		right = append(right, "↑"+strconv.Itoa(scroll))
+	}
+	if v.live.dropped > 0 {
+		right = append(right, "dropped "+commas(v.live.dropped))
+	}
+	if v.outLines > 0 {
+		n := commas(v.outLines) + " lines"
+		if v.live.dropped > 0 {
+			n = "≈" + n // dropped deltas are filled in from checkpoints, by bytes
+		}
+		right = append(right, n)
+	}
+	return m.box(title, strings.Join(right, " · "), m.focus == paneEvents, w, h, content)
+}
+
+func eventLine(st *styles, l evLine, iw int) string {
+	p := st.ev[l.cls]
+	if l.at.IsZero() {
+		return p.s(fit(l.text, iw))
+	}
+	ts := l.at.Local().Format("15:04:05") + " "
+	if iw < 30 {
+		return p.s(fit(l.text, iw))
+	}
+	return st.muted.s(ts) + p.s(fit(l.text, iw-9))
+}
+
+// progressLine is the history replay's progress bar.
+func (m *model) progressLine(v *sessView, iw int) string {
+	st := m.st
+	done, tip := v.lastSeq, max(v.journal.tip, v.lastSeq)
+	label := " " + m.spin.glyph() + " replaying history " + commas(done) + "/" + commas(tip) + " "
+	bw := max(0, iw-width(label)-2)
+	filled := 0
+	if tip > 0 {
+		filled = int(uint64(bw) * done / tip)
+	}
+	bar := strings.Repeat("█", filled) + strings.Repeat("░", bw-filled)
+	return st.ev[clsRestore].s(fit(label+bar, iw))
+}

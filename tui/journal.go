@@ -1,0 +1,104 @@
+package tui
+
+import (
+	"strconv"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// Reading journals (sessView.journal): a session not hosted here is read
+// when it is shown, its history and then its tail; a session hosted here
+// replays its history once, then its live stream takes over (live.go).
+
+// ensureLoaded starts reading the journal of v when it is shown and not
+// hosted here: its history, then its tail (re-armed on a timer).
+func (m *model) ensureLoaded(v *sessView) tea.Cmd {
+	if v == nil || v.hosted() || v.journal.state.inFlight() || v.busy != notBusy {
+		return nil
+	}
+	m.useClock++
+	v.used = m.useClock
+	m.evict(v)
+	if v.journal.state.loaded() {
+		v.journal.state = journalFollowing
+	} else {
+		v.journal.state = journalReading
+	}
+	return m.historyCmd(v.id, v.journal.gen, nil, v.lastSeq)
+}
+
+// evict forgets the journals of sessions not shown for a while, so memory
+// stays bounded however many sessions are browsed.
+func (m *model) evict(keep *sessView) {
+	const maxLoaded = 16
+	var loaded []*sessView
+	for _, v := range m.sessions {
+		if !v.hosted() && v != keep && v.journal.state != journalUnread && v.busy == notBusy {
+			loaded = append(loaded, v)
+		}
+	}
+	for len(loaded) >= maxLoaded {
+		oldest := 0
+		for i, v := range loaded {
+			if v.used < loaded[oldest].used {
+				oldest = i
+			}
+		}
+		loaded[oldest].resetJournal()
+		loaded = append(loaded[:oldest], loaded[oldest+1:]...)
+	}
+}
+
+// onHistory folds a chunk of a journal read, asks for the next chunk, and
+// at the end: after a replay, starts the live stream; for a session shown
+// and not hosted here, arms the tail timer.
+func (m *model) onHistory(msg historyMsg) tea.Cmd {
+	v := m.sessions[msg.id]
+	if v == nil || msg.gen != v.journal.gen {
+		return closeCmd(msg.rp)
+	}
+	for _, env := range msg.envs {
+		v.apply(env)
+	}
+	m.settleScroll(v)
+	v.journal.tip = max(v.journal.tip, msg.tip)
+	if msg.err != nil {
+		v.line(m.now(), clsError, "✗ journal read stopped after seq "+strconv.FormatUint(msg.lastSeq, 10)+": "+errText(msg.err))
+		v.lastSeq = max(v.lastSeq, msg.lastSeq)
+	} else if msg.more {
+		return m.historyCmd(v.id, v.journal.gen, msg.rp, msg.lastSeq)
+	}
+	// Records that are not events (fences, commands) count too.
+	v.lastSeq = max(v.lastSeq, msg.lastSeq)
+	if v.replaying() {
+		v.journal.state = journalRead
+		if o := v.live.outcome; o != nil {
+			v.line(m.now(), clsRestore, "↻ restored here at epoch "+strconv.FormatUint(o.Epoch, 10)+": "+plural(len(o.Interrupted), "turn")+
+				" interrupted, "+plural(len(o.GatesClosed), "gate")+" closed, "+commas(o.Records)+" records replayed")
+		}
+		if v.live.sub != nil {
+			return m.subCmd(v.id, v.live.subGen, v.live.sub)
+		}
+		return nil
+	}
+	if msg.err == nil && !v.hosted() && v == m.selected() {
+		v.journal.state = journalFollowing
+		return tailTick(v.id, v.journal.gen)
+	}
+	v.journal.state = journalRead
+	return nil
+}
+
+// onTailTick reads what followed in the journal of the session shown; a
+// session no longer shown (or hosted here now) stops following.
+func (m *model) onTailTick(msg tailTickMsg) tea.Cmd {
+	v := m.sessions[msg.id]
+	if v == nil || msg.gen != v.journal.gen {
+		return nil
+	}
+	if v.hosted() || v != m.selected() {
+		v.journal.state = journalRead
+		return nil
+	}
+	return m.historyCmd(v.id, v.journal.gen, nil, v.lastSeq)
+}

@@ -1,0 +1,343 @@
+package tui
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"looprig/rig"
+)
+
+// sessionList is the sessions pane: every session newest first, the rows
+// that pass the filter, the cursor among them, and the filter line.
+type sessionList struct {
+	rows   []*sessView // every session, newest first
+	vis    []*sessView // rows passing the filter
+	cursor int
+	top    int // first row shown
+
+	filter       string
+	filterInput  textinput.Model
+	filterActive bool // the filter line has the keys
+
+	settleGen int // bumped by every move; the selection's journal is read once it settles
+}
+
+func (l *sessionList) selected() *sessView {
+	if l.cursor >= 0 && l.cursor < len(l.vis) {
+		return l.vis[l.cursor]
+	}
+	return nil
+}
+
+// resort orders the sessions (newest first, by creation) and reapplies the
+// filter, keeping the selection on the same session.
+func (l *sessionList) resort(sessions map[string]*sessView) {
+	var keep string
+	if s := l.selected(); s != nil {
+		keep = s.id
+	}
+	l.rows = l.rows[:0]
+	for _, v := range sessions {
+		l.rows = append(l.rows, v)
+	}
+	sort.Slice(l.rows, func(i, j int) bool {
+		a, b := l.rows[i], l.rows[j]
+		if !a.info.Created.Equal(b.info.Created) {
+			return a.info.Created.After(b.info.Created)
+		}
+		return a.id < b.id
+	})
+	l.refilter(keep)
+}
+
+// refilter reapplies the filter, keeping the cursor on session keep.
+func (l *sessionList) refilter(keep string) {
+	l.vis = l.vis[:0]
+	f := strings.ToLower(l.filter)
+	for _, v := range l.rows {
+		if f == "" || matches(v, f) {
+			l.vis = append(l.vis, v)
+		}
+	}
+	l.cursor = 0
+	if keep != "" {
+		for i, v := range l.vis {
+			if v.id == keep {
+				l.cursor = i
+				break
+			}
+		}
+	}
+	l.clampCursor()
+}
+
+// matches says whether the lower-cased filter f matches v.
+func matches(v *sessView, f string) bool {
+	return strings.Contains(strings.ToLower(v.title), f) || strings.Contains(v.id, f) ||
+		strings.Contains(string(v.state()), f) || strings.Contains(strings.ToLower(v.info.Profile), f) ||
+		strings.Contains(strings.ToLower(v.holder), f)
+}
+
+func (l *sessionList) clampCursor() {
+	if l.cursor >= len(l.vis) {
+		l.cursor = len(l.vis) - 1
+	}
+	if l.cursor < 0 {
+		l.cursor = 0
+	}
+}
+
+// keepVisible scrolls the list so the cursor row is one of the rows shown.
+func (l *sessionList) keepVisible(rows int) {
+	l.clampCursor()
+	if rows <= 0 {
+		return
+	}
+	if l.cursor < l.top {
+		l.top = l.cursor
+	}
+	if l.cursor >= l.top+rows {
+		l.top = l.cursor - rows + 1
+	}
+	if l.top > max(0, len(l.vis)-rows) {
+		l.top = max(0, len(l.vis)-rows)
+	}
+	if l.top < 0 {
+		l.top = 0
+	}
+}
+
+// move moves the cursor by a movement key among rows shown at once; it
+// reports whether the selection changed.
+func (l *sessionList) move(k keyMap, msg tea.KeyMsg, rows int) bool {
+	if len(l.vis) == 0 {
+		return false
+	}
+	prev := l.cursor
+	page := max(1, rows-1)
+	switch {
+	case key.Matches(msg, k.Up):
+		l.cursor--
+	case key.Matches(msg, k.Down):
+		l.cursor++
+	case key.Matches(msg, k.PageUp):
+		l.cursor -= page
+	case key.Matches(msg, k.PageDown):
+		l.cursor += page
+	case key.Matches(msg, k.Top):
+		l.cursor = 0
+	case key.Matches(msg, k.Bottom):
+		l.cursor = len(l.vis) - 1
+	}
+	l.keepVisible(rows)
+	return l.cursor != prev
+}
+
+// openFilter gives the keys to the filter line, starting from the filter
+// in force.
+func (l *sessionList) openFilter() tea.Cmd {
+	l.filterActive = true
+	l.filterInput.SetValue(l.filter)
+	l.filterInput.CursorEnd()
+	return l.filterInput.Focus()
+}
+
+func (l *sessionList) closeFilter() {
+	l.filterActive = false
+	l.filterInput.Blur()
+}
+
+// The model's side of the list: how many rows it shows depends on the
+// layout, and a new selection resets the detail pane and reads the
+// selected session's journal once the cursor settles.
+
+func (m *model) selected() *sessView { return m.list.selected() }
+
+func (m *model) resort() { m.list.resort(m.sessions) }
+
+func (m *model) keepVisible() { m.list.keepVisible(m.listRows()) }
+
+func (m *model) selectID(id string) {
+	for i, v := range m.list.vis {
+		if v.id == id {
+			m.list.cursor = i
+			m.keepVisible()
+			return
+		}
+	}
+}
+
+func (m *model) setFilter(f string) {
+	var keep string
+	if s := m.selected(); s != nil {
+		keep = s.id
+	}
+	m.list.filter = f
+	m.list.refilter(keep)
+	m.keepVisible()
+}
+
+// moveList moves the list's cursor.
+func (m *model) moveList(msg tea.KeyMsg) tea.Cmd {
+	if !m.list.move(m.keys, msg, m.listRows()) {
+		return nil
+	}
+	m.detail.top = 0
+	m.list.settleGen++
+	return settle(m.list.settleGen)
+}
+
+// filterKey is a key typed into the filter line: enter keeps the filter,
+// esc clears it, ↑/↓ move in the list, the rest edit it.
+func (m *model) filterKey(msg tea.KeyMsg) tea.Cmd {
+	switch msg.Type {
+	case tea.KeyEnter:
+		m.list.closeFilter()
+		return nil
+	case tea.KeyEsc:
+		m.list.closeFilter()
+		m.setFilter("")
+		return nil
+	case tea.KeyUp, tea.KeyDown:
+		return m.moveList(msg)
+	}
+	var cmd tea.Cmd
+	m.list.filterInput, cmd = m.list.filterInput.Update(msg)
+	if v := m.list.filterInput.Value(); v != m.list.filter {
+		m.setFilter(v)
+	}
+	return cmd
+}
+
+// listCols are the widths of the list's columns that vary.
+type listCols struct {
+	title, epoch, holder, act int
+}
+
+func listColumns(iw int) listCols {
+	// fixed: cursor 2, state 10, id 9
+	c := listCols{epoch: 6, holder: 20, act: 5}
+	rest := iw - 2 - 10 - 9
+	if rest-c.epoch-c.holder-c.act < 16 {
+		c.holder = 0
+	}
+	if rest-c.epoch-c.holder-c.act < 12 {
+		c.act = 0
+	}
+	if rest-c.epoch-c.holder-c.act < 10 {
+		c.epoch = 0
+	}
+	c.title = max(0, rest-c.epoch-c.holder-c.act)
+	return c
+}
+
+// view draws the sessions pane, w×h with its frame.
+func (l *sessionList) view(m *model, w, h int) []string {
+	st := m.st
+	iw := w - 2
+	rows := max(0, h-3-boolInt(l.filterActive))
+	content := make([]string, 0, h-2)
+	if l.filterActive {
+		content = append(content, renderInput(st, l.filterInput, iw, "/ "))
+	}
+	c := listColumns(iw)
+	hdr := "  " + fit("STATE", 10) + fit("ID", 9) + fit("TITLE", c.title)
+	if c.epoch > 0 {
+		hdr += padLeft("EPOCH", c.epoch-1) + " "
+	}
+	if c.holder > 0 {
+		hdr += fit("HOLDER", c.holder)
+	}
+	if c.act > 0 {
+		hdr += padLeft("LAST", c.act)
+	}
+	content = append(content, st.muted.s(fit(hdr, iw)))
+	top := l.top
+	if l.cursor < top {
+		top = l.cursor
+	}
+	if rows > 0 && l.cursor >= top+rows {
+		top = l.cursor - rows + 1
+	}
+	top = max(0, top)
+	now := m.now()
+	for i := top; i < len(l.vis) && i < top+rows; i++ {
+		content = append(content, listRow(st, l.vis[i], i == l.cursor, iw, c, now))
+	}
+	if len(l.vis) == 0 && rows > 0 {
+		msg := "no sessions yet — n creates one"
+		switch {
+		case !m.listed && m.listErr == nil:
+			msg = "reading the store…"
+		case m.listErr != nil:
+			msg = "cannot list sessions: " + errText(m.listErr)
+		case l.filter != "":
+			msg = "no session matches " + strconv.Quote(l.filter) + " — esc clears the filter"
+		}
+		content = append(content, st.muted.s(fit("  "+msg, iw)))
+	}
+	title := "Sessions"
+	right := strconv.Itoa(len(l.rows))
+	if len(l.vis) > 0 {
+		right = strconv.Itoa(l.cursor+1) + "/" + strconv.Itoa(len(l.vis))
+	}
+	if l.filter != "" && !l.filterActive {
+		title += " /" + clean(l.filter)
+	}
+	if m.listErr != nil {
+		right = "list failed"
+	}
+	return m.box(title, right, m.focus == paneList, w, h, content)
+}
+
+func listRow(st *styles, v *sessView, selected bool, iw int, c listCols, now time.Time) string {
+	state := v.state()
+	cur := "  "
+	if selected {
+		cur = "▸ "
+	}
+	word := stateGlyph(state) + " " + fit(stateWord(state), 7) + " "
+	title := v.title
+	if title == "" {
+		title = "(untitled)"
+	}
+	if t := v.openTurnIndex(); t >= 0 {
+		mark := "▶" + strconv.Itoa(t)
+		if v.hasGate() {
+			mark += "?"
+		}
+		title = mark + " " + title
+	}
+	if v.busy != notBusy {
+		title = "⟳ " + title
+	}
+	parts := [6]string{cur, word, fit(v.short, 8) + " ", fit(title, c.title), "", ""}
+	var tail strings.Builder
+	if c.epoch > 0 {
+		tail.WriteString(padLeft(strconv.FormatUint(v.epoch(), 10), c.epoch-1) + " ")
+	}
+	if c.holder > 0 {
+		h := v.holder
+		if state == rig.StateLive {
+			h = "this TUI"
+		}
+		tail.WriteString(fit(h, c.holder))
+	}
+	if c.act > 0 {
+		tail.WriteString(padLeft(ago(now, v.lastActivity()), c.act))
+	}
+	parts[4] = tail.String()
+	used := 2 + 10 + 9 + c.title + c.epoch + c.holder + c.act
+	parts[5] = spaces(iw - used)
+	if selected {
+		return st.sel.s(parts[0] + parts[1] + parts[2] + parts[3] + parts[4] + parts[5])
+	}
+	sp := st.state[state]
+	return parts[0] + sp.s(parts[1]) + st.muted.s(parts[2]) + st.text.s(parts[3]) + st.muted.s(parts[4]) + parts[5]
+}
