@@ -100,8 +100,7 @@ func WithHolder(pid int, host string) Option {
 // exclude processes on other hosts; only use it when one host uses the store.
 func WithNetworkFilesystem() Option { return func(o *options) { o.allowNetwork = true } }
 
-// Store is an open store directory. It implements storage.Store and
-// storage.LeaseProber.
+// Store is an open store directory. It implements storage.Store.
 type Store struct {
 	dir    string
 	leases *lease.Manager
@@ -113,10 +112,7 @@ type Store struct {
 	closed   bool
 }
 
-var (
-	_ storage.Store       = (*Store)(nil)
-	_ storage.LeaseProber = (*Store)(nil)
-)
+var _ storage.Store = (*Store)(nil)
 
 // Open opens the store in dir, creating it (0700) when it does not exist.
 // It refuses a directory with another FORMAT, a non-empty directory that is

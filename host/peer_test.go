@@ -29,6 +29,9 @@ type helperResult struct {
 // helperMain runs in a helper process: it dials the socket and says what
 // happened.
 func helperMain() int {
+	if mode := os.Getenv(helperEnv); mode != "dial" {
+		return startHelperMain(mode)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res := helperResult{UID: os.Getuid()}

@@ -53,8 +53,9 @@
 // environment). sync_interval: always is what makes an acknowledged append
 // survive a server crash or power loss; the client cannot check it. On a
 // cluster, WithReplicas(3) makes an acknowledgement mean a quorum holds
-// the write. StartEmbedded runs such a server in-process (tests, a local
-// single-node store).
+// the write. natsstore/embedded (embedded.Start) runs such a server
+// in-process (tests, a local single-node store) without linking it into
+// this package.
 package natsstore
 
 import (
@@ -490,9 +491,9 @@ func (s *Store) URL() string { return s.url }
 
 // LocalDir returns "": a Store keeps its journals, leases and catalog on
 // the NATS server, not on this machine (storage.Store). That holds even
-// when the server is an Embedded one in this process: Open only connects
-// to a URL, so the Store never runs the server and does not know where it
-// stores.
+// when the server runs in this process (natsstore/embedded): Open only
+// connects to a URL, so the Store never runs the server and does not know
+// where it stores.
 func (s *Store) LocalDir() string { return "" }
 
 // Prefix returns the prefix naming the stream, buckets and subjects.

@@ -16,8 +16,11 @@ import (
 type CatalogState string
 
 const (
-	// CatalogCreating: NewSession took the lease but has not committed
-	// SessionStarted yet. Seen without a holder, the creation crashed.
+	// CatalogCreating: NewSession took the lease and is building the
+	// session; the entry becomes running once SessionStarted and the root
+	// LoopStarted are durable. Seen without a holder, the creation stopped:
+	// ListSessions shows it crashed if the journal begins with those two
+	// records (a restore completes it), else broken.
 	CatalogCreating CatalogState = "creating"
 	// CatalogRunning: a process owns the session. Seen without a holder,
 	// that process crashed.
@@ -25,7 +28,8 @@ const (
 	// CatalogStopped: the session was shut down cleanly.
 	CatalogStopped CatalogState = "stopped"
 	// CatalogBroken: a restore found the journal unreadable or without
-	// SessionStarted; Reason says what it found.
+	// SessionStarted or the root LoopStarted (replay_failed,
+	// discovery_failed); Reason is that restore error.
 	CatalogBroken CatalogState = "broken"
 )
 

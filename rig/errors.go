@@ -11,23 +11,30 @@ import (
 // RestoreErrorKind names the stage of a restore that failed.
 type RestoreErrorKind string
 
-// Restore stages, in the order a restore runs them.
+// Restore stages, in the order RestoreSession reaches them (see
+// docs/ARCHITECTURE.md, "Restore"): discovery (a journal exists), the
+// session lease, the fence, the replay, discovery of SessionStarted and the
+// root LoopStarted, the configuration check (RestoreRejectedError,
+// ConfigMismatchError), the workspace, then the restore records, the root
+// loop and its engine, and RestoreDone. A journal the store refuses as
+// corrupt is replay_failed before the fence; context_done replaces any
+// kind once the caller's context has ended.
 const (
 	RestoreDiscoveryFailed   RestoreErrorKind = "discovery_failed"   // no journal, or no SessionStarted / root LoopStarted in it
-	RestoreLeaseFailed       RestoreErrorKind = "lease_failed"       // the session lease is held or could not be taken
+	RestoreLeaseFailed       RestoreErrorKind = "lease_failed"       // the session lease could not be taken, or an exclusive root is held (*WorkspaceRootBusyError)
 	RestoreJournalFailed     RestoreErrorKind = "journal_failed"     // the opening fence could not be appended
 	RestoreReplayFailed      RestoreErrorKind = "replay_failed"      // the journal could not be read back
+	RestoreMaterializeFailed RestoreErrorKind = "materialize_failed" // the workspace could not be materialized
 	RestoreAppendFailed      RestoreErrorKind = "append_failed"      // a restore record could not be journaled
 	RestoreLoopFailed        RestoreErrorKind = "loop_failed"        // a loop could not be rebuilt (unknown engine)
 	RestoreRuntimeFailed     RestoreErrorKind = "runtime_failed"     // the engine or session runtime could not be built
-	RestoreMaterializeFailed RestoreErrorKind = "materialize_failed" // the workspace could not be materialized
 	RestoreContextDone       RestoreErrorKind = "context_done"       // the caller's context ended
 )
 
 // RestoreErrorKinds lists every kind, in stage order.
 var RestoreErrorKinds = []RestoreErrorKind{
 	RestoreDiscoveryFailed, RestoreLeaseFailed, RestoreJournalFailed, RestoreReplayFailed,
-	RestoreAppendFailed, RestoreLoopFailed, RestoreRuntimeFailed, RestoreMaterializeFailed, RestoreContextDone,
+	RestoreMaterializeFailed, RestoreAppendFailed, RestoreLoopFailed, RestoreRuntimeFailed, RestoreContextDone,
 }
 
 // RestoreError is a failed restore: Kind is the stage, Cause what went
@@ -118,7 +125,7 @@ const (
 	StageValidate  LifecycleStage = "validate"  // context or rig requirements
 	StageMint      LifecycleStage = "mint"      // session id
 	StageLease     LifecycleStage = "lease"     // session lease
-	StageJournal   LifecycleStage = "journal"   // opening fence
+	StageJournal   LifecycleStage = "journal"   // catalog entry (creating) and opening fence
 	StagePlacement LifecycleStage = "placement" // workspace and root lease
 	StageSeed      LifecycleStage = "seed"      // seed snapshot
 	StageLoop      LifecycleStage = "loop"      // root loop and engine

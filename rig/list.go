@@ -58,10 +58,12 @@ func ShortID(id string) string {
 }
 
 // ListSessions lists every session of the store from its catalog entries
-// and lease probes, without taking any lease and without reading journals:
-// its cost is one KV read per session plus the probes. A session whose
-// entry cannot be read is listed as broken with the reason, never fails
-// the listing. Sessions held by this process (pid and host) are live.
+// and lease probes, without taking any lease and without reading journals
+// (but the first few records of one whose entry was left creating, see
+// creationRecorded): its cost is one KV read per session plus the probes.
+// A session whose entry cannot be read is listed as broken with the
+// reason, never fails the listing. Sessions held by this process (pid and
+// host) are live. docs/ARCHITECTURE.md ("Listing") gives the states.
 func ListSessions(ctx context.Context, store storage.Store) ([]SessionInfo, error) {
 	ids, err := sessionIDs(ctx, store)
 	if err != nil {
@@ -237,9 +239,9 @@ func readCatalogs(ctx context.Context, kv storage.KV, ids []string) []catalogRea
 	return out
 }
 
-// probeAll probes names with the store's batch prober, else one by one,
-// and returns each name's status and error: one bad epoch file makes its
-// own session's lease state unknown, never its neighbours'.
+// probeAll probes names with the store's ProbeMany, or one by one when
+// that fails, and returns each name's status and error: one bad epoch file
+// makes its own session's lease state unknown, never its neighbours'.
 func probeAll(ctx context.Context, store storage.Store, names []string) ([]storage.LeaseStatus, []error) {
 	errs := make([]error, len(names))
 	if st, err := store.ProbeMany(ctx, names); err == nil {

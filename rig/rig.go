@@ -4,13 +4,14 @@
 // its fenced journal, its hub and its root loop, which runs one turn at a
 // time through an engine.
 //
-// The behaviour follows the create-and-restore and workspace-leases
-// contracts: no reachable session writes without owning its lease; restore
-// is a replay-and-rebuild transaction whose commit point is RestoreDone;
-// lease loss is latched and fails every later mutation closed; shutdown
-// stops loops and process groups, stops the hub with SessionStopped, then
-// releases the root lease and the session lease once each — bounded: an
-// engine that ignores its interrupt is abandoned (see Session.Shutdown).
+// docs/ARCHITECTURE.md ("The life of a session", "Leases and fencing")
+// describes the behaviour: no reachable session writes without owning its
+// lease; restore is a replay-and-rebuild transaction whose commit point is
+// RestoreDone; lease loss is latched and fails every later mutation
+// closed; shutdown stops loops and process groups, stops the hub with
+// SessionStopped, then releases the root lease and the session lease once
+// each — bounded: an engine that ignores its interrupt is abandoned (see
+// Session.Shutdown).
 //
 // rig depends only on rig/storage contracts, never on a backend.
 package rig

@@ -40,7 +40,8 @@ func rawFrame(seq, epoch uint64, payload []byte) []byte {
 // BenchmarkDurableAppend: fsstore Append of one payload (256 B, 4 KiB) at
 // the tip, one after another, against a raw loop writing the same frame
 // bytes to a file in the same directory and calling fdatasync.
-// DESIGN.md §10: ≥ 0.85 × the raw loop; p99 ≤ 10 ms.
+// Target (docs/ARCHITECTURE.md, "Performance figures"): ≥ 0.85 × the raw
+// loop; p99 ≤ 10 ms.
 //
 // Metrics: ours-us and base-us (mean per append), ratio (base/ours, the
 // speed of ours relative to the raw loop), p50-us/p99-us (ours),
@@ -115,8 +116,8 @@ func turnOutput(i int) event.TurnOutput {
 // path — goroutines calling SessionJournal.AppendEvent on one journal over
 // fsstore — by 1, 8 and 32 concurrent appenders, and bbolt on the same disk
 // doing one put (of the same event bytes) per read-write transaction, by 1
-// and 8 goroutines. DESIGN.md §10: 8 appenders ≥ 5 × the single appender,
-// and ≥ 1.5 × bbolt.
+// and 8 goroutines. Target (docs/ARCHITECTURE.md, "Performance figures"):
+// 8 appenders ≥ 5 × the single appender, and ≥ 1.5 × bbolt.
 //
 // Metrics: rate-1, rate-8, rate-32, bolt-1, bolt-8 (records per second);
 // x8 = rate-8/rate-1, x32 = rate-32/rate-1, vs-bolt = rate-8/bolt-8,

@@ -1,5 +1,6 @@
-// Package benchmarks holds the benchmarks of DESIGN.md section 10 that need
-// more than one of looprig's packages (fsstore and the runtime together, the
+// Package benchmarks holds the benchmarks of the performance figures
+// (docs/ARCHITECTURE.md, "Performance figures") that need more than one of
+// looprig's packages (fsstore and the runtime together, the
 // built command, the TUI over a real store), each run side by side with its
 // baseline on the same disk in the same process.
 //

@@ -16,7 +16,8 @@ import (
 // checks, directory guard, epoch read, durable epoch write: temp file,
 // fsync, rename, directory fsync; then unlock) against the raw floor: open
 // and flock a lock file, write a small epoch file and fsync it, unlock,
-// close. DESIGN.md §10: ≤ 3 × the raw floor.
+// close. Target (docs/ARCHITECTURE.md, "Performance figures"): ≤ 3 × the
+// raw floor.
 //
 // Metrics: ours-us, base-us (per acquire+release), x-raw (ours/base).
 func BenchmarkLease(b *testing.B) {

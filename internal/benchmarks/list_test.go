@@ -45,7 +45,8 @@ var listSizes = []struct {
 }{{"1k", 1_000}, {"10k", 10_000}}
 
 // bigRecords is the length of the long session in the 10k-session store:
-// the scale check of DESIGN.md §10 (1M records; 100k in quick mode).
+// the scale check of docs/ARCHITECTURE.md, "Performance figures" (1M
+// records; 100k in quick mode).
 func bigRecords(n int) int {
 	if n < 10_000 {
 		return 0
@@ -122,7 +123,8 @@ func looprigBinary(tb testing.TB) string {
 
 // BenchmarkLsJSON: the built command `looprig --store DIR ls --json` (a new
 // process: start, open the store, list, print) over the 10k-session store,
-// against rawList in this process. DESIGN.md §10: ≤ 0.5 s at 10k sessions.
+// against rawList in this process. Target (docs/ARCHITECTURE.md,
+// "Performance figures"): ≤ 0.5 s at 10k sessions.
 //
 // Metrics: ours-ms (per command), base-ms, ratio (base/ours), bytes (of
 // JSON printed).
@@ -228,7 +230,8 @@ func drain(r io.Reader, stop <-chan struct{}) {
 
 // BenchmarkTUIFirstFrame: from opening the store to the TUI's first frame
 // that shows the listing (the newest session's title), over the 10k-session
-// store, against rawList. DESIGN.md §10: ≤ 1 s at 10k sessions.
+// store, against rawList. Target (docs/ARCHITECTURE.md, "Performance
+// figures"): ≤ 1 s at 10k sessions.
 //
 // Metrics: ours-ms, base-ms, ratio (base/ours).
 func BenchmarkTUIFirstFrame(b *testing.B) {
@@ -346,8 +349,9 @@ func peakRSS(tb testing.TB) uint64 {
 // frame, then the live heap's peak while the TUI reads that session's
 // journal into its events pane (bounded by the pane's ring, whatever the
 // journal's length), and the process's peak resident set. Measured in a
-// child process that runs only the TUI (see tuiMemoryChild). DESIGN.md
-// §10: memory bounded.
+// child process that runs only the TUI (see tuiMemoryChild). Target
+// (docs/ARCHITECTURE.md, "Performance figures"): memory bounded, a live
+// heap ≤ 256 MB and a peak RSS ≤ 512 MB.
 //
 // Metrics: first-frame-ms, peak-live-MB, peak-rss-MB.
 func BenchmarkTUIMemory(b *testing.B) {

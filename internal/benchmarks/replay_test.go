@@ -151,7 +151,8 @@ var replaySizes = []struct {
 // BenchmarkReplay: a full journal replay (journal.NewReplayer from record
 // 1, every record decoded) on a freshly opened store, so the ledger file is
 // opened and validated as a new process would, against rawReplay over the
-// same file. DESIGN.md §10: ≥ 0.5 × the raw loop.
+// same file. Target (docs/ARCHITECTURE.md, "Performance figures"): ≥ 0.5 ×
+// the raw loop.
 //
 // Metrics: ours-ms, base-ms (per full replay), ratio (base/ours),
 // records.
@@ -205,8 +206,9 @@ func BenchmarkReplay(b *testing.B) {
 
 // BenchmarkRestore: rig.RestoreSession of a stopped session whose journal
 // holds a long turn (10k, 100k, 1M records), then Shutdown, each on a
-// freshly opened store, against rawReplay over the same file. DESIGN.md
-// §10: a 100k-record session restores in ≤ 1 s.
+// freshly opened store, against rawReplay over the same file. Target
+// (docs/ARCHITECTURE.md, "Performance figures"): a 100k-record session
+// restores in ≤ 1 s.
 //
 // Metrics: ours-ms, base-ms, ratio (base/ours), alloc-MB (bytes allocated
 // by one restore); and from one more restore, in a child process that only

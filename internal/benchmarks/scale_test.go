@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// TestScale is the scale check of DESIGN.md §10, run only with
-// LOOPRIG_SCALE=1 (it writes about 10k sessions and a 1M-record journal,
+// TestScale is the scale check of docs/ARCHITECTURE.md ("Performance
+// figures"), run only with LOOPRIG_SCALE=1 (it writes about 10k sessions and a 1M-record journal,
 // a few hundred MB, and takes minutes): over a store of 10k sessions and
 // one 1M-record session it runs `looprig ls --json` and the TUI, logs the
 // times (never asserts them: scripts/bench measures the figures), and

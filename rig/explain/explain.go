@@ -107,6 +107,25 @@ func (r Remedy) String() string {
 	return "remedy(" + strconv.Itoa(int(r)) + ")"
 }
 
+// ParseRemedy returns the remedy String names, RemedyNone for a name it
+// does not know.
+func ParseRemedy(name string) Remedy {
+	for r, n := range remedyNames {
+		if n == name {
+			return Remedy(r)
+		}
+	}
+	return RemedyNone
+}
+
+// Explainer is an error that carries its own classification: one
+// classified in another process (a host's failure, reported to the client
+// that started it). Explain returns what it says.
+type Explainer interface {
+	error
+	Explanation() Explanation
+}
+
 // Field is one typed fact about a failure. Name is snake_case. Value is
 // a string, a number, a bool, nil, a []string, a storage.Holder
 // ("holder") or the []event.Change of a drift ("changes").
@@ -174,6 +193,10 @@ func Explain(err error) Explanation {
 	)
 	if err == nil {
 		return Explanation{Type: unclassified, Kind: "error"}
+	}
+	var explained Explainer
+	if errors.As(err, &explained) {
+		return explained.Explanation()
 	}
 	switch {
 	case errors.As(err, &badID):

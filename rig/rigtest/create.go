@@ -249,10 +249,8 @@ func testNewSessionFailures(t *testing.T, e *env) {
 				if exists(filepath.Join(e.ws, id)) {
 					t.Errorf("workspace directory of the failed session is left behind")
 				}
-				if p, ok := e.raw.(storage.LeaseProber); ok {
-					if st, err := p.Probe(t.Context(), name); err != nil || st.Held {
-						t.Errorf("lease %s after the failure: %+v, %v; want free", name, st, err)
-					}
+				if st, err := e.raw.Probe(t.Context(), name); err != nil || st.Held {
+					t.Errorf("lease %s after the failure: %+v, %v; want free", name, st, err)
 				}
 				list, err := rig.ListSessions(t.Context(), e.raw)
 				if err != nil {

@@ -2,8 +2,6 @@ package rigtest
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -13,10 +11,9 @@ import (
 )
 
 // faultStore wraps a backend's store for the suite: it injects faults into
-// Append and Acquire, and wraps every lease it grants so that the suite can
-// count and order releases. It forwards the optional interfaces the
-// runtime and the suite use (LeaseProber, Breaker, ProbeMany) when the
-// wrapped store has them.
+// Append, Acquire and Probe, and wraps every lease it grants (Acquire,
+// Break) so that the suite can count and order releases. Everything else,
+// ProbeMany included, goes straight to the wrapped store.
 type faultStore struct {
 	storage.Store
 
@@ -130,20 +127,16 @@ func (f *faultStore) Acquire(ctx context.Context, name string) (storage.Lease, e
 	return f.track("acquire", name, l), nil
 }
 
-// Break forwards storage.Breaker.
+// Break forwards to the wrapped store and tracks the grant.
 func (f *faultStore) Break(ctx context.Context, name string) (storage.Lease, error) {
-	b, ok := f.Store.(storage.Breaker)
-	if !ok {
-		return nil, fmt.Errorf("rigtest: %T cannot break leases", f.Store)
-	}
-	l, err := b.Break(ctx, name)
+	l, err := f.Store.Break(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	return f.track("break", name, l), nil
 }
 
-// Probe forwards storage.LeaseProber.
+// Probe forwards to the wrapped store, unless a probe fault fails it.
 func (f *faultStore) Probe(ctx context.Context, name string) (storage.LeaseStatus, error) {
 	f.mu.Lock()
 	hook := f.onProbe
@@ -153,25 +146,7 @@ func (f *faultStore) Probe(ctx context.Context, name string) (storage.LeaseStatu
 			return storage.LeaseStatus{}, err
 		}
 	}
-	p, ok := f.Store.(storage.LeaseProber)
-	if !ok {
-		return storage.LeaseStatus{}, fmt.Errorf("rigtest: %T cannot probe leases", f.Store)
-	}
-	return p.Probe(ctx, name)
-}
-
-type probeManyer interface {
-	ProbeMany(ctx context.Context, names []string) ([]storage.LeaseStatus, error)
-}
-
-// ProbeMany forwards the batch prober; without one it fails, and
-// rig.ListSessions falls back to Probe.
-func (f *faultStore) ProbeMany(ctx context.Context, names []string) ([]storage.LeaseStatus, error) {
-	p, ok := f.Store.(probeManyer)
-	if !ok {
-		return nil, errors.New("rigtest: no batch prober")
-	}
-	return p.ProbeMany(ctx, names)
+	return f.Store.Probe(ctx, name)
 }
 
 func (f *faultStore) track(op, name string, l storage.Lease) *trackedLease {

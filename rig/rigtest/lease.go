@@ -24,13 +24,6 @@ var leaseLossCases = []testCase{
 	{"RootLeaseBroken", testRootLeaseBroken},
 }
 
-func (e *env) breaker(t testing.TB) {
-	t.Helper()
-	if _, ok := e.raw.(storage.Breaker); !ok {
-		t.Skipf("%s cannot break leases", e.b.Name)
-	}
-}
-
 func (e *env) breakLease(t testing.TB, name string) storage.Lease {
 	t.Helper()
 	l, err := e.fs.Break(context.Background(), name)
@@ -141,7 +134,6 @@ func checkOnlyBreakerAfterFence(t testing.TB, e *env, s *rig.Session, bj *journa
 // mutation (RespondGate on that gate, Interrupt, Submit) is refused for the
 // lease.
 func testSessionLeaseBroken(t *testing.T, e *env, atGate bool) {
-	e.breaker(t)
 	s := e.newSession(e.define(rig.WithProfile(gateProfile())))
 	id := s.SessionID()
 	name := storage.SessionName(id.String())
@@ -201,7 +193,6 @@ func testSessionLeaseBroken(t *testing.T, e *env, atGate bool) {
 // refused before anything is written, lease or no lease). The mutations
 // after the first are refused for the latched loss.
 func testStaleWriterFenced(t *testing.T, e *env) {
-	e.breaker(t)
 	for _, first := range allStaleOps {
 		t.Run(first+"First", func(t *testing.T) {
 			e := newEnv(t, e.b)
@@ -254,7 +245,6 @@ func testStaleWriterFenced(t *testing.T, e *env) {
 // root, and no command of the stale holder is journaled after the break
 // (the session lease is still its own: the end of the turn is recorded).
 func testRootLeaseBroken(t *testing.T, e *env) {
-	e.breaker(t)
 	root := canonical(t, t.TempDir())
 	p := exclusiveProfile(root)
 	p.GatePolicy = gateProfile().GatePolicy

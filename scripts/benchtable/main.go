@@ -1,8 +1,8 @@
 // Command benchtable reads `go test -bench` output (several runs of each
 // benchmark, from several packages) on standard input and prints the table
-// of looprig's figures (DESIGN.md section 10): figure, ours, baseline,
-// ratio, target, met — medians over the runs — and a last line
-// `bench: N of M targets met`. scripts/bench runs it.
+// of looprig's figures (docs/ARCHITECTURE.md, "Performance figures"):
+// figure, ours, baseline, ratio, target, met — medians over the runs — and
+// a last line `bench: N of M targets met`. scripts/bench runs it.
 //
 // A ratio is the median of the ratios each run reported (both sides of a
 // comparison run interleaved in one process, so a noisy machine slows both

@@ -11,12 +11,6 @@ import (
 	"looprig/rig/storage/storetest"
 )
 
-var (
-	_ storage.Store       = (*memstore.Store)(nil)
-	_ storage.LeaseProber = (*memstore.Store)(nil)
-	_ storage.Breaker     = (*memstore.Store)(nil)
-)
-
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(*testing.T) storage.Store { return memstore.New() })
 }
