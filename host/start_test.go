@@ -3,8 +3,9 @@ package host
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
-	"path/filepath"
+	"os/signal"
 	"slices"
 	"syscall"
 	"testing"
@@ -33,8 +34,8 @@ func startHelperMain(mode string) int {
 	case "exit":
 		return 3
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
 	store := memstore.New()
 	r, err := rig.Define(rig.WithStore(store), rig.WithProfile(gateProfile()), rig.WithWorkspaces(os.Getenv(helperWorkEnv)))
 	if err != nil {
@@ -46,20 +47,19 @@ func startHelperMain(mode string) int {
 		rep.Fail(err)
 		return 1
 	}
-	path := os.Getenv(helperSockEnv)
-	ln, err := Listen(path, true)
-	if err != nil {
-		rep.Fail(err)
+	if err := Run(ctx, s, store, os.Getenv(helperKeyEnv), rep, Ready{Created: true}); err != nil {
 		return 1
 	}
-	rep.Ready(Ready{Session: s.SessionID().String(), PID: os.Getpid(), Epoch: s.Epoch(), Socket: path, Created: true})
-	if err := Serve(ctx, s, store, ln); err != nil {
-		return 1
+	if !errors.Is(s.Err(), rig.ErrSessionClosed) && s.Err() != nil {
+		return 2
 	}
 	return 0
 }
 
-const helperWorkEnv = "LOOPRIG_HOST_TEST_WORK"
+const (
+	helperWorkEnv = "LOOPRIG_HOST_TEST_WORK"
+	helperKeyEnv  = "LOOPRIG_HOST_TEST_STORE_KEY"
+)
 
 func startHelper(t *testing.T, mode string, extra ...string) (Ready, error) {
 	t.Helper()
@@ -72,12 +72,8 @@ func startHelper(t *testing.T, mode string, extra ...string) (Ready, error) {
 // drop's SIGHUP never reaches it), reports where it serves, and is reaped
 // when it exits.
 func TestStartReadyDetached(t *testing.T) {
-	sock := filepath.Join(privateDir(t), "s.sock")
-	rd, err := startHelper(t, "serve", helperSockEnv+"="+sock, helperWorkEnv+"="+t.TempDir())
-	if err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	if rd.Socket != sock || rd.PID <= 0 || rd.Session == "" || !rd.Created || rd.Epoch == 0 {
+	rd := startServing(t)
+	if  rd.PID <= 0 || rd.Session == "" || !rd.Created || rd.Epoch == 0 {
 		t.Fatalf("ready = %+v", rd)
 	}
 	sid, err := unix.Getsid(rd.PID)
@@ -99,12 +95,57 @@ func TestStartReadyDetached(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Reaped: the pid disappears (a zombie would still answer kill 0).
+	waitGone(t, rd.PID)
+}
+
+func startServing(t *testing.T) Ready {
+	t.Helper()
+	runtimeDir, err := os.MkdirTemp("", "lr") // short: a socket path holds 103 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(runtimeDir) })
+	if err := os.Chmod(runtimeDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_RUNTIME_DIR", runtimeDir)
+	rd, err := startHelper(t, "serve", helperKeyEnv+"=key-"+t.Name(), helperWorkEnv+"="+t.TempDir())
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	dir, err := SocketDir("key-" + t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := SocketPath(dir, rd.Session); rd.Socket != want {
+		t.Fatalf("socket = %s, want %s", rd.Socket, want)
+	}
+	return rd
+}
+
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
 	deadline := time.Now().Add(waitTimeout)
-	for syscall.Kill(rd.PID, 0) == nil {
+	for syscall.Kill(pid, 0) == nil {
 		if time.Now().After(deadline) {
-			t.Fatalf("host %d still exists after shutdown", rd.PID)
+			t.Fatalf("host %d still exists", pid)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// SIGTERM shuts a host's session down and removes its socket.
+func TestRunStopsOnSignal(t *testing.T) {
+	rd := startServing(t)
+	if err := syscall.Kill(rd.PID, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, rd.PID)
+	if _, err := os.Lstat(rd.Socket); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("socket after SIGTERM: %v, want it removed", err)
+	}
+	if _, err := Connect(wctx(t), "key-"+t.Name(), rd.Session); !errors.Is(err, ErrNotHosted) {
+		t.Fatalf("Connect after SIGTERM: %v, want ErrNotHosted", err)
 	}
 }
 

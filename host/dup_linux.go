@@ -1,0 +1,6 @@
+package host
+
+import "golang.org/x/sys/unix"
+
+// dupOnto makes descriptor to a copy of from.
+func dupOnto(from, to int) error { return unix.Dup3(from, to, 0) }
