@@ -73,7 +73,7 @@ func startHelper(t *testing.T, mode string, extra ...string) (Ready, error) {
 // when it exits.
 func TestStartReadyDetached(t *testing.T) {
 	rd := startServing(t)
-	if  rd.PID <= 0 || rd.Session == "" || !rd.Created || rd.Epoch == 0 {
+	if rd.PID <= 0 || rd.Session == "" || !rd.Created || rd.Epoch == 0 {
 		t.Fatalf("ready = %+v", rd)
 	}
 	sid, err := unix.Getsid(rd.PID)
