@@ -54,9 +54,8 @@ func ReadEvents(ctx context.Context, store storage.Store, id uuid.UUID, after ui
 // sequence after, then for each record appended later, looking at the tip
 // every poll, until ctx ends (then it returns nil), fn returns an error
 // (returned as it is), or reading the journal fails (that error, as the
-// reader or the store gave it). Records come in sequence order, each once. This is `looprig log --follow` and
-// the TUI's read-only follow of a session held elsewhere. poll must be
-// positive.
+// reader or the store gave it). Records come in sequence order, each once. This is `looprig log
+// --follow`. poll must be positive.
 func FollowRecords(ctx context.Context, store storage.Store, id uuid.UUID, after uint64, poll time.Duration, fn func(journal.Record) error) error {
 	if poll <= 0 {
 		return fmt.Errorf("follow session %s: poll interval %v is not positive", id, poll)

@@ -49,8 +49,9 @@ func (o opKind) String() string {
 // opFailure is an operation that failed, shown in the errors strip until
 // it is dismissed.
 type opFailure struct {
-	op  opKind
-	err error
+	op    opKind
+	err   error
+	broke *rig.BreakResult // a restore after a lease break (B): what the break did
 }
 
 // sessionKey is a key for the selected session v.
@@ -139,7 +140,7 @@ func (m *model) startRestore(v *sessView, accept bool) tea.Cmd {
 	if m.globalErr != nil {
 		m.globalErr = nil
 	}
-	return tea.Batch(m.restoreCmd(v.id, v.info.Profile, accept), m.spin.start())
+	return tea.Batch(m.restoreCmd(v.id, accept), m.spin.start())
 }
 
 // breakLease opens the break dialog for a session held elsewhere (B).
@@ -191,11 +192,15 @@ func (m *model) onFailed(msg failedMsg) tea.Cmd {
 		m.resort()
 	}
 	v.busy = notBusy
-	v.failed = &opFailure{op: msg.op, err: msg.err}
+	v.failed = &opFailure{op: msg.op, err: msg.err, broke: msg.broke}
 	// The restore may have written (RestoreErrored) or marked the catalog
 	// broken: read the journal and the listing again.
 	v.resetJournal()
-	cmds := []tea.Cmd{m.status.flash(msg.op.String()+" of "+v.short+" failed", clsError)}
+	note := msg.op.String() + " of " + v.short + " failed"
+	if msg.broke != nil {
+		note = breakSummary(msg.broke) + "; " + note
+	}
+	cmds := []tea.Cmd{m.status.flash(note, clsError)}
 	if v == m.selected() {
 		cmds = append(cmds, m.ensureLoaded(v))
 	}

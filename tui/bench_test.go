@@ -46,7 +46,8 @@ func benchModel(b testing.TB) Model {
 }
 
 // BenchmarkView: one frame at 200×60 with 10k sessions and 10k event
-// lines (the frame budget, docs/ARCHITECTURE.md: ≤ 2 ms).
+// lines (the frame budget of docs/ARCHITECTURE.md, "Performance figures":
+// ≤ 2 ms).
 func BenchmarkView(b *testing.B) {
 	m := benchModel(b)
 	checkFrame(b, m.View(), 200, 60)
@@ -100,8 +101,8 @@ func BenchmarkFoldOutput(b *testing.B) {
 // calls), dropped ephemeral events, bytes written to the terminal
 // (written-MB), the live heap's peak above where it started (peak-heap-MB,
 // sampled at every key), and how long a key waits for the program while the
-// flood lasts (p50/p99/max, the key-to-frame bound of
-// docs/ARCHITECTURE.md: p99 ≤ 100 ms). Run with -benchtime=1x.
+// flood lasts (p50/p99/max, the key-to-frame bound of docs/ARCHITECTURE.md,
+// "Performance figures": p99 ≤ 100 ms). Run with -benchtime=1x.
 func BenchmarkEventPath2M(b *testing.B) {
 	for _, c := range []struct{ name, cmd string }{
 		// bulk: seq writes 4 KiB blocks, the engine reads 32 KiB chunks

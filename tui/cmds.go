@@ -36,13 +36,14 @@ type (
 		sub     *hub.Subscription
 		status  rig.Status
 		outcome *rig.RestoreInfo // nil for a new session
-		broke   uint64           // epoch taken by a lease break before the restore
+		broke   *rig.BreakResult // the lease break before the restore (B), nil for none
 	}
 	// failedMsg: a create, restore, break or delete failed.
 	failedMsg struct {
-		id  string // "" for a create
-		op  opKind
-		err error
+		id    string // "" for a create
+		op    opKind
+		err   error
+		broke *rig.BreakResult // a restore after a lease break (B) failed: what the break did
 	}
 
 	// deletedMsg: a session was deleted.
@@ -52,7 +53,7 @@ type (
 	historyMsg struct {
 		id      string
 		gen     int
-		rp      *journal.EventReplayer
+		rd      *replay // the read goes on (more); nil once it ended
 		envs    []event.Envelope
 		lastSeq uint64
 		tip     uint64
@@ -132,7 +133,8 @@ func listTick(after time.Duration) tea.Cmd {
 func (m *model) createCmd(profile, title, seed string) tea.Cmd {
 	h := m.h
 	return func() tea.Msg {
-		r, err := h.rigFor(profile, false)
+		p, key := h.profileNamed(profile)
+		r, err := h.rigFor(p, key, false)
 		if err != nil {
 			return failedMsg{op: opCreate, err: err}
 		}
@@ -153,10 +155,12 @@ func (m *model) createCmd(profile, title, seed string) tea.Cmd {
 	}
 }
 
-func (m *model) restoreCmd(id, profile string, accept bool) tea.Cmd {
+// restoreCmd restores session id here under the profile it recorded;
+// accept accepts any configuration drift (the drift dialog's confirm).
+func (m *model) restoreCmd(id string, accept bool) tea.Cmd {
 	h := m.h
 	return func() tea.Msg {
-		msg, err := h.restore(id, profile, accept)
+		msg, err := h.restore(id, accept)
 		if err != nil {
 			return failedMsg{id: id, op: opRestore, err: err}
 		}
@@ -164,36 +168,46 @@ func (m *model) restoreCmd(id, profile string, accept bool) tea.Cmd {
 	}
 }
 
-// breakCmd takes the lease by force (storage.Breaker), releases the
-// broken grant at once and restores the session here. rig.RestoreSession
-// takes the lease itself (there is no way to hand it one), and the restore
-// must follow at once anyway: its fence is what makes the stale holder's
-// next append conflict, while the break alone only makes its watchdog
-// notice.
-func (m *model) breakCmd(id, profile string) tea.Cmd {
+// breakCmd takes session id's lease by force and restores the session
+// here. rig.BreakLease breaks the way every presenter does: it takes the
+// lease, fences the journal at the new epoch (the old holder's next append
+// conflicts at once, before its watchdog notices the loss) and releases
+// it, in that order. Then the session is restored as r restores it
+// (host.restore), which takes the lease again and fences once more:
+// rig.RestoreSession takes the lease itself, there is no way to hand it
+// one. The profile is resolved before anything is broken: a session that
+// cannot be restored here (its profile is gone) is not taken from its
+// holder.
+func (m *model) breakCmd(id string) tea.Cmd {
 	h := m.h
 	return func() tea.Msg {
-		b, ok := h.store.(storage.Breaker)
-		if !ok {
-			return failedMsg{id: id, op: opBreak, err: errors.New("this store cannot break leases")}
-		}
 		ctx, cancel := context.WithTimeout(h.ctx, opTimeout)
 		defer cancel()
-		name := storage.SessionName(id)
-		l, err := b.Break(ctx, name)
+		uid, err := rig.FindSession(ctx, h.store, id)
 		if err != nil {
 			return failedMsg{id: id, op: opBreak, err: err}
 		}
-		epoch := l.Epoch()
-		if err := l.Release(ctx); err != nil {
-			return failedMsg{id: id, op: opBreak, err: fmt.Errorf("release the broken lease (epoch %d): %w", epoch, err)}
+		if _, _, err := h.profileFor(ctx, uid); err != nil {
+			return failedMsg{id: id, op: opBreak, err: err}
 		}
-		h.log.Info("lease broken", "session", id, "epoch", epoch)
-		msg, err := h.restore(id, profile, false)
+		res, err := rig.BreakLease(ctx, h.store, uid)
+		if res.Held && res.Epoch > 0 {
+			h.log.Info("lease broken", "session", id, "epoch", res.Epoch, "previous_epoch", res.PreviousEpoch,
+				"previous_holder", holderText(res.PreviousHolder), "fenced", res.Fenced)
+		}
+		if res.FenceErr != nil {
+			h.log.Warn("lease broken, journal not fenced", "session", id, "epoch", res.Epoch, "err", res.FenceErr)
+		}
 		if err != nil {
-			return failedMsg{id: id, op: opRestore, err: err}
+			// Nothing was broken (Epoch 0), or the release after the break
+			// failed.
+			return failedMsg{id: id, op: opBreak, err: err}
 		}
-		msg.broke = epoch
+		msg, err := h.restore(id, false)
+		if err != nil {
+			return failedMsg{id: id, op: opRestore, err: err, broke: &res}
+		}
+		msg.broke = &res
 		return msg
 	}
 }
@@ -218,26 +232,77 @@ func (m *model) deleteCmd(id string) tea.Cmd {
 	}
 }
 
+// replay is a journal read that goes on from chunk to chunk
+// (historyCmd): its reader and the context it reads under, a child of the
+// host's. Every chunk's reads are bounded by the host's readTimeout (arm):
+// the time between chunks, while Update folds one, is not counted.
+type replay struct {
+	rp     *journal.EventReplayer
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+func newReplay(parent context.Context) *replay {
+	ctx, cancel := context.WithCancelCause(parent)
+	return &replay{ctx: ctx, cancel: cancel}
+}
+
+// arm bounds the reads that follow by d: when they take longer, the
+// context ends and the reader stops. The returned function disarms it.
+func (r *replay) arm(d time.Duration) (disarm func()) {
+	t := time.AfterFunc(d, func() {
+		r.cancel(fmt.Errorf("reading the journal took longer than %s: %w", d, context.DeadlineExceeded))
+	})
+	return func() { t.Stop() }
+}
+
+// err is what stopped the read: err itself, or why the context ended
+// (the timeout, quitting) when it did.
+func (r *replay) err(err error) error {
+	if err != nil && r.ctx.Err() != nil {
+		return context.Cause(r.ctx)
+	}
+	return err
+}
+
+// close ends the read: the reader and its context.
+func (r *replay) close() {
+	if r.rp != nil {
+		r.rp.Close()
+	}
+	r.cancel(context.Canceled)
+}
+
 // historyCmd reads up to historyChunk events of a journal after "after",
-// continuing rp when it is given.
-func (m *model) historyCmd(id string, gen int, rp *journal.EventReplayer, after uint64) tea.Cmd {
+// continuing rd when it is given (rig.ReadEvents; its tip, rig.JournalTip).
+func (m *model) historyCmd(id string, gen int, rd *replay, after uint64) tea.Cmd {
 	h := m.h
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(h.ctx, historyTimeout)
-		defer cancel()
-		name := storage.SessionName(id)
-		tip, terr := h.store.Tip(ctx, name)
-		if rp == nil {
-			var err error
-			rp, err = journal.NewEventReplayer(h.ctx, h.store, name, after)
+		if rd == nil {
+			rd = newReplay(h.ctx)
+		}
+		disarm := rd.arm(h.readTimeout)
+		defer disarm()
+		uid, err := uuid.Parse(id)
+		if err != nil {
+			rd.close()
+			return historyMsg{id: id, gen: gen, lastSeq: after, err: err}
+		}
+		tip, terr := rig.JournalTip(rd.ctx, h.store, uid)
+		if rd.rp == nil {
+			rp, err := rig.ReadEvents(rd.ctx, h.store, uid, after)
 			if err != nil {
+				err = rd.err(err)
+				rd.close()
 				return historyMsg{id: id, gen: gen, lastSeq: after, err: err}
 			}
+			rd.rp = rp
 		}
-		msg := historyMsg{id: id, gen: gen, rp: rp, tip: tip}
+		msg := historyMsg{id: id, gen: gen, rd: rd, tip: tip}
 		if terr != nil {
 			msg.tip = 0
 		}
+		rp := rd.rp
 		deadline := time.Now().Add(30 * time.Millisecond)
 		exhausted := false
 		for len(msg.envs) < historyChunk {
@@ -251,22 +316,22 @@ func (m *model) historyCmd(id string, gen int, rp *journal.EventReplayer, after 
 			}
 		}
 		msg.lastSeq = rp.LastSeq()
-		msg.err = rp.Err()
+		msg.err = rd.err(rp.Err())
 		if msg.err == nil && !exhausted {
 			msg.more = true
 			return msg
 		}
-		rp.Close()
-		msg.rp = nil
+		rd.close()
+		msg.rd = nil
 		return msg
 	}
 }
 
-func closeCmd(rp *journal.EventReplayer) tea.Cmd {
-	if rp == nil {
+func closeCmd(rd *replay) tea.Cmd {
+	if rd == nil {
 		return nil
 	}
-	return func() tea.Msg { rp.Close(); return nil }
+	return func() tea.Msg { rd.close(); return nil }
 }
 
 func tailTick(id string, gen int) tea.Cmd {
@@ -298,9 +363,9 @@ func (m *model) recoverCmd(id string, gen int, s *rig.Session, after uint64) tea
 	h := m.h
 	return func() tea.Msg {
 		sub := s.Subscribe(hub.Filter{AllLoops: true})
-		ctx, cancel := context.WithTimeout(h.ctx, historyTimeout)
+		ctx, cancel := context.WithTimeout(h.ctx, h.readTimeout)
 		defer cancel()
-		rp, err := journal.NewEventReplayer(ctx, h.store, storage.SessionName(id), after)
+		rp, err := rig.ReadEvents(ctx, h.store, s.SessionID(), after)
 		if err != nil {
 			return recoveredMsg{id: id, gen: gen, sub: sub, err: err}
 		}
@@ -331,15 +396,13 @@ func (m *model) watchCmd(id string, s *rig.Session) tea.Cmd {
 		if errors.As(msg.fault, &lost) {
 			msg.newEpoch = lost.NewEpoch
 		}
-		if p, ok := h.store.(storage.LeaseProber); ok {
-			ctx, cancel := context.WithTimeout(h.ctx, time.Second)
-			st, err := p.Probe(ctx, storage.SessionName(id))
-			cancel()
-			if err == nil && st.Epoch > s.Epoch() {
-				msg.newEpoch = max(msg.newEpoch, st.Epoch)
-				if st.Held {
-					msg.holder = holderText(st.Holder)
-				}
+		ctx, cancel := context.WithTimeout(h.ctx, time.Second)
+		st, err := rig.ProbeSession(ctx, h.store, s.SessionID())
+		cancel()
+		if err == nil && st.Epoch > s.Epoch() {
+			msg.newEpoch = max(msg.newEpoch, st.Epoch)
+			if st.Held {
+				msg.holder = holderText(st.Holder)
 			}
 		}
 		return msg

@@ -6,14 +6,18 @@ import (
 	"strings"
 
 	"looprig/rig"
-	"looprig/rig/engine"
-	"looprig/rig/journal"
+	"looprig/rig/event"
+	"looprig/rig/explain"
 	"looprig/rig/storage"
 )
 
 // diagnosis is how the errors strip explains a failure: a badge (the
-// RestoreError kind), a headline, the stage, the cause chain, an optional
+// failure's kind), a headline, the stage, the cause chain, an optional
 // table (drift) and a one-line remedy. Every string is sanitized.
+//
+// What a failure is (its kind, stage, typed facts and remedy) is
+// rig/explain's classification, shared with the CLI; only the words and
+// the layout are the TUI's.
 type diagnosis struct {
 	kind     string
 	headline string
@@ -35,112 +39,180 @@ var stageText = map[rig.RestoreErrorKind]string{
 	rig.RestoreContextDone:       "the restore ran out of time or was cancelled",
 }
 
+// facts reads the typed fields of an explanation.
+type facts struct{ x explain.Explanation }
+
+func (f facts) has(name string) bool { _, ok := f.x.Field(name); return ok }
+
+func (f facts) str(name string) string {
+	v, _ := f.x.Field(name)
+	s, _ := v.(string)
+	return s
+}
+
+func (f facts) num(name string) string {
+	v, _ := f.x.Field(name)
+	switch n := v.(type) {
+	case uint64:
+		return strconv.FormatUint(n, 10)
+	case int64:
+		return strconv.FormatInt(n, 10)
+	case int:
+		return strconv.Itoa(n)
+	}
+	return "?"
+}
+
+func (f facts) strs(name string) []string {
+	v, _ := f.x.Field(name)
+	s, _ := v.([]string)
+	return s
+}
+
+func (f facts) holder(name string) (storage.Holder, bool) {
+	v, _ := f.x.Field(name)
+	h, ok := v.(storage.Holder)
+	return h, ok && (h.PID != 0 || h.Host != "")
+}
+
 func diagnose(err error) diagnosis {
-	d := diagnosis{kind: "ERROR", headline: "", chain: causeChain(err)}
-	var (
-		re       *rig.RestoreError
-		rejected *rig.RestoreRejectedError
-		mismatch *rig.ConfigMismatchError
-		held     *storage.LeaseHeldError
-		corrupt  *storage.CorruptError
-		decode   *journal.RecordDecodeError
-		busy     *rig.WorkspaceRootBusyError
-		lc       *rig.LifecycleError
-		unknown  *engine.UnknownEngineError
-		badID    *rig.UnknownSessionError
-	)
-	switch {
-	case errors.As(err, &rejected):
-		d.kind = "config_rejected"
-		src := rejected.Source
+	x := explain.Explain(err)
+	f := facts{x}
+	d := diagnosis{kind: "ERROR", chain: causeChain(err)}
+	if x.Classified() {
+		d.kind = clean(x.Kind)
+	}
+	restore := x.Type == "RestoreError"
+	switch x.Type {
+	case "RestoreRejectedError":
+		src := f.str("source")
 		if src == "" {
 			src = "the decider"
 		}
 		d.headline = "configuration drift rejected by " + clean(src)
 		d.stage = "configuration check — before anything of the restore was written"
-		d.table = driftTable(rejected)
+		changes, _ := f.x.Field("changes")
+		cs, _ := changes.([]event.Change)
+		d.table = driftTable(cs)
 		d.chain = nil
-		if rejected.Cause != nil {
+		var rejected *rig.RestoreRejectedError
+		if errors.As(err, &rejected) && rejected.Cause != nil {
 			d.chain = []string{errText(rejected.Cause)}
 		}
 		d.remedy = "r reviews the changes and can accept them (restore under the current profile)"
 		return d
-	case errors.As(err, &mismatch):
-		d.kind = "config_mismatch"
+	case "ConfigMismatchError":
 		d.headline = "configuration fingerprint changed (session recorded without a manifest)"
 		d.stage = "configuration check — before anything of the restore was written"
 		d.remedy = "restore it with the profile it was created with; fingerprint-only sessions cannot adopt drift"
 		return d
-	case errors.As(err, &re):
-		d.kind = string(re.Kind)
-		d.headline = clean(string(re.Kind))
-		d.stage = stageText[re.Kind]
-	case errors.As(err, &lc):
-		d.kind = "create_failed"
-		d.headline = "new session failed at stage " + clean(string(lc.Stage))
-		d.stage = clean(string(lc.Stage))
-	}
-	if len(d.chain) > 1 && re != nil {
-		d.chain = d.chain[1:] // the first layer only repeats the kind
-	}
-	switch {
-	case errors.As(err, &busy): // before held: the root's LeaseHeldError is its cause
-		who := "another session"
-		if errors.As(err, &held) && (held.Holder.PID != 0 || held.Holder.Host != "") {
-			who = "another session (" + clean(holderText(held.Holder)) + ")"
+	case "ProfileGoneError":
+		profile := strconv.Quote(clean(f.str("profile")))
+		d.headline = "the profile it was created with, " + profile + ", is not configured any more"
+		d.stage = "profile — finding the one it recorded, before anything was written"
+		d.chain = nil // the headline says it all
+		d.remedy = "nothing was changed: define " + profile + " in config.toml again (known: " +
+			clean(strings.Join(f.strs("known"), ", ")) + "), or restore it with another profile: looprig restore " +
+			rig.ShortID(f.str("session")) + " --rig NAME"
+		return d
+	case "RestoreError":
+		d.headline = clean(x.Kind)
+		d.stage = stageText[rig.RestoreErrorKind(x.Stage)]
+		if len(d.chain) > 1 {
+			d.chain = d.chain[1:] // the first layer only repeats the kind
 		}
-		d.headline = "workspace root " + clean(busy.Root) + " is held by " + who + " at epoch " + strconv.FormatUint(busy.HolderEpoch, 10)
-		if re != nil {
+	case "LifecycleError":
+		d.kind = "create_failed"
+		d.headline = "new session failed at stage " + clean(x.Stage)
+		d.stage = clean(x.Stage)
+	}
+
+	switch x.Remedy {
+	case explain.RemedyShutDownRootHolder:
+		who := "another session"
+		h, ok := f.holder("holder")
+		if !ok && x.Type == "LifecycleError" {
+			// explain names the holder of a busy root for a restore, not
+			// (yet) for a creation: read it from the cause.
+			var held *storage.LeaseHeldError
+			if errors.As(err, &held) {
+				h, ok = held.Holder, held.Holder.PID != 0 || held.Holder.Host != ""
+			}
+		}
+		if ok {
+			who = "another session (" + clean(holderText(h)) + ")"
+		}
+		root := "a workspace root"
+		if r := f.str("root"); r != "" {
+			root = "workspace root " + clean(r)
+		}
+		d.headline = root + " is held by " + who + " at epoch " + f.num("holder_epoch")
+		if restore {
 			d.stage = "lease — taking the workspace root's lease, before anything of the restore was written"
 		}
-		d.remedy = "another session works in " + clean(busy.Root) + ": shut it down first (X on it), then r"
-	case errors.As(err, &held):
+		if r := f.str("root"); r != "" {
+			d.remedy = "another session works in " + clean(r) + ": shut it down first (X on it), then r"
+		} else {
+			d.remedy = "another session works in that workspace root: shut it down first (X on it), then r"
+		}
+	case explain.RemedyWaitOrBreakLease:
 		who := "another process"
-		if held.Holder.PID != 0 || held.Holder.Host != "" {
-			who = clean(holderText(held.Holder))
+		if h, ok := f.holder("holder"); ok {
+			who = clean(holderText(h))
 		}
-		d.headline = "the lease is held by " + who + " at epoch " + strconv.FormatUint(held.HolderEpoch, 10)
-		d.remedy = "held by " + who + " (epoch " + strconv.FormatUint(held.HolderEpoch, 10) + "): B breaks the lease and takes the session over"
-	case errors.As(err, &decode), errors.As(err, &corrupt):
-		where := ""
+		epoch := f.num("holder_epoch")
+		d.headline = "the lease is held by " + who + " at epoch " + epoch
+		d.remedy = "held by " + who + " (epoch " + epoch + "): B breaks the lease and takes the session over"
+	case explain.RemedyInspectJournal:
+		if where := journalPlace(f); where != "" {
+			d.headline = "the journal is corrupt at " + where
+			d.remedy = "nothing was modified: no record was repaired, truncated or rewritten; inspect it with `looprig log` (the session stays broken)"
+		} else {
+			d.remedy = "the journal could not be read back; nothing was modified: r retries, `looprig log` shows it"
+		}
+	case explain.RemedyRepairEpochFile:
+		d.headline = "the lease epoch file " + clean(f.str("path")) + " is unreadable"
+		d.remedy = "looprig never resets a lease epoch on its own: find the highest fence epoch with `looprig log`, then write {\"epoch\":N} above it into that file (see SECURITY.md)"
+	case explain.RemedyDefineEngine:
+		d.remedy = "engine " + strconv.Quote(clean(f.str("engine"))) + " is unknown here (known: " + clean(strings.Join(f.strs("known"), ", ")) + "): define it in config.toml"
+	case explain.RemedyListSessions:
 		switch {
-		case decode != nil:
-			where = "record " + strconv.FormatUint(decode.Seq, 10)
-		case corrupt != nil && corrupt.Path != "":
-			where = clean(corrupt.Path)
-			if corrupt.Offset >= 0 {
-				where += " at byte " + strconv.Itoa(int(corrupt.Offset))
-			}
-		case corrupt != nil:
-			where = clean(corrupt.Name)
-		}
-		d.headline = "the journal is corrupt at " + where
-		d.remedy = "nothing was modified: no record was repaired, truncated or rewritten; inspect it with `looprig log` (the session stays broken)"
-	case errors.As(err, &unknown):
-		d.remedy = "engine " + strconv.Quote(clean(unknown.Name)) + " is unknown here (known: " + clean(strings.Join(unknown.Known, ", ")) + "): define it in config.toml"
-	case errors.As(err, &badID):
-		d.remedy = "the session is gone from the store"
-	case re != nil:
-		switch re.Kind {
-		case rig.RestoreDiscoveryFailed:
+		case x.Type == "UnknownSessionError" || f.has("input"):
+			d.remedy = "the session is gone from the store"
+		default:
 			d.remedy = "there is nothing to restore (no journal or no SessionStarted); nothing was modified"
+		}
+	case explain.RemedyLongerPrefix:
+		d.remedy = "the id matches several sessions: give more of it"
+	case explain.RemedyRetry:
+		switch rig.RestoreErrorKind(x.Stage) {
 		case rig.RestoreLeaseFailed:
 			d.remedy = "the lease could not be taken: r retries"
 		case rig.RestoreJournalFailed:
 			d.remedy = "another writer may have fenced the journal meanwhile: r retries"
-		case rig.RestoreReplayFailed:
-			d.remedy = "the journal could not be read back; nothing was modified: r retries, `looprig log` shows it"
-		case rig.RestoreMaterializeFailed:
-			d.remedy = "the workspace could not be placed: check the profile's root and the disk, then r"
 		case rig.RestoreContextDone:
 			d.remedy = "the restore timed out: r retries"
 		default:
 			d.remedy = "r retries; the log file has the details"
 		}
-	case lc != nil:
-		d.remedy = "nothing was kept of the failed session (its lease was released)"
+	case explain.RemedyCheckWorkspace:
+		d.remedy = "the workspace could not be placed: check the profile's root and the disk, then r"
+	case explain.RemedyFixProfile:
+		d.remedy = "the profile cannot run: fix it in config.toml"
+	case explain.RemedyFixSeed:
+		d.remedy = "the seed directory is refused: fix it, or create the session without a seed"
+	case explain.RemedyMoveStoreOrRoot:
+		d.remedy = "a workspace root and the store overlap: move one so that neither contains the other"
+	case explain.RemedySeeHolder:
+		d.remedy = "another process took the lease: the list shows who holds it now"
+	case explain.RemedyRestoreIt:
+		d.remedy = "the turn's engine ignored the interrupt; the session is listed as crashed: r restores it"
 	default:
-		d.remedy = "the log file has the details"
+		if x.Type == "LifecycleError" {
+			d.remedy = "nothing was kept of the failed session (its lease was released)"
+		} else {
+			d.remedy = "the log file has the details"
+		}
 	}
 	if d.headline == "" {
 		if len(d.chain) > 0 {
@@ -152,8 +224,29 @@ func diagnose(err error) diagnosis {
 	return d
 }
 
-func driftTable(rj *rig.RestoreRejectedError) []string {
-	rows := driftRows(rj)
+// journalPlace says where a journal is damaged, from the typed facts of a
+// *storage.CorruptError or a *journal.RecordDecodeError (on their own or
+// as a restore's cause); "" when the failure names no damage.
+func journalPlace(f facts) string {
+	switch {
+	case f.has("seq"):
+		return "record " + f.num("seq")
+	case f.str("path") != "":
+		where := clean(f.str("path"))
+		if v, _ := f.x.Field("offset"); v != nil {
+			if off, ok := v.(int64); ok && off >= 0 {
+				where += " at byte " + strconv.FormatInt(off, 10)
+			}
+		}
+		return where
+	case f.has("name"):
+		return clean(f.str("name"))
+	}
+	return ""
+}
+
+func driftTable(changes []event.Change) []string {
+	rows := driftRows(changes)
 	widths := make([]int, 4)
 	for _, r := range rows {
 		for i, c := range r {

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"looprig/rig"
+	"looprig/rig/event"
 )
 
 // dialog is a modal box over the panes. key reports whether the dialog is
@@ -164,9 +165,9 @@ func renderTable(st *styles, rows [][]string, w int) []string {
 	return out
 }
 
-func driftRows(rj *rig.RestoreRejectedError) [][]string {
+func driftRows(changes []event.Change) [][]string {
 	rows := [][]string{{"FIELD", "RECORDED", "NOW", "LEVEL"}}
-	for _, c := range rj.Assessment.Changes {
+	for _, c := range changes {
 		rows = append(rows, []string{clean(c.Field), clean(oneLineValue(c.Persisted)), clean(oneLineValue(c.Live)), clean(c.Level)})
 	}
 	return rows
@@ -188,7 +189,7 @@ func newDriftDialog(v *sessView, rj *rig.RestoreRejectedError) dialog {
 			"Accepting restores it under the current profile and records",
 			"ConfigurationAdopted (source \"tui confirm\") in its journal.",
 		},
-		table:   driftRows(rj),
+		table:   driftRows(rj.Assessment.Changes),
 		confirm: "Accept and restore",
 		danger:  true,
 		onConfirm: func(m *model) tea.Cmd {
@@ -242,7 +243,7 @@ func newBreakDialog(v *sessView) *typedDialog {
 		"off its journal and turns read-only; this TUI restores the session.",
 	), func(m *model, v *sessView) tea.Cmd {
 		v.busy, v.busySince, v.failed = busyBreaking, m.now(), nil
-		return tea.Batch(m.breakCmd(v.id, v.info.Profile), m.spin.start())
+		return tea.Batch(m.breakCmd(v.id), m.spin.start())
 	})
 }
 

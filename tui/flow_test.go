@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,8 @@ import (
 
 	"looprig/rig"
 	"looprig/rig/engine"
+	"looprig/rig/event"
+	"looprig/rig/journal"
 	"looprig/rig/storage"
 	"looprig/rig/storage/memstore"
 )
@@ -397,7 +400,8 @@ func TestFlowLeaseLost(t *testing.T) {
 
 // TestFlowHeldRestoreFailsThenBreak: restoring a session another holder
 // has fails with lease_failed and names B; B (typing the short id) breaks
-// the lease and restores it here.
+// the lease (rig.BreakLease: the journal is fenced at the break's epoch
+// before the lease is released) and restores it here.
 func TestFlowHeldRestoreFailsThenBreak(t *testing.T) {
 	st := memstore.New()
 	opts := flowOptions(t, st)
@@ -426,13 +430,65 @@ func TestFlowHeldRestoreFailsThenBreak(t *testing.T) {
 	f.typeText(short)
 	f.key("enter")
 	f.selectedLive()
-	f.waitView("lease broken; restored "+short+" at epoch 3", "restore done at epoch 3")
+	f.waitView("lease broken at epoch 2, journal fenced; restored " + short + " at epoch 3")
+	f.waitView("restore done at epoch 3", "lease broken at epoch 2: journal fenced before the release")
 	select {
 	case <-other.Done():
 	case <-time.After(2 * time.Second):
 		t.Fatal("the old holder did not notice the break")
 	}
+	// The break fenced the journal at its own epoch (2) before it released
+	// the lease; the restore then fenced it at 3 and began.
+	recs := records(t, st, other.SessionID().String())
+	brk, rst, started := -1, -1, -1
+	for i, r := range recs {
+		switch {
+		case r.Kind == journal.KindFence && r.Epoch == 2:
+			brk = i
+		case r.Kind == journal.KindFence && r.Epoch == 3:
+			rst = i
+		case r.Kind == journal.KindEvent:
+			if _, ok := r.Event.(event.RestoreStarted); ok && started < 0 {
+				started = i
+			}
+		}
+	}
+	if brk < 0 || rst != brk+1 || started <= rst {
+		t.Fatalf("journal after B: want a fence at epoch 2 (the break), then the restore's fence at 3 and RestoreStarted; got%s", describeRecords(recs))
+	}
 	f.quit()
+}
+
+// records reads every record of session id's journal.
+func records(t *testing.T, st storage.Store, id string) []journal.Record {
+	t.Helper()
+	rp, err := journal.NewReplayer(context.Background(), st, storage.SessionName(id), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rp.Close()
+	var out []journal.Record
+	for rp.Next() {
+		out = append(out, rp.Record())
+	}
+	if err := rp.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func describeRecords(recs []journal.Record) string {
+	var b strings.Builder
+	for _, r := range recs {
+		fmt.Fprintf(&b, "\n  %d %s", r.Seq, r.Kind)
+		switch r.Kind {
+		case journal.KindFence:
+			fmt.Fprintf(&b, " epoch %d", r.Epoch)
+		case journal.KindEvent:
+			fmt.Fprintf(&b, " %T", r.Event)
+		}
+	}
+	return b.String()
 }
 
 // TestFlowDelete: D on a session held by someone is refused; on an idle

@@ -109,6 +109,8 @@ func goldenScenarios() []scenario {
 		Cause: &storage.LeaseHeldError{Name: "workspace-roots/5f0c", HolderEpoch: 9, Holder: storage.Holder{PID: 4242, Host: "devbox"}}}))})
 	sc = append(sc, scenario{"restore_replay_failed_decode", failure(rerr(rig.RestoreReplayFailed,
 		&journal.RecordDecodeError{Name: ledger, Seq: 12, Reason: "unknown record kind \"blob\""}))})
+	sc = append(sc, scenario{"restore_profile_gone", failure(&rig.ProfileGoneError{Session: crashed, Profile: "gpu",
+		Known: []string{"default", "demo"}})})
 	return sc
 }
 

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sort"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
 
 	"looprig/rig"
 	"looprig/rig/hub"
@@ -22,26 +25,72 @@ type host struct {
 	log    *slog.Logger
 	ctx    context.Context
 	cancel context.CancelFunc
+	// readTimeout bounds each read of a journal (historyTimeout; tests
+	// shorten it).
+	readTimeout time.Duration
 
 	mu   sync.Mutex
 	rigs map[string]*rig.Rig
 	live map[string]*rig.Session
 }
 
-// rigFor returns the cached rig of a profile; accept builds a fresh one
-// that accepts any drift (the TUI's confirm).
-func (h *host) rigFor(name string, accept bool) (*rig.Rig, error) {
-	p, ok := h.opts.Profiles[name]
-	if !ok {
-		p, ok = h.opts.Profiles[h.opts.DefaultProfile]
-		if !ok {
-			p = rig.DefaultProfile()
-		}
+// profileNamed returns the profile a new session is created with: the
+// one named (the create dialog offers only configured ones), else the
+// default profile. key is the name it is configured under, "" for the
+// built-in default when none is configured.
+func (h *host) profileNamed(name string) (p rig.Profile, key string) {
+	if p, ok := h.opts.Profiles[name]; ok {
+		return p, name
 	}
-	key := p.Name
+	if p, ok := h.opts.Profiles[h.opts.DefaultProfile]; ok {
+		return p, h.opts.DefaultProfile
+	}
+	return rig.DefaultProfile(), ""
+}
+
+// profileFor returns the profile session id restores with
+// (rig.ProfileFor: the one it recorded, a *rig.ProfileGoneError when that
+// is not configured any more, the built-in default when it recorded none),
+// and the name it is configured under ("" for the built-in default).
+func (h *host) profileFor(ctx context.Context, id uuid.UUID) (p rig.Profile, key string, err error) {
+	lookup := func(name string) (rig.Profile, bool) {
+		p, ok := h.opts.Profiles[name]
+		if ok {
+			key = name
+		}
+		return p, ok
+	}
+	p, err = rig.ProfileFor(ctx, h.store, id, lookup, h.profileNames())
+	if err != nil {
+		return rig.Profile{}, "", err
+	}
+	return p, key, nil
+}
+
+// profileNames are the configured profiles: the default first, then by
+// name.
+func (h *host) profileNames() []string {
+	names := make([]string, 0, len(h.opts.Profiles))
+	for n := range h.opts.Profiles {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if (names[i] == h.opts.DefaultProfile) != (names[j] == h.opts.DefaultProfile) {
+			return names[i] == h.opts.DefaultProfile
+		}
+		return names[i] < names[j]
+	})
+	return names
+}
+
+// rigFor returns the rig of profile p, cached under key (the name p is
+// configured under; "" is not cached); accept builds a fresh one that
+// accepts any drift (the TUI's confirm).
+func (h *host) rigFor(p rig.Profile, key string, accept bool) (*rig.Rig, error) {
+	cache := key != "" && !accept
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if r := h.rigs[key]; r != nil && !accept {
+	if r := h.rigs[key]; r != nil && cache {
 		return r, nil
 	}
 	opts := []rig.Option{rig.WithStore(h.store), rig.WithProfile(p), rig.WithLogger(h.log)}
@@ -56,7 +105,7 @@ func (h *host) rigFor(name string, accept bool) (*rig.Rig, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !accept {
+	if cache {
 		h.rigs[key] = r
 	}
 	return r, nil
@@ -86,15 +135,20 @@ func (h *host) hosted() []*rig.Session {
 	return out
 }
 
-// restore restores session id under profile here and holds it.
-func (h *host) restore(id, profile string, accept bool) (hostedMsg, error) {
-	r, err := h.rigFor(profile, accept)
-	if err != nil {
-		return hostedMsg{}, err
-	}
+// restore restores session id here under the profile it recorded
+// (profileFor) and holds it. It has its own timeout.
+func (h *host) restore(id string, accept bool) (hostedMsg, error) {
 	ctx, cancel := context.WithTimeout(h.ctx, restoreTimeout)
 	defer cancel()
 	uid, err := rig.FindSession(ctx, h.store, id)
+	if err != nil {
+		return hostedMsg{}, err
+	}
+	p, key, err := h.profileFor(ctx, uid)
+	if err != nil {
+		return hostedMsg{}, err
+	}
+	r, err := h.rigFor(p, key, accept)
 	if err != nil {
 		return hostedMsg{}, err
 	}

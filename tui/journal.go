@@ -55,7 +55,7 @@ func (m *model) evict(keep *sessView) {
 func (m *model) onHistory(msg historyMsg) tea.Cmd {
 	v := m.sessions[msg.id]
 	if v == nil || msg.gen != v.journal.gen {
-		return closeCmd(msg.rp)
+		return closeCmd(msg.rd)
 	}
 	for _, env := range msg.envs {
 		v.apply(env)
@@ -66,12 +66,16 @@ func (m *model) onHistory(msg historyMsg) tea.Cmd {
 		v.line(m.now(), clsError, "✗ journal read stopped after seq "+strconv.FormatUint(msg.lastSeq, 10)+": "+errText(msg.err))
 		v.lastSeq = max(v.lastSeq, msg.lastSeq)
 	} else if msg.more {
-		return m.historyCmd(v.id, v.journal.gen, msg.rp, msg.lastSeq)
+		return m.historyCmd(v.id, v.journal.gen, msg.rd, msg.lastSeq)
 	}
 	// Records that are not events (fences, commands) count too.
 	v.lastSeq = max(v.lastSeq, msg.lastSeq)
 	if v.replaying() {
 		v.journal.state = journalRead
+		if b := v.live.broke; b != nil {
+			text, cls := breakLine(b)
+			v.line(m.now(), cls, clean(text))
+		}
 		if o := v.live.outcome; o != nil {
 			v.line(m.now(), clsRestore, "↻ restored here at epoch "+strconv.FormatUint(o.Epoch, 10)+": "+plural(len(o.Interrupted), "turn")+
 				" interrupted, "+plural(len(o.GatesClosed), "gate")+" closed, "+commas(o.Records)+" records replayed")

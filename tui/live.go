@@ -31,7 +31,7 @@ func (m *model) onHosted(msg hostedMsg) tea.Cmd {
 		// Quit began meanwhile: Run shuts it down with the others.
 		return nil
 	}
-	v.live = hosting{sess: msg.sess, sub: msg.sub, subGen: v.live.subGen + 1, status: msg.status, outcome: msg.outcome}
+	v.live = hosting{sess: msg.sess, sub: msg.sub, subGen: v.live.subGen + 1, status: msg.status, outcome: msg.outcome, broke: msg.broke}
 	v.busy, v.failed, v.lost = notBusy, nil, nil
 	v.resetJournal()
 	v.journal.state, v.journal.tip = journalReplaying, msg.status.Tip
@@ -49,8 +49,8 @@ func (m *model) onHosted(msg hostedMsg) tea.Cmd {
 	case msg.outcome == nil:
 		m.selectID(msg.id)
 		note = "created session " + v.short
-	case msg.broke > 0:
-		note = "lease broken; restored " + v.short + " at epoch " + strconv.FormatUint(msg.outcome.Epoch, 10)
+	case msg.broke != nil:
+		note = breakSummary(msg.broke) + "; restored " + v.short + " at epoch " + strconv.FormatUint(msg.outcome.Epoch, 10)
 	default:
 		note = "restored " + v.short + " at epoch " + strconv.FormatUint(msg.outcome.Epoch, 10)
 	}
@@ -165,6 +165,44 @@ func (m *model) onShutdown(msg shutdownMsg) tea.Cmd {
 	}
 	cmds = append(cmds, m.refreshList())
 	return tea.Batch(cmds...)
+}
+
+// breakSummary says in a few words what a lease break (B) did, for the
+// status bar.
+func breakSummary(b *rig.BreakResult) string {
+	e := strconv.FormatUint(b.Epoch, 10)
+	switch {
+	case !b.Held:
+		return "the lease was free: nothing broken"
+	case b.Fenced:
+		return "lease broken at epoch " + e + ", journal fenced"
+	case b.FenceErr != nil:
+		return "lease broken at epoch " + e + ", journal NOT fenced"
+	}
+	return "lease broken at epoch " + e
+}
+
+// breakLine says what a lease break (B) did, for the events pane: the
+// epoch it took, whether the journal was fenced before the release, and
+// whose lease it was.
+func breakLine(b *rig.BreakResult) (string, lineClass) {
+	if !b.Held {
+		return "⚠ lease break: the lease was free (epoch " + strconv.FormatUint(b.PreviousEpoch, 10) + "), nothing was broken", clsRestore
+	}
+	who := "another process"
+	if b.PreviousHolder.PID != 0 || b.PreviousHolder.Host != "" {
+		who = holderText(b.PreviousHolder)
+	}
+	line, cls := "⚠ lease broken at epoch "+strconv.FormatUint(b.Epoch, 10), clsRestore
+	switch {
+	case b.Fenced:
+		line += ": journal fenced before the release"
+	case b.FenceErr != nil:
+		line, cls = line+": journal NOT fenced ("+errText(b.FenceErr)+")", clsError
+	default:
+		line += " (no journal to fence)"
+	}
+	return line + "; it was held by " + who + " at epoch " + strconv.FormatUint(b.PreviousEpoch, 10), cls
 }
 
 func isLeaseLoss(err error) bool {

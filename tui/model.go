@@ -46,7 +46,7 @@ import (
 
 // Options configure the TUI.
 type Options struct {
-	Store          storage.Store          // fsstore in production (implements storage.Breaker, ProbeMany)
+	Store          storage.Store          // fsstore or natsstore in production
 	StoreDir       string                 // shown in the status bar
 	Workspaces     string                 // for rig.WithWorkspaces
 	Profiles       map[string]rig.Profile // built-in default and demo plus the user's
@@ -161,7 +161,7 @@ func newModelLog(opts Options, r *lipgloss.Renderer, log *slog.Logger) Model {
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &host{
 		opts: opts, store: opts.Store, ctx: ctx, cancel: cancel,
-		log:  log,
+		log: log, readTimeout: historyTimeout,
 		rigs: map[string]*rig.Rig{}, live: map[string]*rig.Session{},
 	}
 	m := &model{

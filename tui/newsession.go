@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"sort"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/textinput"
@@ -107,17 +106,4 @@ func (d *createDialog) view(m *model, w int) (string, []string) {
 
 // profileNames are the profiles to choose from: the default first, then
 // by name.
-func (m *model) profileNames() []string {
-	names := make([]string, 0, len(m.h.opts.Profiles))
-	for n := range m.h.opts.Profiles {
-		names = append(names, n)
-	}
-	sort.Slice(names, func(i, j int) bool {
-		// the default first, then by name
-		if (names[i] == m.h.opts.DefaultProfile) != (names[j] == m.h.opts.DefaultProfile) {
-			return names[i] == m.h.opts.DefaultProfile
-		}
-		return names[i] < names[j]
-	})
-	return names
-}
+func (m *model) profileNames() []string { return m.h.profileNames() }

@@ -61,6 +61,7 @@ type hosting struct {
 	dropped uint64            // ephemeral events the hub dropped for the subscription
 	status  rig.Status        // when it was hosted
 	outcome *rig.RestoreInfo  // the restore that hosted it (nil for a new session); kept after shutdown
+	broke   *rig.BreakResult  // the lease break (B) before that restore, nil for none
 }
 
 // leaseLost is a hosted session that stopped accepting work on its own: its

@@ -24,7 +24,11 @@ func (m *model) stripLines(w, maxH int) []string {
 	case v != nil && v.lostBanner():
 		lines = m.lostLines(v)
 	case v != nil && v.failed != nil:
-		lines = m.failureLines("", v.failed.op.String()+" of "+v.short, v.failed.err)
+		what := v.failed.op.String() + " of " + v.short
+		if b := v.failed.broke; b != nil && b.Held {
+			what += " (after B broke its lease at epoch " + strconv.FormatUint(b.Epoch, 10) + ")"
+		}
+		lines = m.failureLines("", what, v.failed.err)
 	default:
 		return nil
 	}

@@ -286,7 +286,7 @@ func tmuxTwo(t *testing.T, bin string) {
 		t.Logf("LEASE LOST showed %s after the break", d.Round(10*time.Millisecond))
 	}
 	e.waitFor("a", 5*time.Second, "read-only")
-	e.waitFor("b", 20*time.Second, "lease broken; restored", "live")
+	e.waitFor("b", 20*time.Second, "lease broken at epoch", "journal fenced before the release", "live")
 	// A refuses writes now.
 	e.send("a", "i")
 	e.waitFor("a", 5*time.Second, "read-only: lease lost")

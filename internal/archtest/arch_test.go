@@ -1,8 +1,9 @@
 // Package archtest pins the direction of imports between looprig's
-// packages (DESIGN.md section 2): tui → rig → rig/{hub,journal,event} →
-// rig/storage; fsstore → rig/storage only; nothing under rig/ imports tui,
-// fsstore or a charm package. It also pins what the presenters (cli, tui)
-// may use of the runtime's internals (TestPresentersUseRig).
+// packages (docs/ARCHITECTURE.md, section "Packages"): tui → rig →
+// rig/{hub,journal,event} → rig/storage; fsstore → rig/storage only;
+// nothing under rig/ imports tui, fsstore or a charm package. It also pins
+// what the presenters (cli, tui) may use of the runtime's internals
+// (TestPresentersUseRig).
 package archtest
 
 import (
@@ -141,25 +142,6 @@ var contractTypes = map[string][]string{
 	module + "/rig/storage": {"Breaker", "LeaseProber", "ChildLister"},
 }
 
-// pending lists, per presenter package, the violations of
-// TestPresentersUseRig that are known and being moved onto rig: the test
-// tolerates exactly these (file: what) and fails on any other, and on an
-// entry that no longer occurs (delete it: the list only ever shrinks).
-var pending = map[string]struct {
-	reason string
-	uses   []string
-}{
-	"tui": {
-		reason: "the TUI moves onto rig.BreakLease, rig.ProbeSession and rig.ReadEvents in its own change",
-		uses: []string{
-			"cmds.go: journal.NewEventReplayer",
-			"cmds.go: storage.SessionName",
-			"cmds.go: type assertion to storage.Breaker",
-			"cmds.go: type assertion to storage.LeaseProber",
-		},
-	},
-}
-
 // TestPresentersUseRig pins the rule that the presenters (cli, tui, and a
 // host process to come) call rig, not the runtime's internals: in their
 // non-test files they do not build ledger, key or lease names
@@ -171,30 +153,18 @@ var pending = map[string]struct {
 // decision the runtime owns — how a session is named in the store, that a
 // break fences the journal before releasing the lease, what a store can
 // do — and every presenter that makes it itself can make it differently
-// (the CLI fenced after a break, the TUI did not). rig offers the
-// operations instead (BreakLease, ProbeSession, JournalTip, SessionExists,
-// ReadRecords, ReadEvents, FollowRecords, ProfileFor, SessionOfLease), and
-// explain classifies the runtime's errors. Tests may still use the
-// internals to set up and inspect stores.
+// (the CLI once fenced the journal after a break and the TUI did not). rig
+// offers the operations instead (BreakLease, ProbeSession, JournalTip,
+// SessionExists, ReadRecords, ReadEvents, FollowRecords, ProfileFor,
+// SessionOfLease), and explain classifies the runtime's errors. There are
+// no exceptions. Tests may still use the internals to set up and inspect
+// stores.
 func TestPresentersUseRig(t *testing.T) {
 	root := moduleRoot(t)
 	for _, pkg := range presenters {
 		found, lines := internalUses(t, filepath.Join(root, pkg))
-		allowed := pending[pkg].uses
 		for _, use := range found {
-			if !slices.Contains(allowed, use) {
-				t.Errorf("%s/%s: a presenter uses the runtime's internals; call rig instead (see TestPresentersUseRig)", pkg, lines[use])
-			}
-		}
-		for _, use := range allowed {
-			if !slices.Contains(found, use) {
-				t.Errorf("pending lists %s/%s, which no longer occurs: remove it from pending", pkg, use)
-			}
-		}
-	}
-	for pkg := range pending {
-		if !slices.Contains(presenters, pkg) {
-			t.Errorf("pending lists package %s, which is not a presenter", pkg)
+			t.Errorf("%s/%s: a presenter uses the runtime's internals; call rig instead (see TestPresentersUseRig)", pkg, lines[use])
 		}
 	}
 }
