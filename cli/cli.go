@@ -22,8 +22,10 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"looprig/config"
+	"looprig/internal/textsafe"
 	"looprig/rig"
 	"looprig/tui"
 )
@@ -58,30 +60,89 @@ type env struct {
 	cmd  string
 }
 
-// command is a subcommand.
+// A command is a subcommand, in the manner of cmd/go's base.Command: it
+// declares its flags, the arguments it takes and what it needs, and Main
+// runs it through invoke, which does for every command, in this order:
+// parse the flags (the global ones, --json when it takes it, and its own),
+// check the positional arguments, load the configuration, open the store,
+// set up interrupts and a deadline, then call run with a *call holding
+// what it asked for. A failure on the way is reported and exits as one in
+// run would.
 type command struct {
-	name  string
-	run   func(e *env, args []string) int
-	help  string
-	brief string
+	name  string // as typed after looprig ("lease break" for the subcommand)
+	brief string // its line in 'looprig --help'
+	help  string // 'looprig COMMAND --help'
+
+	json  bool                            // takes --json
+	flags func(fs *flag.FlagSet, o *opts) // registers its own flags, if it has any
+	args  func(c *call) error             // checks the positional arguments; nil takes any
+	needs needs                           // what invoke opens for it
+	// interrupts: the first SIGINT or SIGTERM ends c.ctx, the second closes
+	// c.sig.force; without it they kill the process, as by default.
+	interrupts bool
+	timeout    time.Duration // ends c.ctx after it; 0 for no deadline
+	// exitRunFailed: failures exit 125, not with their own code (usage
+	// errors still exit 2), so that they stay apart from a turn's exit code.
+	exitRunFailed bool
+
+	run func(c *call) int
+
+	// dispatch, when set, is called with the arguments as given instead of
+	// all of the above: lease, whose one subcommand is lease break.
+	dispatch func(e *env, args []string) int
 }
 
+// needs is what invoke opens for a command before running it; the zero
+// value opens nothing.
+type needs int
+
+const (
+	// needsConfig loads the configuration (c.cfg): a bad configuration
+	// file is an error for every command that works on sessions.
+	needsConfig needs = iota + 1
+	// needsStore loads the configuration and opens the store (c.st),
+	// creating it on first use; invoke closes it when run returns.
+	needsStore
+)
+
+// opts holds the values of the commands' own flags; each command
+// registers those it takes (command.flags).
+type opts struct {
+	long        bool         // ls -l, --long
+	follow      bool         // log -f, --follow
+	yes         bool         // rm, lease break --yes
+	hold        bool         // restore --hold
+	title, seed string       // new --title, --seed
+	profile     profileFlags // new, run, restore --rig, --placement, --root
+	acceptDrift bool         // run, restore --accept-drift
+}
+
+// call is one invocation of a command, with what invoke prepared for it.
+type call struct {
+	*env
+	opts // the command's flags
+
+	args  []string // the positional arguments before a "--"
+	input []string // the arguments after it
+	dash  bool     // whether there was a "--"
+
+	cfg *config.Config  // with needsConfig and needsStore
+	st  *openedStore    // with needsStore
+	sig *interrupts     // with interrupts
+	ctx context.Context // ends with sig's first signal and the timeout
+
+	ack *ackWriter // run: the LOOPRIG_ACK_FD channel, nil when unset
+}
+
+// commands is the command table, in the order 'looprig --help' lists
+// them. It is filled in init because help's run reads it.
 var commands []*command
 
 func init() {
-	commands = []*command{
-		{name: "ls", run: cmdLs, help: helpLs, brief: "list the sessions of the store"},
-		{name: "new", run: cmdNew, help: helpNew, brief: "create a session and print its id"},
-		{name: "run", run: cmdRun, help: helpRun, brief: "restore a session, run one turn, stream it, shut down"},
-		{name: "restore", run: cmdRestore, help: helpRestore, brief: "restore a session (and keep it live with --hold)"},
-		{name: "log", run: cmdLog, help: helpLog, brief: "print a session's journal, read-only"},
-		{name: "rm", run: cmdRm, help: helpRm, brief: "delete sessions: journal, catalog entry, own workspace"},
-		{name: "lease", run: cmdLease, help: helpLease, brief: "take a wedged holder's lease by force"},
-		{name: "demo", run: cmdDemo, help: helpDemo, brief: "leave a crashed session in the store to restore"},
-		{name: "version", run: cmdVersion, help: helpVersion, brief: "print the version"},
-		{name: "help", run: cmdHelp, help: helpHelp, brief: "show help for a command"},
-	}
+	commands = []*command{cmdLs, cmdNew, cmdRun, cmdRestore, cmdLog, cmdRm, cmdLease, cmdDemo, cmdVersion, cmdHelp}
 }
+
+var cmdHelp = &command{name: "help", brief: "show help for a command", help: helpHelp, run: runHelp}
 
 func lookup(name string) *command {
 	for _, c := range commands {
@@ -90,6 +151,63 @@ func lookup(name string) *command {
 		}
 	}
 	return nil
+}
+
+// invoke runs cmd with args, the arguments after its name.
+func (cmd *command) invoke(e *env, args []string) int {
+	if cmd.dispatch != nil {
+		return cmd.dispatch(e, args)
+	}
+	fail := e.fail
+	if cmd.exitRunFailed {
+		fail = e.failRun
+	}
+	c := &call{env: e, ctx: context.Background()}
+	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	e.globalFlags(fs)
+	if cmd.json {
+		fs.BoolVar(&e.json, "json", false, "JSON output")
+	}
+	if cmd.flags != nil {
+		cmd.flags(fs, &c.opts)
+	}
+	var err error
+	if c.args, c.input, c.dash, err = parseArgs(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(e.stdout, cmd.help)
+			return exitOK
+		}
+		return fail(usageErr(e.cmd, flagMessage(err)))
+	}
+	if cmd.args != nil {
+		if err := cmd.args(c); err != nil {
+			return fail(err)
+		}
+	}
+	if cmd.needs >= needsConfig {
+		if c.cfg, err = e.loadConfig(); err != nil {
+			return fail(err)
+		}
+	}
+	if cmd.needs >= needsStore {
+		if c.st, err = e.openStore(); err != nil {
+			return fail(err)
+		}
+		defer c.st.Close()
+	}
+	if cmd.interrupts {
+		c.sig = notifyInterrupts()
+		defer c.sig.stop()
+		c.ctx = c.sig.ctx
+	}
+	if cmd.timeout > 0 {
+		var cancel context.CancelFunc
+		c.ctx, cancel = context.WithTimeout(c.ctx, cmd.timeout)
+		defer cancel()
+	}
+	return cmd.run(c)
 }
 
 // Main runs looprig with args (without the program name) and returns the
@@ -121,7 +239,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			Hint: "run 'looprig --help' for the list of commands"})
 	}
 	e.cmd = name
-	return c.run(e, rest[1:])
+	return c.invoke(e, rest[1:])
 }
 
 // wantsJSON reports whether --json appears before a "--": errors met
@@ -167,15 +285,6 @@ func (e *env) globalFlags(fs *flag.FlagSet) {
 	fs.Var(strFlag{&e.theme, nil}, "theme", "TUI theme")
 }
 
-// newFlags returns the flag set of a subcommand, with the global flags.
-func (e *env) newFlags(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	e.globalFlags(fs)
-	return fs
-}
-
 // parseArgs parses flags and positional arguments in any order, up to a
 // "--"; what follows "--" is returned as after (dash reports whether there
 // was one).
@@ -200,21 +309,6 @@ func parseArgs(fs *flag.FlagSet, args []string) (pos, after []string, dash bool,
 	}
 }
 
-// parse parses a subcommand's arguments. It returns done with the exit code
-// when there is nothing more to do: help was asked for, or the arguments
-// are wrong.
-func (e *env) parse(fs *flag.FlagSet, args []string, help string) (pos, after []string, dash bool, code int, done bool) {
-	pos, after, dash, err := parseArgs(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(e.stdout, help)
-			return nil, nil, false, exitOK, true
-		}
-		return nil, nil, false, e.fail(usageErr(e.cmd, flagMessage(err))), true
-	}
-	return pos, after, dash, 0, false
-}
-
 func flagMessage(err error) string {
 	msg := err.Error()
 	if rest, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
@@ -235,59 +329,54 @@ func dashes(f string) string {
 	return "--" + name
 }
 
-// wantNoArgs fails when positional arguments or a "--" were given.
-func (e *env) wantNoArgs(pos []string, dash bool) (int, bool) {
-	if len(pos) > 0 {
-		return e.fail(usageErr(e.cmd, fmt.Sprintf("unexpected argument %q", pos[0]))), true
+// noArgs is the argument rule of a command that takes none.
+func noArgs(c *call) error {
+	if len(c.args) > 0 {
+		return usageErr(c.cmd, fmt.Sprintf("unexpected argument %q", c.args[0]))
 	}
-	if dash {
-		return e.fail(usageErr(e.cmd, "unexpected \"--\"")), true
+	if c.dash {
+		return usageErr(c.cmd, `unexpected "--"`)
 	}
-	return 0, false
+	return nil
 }
 
-// wantID fails unless exactly one positional argument (a session id) was
-// given.
-func (e *env) wantID(pos []string, dash bool) (string, int, bool) {
+// oneID is the argument rule of a command that takes one session id,
+// c.args[0].
+func oneID(c *call) error {
 	switch {
-	case len(pos) == 0:
-		return "", e.fail(usageErr(e.cmd, "missing session id")), true
-	case len(pos) > 1:
-		return "", e.fail(usageErr(e.cmd, fmt.Sprintf("unexpected argument %q after the session id", pos[1]))), true
-	case dash:
-		return "", e.fail(usageErr(e.cmd, "unexpected \"--\"")), true
+	case len(c.args) == 0:
+		return usageErr(c.cmd, "missing session id")
+	case len(c.args) > 1:
+		return usageErr(c.cmd, fmt.Sprintf("unexpected argument %q after the session id", c.args[1]))
+	case c.dash:
+		return usageErr(c.cmd, `unexpected "--"`)
 	}
-	return pos[0], 0, false
+	return nil
 }
 
-func cmdHelp(e *env, args []string) int {
-	fs := e.newFlags("help")
-	pos, _, _, code, done := e.parse(fs, args, helpHelp)
-	if done {
-		return code
-	}
-	if len(pos) == 0 {
-		fmt.Fprint(e.stdout, helpMain())
+func runHelp(c *call) int {
+	if len(c.args) == 0 {
+		fmt.Fprint(c.stdout, helpMain())
 		return exitOK
 	}
-	name := pos[0]
-	if name == "lease" && len(pos) > 1 && pos[1] == "break" {
-		fmt.Fprint(e.stdout, helpLease)
+	name := c.args[0]
+	if name == "lease" && len(c.args) > 1 && c.args[1] == "break" {
+		fmt.Fprint(c.stdout, helpLease)
 		return exitOK
 	}
-	c := lookup(name)
-	if c == nil {
-		return e.fail(&UsageError{Msg: fmt.Sprintf("unknown command %q", name),
+	cmd := lookup(name)
+	if cmd == nil {
+		return c.fail(&UsageError{Msg: fmt.Sprintf("unknown command %q", name),
 			Hint: "run 'looprig --help' for the list of commands"})
 	}
-	fmt.Fprint(e.stdout, c.help)
+	fmt.Fprint(c.stdout, cmd.help)
 	return exitOK
 }
 
 // runTUI is what looprig does without a subcommand: the terminal UI on the
 // store, configuration and theme the global flags chose.
 func runTUI(e *env) int {
-	in, ok := e.stdinFile()
+	in, ok := e.stdin.(*os.File)
 	out, okOut := e.stdout.(*os.File)
 	if !ok || !okOut || !isTerminal(in) || !isTerminal(out) {
 		return e.fail(usageErr("", "the terminal UI needs a terminal; without one use a command (looprig ls, looprig restore ID, ... — see looprig --help)"))
@@ -317,8 +406,10 @@ func runTUI(e *env) int {
 	} else if path, err := config.DefaultPath(); err == nil {
 		configDir = filepath.Dir(path)
 	}
-	// An SSH drop (SIGHUP) or a kill (SIGTERM) ends the UI the way q does:
-	// the sessions it hosts are shut down cleanly.
+	// An SSH drop (SIGHUP) or a kill (SIGTERM) cancels ctx, which ends the
+	// UI the way ctrl+c does, not q: at once, without asking even while a
+	// turn runs; tui.Run then deals with the sessions it has open as it
+	// does after ctrl+c.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	err = tui.Run(ctx, tui.Options{
@@ -333,8 +424,23 @@ func runTUI(e *env) int {
 	return exitOK
 }
 
-// stdinFile returns stdin as a file when it is one.
-func (e *env) stdinFile() (*os.File, bool) {
-	f, ok := e.stdin.(*os.File)
-	return f, ok
+// globalArgs repeats the global flags the user gave, for commands we
+// suggest ("--store DIR " or "").
+func (e *env) globalArgs() string {
+	var b strings.Builder
+	if e.storeSet {
+		b.WriteString("--store " + textsafe.Line(shellQuote(e.store)) + " ")
+	}
+	if e.configSet {
+		b.WriteString("--config " + textsafe.Line(shellQuote(e.configPath)) + " ")
+	}
+	return b.String()
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:,@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

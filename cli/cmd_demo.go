@@ -31,48 +31,35 @@ const (
 	demoReadyLine = "line 3"
 )
 
-func cmdDemo(e *env, args []string) int {
-	fs := e.newFlags("demo")
-	fs.BoolVar(&e.json, "json", false, "JSON output")
-	pos, _, dash, code, done := e.parse(fs, args, helpDemo)
-	if done {
-		return code
-	}
-	if code, bad := e.wantNoArgs(pos, dash); bad {
-		return code
-	}
-	if _, err := e.loadConfig(); err != nil { // a bad configuration is an error everywhere
-		return e.fail(err)
-	}
-	st, err := e.openStore() // creates the store, and checks it before the helper starts
-	if err != nil {
-		return e.fail(err)
-	}
-	dir := st.Dir()
-	st.Close()
+var cmdDemo = &command{
+	name: "demo", brief: "leave a crashed session in the store to restore", help: helpDemo,
+	json: true, args: noArgs, needs: needsStore, interrupts: true, timeout: 15 * time.Second,
+	run: runDemo,
+}
+
+func runDemo(c *call) int {
+	// needsStore created the store and checked it before the helper
+	// starts; the helper opens it itself.
+	dir := c.st.Dir()
+	c.st.Close()
 	exe, err := os.Executable()
 	if err != nil {
-		return e.fail(fmt.Errorf("demo: find the looprig executable: %w", err))
+		return c.fail(fmt.Errorf("demo: find the looprig executable: %w", err))
 	}
-	sig := notifyInterrupts()
-	defer sig.stop()
-	ctx, cancel := context.WithTimeout(sig.ctx, 15*time.Second)
-	defer cancel()
-
 	child := exec.Command(exe, "--store", dir, demoChildCommand)
 	stdin, err := child.StdinPipe() // never written: its EOF tells the helper we are gone
 	if err != nil {
-		return e.fail(err)
+		return c.fail(err)
 	}
 	defer stdin.Close()
 	out, err := child.StdoutPipe()
 	if err != nil {
-		return e.fail(err)
+		return c.fail(err)
 	}
 	var stderr strings.Builder
 	child.Stderr = &limitedWriter{w: &stderr, n: 8 << 10}
 	if err := child.Start(); err != nil {
-		return e.fail(fmt.Errorf("demo: start the helper process: %w", err))
+		return c.fail(fmt.Errorf("demo: start the helper process: %w", err))
 	}
 	ready := make(chan string, 1)
 	go func() {
@@ -89,28 +76,28 @@ func cmdDemo(e *env, args []string) int {
 		if ok {
 			id, _ = strings.CutPrefix(line, "ready ")
 		}
-	case <-ctx.Done():
+	case <-c.ctx.Done():
 	}
 	// The crash: SIGKILL, no chance to clean up.
 	child.Process.Signal(syscall.SIGKILL)
 	child.Wait()
 	if id == "" {
 		msg := "demo: the helper process did not get the session ready"
-		if err := ctx.Err(); err != nil {
+		if err := c.ctx.Err(); err != nil {
 			msg += ": " + err.Error()
 		}
 		if s := strings.TrimSpace(stderr.String()); s != "" {
 			msg += ": " + s
 		}
-		return e.fail(errors.New(msg))
+		return c.fail(errors.New(msg))
 	}
 	short := rig.ShortID(id)
-	if e.json {
-		e.writeJSONLine(newObj().set("id", id).set("short_id", short).set("title", demoTitle).set("helper_pid", child.Process.Pid))
+	if c.json {
+		c.writeJSON(demoJSON{ID: id, ShortID: short, Title: demoTitle, HelperPID: child.Process.Pid})
 		return exitOK
 	}
-	g := e.globalArgs()
-	fmt.Fprintf(e.stdout, `A session crashed mid-turn: helper process %d ran
+	g := c.globalArgs()
+	fmt.Fprintf(c.stdout, `A session crashed mid-turn: helper process %d ran
   %s
 in session %s %q and was killed with SIGKILL after its output reached %q.
 
@@ -168,7 +155,7 @@ func demoChild(e *env, args []string) int {
 	fmt.Fprintf(e.stdout, "ready %s\n", s.SessionID())
 	// Wait for the SIGKILL; if the parent went away instead (stdin EOF),
 	// or after a bound, shut down cleanly.
-	if f, ok := e.stdinFile(); ok {
+	if f, ok := e.stdin.(*os.File); ok {
 		waitEOF(ctx, f)
 	} else {
 		<-ctx.Done()

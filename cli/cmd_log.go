@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"flag"
 	"fmt"
 	"strings"
 	"time"
@@ -14,56 +15,44 @@ import (
 // followEvery is how often `log --follow` looks for new records.
 const followEvery = 200 * time.Millisecond
 
-func cmdLog(e *env, args []string) int {
-	fs := e.newFlags("log")
-	fs.BoolVar(&e.json, "json", false, "JSON output")
-	follow := fs.Bool("follow", false, "keep printing records as they land")
-	fs.BoolVar(follow, "f", false, "keep printing records as they land")
-	pos, _, dash, code, done := e.parse(fs, args, helpLog)
-	if done {
-		return code
-	}
-	input, code, bad := e.wantID(pos, dash)
-	if bad {
-		return code
-	}
-	if _, err := e.loadConfig(); err != nil { // a bad configuration is an error everywhere
-		return e.fail(err)
-	}
-	st, err := e.openStore()
+var cmdLog = &command{
+	name: "log", brief: "print a session's journal, read-only", help: helpLog,
+	json: true, args: oneID, needs: needsStore, interrupts: true,
+	flags: func(fs *flag.FlagSet, o *opts) {
+		fs.BoolVar(&o.follow, "follow", false, "keep printing records as they land")
+		fs.BoolVar(&o.follow, "f", false, "keep printing records as they land")
+	},
+	run: runLog,
+}
+
+func runLog(c *call) int {
+	id, _, err := c.findExisting(c.args[0])
 	if err != nil {
-		return e.fail(err)
+		return c.fail(err)
 	}
-	defer st.Close()
-	sig := notifyInterrupts()
-	defer sig.stop()
-	id, _, err := e.findExisting(sig.ctx, st, input)
-	if err != nil {
-		return e.fail(err)
-	}
-	if *follow {
-		err := rig.FollowRecords(sig.ctx, st, id, 0, followEvery, func(rec journal.Record) error {
-			e.printRecord(rec)
+	if c.follow {
+		err := rig.FollowRecords(c.ctx, c.st, id, 0, followEvery, func(rec journal.Record) error {
+			c.printRecord(rec)
 			return nil
 		})
 		if err != nil {
-			return e.fail(err)
+			return c.fail(err)
 		}
 		return exitOK
 	}
-	rp, err := rig.ReadRecords(sig.ctx, st, id, 0)
+	rp, err := rig.ReadRecords(c.ctx, c.st, id, 0)
 	if err != nil {
-		if sig.ctx.Err() != nil {
+		if c.ctx.Err() != nil {
 			return exitOK
 		}
-		return e.fail(err)
+		return c.fail(err)
 	}
 	defer rp.Close()
 	for rp.Next() {
-		e.printRecord(rp.Record())
+		c.printRecord(rp.Record())
 	}
-	if err := rp.Err(); err != nil && sig.ctx.Err() == nil {
-		return e.fail(err)
+	if err := rp.Err(); err != nil && c.ctx.Err() == nil {
+		return c.fail(err)
 	}
 	return exitOK
 }
@@ -76,7 +65,7 @@ func (e *env) printRecord(rec journal.Record) {
 		if err != nil {
 			o = newObj().set("seq", rec.Seq).set("kind", rec.Kind).set("encode_error", err.Error())
 		}
-		e.writeJSONLine(o)
+		e.writeJSON(o)
 		return
 	}
 	typ, sum := "", ""
@@ -92,14 +81,17 @@ func (e *env) printRecord(rec journal.Record) {
 	fmt.Fprintln(e.stdout, strings.TrimRight(line, " "))
 }
 
-func quote(s string, n int) string {
+// shortQuote shows s for people on one line: made safe, cut to n runes
+// and put between double quotes, with nothing escaped (textsafe has made
+// it printable).
+func shortQuote(s string, n int) string {
 	return `"` + clip(textsafe.Line(s), n) + `"`
 }
 
 func commandSummary(c *journal.Command) string {
 	switch c.Name {
 	case journal.CommandSubmit:
-		return fmt.Sprintf("turn %s %s", rig.ShortID(c.TurnID), quote(c.Input, 60))
+		return fmt.Sprintf("turn %s %s", rig.ShortID(c.TurnID), shortQuote(c.Input, 60))
 	case journal.CommandInterrupt:
 		return "turn " + rig.ShortID(c.TurnID)
 	case journal.CommandRespondGate:
@@ -113,7 +105,7 @@ func eventSummary(ev event.Event) string {
 	l := textsafe.Line
 	switch v := ev.(type) {
 	case event.SessionStarted:
-		s := fmt.Sprintf("title %s, profile %s, placement %s", quote(v.Title, 40), l(v.Rig), l(v.Placement))
+		s := fmt.Sprintf("title %s, profile %s, placement %s", shortQuote(v.Title, 40), l(v.Rig), l(v.Placement))
 		if v.Root != "" {
 			s += ", root " + l(v.Root)
 		}
@@ -135,15 +127,15 @@ func eventSummary(ev event.Event) string {
 	case event.LoopStarted:
 		return fmt.Sprintf("loop %s %s (%s)", rig.ShortID(v.LoopID), l(v.Name), l(v.Engine))
 	case event.TurnStarted:
-		return fmt.Sprintf("#%d turn %s %s", v.Index, rig.ShortID(v.TurnID), quote(v.Input, 60))
+		return fmt.Sprintf("#%d turn %s %s", v.Index, rig.ShortID(v.TurnID), shortQuote(v.Input, 60))
 	case event.TurnOutput:
-		s := fmt.Sprintf("turn %s %s", rig.ShortID(v.TurnID), quote(v.Text, 60))
+		s := fmt.Sprintf("turn %s %s", rig.ShortID(v.TurnID), shortQuote(v.Text, 60))
 		if v.Elided > 0 {
 			s += fmt.Sprintf(" (%d bytes elided)", v.Elided)
 		}
 		return s
 	case event.OutputDelta:
-		return fmt.Sprintf("turn %s %s %s", rig.ShortID(v.TurnID), l(v.Stream), quote(v.Text, 60))
+		return fmt.Sprintf("turn %s %s %s", rig.ShortID(v.TurnID), l(v.Stream), shortQuote(v.Text, 60))
 	case event.TurnDone:
 		return fmt.Sprintf("turn %s exit %d in %s", rig.ShortID(v.TurnID), v.ExitCode, roundDuration(v.Duration))
 	case event.TurnFailed:

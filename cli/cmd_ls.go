@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"context"
+	"flag"
 	"fmt"
 	"strconv"
 	"strings"
@@ -13,66 +13,47 @@ import (
 	"looprig/rig"
 )
 
-func cmdLs(e *env, args []string) int {
-	fs := e.newFlags("ls")
-	fs.BoolVar(&e.json, "json", false, "JSON output")
-	long := fs.Bool("long", false, "full ids")
-	fs.BoolVar(long, "l", false, "full ids")
-	pos, _, dash, code, done := e.parse(fs, args, helpLs)
-	if done {
-		return code
-	}
-	if code, bad := e.wantNoArgs(pos, dash); bad {
-		return code
-	}
-	if _, err := e.loadConfig(); err != nil { // a bad configuration is an error everywhere
-		return e.fail(err)
-	}
-	st, err := e.openStore()
+var cmdLs = &command{
+	name: "ls", brief: "list the sessions of the store", help: helpLs,
+	json: true, args: noArgs, needs: needsStore, timeout: 30 * time.Second,
+	flags: func(fs *flag.FlagSet, o *opts) {
+		fs.BoolVar(&o.long, "long", false, "full ids")
+		fs.BoolVar(&o.long, "l", false, "full ids")
+	},
+	run: runLs,
+}
+
+func runLs(c *call) int {
+	infos, err := rig.ListSessions(c.ctx, c.st)
 	if err != nil {
-		return e.fail(err)
+		return c.fail(fmt.Errorf("list sessions of %s: %w", c.st.Dir(), err))
 	}
-	defer st.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	infos, err := rig.ListSessions(ctx, st)
-	if err != nil {
-		return e.fail(fmt.Errorf("list sessions of %s: %w", st.Dir(), err))
-	}
-	if e.json {
-		arr := make([][]byte, len(infos))
-		size := 3
+	if c.json {
+		out := []byte{'['}
 		for i, in := range infos {
-			arr[i] = sessionJSON(in).bytes()
-			size += len(arr[i]) + 2
-		}
-		out := make([]byte, 0, size)
-		out = append(out, '[')
-		for i, b := range arr {
 			if i > 0 {
 				out = append(out, ',', '\n')
 			}
-			out = append(out, b...)
+			out = append(out, marshal(newSessionJSON(in))...)
 		}
-		out = append(out, "]\n"...)
-		e.stdout.Write(out)
+		c.stdout.Write(append(out, "]\n"...))
 		return exitOK
 	}
 	if len(infos) == 0 {
-		fmt.Fprintf(e.stdout, "no sessions in %s\ncreate one with 'looprig new', or a crashed one to restore with 'looprig demo'\n", textsafe.Line(st.Dir()))
+		fmt.Fprintf(c.stdout, "no sessions in %s\ncreate one with 'looprig new', or a crashed one to restore with 'looprig demo'\n", textsafe.Line(c.st.Dir()))
 		return exitOK
 	}
 	now := time.Now()
-	w := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	w := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
 	idHead := "SHORT ID"
-	if *long {
+	if c.long {
 		idHead = "ID"
 	}
 	fmt.Fprintf(w, "STATE\t%s\tTITLE\tPROFILE\tEPOCH\tHOLDER\tTURN\tUPDATED\n", idHead)
 	var notes []string
 	for _, in := range infos {
 		id := in.ShortID()
-		if *long {
+		if c.long {
 			id = in.ID
 		}
 		holder := "-"
@@ -94,35 +75,12 @@ func cmdLs(e *env, args []string) int {
 	}
 	w.Flush()
 	if len(notes) > 0 {
-		fmt.Fprintln(e.stdout)
+		fmt.Fprintln(c.stdout)
 		for _, n := range notes {
-			fmt.Fprintln(e.stdout, n)
+			fmt.Fprintln(c.stdout, n)
 		}
 	}
 	return exitOK
-}
-
-// sessionJSON is one element of `ls --json`.
-func sessionJSON(in rig.SessionInfo) *obj {
-	o := newObj().set("id", in.ID).set("short_id", in.ShortID()).set("state", in.State).
-		set("title", in.Title).set("profile", in.Profile).set("epoch", in.Epoch)
-	if in.Holder != nil {
-		o.set("holder", map[string]any{"pid": in.Holder.PID, "host": in.Holder.Host, "acquired": jsonTime(in.Holder.Acquired)})
-	} else {
-		o.set("holder", nil)
-	}
-	if in.OpenTurn != "" {
-		o.set("open_turn", in.OpenTurn).set("turn_index", in.Turn)
-	} else {
-		o.set("open_turn", nil).set("turn_index", nil)
-	}
-	if in.OpenGate != "" {
-		o.set("open_gate", in.OpenGate)
-	} else {
-		o.set("open_gate", nil)
-	}
-	return o.set("updated", jsonTime(in.Updated)).set("reason", in.Reason).
-		set("engine", in.Engine).set("turns", in.Turns).set("last_seq", in.LastSeq).set("created", jsonTime(in.Created))
 }
 
 // stateLabel is the state as glyph and word, so it reads without colour.

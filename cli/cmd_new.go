@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -10,67 +11,60 @@ import (
 	"looprig/rig"
 )
 
-func cmdNew(e *env, args []string) int {
-	fs := e.newFlags("new")
-	fs.BoolVar(&e.json, "json", false, "JSON output")
-	var pf profileFlags
-	pf.add(fs)
-	title := fs.String("title", "", "session title")
-	seed := fs.String("seed", "", "directory copied into the new workspace")
-	pos, _, dash, code, done := e.parse(fs, args, helpNew)
-	if done {
-		return code
-	}
-	if code, bad := e.wantNoArgs(pos, dash); bad {
-		return code
-	}
-	cfg, err := e.loadConfig()
+var cmdNew = &command{
+	name: "new", brief: "create a session and print its id", help: helpNew,
+	json: true, args: noArgs, needs: needsConfig, interrupts: true,
+	flags: func(fs *flag.FlagSet, o *opts) {
+		o.profile.add(fs)
+		fs.StringVar(&o.title, "title", "", "session title")
+		fs.StringVar(&o.seed, "seed", "", "directory copied into the new workspace")
+	},
+	run: runNew,
+}
+
+func runNew(c *call) int {
+	p, err := c.cfg.Profile(c.profile.rig)
 	if err != nil {
-		return e.fail(err)
+		return c.fail(err)
 	}
-	p, err := cfg.Profile(pf.rig)
+	if p, err = c.profile.apply(c.cmd, p); err != nil {
+		return c.fail(err)
+	}
+	// The store is opened once the profile is known to be good: a mistake
+	// in it creates no store.
+	st, err := c.openStore()
 	if err != nil {
-		return e.fail(err)
-	}
-	if p, err = pf.apply(e.cmd, p); err != nil {
-		return e.fail(err)
-	}
-	st, err := e.openStore()
-	if err != nil {
-		return e.fail(err)
+		return c.fail(err)
 	}
 	defer st.Close()
 	r, err := defineRig(st, p, nil)
 	if err != nil {
-		return e.fail(err)
+		return c.fail(err)
 	}
-	sig := notifyInterrupts()
-	defer sig.stop()
-	opts := []rig.SessionOption{rig.WithTitle(*title)}
-	if *seed != "" {
-		abs, err := filepath.Abs(*seed)
+	opts := []rig.SessionOption{rig.WithTitle(c.title)}
+	if c.seed != "" {
+		abs, err := filepath.Abs(c.seed)
 		if err != nil {
-			return e.fail(usageErr(e.cmd, fmt.Sprintf("--seed %s: %v", *seed, err)))
+			return c.fail(usageErr(c.cmd, fmt.Sprintf("--seed %s: %v", c.seed, err)))
 		}
 		opts = append(opts, rig.WithSeedSnapshot(abs))
 	}
-	s, err := r.NewSession(sig.ctx, opts...)
+	s, err := r.NewSession(c.ctx, opts...)
 	if err != nil {
-		return e.fail(err)
+		return c.fail(err)
 	}
 	id, epoch, ws := s.SessionID().String(), s.Epoch(), s.Workspace()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := s.Shutdown(ctx); err != nil {
-		return e.fail(fmt.Errorf("session %s was created but did not shut down cleanly: %w", id, err))
+		return c.fail(fmt.Errorf("session %s was created but did not shut down cleanly: %w", id, err))
 	}
-	if e.json {
-		e.writeJSONLine(newObj().set("id", id).set("epoch", epoch).set("short_id", rig.ShortID(id)).
-			set("title", *title).set("profile", p.Name).set("workspace", ws))
+	if c.json {
+		c.writeJSON(newJSON{ID: id, Epoch: epoch, ShortID: rig.ShortID(id), Title: c.title, Profile: p.Name, Workspace: ws})
 		return exitOK
 	}
-	fmt.Fprintln(e.stdout, id)
-	fmt.Fprintf(e.stderr, "created session %s (profile %s, workspace %s)\nrun a turn in it: looprig %srun %s -- echo hello\n",
-		rig.ShortID(id), textsafe.Line(p.Name), textsafe.Line(ws), e.globalArgs(), rig.ShortID(id))
+	fmt.Fprintln(c.stdout, id)
+	fmt.Fprintf(c.stderr, "created session %s (profile %s, workspace %s)\nrun a turn in it: looprig %srun %s -- echo hello\n",
+		rig.ShortID(id), textsafe.Line(p.Name), textsafe.Line(ws), c.globalArgs(), rig.ShortID(id))
 	return exitOK
 }

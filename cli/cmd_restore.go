@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/google/uuid"
@@ -14,80 +16,65 @@ import (
 	"looprig/rig/hub"
 )
 
-func cmdRestore(e *env, args []string) int {
-	fs := e.newFlags("restore")
-	fs.BoolVar(&e.json, "json", false, "JSON output")
-	var o restoreOptions
-	o.add(fs)
-	hold := fs.Bool("hold", false, "keep the session live until SIGINT/SIGTERM")
-	pos, _, dash, code, done := e.parse(fs, args, helpRestore)
-	if done {
-		return code
-	}
-	input, code, bad := e.wantID(pos, dash)
-	if bad {
-		return code
-	}
-	cfg, err := e.loadConfig()
+var cmdRestore = &command{
+	name: "restore", brief: "restore a session (and keep it live with --hold)", help: helpRestore,
+	json: true, args: oneID, needs: needsStore, interrupts: true,
+	flags: func(fs *flag.FlagSet, o *opts) {
+		restoreFlags(fs, o)
+		fs.BoolVar(&o.hold, "hold", false, "keep the session live until SIGINT/SIGTERM")
+	},
+	run: runRestore,
+}
+
+func runRestore(c *call) int {
+	s, err := c.restoreSession(c.args[0])
 	if err != nil {
-		return e.fail(err)
-	}
-	st, err := e.openStore()
-	if err != nil {
-		return e.fail(err)
-	}
-	defer st.Close()
-	sig := notifyInterrupts()
-	defer sig.stop()
-	s, err := e.restoreSession(sig.ctx, st, cfg, input, o)
-	if err != nil {
-		return e.fail(err)
+		return c.fail(err)
 	}
 	id := s.SessionID().String()
 	info := s.Restored()
-	if e.json {
-		o := newObj().set("id", id).set("epoch", info.Epoch).set("interrupted", nonNil(info.Interrupted)).
-			set("gates_closed", nonNil(info.GatesClosed)).set("short_id", rig.ShortID(id)).
-			set("records", info.Records).set("adopted", changesJSON(info.Adopted)).set("adopted_by", info.AdoptedBy).set("held", *hold)
-		if *hold {
-			o.set("pid", pidSelf())
+	if c.json {
+		out := restoreJSON{ID: id, Epoch: info.Epoch, Interrupted: nonNil(info.Interrupted), GatesClosed: nonNil(info.GatesClosed),
+			ShortID: rig.ShortID(id), Records: info.Records, Adopted: changes(info.Adopted), AdoptedBy: info.AdoptedBy, Held: c.hold}
+		if c.hold {
+			out.PID = os.Getpid()
 		}
-		e.writeJSONLine(o)
+		c.writeJSON(out)
 	} else {
 		title := ""
 		if t := s.Status().Title; t != "" {
-			title = " " + quote(t, 60)
+			title = " " + shortQuote(t, 60)
 		}
-		fmt.Fprintf(e.stdout, "restored session %s%s at epoch %d (%s replayed)\n",
+		fmt.Fprintf(c.stdout, "restored session %s%s at epoch %d (%s replayed)\n",
 			rig.ShortID(id), title, info.Epoch, plural(int(info.Records), "record"))
 		if n := len(info.Interrupted); n > 0 {
-			fmt.Fprintf(e.stdout, "  interrupted %s left running by a crash: %s\n", plural(n, "turn"), shortIDs(info.Interrupted))
-			e.printOutputTails(sig.ctx, st, s.SessionID(), info.Interrupted)
+			fmt.Fprintf(c.stdout, "  interrupted %s left running by a crash: %s\n", plural(n, "turn"), shortIDs(info.Interrupted))
+			c.printOutputTails(s.SessionID(), info.Interrupted)
 		}
 		if n := len(info.GatesClosed); n > 0 {
-			fmt.Fprintf(e.stdout, "  closed %s nobody can answer any more: %s\n", plural(n, "open gate"), shortIDs(info.GatesClosed))
+			fmt.Fprintf(c.stdout, "  closed %s nobody can answer any more: %s\n", plural(n, "open gate"), shortIDs(info.GatesClosed))
 		}
 		if len(info.Adopted) > 0 {
-			fmt.Fprintf(e.stdout, "  %s:\n%s\n", adoptedHeading(info.AdoptedBy), driftTable(info.Adopted))
+			fmt.Fprintf(c.stdout, "  %s:\n%s\n", adoptedHeading(info.AdoptedBy), driftTable(info.Adopted))
 		}
 	}
-	if *hold {
-		if code := e.hold(s, sig); code != exitOK {
-			shutdown(s, sig)
+	if c.hold {
+		if code := c.holdSession(s); code != exitOK {
+			shutdown(s, c.sig)
 			return code
 		}
 	}
-	if err := shutdown(s, sig); err != nil {
+	if err := shutdown(s, c.sig); err != nil {
 		if errors.Is(err, errForced) {
 			return exitInterrupted
 		}
 		if f := s.Err(); f != nil {
-			return e.fail(leaseLost(id, f))
+			return c.fail(leaseLost(id, f))
 		}
-		return e.fail(fmt.Errorf("session %s was restored but did not shut down cleanly: %w", rig.ShortID(id), err))
+		return c.fail(fmt.Errorf("session %s was restored but did not shut down cleanly: %w", rig.ShortID(id), err))
 	}
-	if !e.json {
-		fmt.Fprintf(e.stdout, "shut down cleanly; run a turn with: looprig %srun %s -- INPUT\n", e.globalArgs(), rig.ShortID(id))
+	if !c.json {
+		fmt.Fprintf(c.stdout, "shut down cleanly; run a turn with: looprig %srun %s -- INPUT\n", c.globalArgs(), rig.ShortID(id))
 	}
 	return exitOK
 }
@@ -103,6 +90,7 @@ func adoptedHeading(source string) string {
 	return "adopted configuration drift (accepted by " + textsafe.Line(source) + "); it is the baseline from now on"
 }
 
+// nonNil makes a nil slice empty, so that JSON prints [] rather than null.
 func nonNil(s []string) []string {
 	if s == nil {
 		return []string{}
@@ -110,16 +98,16 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// hold keeps s live, printing its events, until SIGINT/SIGTERM (exit 0)
-// or until the session loses its lease (exit 4).
-func (e *env) hold(s *rig.Session, sig *interrupts) int {
+// holdSession keeps s live, printing its events, until SIGINT/SIGTERM
+// (exit 0) or until the session loses its lease (exit 4).
+func (c *call) holdSession(s *rig.Session) int {
 	id := s.SessionID().String()
-	if !e.json {
-		fmt.Fprintf(e.stdout, "holding session %s (pid %d, epoch %d); press Ctrl-C to release it\n", rig.ShortID(id), pidSelf(), s.Epoch())
+	if !c.json {
+		fmt.Fprintf(c.stdout, "holding session %s (pid %d, epoch %d); press Ctrl-C to release it\n", rig.ShortID(id), os.Getpid(), s.Epoch())
 	}
 	sub := s.Subscribe(hub.Filter{AllLoops: true})
 	defer func() { sub.Close() }()
-	ctx, cancel := context.WithCancel(sig.ctx)
+	ctx, cancel := context.WithCancel(c.sig.ctx)
 	defer cancel()
 	stop := make(chan struct{})
 	defer close(stop)
@@ -133,10 +121,10 @@ func (e *env) hold(s *rig.Session, sig *interrupts) int {
 	for {
 		batch, ok, err := sub.Next(ctx, 0)
 		for _, env := range batch {
-			e.printEvent(env)
+			c.printEvent(env)
 		}
 		if f := s.Err(); f != nil {
-			return e.fail(leaseLost(id, f))
+			return c.fail(leaseLost(id, f))
 		}
 		if err != nil {
 			return exitOK // interrupted: the caller shuts down
@@ -148,7 +136,7 @@ func (e *env) hold(s *rig.Session, sig *interrupts) int {
 			}
 			<-ctx.Done()
 			if f := s.Err(); f != nil {
-				return e.fail(leaseLost(id, f))
+				return c.fail(leaseLost(id, f))
 			}
 			return exitOK
 		}
@@ -159,7 +147,7 @@ func (e *env) hold(s *rig.Session, sig *interrupts) int {
 func (e *env) printEvent(env event.Envelope) {
 	if e.json {
 		if o, err := envelopeJSON(env); err == nil {
-			e.writeJSONLine(o)
+			e.writeJSON(o)
 		}
 		return
 	}
@@ -179,12 +167,12 @@ const tailLines = 10
 
 // printOutputTails shows the last lines each interrupted turn printed
 // before the crash, read back from the journal.
-func (e *env) printOutputTails(ctx context.Context, st *openedStore, id uuid.UUID, turns []string) {
+func (c *call) printOutputTails(id uuid.UUID, turns []string) {
 	want := map[string]*strings.Builder{}
 	for _, t := range turns {
 		want[t] = &strings.Builder{}
 	}
-	rp, err := rig.ReadEvents(ctx, st, id, 0)
+	rp, err := rig.ReadEvents(c.ctx, c.st, id, 0)
 	if err != nil {
 		return
 	}
@@ -204,16 +192,16 @@ func (e *env) printOutputTails(ctx context.Context, st *openedStore, id uuid.UUI
 	for _, t := range turns {
 		text := strings.TrimRight(want[t].String(), "\n")
 		if text == "" {
-			fmt.Fprintf(e.stdout, "  turn %s printed nothing before the crash\n", rig.ShortID(t))
+			fmt.Fprintf(c.stdout, "  turn %s printed nothing before the crash\n", rig.ShortID(t))
 			continue
 		}
 		lines := strings.Split(text, "\n")
 		if len(lines) > tailLines {
 			lines = lines[len(lines)-tailLines:]
 		}
-		fmt.Fprintf(e.stdout, "  output of turn %s recorded before the crash (last %s):\n", rig.ShortID(t), plural(len(lines), "line"))
+		fmt.Fprintf(c.stdout, "  output of turn %s recorded before the crash (last %s):\n", rig.ShortID(t), plural(len(lines), "line"))
 		for _, l := range lines {
-			fmt.Fprintf(e.stdout, "    | %s\n", textsafe.Line(l))
+			fmt.Fprintf(c.stdout, "    | %s\n", textsafe.Line(l))
 		}
 	}
 }

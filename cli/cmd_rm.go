@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -12,33 +13,32 @@ import (
 	"looprig/rig/storage"
 )
 
-// cmdRm deletes sessions: looprig rm ID... --yes.
-func cmdRm(e *env, args []string) int {
-	fs := e.newFlags("rm")
-	fs.BoolVar(&e.json, "json", false, "JSON output")
-	yes := fs.Bool("yes", false, "really delete")
-	pos, _, dash, code, done := e.parse(fs, args, helpRm)
-	if done {
-		return code
-	}
+var cmdRm = &command{
+	name: "rm", brief: "delete sessions: journal, catalog entry, own workspace", help: helpRm,
+	json: true, args: someIDs, needs: needsStore, run: runRm,
+	flags: func(fs *flag.FlagSet, o *opts) {
+		fs.BoolVar(&o.yes, "yes", false, "really delete")
+	},
+}
+
+// someIDs is rm's argument rule: one session id or more.
+func someIDs(c *call) error {
 	switch {
-	case len(pos) == 0:
-		return e.fail(usageErr(e.cmd, "missing session id"))
-	case dash:
-		return e.fail(usageErr(e.cmd, "unexpected \"--\""))
+	case len(c.args) == 0:
+		return usageErr(c.cmd, "missing session id")
+	case c.dash:
+		return usageErr(c.cmd, `unexpected "--"`)
 	}
-	if _, err := e.loadConfig(); err != nil { // a bad configuration is an error everywhere
-		return e.fail(err)
-	}
-	st, err := e.openStore()
-	if err != nil {
-		return e.fail(err)
-	}
-	defer st.Close()
+	return nil
+}
+
+// runRm deletes sessions: looprig rm ID... --yes. Each gets its own
+// deadline.
+func runRm(c *call) int {
 	exit := exitOK
-	for _, input := range pos {
-		if c := e.rmOne(st, input, *yes); c != exitOK && exit == exitOK {
-			exit = c
+	for _, input := range c.args {
+		if code := c.rmOne(input); code != exitOK && exit == exitOK {
+			exit = code
 		}
 	}
 	return exit
@@ -47,62 +47,57 @@ func cmdRm(e *env, args []string) int {
 // rmOne deletes the session input names, or without yes says what it
 // would delete and refuses. A session whose journal or catalog entry is
 // damaged can be deleted too: that is often why it is being deleted.
-func (e *env) rmOne(st *openedStore, input string, yes bool) int {
+func (c *call) rmOne(input string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	id, err := resolveID(ctx, st, input)
+	id, err := rig.FindSession(ctx, c.st, input)
 	if err != nil {
-		return e.fail(err)
+		return c.fail(err)
 	}
 	short := rig.ShortID(id.String())
 	what := fmt.Sprintf("session %s", short)
-	c, cerr := rig.ReadCatalog(ctx, st, id.String())
-	if cerr == nil && c.Title != "" {
-		what += fmt.Sprintf(" %q", textsafe.Line(c.Title))
+	entry, cerr := rig.ReadCatalog(ctx, c.st, id.String())
+	if cerr == nil && entry.Title != "" {
+		what += fmt.Sprintf(" %q", textsafe.Line(entry.Title))
 	}
 	journal := "its journal"
-	tip, terr := rig.JournalTip(ctx, st, id)
+	tip, terr := rig.JournalTip(ctx, c.st, id)
 	var corrupt *storage.CorruptError
 	switch {
 	case errors.As(terr, &corrupt):
 		journal = "its damaged journal"
 	case terr != nil:
-		return e.fail(terr)
+		return c.fail(terr)
 	case tip > 0:
 		journal = fmt.Sprintf("its journal (%d records)", tip)
 	case rig.IsNotFound(cerr):
-		return e.fail(&NotFoundError{Input: input, Store: st.Dir()})
+		return c.fail(&NotFoundError{Input: input, Store: c.st.Dir()})
 	}
-	if !yes {
-		ws := filepath.Join(st.WorkspacesDir(), id.String())
+	if !c.yes {
+		ws := filepath.Join(c.st.WorkspacesDir(), id.String())
 		msg := fmt.Sprintf("refusing to delete %s without --yes: %s, its catalog entry and its workspace directory %s (if it has one) would be removed for good",
 			what, journal, ws)
-		return e.fail(&UsageError{Cmd: "rm", Msg: msg, Hint: fmt.Sprintf("looprig %srm %s --yes", e.globalArgs(), short)})
+		return c.fail(&UsageError{Cmd: "rm", Msg: msg, Hint: fmt.Sprintf("looprig %srm %s --yes", c.globalArgs(), short)})
 	}
-	d, err := rig.DeleteSession(ctx, st, st.WorkspacesDir(), id)
+	d, err := rig.DeleteSession(ctx, c.st, c.st.WorkspacesDir(), id)
 	if rig.IsNotFound(err) {
-		return e.fail(&NotFoundError{Input: input, Store: st.Dir()})
+		return c.fail(&NotFoundError{Input: input, Store: c.st.Dir()})
 	}
 	if err != nil {
-		return e.fail(err)
+		return c.fail(err)
 	}
-	if e.json {
-		o := newObj().set("id", d.ID).set("deleted", true).set("epoch", d.Epoch).
-			set("journal", d.Journal).set("catalog", d.Catalog).set("workspace", nilIfEmpty(d.Workspace))
-		e.writeJSONLine(o)
+	if c.json {
+		out := rmJSON{ID: d.ID, Deleted: true, Epoch: d.Epoch, Journal: d.Journal, Catalog: d.Catalog}
+		if d.Workspace != "" {
+			out.Workspace = &d.Workspace
+		}
+		c.writeJSON(out)
 		return exitOK
 	}
-	fmt.Fprintf(e.stdout, "deleted %s", what)
+	fmt.Fprintf(c.stdout, "deleted %s", what)
 	if d.Workspace != "" {
-		fmt.Fprintf(e.stdout, " and its workspace %s", textsafe.Line(d.Workspace))
+		fmt.Fprintf(c.stdout, " and its workspace %s", textsafe.Line(d.Workspace))
 	}
-	fmt.Fprintln(e.stdout)
+	fmt.Fprintln(c.stdout)
 	return exitOK
-}
-
-func nilIfEmpty(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
 }

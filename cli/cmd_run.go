@@ -18,62 +18,51 @@ import (
 	"looprig/rig/hub"
 )
 
-func cmdRun(e *env, args []string) int {
-	fs := e.newFlags("run")
-	fs.BoolVar(&e.json, "json", false, "JSON output")
-	var o restoreOptions
-	o.add(fs)
-	pos, input, dash, code, done := e.parse(fs, args, helpRun)
-	if done {
-		return code
-	}
-	switch {
-	case len(pos) == 0:
-		return e.fail(usageErr(e.cmd, "missing session id: looprig run ID -- INPUT..."))
-	case len(pos) > 1 && !dash:
-		return e.fail(usageErr(e.cmd, fmt.Sprintf("put the input after \"--\": looprig run %s -- %s", pos[0], strings.Join(pos[1:], " "))))
-	case len(pos) > 1:
-		return e.fail(usageErr(e.cmd, fmt.Sprintf("unexpected argument %q before \"--\"", pos[1])))
-	case !dash || len(input) == 0 || strings.TrimSpace(strings.Join(input, " ")) == "":
-		return e.fail(usageErr(e.cmd, "missing input: looprig run ID -- INPUT... (for example: looprig run "+pos[0]+" -- echo hello)"))
-	}
-	text := strings.Join(input, " ")
-	ack, err := openAckFD() // LOOPRIG_ACK_FD: see ackfd.go
-	if err != nil {
-		return e.failRun(err)
-	}
+var cmdRun = &command{
+	name: "run", brief: "restore a session, run one turn, stream it, shut down", help: helpRun,
+	json: true, flags: restoreFlags, args: runArgs, needs: needsStore, interrupts: true, exitRunFailed: true,
+	run: runRun,
+}
 
-	cfg, err := e.loadConfig()
-	if err != nil {
-		return e.failRun(err)
+// runArgs checks run's arguments, ID -- INPUT..., and opens the
+// LOOPRIG_ACK_FD channel, whose mistakes are usage errors too.
+func runArgs(c *call) error {
+	switch {
+	case len(c.args) == 0:
+		return usageErr(c.cmd, "missing session id: looprig run ID -- INPUT...")
+	case len(c.args) > 1 && !c.dash:
+		return usageErr(c.cmd, fmt.Sprintf("put the input after \"--\": looprig run %s -- %s", c.args[0], strings.Join(c.args[1:], " ")))
+	case len(c.args) > 1:
+		return usageErr(c.cmd, fmt.Sprintf("unexpected argument %q before \"--\"", c.args[1]))
+	case !c.dash || len(c.input) == 0 || strings.TrimSpace(strings.Join(c.input, " ")) == "":
+		return usageErr(c.cmd, "missing input: looprig run ID -- INPUT... (for example: looprig run "+c.args[0]+" -- echo hello)")
 	}
-	st, err := e.openStore()
+	var err error
+	c.ack, err = openAckFD() // LOOPRIG_ACK_FD: see ackfd.go
+	return err
+}
+
+func runRun(c *call) int {
+	s, err := c.restoreSession(c.args[0])
 	if err != nil {
-		return e.failRun(err)
+		return c.failRun(err)
 	}
-	defer st.Close()
-	sig := notifyInterrupts()
-	defer sig.stop()
-	s, err := e.restoreSession(sig.ctx, st, cfg, pos[0], o)
-	if err != nil {
-		return e.failRun(err)
-	}
-	if info := s.Restored(); info != nil && len(info.Interrupted) > 0 && !e.json {
-		fmt.Fprintf(e.stderr, "looprig: restored session %s at epoch %d; closed %s left open by a crash\n",
+	if info := s.Restored(); info != nil && len(info.Interrupted) > 0 && !c.json {
+		fmt.Fprintf(c.stderr, "looprig: restored session %s at epoch %d; closed %s left open by a crash\n",
 			rig.ShortID(s.SessionID().String()), info.Epoch, plural(len(info.Interrupted), "interrupted turn"))
 	}
-	tr := &turnRunner{e: e, st: st, s: s, sig: sig, ack: ack}
-	code = tr.run(text)
-	if err := shutdown(s, sig); err != nil {
+	tr := &turnRunner{c: c, s: s}
+	code := tr.run(strings.Join(c.input, " "))
+	if err := shutdown(s, c.sig); err != nil {
 		if errors.Is(err, errForced) {
-			fmt.Fprintln(e.stderr, "looprig: second interrupt: exiting without waiting for the shutdown")
+			fmt.Fprintln(c.stderr, "looprig: second interrupt: exiting without waiting for the shutdown")
 			if code == exitOK {
 				code = exitInterrupted
 			}
 			return code
 		}
 		if f := s.Err(); f == nil {
-			fmt.Fprintf(e.stderr, "looprig: warning: session %s did not shut down cleanly: %s\n",
+			fmt.Fprintf(c.stderr, "looprig: warning: session %s did not shut down cleanly: %s\n",
 				rig.ShortID(s.SessionID().String()), textsafe.Sanitize(err.Error()))
 		}
 	}
@@ -100,11 +89,8 @@ func shutdown(s *rig.Session, sig *interrupts) error {
 
 // turnRunner submits one turn and follows it to its end.
 type turnRunner struct {
-	e   *env
-	st  *openedStore
-	s   *rig.Session
-	sig *interrupts
-	ack *ackWriter // LOOPRIG_ACK_FD, nil when unset
+	c *call // its store, interrupts (sig) and LOOPRIG_ACK_FD channel (ack)
+	s *rig.Session
 
 	turnID  string
 	index   int
@@ -132,7 +118,7 @@ type turnRunner struct {
 }
 
 func (t *turnRunner) run(input string) int {
-	e, s := t.e, t.s
+	e, s := t.c, t.s
 	sub := s.Subscribe(hub.Filter{AllLoops: true})
 	defer sub.Close()
 	gctx, gcancel := context.WithCancel(context.Background()) // ends the gate prompts
@@ -142,18 +128,18 @@ func (t *turnRunner) run(input string) int {
 	}()
 
 	t.started = time.Now()
-	ti, err := s.Submit(t.sig.ctx, input)
+	ti, err := s.Submit(e.sig.ctx, input)
 	if err != nil {
 		if f := s.Err(); f != nil {
 			err = leaseLost(s.SessionID().String(), f)
 		}
-		return t.e.failRun(err)
+		return e.failRun(err)
 	}
 	t.turnID, t.index = ti.ID, ti.Index
 
 	// stopCtx ends on the first interrupt, or when our stdout is gone (a
 	// reader like "| head" exited): both interrupt the turn.
-	stopCtx, stopTurn := context.WithCancel(t.sig.ctx)
+	stopCtx, stopTurn := context.WithCancel(e.sig.ctx)
 	defer stopTurn()
 	t.stopTurn = stopTurn
 	pipe := make(chan os.Signal, 1)
@@ -198,7 +184,7 @@ func (t *turnRunner) run(input string) int {
 				return e.failRun(fmt.Errorf("follow turn %d: %w", t.index, err))
 			}
 			select {
-			case <-t.sig.force:
+			case <-e.sig.force:
 				return exitInterrupted
 			default:
 			}
@@ -221,7 +207,7 @@ func (t *turnRunner) run(input string) int {
 			defer cancelNext()
 			go func(cancel context.CancelFunc) {
 				select {
-				case <-t.sig.force:
+				case <-e.sig.force:
 				case <-s.Done():
 				case <-stopWatch:
 					return
@@ -247,7 +233,7 @@ func (t *turnRunner) run(input string) int {
 // poll reads the events journaled after lastSeq (after the subscription
 // fell behind), waiting a little when there are none.
 func (t *turnRunner) poll(ctx context.Context) ([]event.Envelope, bool, error) {
-	rp, err := rig.ReadEvents(ctx, t.st, t.s.SessionID(), t.lastSeq)
+	rp, err := rig.ReadEvents(ctx, t.c.st, t.s.SessionID(), t.lastSeq)
 	if err != nil {
 		return nil, true, err
 	}
@@ -289,17 +275,17 @@ func turnOf(ev event.Event) string {
 }
 
 func (t *turnRunner) handle(gctx context.Context, sub *hub.Subscription, env event.Envelope) {
-	e := t.e
+	e := t.c
 	if env.Seq > 0 {
 		if env.Seq <= t.lastSeq {
 			return // already seen (journal recovery overlaps the live stream)
 		}
 		t.lastSeq = env.Seq
-		t.ack.record(env)
+		e.ack.record(env)
 	}
 	if e.json && !t.outputGone {
 		if o, err := envelopeJSON(env); err == nil {
-			if e.writeJSONLine(o) != nil {
+			if e.writeJSON(o) != nil {
 				t.outputGone = true // nobody reads us any more: stop the turn
 				t.stopTurn()
 			}
@@ -361,8 +347,8 @@ func (t *turnRunner) handle(gctx context.Context, sub *hub.Subscription, env eve
 // gate answers a gate the turn opened: on a terminal it asks y/N on stdin;
 // otherwise it denies, saying so.
 func (t *turnRunner) gate(gctx context.Context, g event.GateOpened) {
-	e, s := t.e, t.s
-	f, ok := e.stdinFile()
+	e, s := t.c, t.s
+	f, ok := e.stdin.(*os.File)
 	if !ok || !isTerminal(f) {
 		if !e.json {
 			t.newline()
@@ -419,14 +405,14 @@ func (t *turnRunner) write(w io.Writer, text string) {
 // newline ends a partial output line before looprig's own messages.
 func (t *turnRunner) newline() {
 	if t.midLine {
-		fmt.Fprintln(t.e.stderr)
+		fmt.Fprintln(t.c.stderr)
 		t.midLine = false
 	}
 }
 
 // finish prints the closing line and returns the turn's exit code.
 func (t *turnRunner) finish() int {
-	e := t.e
+	e := t.c
 	elapsed := time.Since(t.started)
 	var code int
 	var line string

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -357,9 +356,9 @@ func fieldsOf(x explain.Explanation) []kv {
 		v := f.Value
 		switch t := v.(type) {
 		case storage.Holder:
-			v = map[string]any{"pid": t.PID, "host": t.Host}
+			v = holderJSON{Host: t.Host, PID: t.PID}
 		case []event.Change:
-			v = changesJSON(t)
+			v = changes(t)
 		}
 		out[i] = kv{f.Name, v}
 	}
@@ -381,14 +380,6 @@ func prefixCmd(cmd, msg string) string {
 		return "lease break: " + msg
 	}
 	return cmd + ": " + msg
-}
-
-func changesJSON(cs []event.Change) []json.RawMessage {
-	out := make([]json.RawMessage, len(cs))
-	for i, c := range cs {
-		out[i] = newObj().set("field", c.Field).set("persisted", c.Persisted).set("live", c.Live).set("level", c.Level).bytes()
-	}
-	return out
 }
 
 // driftTable renders configuration changes for people.
@@ -437,7 +428,7 @@ func (e *env) report(d described) {
 		if d.hint != "" {
 			o.set("hint", d.hint)
 		}
-		e.writeJSONLine(newObj().raw("error", o.bytes()))
+		e.writeJSON(newObj().raw("error", o.bytes()))
 		return
 	}
 	var b strings.Builder

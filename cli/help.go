@@ -22,7 +22,7 @@ func helpMain() string {
 	b.WriteString(`looprig - durable, restorable terminal sessions
 
 Usage:
-  looprig [GLOBAL FLAGS]                 the terminal UI (needs a terminal; see README "The TUI")
+  looprig [GLOBAL FLAGS]                 the terminal UI (needs a terminal; see README "The terminal UI")
   looprig [GLOBAL FLAGS] COMMAND [ARGS]
 
 Commands:
@@ -66,7 +66,7 @@ it), broken (its catalog or journal cannot be trusted; the reason is shown).
 Flags:
   --json       print a JSON array, one object per session:
                {"id","short_id","state","title","profile","epoch",
-                "holder":{"pid","host","acquired"}|null,"open_turn","turn_index",
+                "holder":{"acquired","host","pid"}|null,"open_turn","turn_index",
                 "open_gate","updated","reason","engine","turns","last_seq","created"}
   -l, --long   show full ids instead of the first 8 characters
 

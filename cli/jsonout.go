@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
+	"looprig/rig"
 	"looprig/rig/event"
 	"looprig/rig/journal"
 )
 
-// obj builds a JSON object with its keys in insertion order; a key set
-// twice keeps its first value.
+// obj builds a JSON object whose fields are known only at run time (an
+// event's payload, an error's typed fields), with its keys in insertion
+// order; a key set twice keeps its first value. The shapes with fixed
+// fields are the struct types below.
 type obj struct {
 	b    bytes.Buffer
 	seen []string // keys set or skipped: a handful, so a slice beats a map
@@ -24,19 +28,9 @@ func newObj() *obj {
 	return o
 }
 
-func (o *obj) has(k string) bool {
-	for _, s := range o.seen {
-		if s == k {
-			return true
-		}
-	}
-	return false
-}
-
+// marshal encodes v as encoding/json does, but leaves <, > and & as they
+// are.
 func marshal(v any) []byte {
-	if b, ok := marshalSimple(v); ok {
-		return b
-	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -52,7 +46,7 @@ func (o *obj) set(k string, v any) *obj { return o.raw(k, marshal(v)) }
 
 // raw adds k with a JSON value.
 func (o *obj) raw(k string, v []byte) *obj {
-	if o.has(k) {
+	if slices.Contains(o.seen, k) {
 		return o
 	}
 	o.seen = append(o.seen, k)
@@ -102,18 +96,166 @@ func (o *obj) bytes() []byte {
 	return out
 }
 
-func (e *env) writeJSONLine(o *obj) error {
-	b := o.bytes()
-	b = append(b, '\n')
-	_, err := e.stdout.Write(b)
+// writeJSON prints v, one of the shapes below or an *obj, as one line.
+func (e *env) writeJSON(v any) error {
+	var b []byte
+	if o, ok := v.(*obj); ok {
+		b = o.bytes()
+	} else {
+		b = marshal(v)
+	}
+	_, err := e.stdout.Write(append(b, '\n'))
 	return err
 }
 
-func jsonTime(t time.Time) any {
-	if t.IsZero() {
-		return nil
+// jsonTime is a time as --json prints it: RFC 3339 in UTC, with the
+// fraction of a second it has, or null for the zero time.
+type jsonTime time.Time
+
+func (t jsonTime) MarshalJSON() ([]byte, error) {
+	if time.Time(t).IsZero() {
+		return []byte("null"), nil
 	}
-	return t.UTC().Format(time.RFC3339Nano)
+	b := time.Time(t).UTC().AppendFormat([]byte{'"'}, time.RFC3339Nano)
+	return append(b, '"'), nil
+}
+
+// The shapes of --json output that have fixed fields, which README
+// ("JSON") documents. They are a public contract: fields may be added,
+// never renamed, and they print in the order declared. Event and journal
+// lines, whose fields are their payload's, and errors, whose typed fields
+// are their explanation's, are built with obj.
+
+// newJSON is what new prints.
+type newJSON struct {
+	ID        string `json:"id"`
+	Epoch     uint64 `json:"epoch"`
+	ShortID   string `json:"short_id"`
+	Title     string `json:"title"`
+	Profile   string `json:"profile"`
+	Workspace string `json:"workspace"`
+}
+
+// sessionJSON is one session in the array ls prints.
+type sessionJSON struct {
+	ID        string           `json:"id"`
+	ShortID   string           `json:"short_id"`
+	State     rig.SessionState `json:"state"`
+	Title     string           `json:"title"`
+	Profile   string           `json:"profile"`
+	Epoch     uint64           `json:"epoch"`
+	Holder    *lsHolderJSON    `json:"holder"`     // null when nobody holds it
+	OpenTurn  *string          `json:"open_turn"`  // null when no turn is open
+	TurnIndex *int             `json:"turn_index"` // the open turn's, else null
+	OpenGate  *string          `json:"open_gate"`  // null when no gate is open
+	Updated   jsonTime         `json:"updated"`
+	Reason    string           `json:"reason"` // why it is broken
+	Engine    string           `json:"engine"`
+	Turns     int              `json:"turns"`
+	LastSeq   uint64           `json:"last_seq"`
+	Created   jsonTime         `json:"created"`
+}
+
+func newSessionJSON(in rig.SessionInfo) sessionJSON {
+	s := sessionJSON{ID: in.ID, ShortID: in.ShortID(), State: in.State, Title: in.Title, Profile: in.Profile,
+		Epoch: in.Epoch, Updated: jsonTime(in.Updated), Reason: in.Reason, Engine: in.Engine, Turns: in.Turns,
+		LastSeq: in.LastSeq, Created: jsonTime(in.Created)}
+	if h := in.Holder; h != nil {
+		s.Holder = &lsHolderJSON{Acquired: jsonTime(h.Acquired), Host: h.Host, PID: h.PID}
+	}
+	if in.OpenTurn != "" {
+		s.OpenTurn, s.TurnIndex = &in.OpenTurn, &in.Turn
+	}
+	if in.OpenGate != "" {
+		s.OpenGate = &in.OpenGate
+	}
+	return s
+}
+
+// lsHolderJSON is the holder of a session's lease in ls. Its keys, like
+// holderJSON's, are in alphabetical order: the order they first printed in.
+type lsHolderJSON struct {
+	Acquired jsonTime `json:"acquired"`
+	Host     string   `json:"host"`
+	PID      int      `json:"pid"`
+}
+
+// holderJSON is the holder of a lease in errors and in lease break.
+type holderJSON struct {
+	Host string `json:"host"`
+	PID  int    `json:"pid"`
+}
+
+// restoreJSON is what restore prints (first, with --hold).
+type restoreJSON struct {
+	ID          string       `json:"id"`
+	Epoch       uint64       `json:"epoch"`
+	Interrupted []string     `json:"interrupted"`  // turn ids, never null
+	GatesClosed []string     `json:"gates_closed"` // gate ids, never null
+	ShortID     string       `json:"short_id"`
+	Records     uint64       `json:"records"`
+	Adopted     []changeJSON `json:"adopted"`    // the drift adopted, never null
+	AdoptedBy   string       `json:"adopted_by"` // who accepted it, "" for none
+	Held        bool         `json:"held"`
+	PID         int          `json:"pid,omitempty"` // with --hold
+}
+
+// changeJSON is one change of configuration drift (restore's adopted, a
+// RestoreRejectedError's changes).
+type changeJSON struct {
+	Field     string `json:"field"`
+	Persisted string `json:"persisted"`
+	Live      string `json:"live"`
+	Level     string `json:"level"`
+}
+
+// changes converts drift to its JSON, [] rather than null when there is
+// none.
+func changes(cs []event.Change) []changeJSON {
+	out := make([]changeJSON, len(cs))
+	for i, c := range cs {
+		out[i] = changeJSON{Field: c.Field, Persisted: c.Persisted, Live: c.Live, Level: c.Level}
+	}
+	return out
+}
+
+// breakJSON is what lease break prints. A lease nobody held is not
+// broken: epoch is its latest grant's, previous_holder null, and
+// previous_epoch and fenced are left out.
+type breakJSON struct {
+	ID             string      `json:"id"`
+	Broken         bool        `json:"broken"`
+	Epoch          uint64      `json:"epoch"`
+	PreviousEpoch  *uint64     `json:"previous_epoch,omitempty"`
+	PreviousHolder *holderJSON `json:"previous_holder"`
+	Fenced         *bool       `json:"fenced,omitempty"`
+}
+
+// rmJSON is what rm prints for each session it deleted.
+type rmJSON struct {
+	ID        string  `json:"id"`
+	Deleted   bool    `json:"deleted"`
+	Epoch     uint64  `json:"epoch"`
+	Journal   bool    `json:"journal"`   // whether there was one to remove
+	Catalog   bool    `json:"catalog"`   // whether there was one to remove
+	Workspace *string `json:"workspace"` // the directory removed, null for none
+}
+
+// demoJSON is what demo prints.
+type demoJSON struct {
+	ID        string `json:"id"`
+	ShortID   string `json:"short_id"`
+	Title     string `json:"title"`
+	HelperPID int    `json:"helper_pid"`
+}
+
+// versionJSON is what version prints.
+type versionJSON struct {
+	Version  string `json:"version"`
+	Go       string `json:"go"`
+	OS       string `json:"os"`
+	Arch     string `json:"arch"`
+	Revision string `json:"revision"` // "" when the build does not say
 }
 
 // eventData returns the payload of ev: the "data" of its wire form, whose

@@ -76,8 +76,12 @@ func (s *openedStore) LocalDir() string { return s.local }
 // WorkspacesDir holds the per-session workspaces.
 func (s *openedStore) WorkspacesDir() string { return filepath.Join(s.local, "workspaces") }
 
-// Close closes the store.
-func (s *openedStore) Close() error { return s.close() }
+// Close closes the store; closing it again does nothing.
+func (s *openedStore) Close() error {
+	closeStore := s.close
+	s.close = func() error { return nil }
+	return closeStore()
+}
 
 // isStoreURL reports whether --store names a NATS server rather than a
 // directory.
@@ -268,36 +272,25 @@ func defineRig(st *openedStore, p rig.Profile, d rig.Decider) (*rig.Rig, error) 
 	return rig.Define(opts...)
 }
 
-// resolveID resolves a full id or a unique prefix.
-func resolveID(ctx context.Context, st *openedStore, input string) (uuid.UUID, error) {
-	return rig.FindSession(ctx, st, input)
-}
-
-// findExisting resolves input to a session that exists in st (it has a
-// journal or a catalog entry), and returns its journal's tip.
-func (e *env) findExisting(ctx context.Context, st *openedStore, input string) (uuid.UUID, uint64, error) {
-	id, err := resolveID(ctx, st, input)
+// findExisting resolves input to a session that exists in the store (it
+// has a journal or a catalog entry), and returns its journal's tip.
+func (c *call) findExisting(input string) (uuid.UUID, uint64, error) {
+	id, err := rig.FindSession(c.ctx, c.st, input)
 	if err != nil {
 		return id, 0, err
 	}
-	ok, tip, err := rig.SessionExists(ctx, st, id)
+	ok, tip, err := rig.SessionExists(c.ctx, c.st, id)
 	if err != nil {
 		return id, 0, err
 	}
 	if !ok {
-		return id, 0, &NotFoundError{Input: input, Store: st.Dir()}
+		return id, 0, &NotFoundError{Input: input, Store: c.st.Dir()}
 	}
 	return id, tip, nil
 }
 
-// restoreOptions are the choices of run and restore.
-type restoreOptions struct {
-	profile     profileFlags
-	acceptDrift bool
-}
-
-// add registers the flags of o on fs.
-func (o *restoreOptions) add(fs *flag.FlagSet) {
+// restoreFlags registers the flags run and restore share.
+func restoreFlags(fs *flag.FlagSet, o *opts) {
 	o.profile.add(fs)
 	fs.BoolVar(&o.acceptDrift, "accept-drift", false, "accept configuration drift")
 }
@@ -306,11 +299,13 @@ func (o *restoreOptions) add(fs *flag.FlagSet) {
 // ConfigurationAdopted records it.
 const acceptDriftSource = "cli --accept-drift"
 
-// restoreSession resolves input and restores that session. Every failure
-// to find the session is a *rig.RestoreError{discovery_failed}, except
-// malformed or ambiguous input (usage errors).
-func (e *env) restoreSession(ctx context.Context, st *openedStore, cfg *config.Config, input string, o restoreOptions) (*rig.Session, error) {
-	id, err := resolveID(ctx, st, input)
+// restoreSession resolves input and restores that session with the
+// profile flags given. Every failure to find the session is a
+// *rig.RestoreError{discovery_failed}, except malformed or ambiguous input
+// (usage errors).
+func (c *call) restoreSession(input string) (*rig.Session, error) {
+	ctx, st, cfg := c.ctx, c.st, c.cfg
+	id, err := rig.FindSession(ctx, st, input)
 	if err != nil {
 		var unknown *rig.UnknownSessionError
 		if errors.As(err, &unknown) {
@@ -319,8 +314,8 @@ func (e *env) restoreSession(ctx context.Context, st *openedStore, cfg *config.C
 		return nil, err
 	}
 	var p rig.Profile
-	if o.profile.rig != "" {
-		if p, err = cfg.Profile(o.profile.rig); err != nil {
+	if c.profile.rig != "" {
+		if p, err = cfg.Profile(c.profile.rig); err != nil {
 			return nil, err
 		}
 	} else {
@@ -332,11 +327,11 @@ func (e *env) restoreSession(ctx context.Context, st *openedStore, cfg *config.C
 			return nil, err
 		}
 	}
-	if p, err = o.profile.apply(e.cmd, p); err != nil {
+	if p, err = c.profile.apply(c.cmd, p); err != nil {
 		return nil, err
 	}
 	var d rig.Decider
-	if o.acceptDrift {
+	if c.acceptDrift {
 		d = rig.AcceptAll(acceptDriftSource)
 	}
 	r, err := defineRig(st, p, d)
