@@ -115,6 +115,9 @@ type opts struct {
 	title, seed string       // new --title, --seed
 	profile     profileFlags // new, run, restore --rig, --placement, --root
 	acceptDrift bool         // run, restore --accept-drift
+	create      bool         // host --new
+	acceptedBy  string       // host --accepted-by: who accepted drift
+	detach      bool         // new, run, restore --detach
 }
 
 // call is one invocation of a command, with what invoke prepared for it.
@@ -139,7 +142,7 @@ type call struct {
 var commands []*command
 
 func init() {
-	commands = []*command{cmdLs, cmdNew, cmdRun, cmdRestore, cmdLog, cmdRm, cmdLease, cmdDemo, cmdVersion, cmdHelp}
+	commands = []*command{cmdLs, cmdNew, cmdRun, cmdRestore, cmdAttach, cmdStop, cmdLog, cmdRm, cmdLease, cmdDemo, cmdHost, cmdVersion, cmdHelp}
 }
 
 var cmdHelp = &command{name: "help", brief: "show help for a command", help: helpHelp, run: runHelp}

@@ -1,14 +1,17 @@
 package cli
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
 
+	"looprig/host"
 	"looprig/internal/textsafe"
 	"looprig/rig"
 )
@@ -28,6 +31,7 @@ func runLs(c *call) int {
 	if err != nil {
 		return c.fail(fmt.Errorf("list sessions of %s: %w", c.st.Dir(), err))
 	}
+	c.markHosted(infos)
 	if c.json {
 		out := []byte{'['}
 		for i, in := range infos {
@@ -81,6 +85,39 @@ func runLs(c *call) int {
 		}
 	}
 	return exitOK
+}
+
+// probeTimeout bounds the hello of one host when ls looks for them.
+const probeTimeout = time.Second
+
+// markHosted turns the state of every held session that a host on this
+// machine serves (it answers on the session's socket, and its pid is the
+// lease holder's) from held into live: attachable. The hosts are asked in
+// parallel; one that does not answer in time stays held.
+func (c *call) markHosted(infos []rig.SessionInfo) {
+	key, err := storeKey(c.st)
+	if err != nil {
+		return
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i := range infos {
+		in := &infos[i]
+		if in.State != rig.StateHeld || in.Holder == nil {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			ctx, cancel := context.WithTimeout(c.ctx, probeTimeout)
+			defer cancel()
+			if h, err := host.Probe(ctx, key, in.ID, host.WithClientVersion(Version)); err == nil && h.PID == in.Holder.PID {
+				in.State = rig.StateLive
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // stateLabel is the state as glyph and word, so it reads without colour.

@@ -274,3 +274,39 @@ Show the help of looprig or of one command (same as COMMAND --help).
 Example:
   looprig help run
 `
+
+const helpAttach = `Usage: looprig attach ID [--json]
+
+Follow a live session: one served by a host on this machine (started by
+the terminal UI, or by 'new', 'restore' or 'run' with --detach). Prints
+the last records of its journal, then its events as they happen, turn
+output included, with nothing missed or repeated between the two. Ctrl-C
+detaches: the session and its running turn go on. With --json, each event
+is one line shaped like 'run --json' lines.
+
+Exit codes: 0 detached or the session stopped, 1 not live here (see
+'looprig ls': "live" sessions can be attached), 4 the session lost its
+lease.
+`
+
+const helpStop = `Usage: looprig stop ID [--json]
+
+Shut down a live session: its host journals SessionStopped (after
+interrupting a running turn), releases the lease and exits. The session
+is then idle and can be restored. Waits for the host to exit (up to 30 s).
+
+JSON: {"id","short_id","pid"} (pid: the host's).
+`
+
+const helpHost = `Usage: looprig host ID [--accept-drift] [--rig NAME]
+       looprig host --new [--rig NAME] [--title T] [--seed DIR]
+
+Serve a session in this process until it stops: restore ID (or create a
+new session) under its lease, then serve it on a unix socket in a private
+directory ($XDG_RUNTIME_DIR/looprig/, else /tmp/looprig-UID/, mode 0700)
+for 'attach', 'run', 'stop' and the terminal UI. SIGHUP is ignored;
+SIGINT and SIGTERM shut the session down. The terminal UI and --detach
+start hosts in the background (setsid, logging to <socket dir>/ID.log);
+run it by hand to debug one. 'looprig ls' shows a hosted session as live
+with the host's pid.
+`

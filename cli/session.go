@@ -332,7 +332,11 @@ func (c *call) restoreSession(input string) (*rig.Session, error) {
 	}
 	var d rig.Decider
 	if c.acceptDrift {
-		d = rig.AcceptAll(acceptDriftSource)
+		by := acceptDriftSource
+		if c.acceptedBy != "" {
+			by = c.acceptedBy
+		}
+		d = rig.AcceptAll(by)
 	}
 	r, err := defineRig(st, p, d)
 	if err != nil {

@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"looprig/host"
+	"looprig/rig"
+)
+
+var cmdHost = &command{
+	name: "host", brief: "serve a session in this process until it stops (started by the TUI, --detach)", help: helpHost,
+	args: hostArgs, needs: needsStore,
+	flags: func(fs *flag.FlagSet, o *opts) {
+		restoreFlags(fs, o)
+		fs.BoolVar(&o.create, "new", false, "create a new session instead of restoring ID")
+		fs.StringVar(&o.title, "title", "", "title of a new session")
+		fs.StringVar(&o.seed, "seed", "", "directory copied into a new session's workspace")
+		fs.StringVar(&o.acceptedBy, "accepted-by", acceptDriftSource, "who accepted drift, as the journal records it")
+	},
+	run: runHost,
+}
+
+// hostArgs: ID to restore, or none with --new.
+func hostArgs(c *call) error {
+	if c.create {
+		return noArgs(c)
+	}
+	return oneID(c)
+}
+
+// runHost restores (or, with --new, creates) the session and serves it on
+// its socket until it shuts down (a client's stop, X in the TUI), faults
+// or loses its lease, or this process gets SIGINT or SIGTERM (then it
+// shuts the session down). SIGHUP is ignored: a host outlives the
+// terminal that started it. Started by host.Start, it reports on its
+// ready descriptor; run by hand, it says where it serves on stdout.
+func runHost(c *call) int {
+	rep, err := host.OpenReporter()
+	if err != nil {
+		return c.fail(usageErr(c.cmd, err.Error()))
+	}
+	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	c.ctx = ctx
+
+	s, err := c.hostedSession()
+	if err != nil {
+		rep.Fail(err)
+		return c.fail(err)
+	}
+	id := s.SessionID().String()
+	key, err := storeKey(c.st)
+	if err == nil {
+		var logPath string
+		if logPath, err = host.LogPath(key, id); err == nil && rep != nil {
+			err = host.RedirectStderr(logPath)
+		}
+		rd := host.Ready{Created: c.create, Log: logPath, Restored: s.Restored()}
+		if err == nil {
+			log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("session", id, "pid", os.Getpid())
+			if rep == nil {
+				fmt.Fprintf(c.stdout, "hosting session %s (pid %d); stop it with: looprig %sstop %s\n",
+					rig.ShortID(id), os.Getpid(), c.globalArgs(), rig.ShortID(id))
+			}
+			log.Info("host: serving", "epoch", s.Epoch())
+			err = host.Run(ctx, s, c.st, key, rep, rd, host.WithVersion(Version), host.WithLogger(log))
+			log.Info("host: done", "err", err)
+			if err != nil {
+				return c.fail(err)
+			}
+			return exitOK
+		}
+	}
+	// Could not serve: give the session back.
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s.Shutdown(sctx)
+	rep.Fail(err)
+	return c.fail(err)
+}
+
+// hostedSession creates (--new) or restores the session the host serves.
+func (c *call) hostedSession() (*rig.Session, error) {
+	if !c.create {
+		return c.restoreSession(c.args[0])
+	}
+	p, err := c.cfg.Profile(c.profile.rig)
+	if err != nil {
+		return nil, err
+	}
+	if p, err = c.profile.apply(c.cmd, p); err != nil {
+		return nil, err
+	}
+	r, err := defineRig(c.st, p, nil)
+	if err != nil {
+		return nil, err
+	}
+	opts := []rig.SessionOption{rig.WithTitle(c.title)}
+	if c.seed != "" {
+		abs, err := filepath.Abs(c.seed)
+		if err != nil {
+			return nil, usageErr(c.cmd, fmt.Sprintf("--seed %s: %v", c.seed, err))
+		}
+		opts = append(opts, rig.WithSeedSnapshot(abs))
+	}
+	return r.NewSession(c.ctx, opts...)
+}

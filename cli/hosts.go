@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"looprig/host"
+	"looprig/internal/textsafe"
+	"looprig/rig"
+	"looprig/tui"
+)
+
+// startTimeout bounds how long a client waits for a host it started to
+// serve: a restore replays the journal first.
+const startTimeout = 2 * time.Minute
+
+// storeKey names the store's socket directory (host.SocketDir): its
+// canonical local directory, the same for every process on this machine
+// that opens the store, however --store spells it.
+func storeKey(st *openedStore) (string, error) {
+	dir, err := filepath.EvalSymlinks(st.LocalDir())
+	if err != nil {
+		return "", fmt.Errorf("store %s: %w", textsafe.Line(st.Dir()), err)
+	}
+	return dir, nil
+}
+
+// hostArgv is the command line of a host for the store this invocation
+// opened: "host", the store and configuration as given (made absolute: a
+// host runs in /), then args.
+func (e *env) hostArgv(st *openedStore, args ...string) []string {
+	argv := []string{"host", "--store", st.Dir()}
+	if e.configSet {
+		cfg := e.configPath
+		if abs, err := filepath.Abs(cfg); err == nil {
+			cfg = abs
+		}
+		argv = append(argv, "--config", cfg)
+	}
+	return append(argv, args...)
+}
+
+// startHost starts a detached host (looprig host ...args) and waits until
+// it serves its session.
+func (e *env) startHost(ctx context.Context, st *openedStore, args ...string) (host.Ready, error) {
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	return host.Start(ctx, host.StartSpec{Args: e.hostArgv(st, args...)})
+}
+
+// tuiStartHost is the TUI's way to start hosts.
+func (e *env) tuiStartHost(st *openedStore) func(ctx context.Context, req tui.HostRequest) (host.Ready, error) {
+	return func(ctx context.Context, req tui.HostRequest) (host.Ready, error) {
+		var args []string
+		if req.Session == "" {
+			args = append(args, "--new", "--title", req.Title)
+			if req.Profile != "" {
+				args = append(args, "--rig", req.Profile)
+			}
+			if req.Seed != "" {
+				args = append(args, "--seed", req.Seed)
+			}
+		} else {
+			if req.AcceptDrift {
+				args = append(args, "--accept-drift", "--accepted-by", tuiAcceptSource)
+			}
+			args = append(args, req.Session)
+		}
+		return e.startHost(ctx, st, args...)
+	}
+}
+
+// tuiAcceptSource is who accepted drift in the TUI's confirm dialog, as the
+// journal records it.
+const tuiAcceptSource = "tui confirm"
+
+// NotHostedError: no host serves the session on this machine.
+type NotHostedError struct {
+	Session string
+}
+
+func (e *NotHostedError) Error() string {
+	return fmt.Sprintf("session %s is not live on this machine (no host serves it)", rig.ShortID(e.Session))
+}
+
+func (e *NotHostedError) Unwrap() error { return host.ErrNotHosted }
+
+// connect attaches to the host of session id, *NotHostedError when none
+// serves it here.
+func (c *call) connect(ctx context.Context, id string) (*host.Client, error) {
+	key, err := storeKey(c.st)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := host.Connect(ctx, key, id, host.WithClientVersion(Version))
+	if errors.Is(err, host.ErrNotHosted) {
+		return nil, &NotHostedError{Session: id}
+	}
+	return cl, err
+}
