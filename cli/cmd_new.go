@@ -18,6 +18,7 @@ var cmdNew = &command{
 		o.profile.add(fs)
 		fs.StringVar(&o.title, "title", "", "session title")
 		fs.StringVar(&o.seed, "seed", "", "directory copied into the new workspace")
+		fs.BoolVar(&o.detach, "detach", false, "leave the session live in a background host")
 	},
 	run: runNew,
 }
@@ -37,6 +38,9 @@ func runNew(c *call) int {
 		return c.fail(err)
 	}
 	defer st.Close()
+	if c.detach {
+		return newDetached(c, st, p)
+	}
 	r, err := defineRig(st, p, nil)
 	if err != nil {
 		return c.fail(err)
@@ -66,5 +70,33 @@ func runNew(c *call) int {
 	fmt.Fprintln(c.stdout, id)
 	fmt.Fprintf(c.stderr, "created session %s (profile %s, workspace %s)\nrun a turn in it: looprig %srun %s -- echo hello\n",
 		rig.ShortID(id), textsafe.Line(p.Name), textsafe.Line(ws), c.globalArgs(), rig.ShortID(id))
+	return exitOK
+}
+
+// newDetached creates the session in a new background host, which keeps
+// it live.
+func newDetached(c *call, st *openedStore, p rig.Profile) int {
+	args := append([]string{"--new", "--title", c.title, "--rig", p.Name}, c.placementArgs()...)
+	if c.seed != "" {
+		abs, err := filepath.Abs(c.seed)
+		if err != nil {
+			return c.fail(usageErr(c.cmd, fmt.Sprintf("--seed %s: %v", c.seed, err)))
+		}
+		args = append(args, "--seed", abs)
+	}
+	rd, err := c.startHost(c.ctx, st, args...)
+	if err != nil {
+		return c.fail(err)
+	}
+	id := rd.Session
+	if c.json {
+		c.writeJSON(newJSON{ID: id, Epoch: rd.Epoch, ShortID: rig.ShortID(id), Title: c.title, Profile: p.Name, Workspace: rd.Workspace,
+			PID: rd.PID, Detached: true})
+		return exitOK
+	}
+	fmt.Fprintln(c.stdout, id)
+	short := rig.ShortID(id)
+	fmt.Fprintf(c.stderr, "created session %s (profile %s, workspace %s), live in host pid %d\nrun a turn in it: looprig %srun %s -- echo hello; shut it down: looprig %sstop %s\n",
+		short, textsafe.Line(p.Name), textsafe.Line(rd.Workspace), rd.PID, c.globalArgs(), short, c.globalArgs(), short)
 	return exitOK
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/google/uuid"
@@ -18,15 +19,27 @@ import (
 
 var cmdRestore = &command{
 	name: "restore", brief: "restore a session (and keep it live with --hold)", help: helpRestore,
-	json: true, args: oneID, needs: needsStore, interrupts: true,
+	json: true, args: restoreArgs, needs: needsStore, interrupts: true,
 	flags: func(fs *flag.FlagSet, o *opts) {
 		restoreFlags(fs, o)
 		fs.BoolVar(&o.hold, "hold", false, "keep the session live until SIGINT/SIGTERM")
+		fs.BoolVar(&o.detach, "detach", false, "leave the session live in a background host")
 	},
 	run: runRestore,
 }
 
+// restoreArgs: one id, and --hold or --detach, not both.
+func restoreArgs(c *call) error {
+	if c.hold && c.detach {
+		return usageErr(c.cmd, "--hold keeps the session in this process, --detach in a background host: choose one")
+	}
+	return oneID(c)
+}
+
 func runRestore(c *call) int {
+	if c.detach {
+		return restoreDetached(c)
+	}
 	s, err := c.restoreSession(c.args[0])
 	if err != nil {
 		return c.fail(err)
@@ -34,29 +47,14 @@ func runRestore(c *call) int {
 	id := s.SessionID().String()
 	info := s.Restored()
 	if c.json {
-		out := restoreJSON{ID: id, Epoch: info.Epoch, Interrupted: nonNil(info.Interrupted), GatesClosed: nonNil(info.GatesClosed),
-			ShortID: rig.ShortID(id), Records: info.Records, Adopted: changes(info.Adopted), AdoptedBy: info.AdoptedBy, Held: c.hold}
+		out := newRestoreJSON(id, info)
+		out.Held = c.hold
 		if c.hold {
 			out.PID = os.Getpid()
 		}
 		c.writeJSON(out)
 	} else {
-		title := ""
-		if t := s.Status().Title; t != "" {
-			title = " " + shortQuote(t, 60)
-		}
-		fmt.Fprintf(c.stdout, "restored session %s%s at epoch %d (%s replayed)\n",
-			rig.ShortID(id), title, info.Epoch, plural(int(info.Records), "record"))
-		if n := len(info.Interrupted); n > 0 {
-			fmt.Fprintf(c.stdout, "  interrupted %s left running by a crash: %s\n", plural(n, "turn"), shortIDs(info.Interrupted))
-			c.printOutputTails(s.SessionID(), info.Interrupted)
-		}
-		if n := len(info.GatesClosed); n > 0 {
-			fmt.Fprintf(c.stdout, "  closed %s nobody can answer any more: %s\n", plural(n, "open gate"), shortIDs(info.GatesClosed))
-		}
-		if len(info.Adopted) > 0 {
-			fmt.Fprintf(c.stdout, "  %s:\n%s\n", adoptedHeading(info.AdoptedBy), driftTable(info.Adopted))
-		}
+		c.printRestored(s.SessionID(), s.Status().Title, info)
 	}
 	if c.hold {
 		if code := c.holdSession(s); code != exitOK {
@@ -77,6 +75,92 @@ func runRestore(c *call) int {
 		fmt.Fprintf(c.stdout, "shut down cleanly; run a turn with: looprig %srun %s -- INPUT\n", c.globalArgs(), rig.ShortID(id))
 	}
 	return exitOK
+}
+
+func newRestoreJSON(id string, info *rig.RestoreInfo) restoreJSON {
+	return restoreJSON{ID: id, Epoch: info.Epoch, Interrupted: nonNil(info.Interrupted), GatesClosed: nonNil(info.GatesClosed),
+		ShortID: rig.ShortID(id), Records: info.Records, Adopted: changes(info.Adopted), AdoptedBy: info.AdoptedBy}
+}
+
+// printRestored says what a restore did, for people.
+func (c *call) printRestored(id uuid.UUID, title string, info *rig.RestoreInfo) {
+	if title != "" {
+		title = " " + shortQuote(title, 60)
+	}
+	fmt.Fprintf(c.stdout, "restored session %s%s at epoch %d (%s replayed)\n",
+		rig.ShortID(id.String()), title, info.Epoch, plural(int(info.Records), "record"))
+	if n := len(info.Interrupted); n > 0 {
+		fmt.Fprintf(c.stdout, "  interrupted %s left running by a crash: %s\n", plural(n, "turn"), shortIDs(info.Interrupted))
+		c.printOutputTails(id, info.Interrupted)
+	}
+	if n := len(info.GatesClosed); n > 0 {
+		fmt.Fprintf(c.stdout, "  closed %s nobody can answer any more: %s\n", plural(n, "open gate"), shortIDs(info.GatesClosed))
+	}
+	if len(info.Adopted) > 0 {
+		fmt.Fprintf(c.stdout, "  %s:\n%s\n", adoptedHeading(info.AdoptedBy), driftTable(info.Adopted))
+	}
+}
+
+// restoreDetached restores the session in a new background host and
+// returns once it serves it: the session stays live.
+func restoreDetached(c *call) int {
+	id, err := rig.FindSession(c.ctx, c.st, c.args[0])
+	if err != nil {
+		var unknown *rig.UnknownSessionError
+		if errors.As(err, &unknown) {
+			err = &rig.RestoreError{Kind: rig.RestoreDiscoveryFailed, Cause: err}
+		}
+		return c.fail(err)
+	}
+	rd, err := c.startHost(c.ctx, c.st, append(c.restoreFlagArgs(), id.String())...)
+	if err != nil {
+		return c.fail(err)
+	}
+	info := rd.Restored
+	if info == nil {
+		info = &rig.RestoreInfo{Epoch: rd.Epoch}
+	}
+	if c.json {
+		out := newRestoreJSON(id.String(), info)
+		out.Detached, out.PID = true, rd.PID
+		c.writeJSON(out)
+		return exitOK
+	}
+	c.printRestored(id, rd.Title, info)
+	short := rig.ShortID(id.String())
+	fmt.Fprintf(c.stdout, "live in host pid %d; follow it: looprig %sattach %s; shut it down: looprig %sstop %s\n",
+		rd.PID, c.globalArgs(), short, c.globalArgs(), short)
+	return exitOK
+}
+
+// restoreFlagArgs repeats the restore flags given, for a host.
+func (c *call) restoreFlagArgs() []string {
+	var args []string
+	if c.profile.rig != "" {
+		args = append(args, "--rig", c.profile.rig)
+	}
+	args = append(args, c.placementArgs()...)
+	if c.acceptDrift {
+		args = append(args, "--accept-drift")
+	}
+	return args
+}
+
+// placementArgs repeats --placement and --root as given (the root made
+// absolute: a host runs in /).
+func (c *call) placementArgs() []string {
+	var args []string
+	if c.profile.placement != "" {
+		args = append(args, "--placement", c.profile.placement)
+	}
+	if c.profile.root != "" {
+		root := c.profile.root
+		if abs, err := filepath.Abs(root); err == nil {
+			root = abs
+		}
+		args = append(args, "--root", root)
+	}
+	return args
 }
 
 // adoptedHeading says who accepted the drift a restore adopted.

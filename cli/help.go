@@ -74,11 +74,12 @@ Example:
   looprig ls --json | jq -r '.[] | select(.state == "crashed") | .id'
 `
 
-const helpNew = `Usage: looprig new [--rig NAME] [--title T] [--seed DIR]
+const helpNew = `Usage: looprig new [--rig NAME] [--title T] [--seed DIR] [--detach]
                    [--placement session|exclusive|shared --root DIR] [--json]
 
 Create a session from a profile, print its id on stdout, and shut it down
-cleanly (state idle). Use 'looprig run ID -- INPUT' to run turns in it.
+cleanly (state idle); with --detach, leave it live in a background host
+instead. Use 'looprig run ID -- INPUT' to run turns in it.
 
 Flags:
   --rig NAME         the profile (default: default_profile of the configuration,
@@ -91,7 +92,10 @@ Flags:
                      store), exclusive (DIR, one session at a time) or shared (DIR,
                      no lease); exclusive and shared need --root
   --root DIR         the workspace root of exclusive and shared placement
+  --detach           keep the session live in a background host ('looprig host'),
+                     which outlives this terminal; 'looprig stop ID' shuts it down
   --json             print {"id","epoch","short_id","title","profile","workspace"}
+                     (with --detach also "pid", the host's, and "detached":true)
 
 A session created with --placement/--root records them; restore it with the
 same flags (or --accept-drift), since its profile says otherwise.
@@ -140,13 +144,14 @@ Examples:
   looprig run 1a2b3c4d --json -- 'for i in 1 2 3; do echo $i; done'
 `
 
-const helpRestore = `Usage: looprig restore ID [--json] [--accept-drift] [--hold] [--rig NAME]
+const helpRestore = `Usage: looprig restore ID [--json] [--accept-drift] [--hold|--detach] [--rig NAME]
                        [--placement P --root DIR]
 
 Restore session ID (a full id or a unique prefix of at least 4 characters):
 take its lease at a new epoch, replay its journal, close what a crash left
 open (a running turn becomes TurnInterrupted{crash}, an open gate is closed),
-print the outcome and shut down cleanly.
+print the outcome and shut down cleanly — or, with --detach, leave it live in
+a background host.
 
 Exit codes: 0 restored; 3 the restore failed (RestoreError with its kind:
 discovery_failed for an unknown id, replay_failed for an unreadable journal,
@@ -162,6 +167,10 @@ Flags:
                     "held"), printing its events, until SIGINT or SIGTERM; if
                     another process breaks the lease it prints LEASE LOST and
                     exits 4
+  --detach          restore it in a background host ('looprig host') and leave
+                    it live there: it outlives this terminal; 'looprig attach ID'
+                    follows it, 'looprig stop ID' shuts it down. JSON adds "pid"
+                    (the host's) and "detached":true
   --accept-drift    restore even when the profile changed since the session was
                     created (recorded as ConfigurationAdopted)
   --rig NAME        restore with this profile instead of the recorded one
@@ -170,6 +179,7 @@ Flags:
 Examples:
   looprig restore 1a2b3c4d
   looprig restore 1a2b3c4d --hold          (Ctrl-C to release it)
+  looprig restore 1a2b3c4d --detach        (live in the background)
   looprig restore 1a2b3c4d --json | jq .interrupted
 `
 

@@ -134,6 +134,8 @@ type newJSON struct {
 	Title     string `json:"title"`
 	Profile   string `json:"profile"`
 	Workspace string `json:"workspace"`
+	PID       int    `json:"pid,omitempty"`      // with --detach: the host's
+	Detached  bool   `json:"detached,omitempty"` // with --detach: live in a background host
 }
 
 // sessionJSON is one session in the array ls prints.
@@ -197,7 +199,8 @@ type restoreJSON struct {
 	Adopted     []changeJSON `json:"adopted"`    // the drift adopted, never null
 	AdoptedBy   string       `json:"adopted_by"` // who accepted it, "" for none
 	Held        bool         `json:"held"`
-	PID         int          `json:"pid,omitempty"` // with --hold
+	PID         int          `json:"pid,omitempty"`      // with --hold: this process's; with --detach: the host's
+	Detached    bool         `json:"detached,omitempty"` // with --detach: live in a background host
 }
 
 // changeJSON is one change of configuration drift (restore's adopted, a

@@ -23,11 +23,14 @@ const maxReadyLine = 1 << 20
 // Ready is what a host reports once it serves its session: the facts a
 // client needs to attach, and what restoring the session did.
 type Ready struct {
-	Session string `json:"session"`
-	PID     int    `json:"pid"`
-	Epoch   uint64 `json:"epoch"`
-	Socket  string `json:"socket"`
-	Log     string `json:"log,omitempty"`
+	Session   string `json:"session"`
+	Title     string `json:"title"`
+	Profile   string `json:"profile"`
+	Workspace string `json:"workspace"`
+	PID       int    `json:"pid"`
+	Epoch     uint64 `json:"epoch"`
+	Socket    string `json:"socket"`
+	Log       string `json:"log,omitempty"`
 	// Created is true when the host created the session, false when it
 	// restored it; Restored says what the restore did.
 	Created  bool             `json:"created"`
