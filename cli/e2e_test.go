@@ -44,18 +44,56 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// harness is a temporary store and home directory for one test.
+// harness is a temporary store, home directory and runtime directory (the
+// hosts' sockets) for one test.
 type harness struct {
-	t     *testing.T
-	store string
-	home  string
+	t       *testing.T
+	store   string
+	home    string
+	runtime string
 }
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	t.Parallel()
 	root := t.TempDir()
-	return &harness{t: t, store: filepath.Join(root, "store"), home: filepath.Join(root, "home")}
+	// Short: a socket path holds at most 103 bytes, t.TempDir's are long.
+	rt, err := os.MkdirTemp("", "lr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(rt, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, store: filepath.Join(root, "store"), home: filepath.Join(root, "home"), runtime: rt}
+	t.Cleanup(func() {
+		h.killHosts()
+		os.RemoveAll(rt)
+	})
+	return h
+}
+
+// killHosts kills every host still serving a session of the store: no
+// process outlives its test.
+func (h *harness) killHosts() {
+	if _, err := os.Stat(h.store); err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := h.command(ctx, "ls", "--json").Output()
+	if err != nil {
+		return
+	}
+	var rows []sessionRow
+	if json.Unmarshal(out, &rows) != nil {
+		return
+	}
+	for _, r := range rows {
+		if r.State == "live" && r.Holder != nil && r.Holder.PID > 0 {
+			syscall.Kill(r.Holder.PID, syscall.SIGKILL)
+		}
+	}
 }
 
 type result struct {
@@ -66,7 +104,7 @@ type result struct {
 func (h *harness) command(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, binary, append([]string{"--store", h.store}, args...)...)
 	cmd.Env = append(os.Environ(), "HOME="+h.home, "XDG_CONFIG_HOME="+filepath.Join(h.home, "config"),
-		"XDG_STATE_HOME="+filepath.Join(h.home, "state"), "LOOPRIG_STORE=")
+		"XDG_STATE_HOME="+filepath.Join(h.home, "state"), "LOOPRIG_STORE=", "XDG_RUNTIME_DIR="+h.runtime)
 	return cmd
 }
 
