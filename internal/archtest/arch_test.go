@@ -1,7 +1,8 @@
 // Package archtest pins the direction of imports between looprig's
 // packages (docs/ARCHITECTURE.md, section "Packages"): tui → rig →
 // rig/{hub,journal,event} → rig/storage; fsstore → rig/storage only;
-// nothing under rig/ imports tui, fsstore or a charm package. It also pins
+// nothing under rig/ imports tui, fsstore, host or a charm package; host
+// (the per-session server) imports the runtime only. It also pins
 // what the presenters (cli, tui) may use of the runtime's internals
 // (TestPresentersUseRig).
 package archtest
@@ -115,6 +116,15 @@ func TestImportDirection(t *testing.T) {
 			if dir == "rig/explain" && !std && !slices.Contains([]string{"rig", "rig/storage", "rig/journal", "rig/engine"}, local) {
 				t.Errorf("%s imports %s: rig/explain imports rig, rig/storage, rig/journal and rig/engine only", dir, imp)
 			}
+			// host serves one session on a socket: it is the runtime's
+			// edge, not a presenter, and knows no backend and no UI.
+			if dir == "host" && !std && !slices.Contains([]string{"rig", "rig/hub", "rig/event", "rig/journal", "rig/storage", "rig/explain"}, local) &&
+				imp != "golang.org/x/sys/unix" {
+				t.Errorf("%s imports %s: host imports rig, rig/hub, rig/event, rig/journal, rig/storage, rig/explain and golang.org/x/sys/unix only", dir, imp)
+			}
+			if isLocal && under(local, "host") && under(dir, "rig") {
+				t.Errorf("%s imports %s: nothing under rig/ imports host", dir, imp)
+			}
 			if dir == "rig/journal" && !std && imp != module+"/rig/event" && imp != module+"/rig/storage" {
 				t.Errorf("%s imports %s: rig/journal imports the standard library, rig/event and rig/storage only", dir, imp)
 			}
@@ -142,8 +152,8 @@ var contractTypes = map[string][]string{
 	module + "/rig/storage": {"Breaker", "LeaseProber", "ChildLister"},
 }
 
-// TestPresentersUseRig pins the rule that the presenters (cli, tui, and a
-// host process to come) call rig, not the runtime's internals: in their
+// TestPresentersUseRig pins the rule that the presenters (cli, tui) call
+// rig, not the runtime's internals: in their
 // non-test files they do not build ledger, key or lease names
 // (storage.SessionName, storage.CatalogKey, storage.RootLeaseName), open
 // journal readers or writers (journal.NewReplayer,
