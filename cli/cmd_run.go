@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -19,8 +20,12 @@ import (
 )
 
 var cmdRun = &command{
-	name: "run", brief: "restore a session, run one turn, stream it, shut down", help: helpRun,
-	json: true, flags: restoreFlags, args: runArgs, needs: needsStore, interrupts: true, exitRunFailed: true,
+	name: "run", brief: "run one turn in a session (through its host when it is live), stream it", help: helpRun,
+	json: true, args: runArgs, needs: needsStore, interrupts: true, exitRunFailed: true,
+	flags: func(fs *flag.FlagSet, o *opts) {
+		restoreFlags(fs, o)
+		fs.BoolVar(&o.detach, "detach", false, "submit the turn to the session's host (started if need be) and exit without waiting")
+	},
 	run: runRun,
 }
 
@@ -42,7 +47,15 @@ func runArgs(c *call) error {
 	return err
 }
 
+// runRun runs the turn through the session's host when it is live on this
+// machine (run_remote.go), else in this process: restore, run, shut down.
 func runRun(c *call) int {
+	if c.detach {
+		return runDetached(c)
+	}
+	if code, hosted := runHosted(c); hosted {
+		return code
+	}
 	s, err := c.restoreSession(c.args[0])
 	if err != nil {
 		return c.failRun(err)
@@ -51,7 +64,7 @@ func runRun(c *call) int {
 		fmt.Fprintf(c.stderr, "looprig: restored session %s at epoch %d; closed %s left open by a crash\n",
 			rig.ShortID(s.SessionID().String()), info.Epoch, plural(len(info.Interrupted), "interrupted turn"))
 	}
-	tr := &turnRunner{c: c, s: s}
+	tr := &turnRunner{c: c, s: localTurn{s}, ev: &localEvents{st: c.st, s: s, sub: s.Subscribe(hub.Filter{AllLoops: true})}}
 	code := tr.run(strings.Join(c.input, " "))
 	if err := shutdown(s, c.sig); err != nil {
 		if errors.Is(err, errForced) {
@@ -87,10 +100,104 @@ func shutdown(s *rig.Session, sig *interrupts) error {
 	}
 }
 
+// turnSession is the session a turnRunner drives: one of this process
+// (localTurn) or one live in a host (hostTurn, run_remote.go).
+type turnSession interface {
+	Submit(ctx context.Context, input string) (rig.TurnInfo, error)
+	Interrupt(ctx context.Context) error
+	RespondGate(ctx context.Context, gateID string, approve bool) error
+	// Done is closed when the session stops taking work from us: it
+	// stopped or faulted, or the connection to its host ended.
+	Done() <-chan struct{}
+	// fault is why the session stopped under the turn, as run reports it
+	// (its lease lost, its host gone); nil when it did not fault.
+	fault() error
+}
+
+// turnEvents is the session's events as a turnRunner reads them: the
+// hub subscription of a session of this process (localEvents), or a
+// host's stream (hostTurn).
+type turnEvents interface {
+	// next waits for events, after journal sequence after (the last one
+	// the runner handled). ok is false once the events ended; then resume
+	// says whether they go on.
+	next(ctx context.Context, after uint64) (batch []event.Envelope, ok bool, err error)
+	// dropped counts the output deltas dropped so far: when it changes, a
+	// delta may be missing.
+	dropped() uint64
+	// resume is asked after next reported the end: true when the events
+	// fell behind and go on from the journal (live deltas may be missing
+	// from here on), false when the session's events are over.
+	resume() bool
+	close()
+}
+
+// localTurn is a session of this process.
+type localTurn struct{ *rig.Session }
+
+func (s localTurn) fault() error {
+	if f := s.Err(); f != nil {
+		return leaseLost(s.SessionID().String(), f)
+	}
+	return nil
+}
+
+// localEvents reads a session of this process: its hub subscription, and
+// once that fell behind, the journal.
+type localEvents struct {
+	st      *openedStore
+	s       *rig.Session
+	sub     *hub.Subscription
+	polling bool
+}
+
+func (l *localEvents) next(ctx context.Context, after uint64) ([]event.Envelope, bool, error) {
+	if l.polling {
+		return l.poll(ctx, after)
+	}
+	return l.sub.Next(ctx, 0)
+}
+
+func (l *localEvents) dropped() uint64 { return l.sub.Dropped() }
+
+func (l *localEvents) resume() bool {
+	if l.sub.Err() != nil && !l.polling {
+		l.polling = true // recover from the journal
+		return true
+	}
+	return false
+}
+
+func (l *localEvents) close() { l.sub.Close() }
+
+// poll reads the events journaled after after (once the subscription fell
+// behind), waiting a little when there are none.
+func (l *localEvents) poll(ctx context.Context, after uint64) ([]event.Envelope, bool, error) {
+	rp, err := rig.ReadEvents(ctx, l.st, l.s.SessionID(), after)
+	if err != nil {
+		return nil, true, err
+	}
+	defer rp.Close()
+	var out []event.Envelope
+	for rp.Next() {
+		out = append(out, rp.Envelope())
+	}
+	if err := rp.Err(); err != nil {
+		return out, true, err
+	}
+	if len(out) == 0 {
+		if err := sleepCtx(ctx, 100*time.Millisecond); err != nil {
+			return nil, true, err
+		}
+	}
+	return out, true, nil
+}
+
 // turnRunner submits one turn and follows it to its end.
 type turnRunner struct {
-	c *call // its store, interrupts (sig) and LOOPRIG_ACK_FD channel (ack)
-	s *rig.Session
+	c  *call // its interrupts (sig) and LOOPRIG_ACK_FD channel (ack)
+	s  turnSession
+	ev turnEvents // opened before the submit; run closes it
 
 	turnID  string
 	index   int
@@ -99,12 +206,12 @@ type turnRunner struct {
 	lastSeq uint64
 
 	// Output bookkeeping (human mode). Live output comes as OutputDelta,
-	// which the hub may drop for a slow reader; the durable TurnOutput
-	// checkpoints carry the same bytes. printed counts the bytes shown,
-	// always a gap-free prefix of the output; journaled counts the bytes
-	// of the checkpoints seen. Once a delta may have been dropped, only
-	// checkpoints are printed (from offset printed on), so nothing is lost
-	// or shown twice.
+	// which the hub (or a host) may drop for a slow reader; the durable
+	// TurnOutput checkpoints carry the same bytes. printed counts the
+	// bytes shown, always a gap-free prefix of the output; journaled
+	// counts the bytes of the checkpoints seen. Once a delta may have
+	// been dropped, only checkpoints are printed (from offset printed
+	// on), so nothing is lost or shown twice.
 	printed     int64
 	journaled   int64
 	checkpoints bool
@@ -119,8 +226,7 @@ type turnRunner struct {
 
 func (t *turnRunner) run(input string) int {
 	e, s := t.c, t.s
-	sub := s.Subscribe(hub.Filter{AllLoops: true})
-	defer sub.Close()
+	defer t.ev.close()
 	gctx, gcancel := context.WithCancel(context.Background()) // ends the gate prompts
 	defer func() {
 		gcancel()
@@ -130,8 +236,8 @@ func (t *turnRunner) run(input string) int {
 	t.started = time.Now()
 	ti, err := s.Submit(e.sig.ctx, input)
 	if err != nil {
-		if f := s.Err(); f != nil {
-			err = leaseLost(s.SessionID().String(), f)
+		if f := s.fault(); f != nil {
+			err = f
 		}
 		return e.failRun(err)
 	}
@@ -146,7 +252,7 @@ func (t *turnRunner) run(input string) int {
 	signal.Notify(pipe, syscall.SIGPIPE) // a write to a closed pipe fails with EPIPE instead of killing us
 	defer signal.Stop(pipe)
 	// next bounds each wait for events: it ends with stopCtx and when the
-	// session stops accepting work (lease lost).
+	// session stops accepting work (lease lost, host gone).
 	next, cancelNext := context.WithCancel(stopCtx)
 	defer cancelNext()
 	stopWatch := make(chan struct{})
@@ -160,27 +266,20 @@ func (t *turnRunner) run(input string) int {
 	}()
 
 	interrupting := false
-	polling := false
 	for t.end == nil {
-		var batch []event.Envelope
-		var ok bool
-		if polling {
-			batch, ok, err = t.poll(next)
-		} else {
-			batch, ok, err = sub.Next(next, 0)
-		}
+		batch, ok, err := t.ev.next(next, t.lastSeq)
 		for _, env := range batch {
-			t.handle(gctx, sub, env)
+			t.handle(gctx, env)
 		}
 		if t.end != nil {
 			break
 		}
 		if err != nil {
-			if f := s.Err(); f != nil { // the session stopped: lease lost
+			if f := s.fault(); f != nil { // the session stopped: lease lost, host gone
 				t.newline()
-				return e.failRun(leaseLost(s.SessionID().String(), f))
+				return e.failRun(f)
 			}
-			if next.Err() == nil { // reading the journal failed
+			if next.Err() == nil { // reading the events failed
 				return e.failRun(fmt.Errorf("follow turn %d: %w", t.index, err))
 			}
 			select {
@@ -216,41 +315,18 @@ func (t *turnRunner) run(input string) int {
 			}(cancelNext)
 			continue
 		}
-		if !ok { // the subscription ended
-			if lossErr := sub.Err(); lossErr != nil && !polling {
-				polling, t.checkpoints = true, true // recover from the journal
+		if !ok { // the events ended
+			if t.ev.resume() {
+				t.checkpoints = true // live deltas may be missing from here on
 				continue
 			}
-			if f := s.Err(); f != nil {
-				return e.failRun(leaseLost(s.SessionID().String(), f))
+			if f := s.fault(); f != nil {
+				return e.failRun(f)
 			}
 			return e.failRun(fmt.Errorf("the session stopped before turn %d ended", t.index))
 		}
 	}
 	return t.finish()
-}
-
-// poll reads the events journaled after lastSeq (after the subscription
-// fell behind), waiting a little when there are none.
-func (t *turnRunner) poll(ctx context.Context) ([]event.Envelope, bool, error) {
-	rp, err := rig.ReadEvents(ctx, t.c.st, t.s.SessionID(), t.lastSeq)
-	if err != nil {
-		return nil, true, err
-	}
-	defer rp.Close()
-	var out []event.Envelope
-	for rp.Next() {
-		out = append(out, rp.Envelope())
-	}
-	if err := rp.Err(); err != nil {
-		return out, true, err
-	}
-	if len(out) == 0 {
-		if err := sleepCtx(ctx, 100*time.Millisecond); err != nil {
-			return nil, true, err
-		}
-	}
-	return out, true, nil
 }
 
 // turnOf returns the turn an event is about, "" for none.
@@ -274,7 +350,7 @@ func turnOf(ev event.Event) string {
 	return ""
 }
 
-func (t *turnRunner) handle(gctx context.Context, sub *hub.Subscription, env event.Envelope) {
+func (t *turnRunner) handle(gctx context.Context, env event.Envelope) {
 	e := t.c
 	if env.Seq > 0 {
 		if env.Seq <= t.lastSeq {
@@ -297,7 +373,7 @@ func (t *turnRunner) handle(gctx context.Context, sub *hub.Subscription, env eve
 		if !mine || e.json || t.checkpoints {
 			return
 		}
-		if d := sub.Dropped(); d != t.dropped {
+		if t.ev.dropped() != t.dropped {
 			t.checkpoints = true // a delta before this one may be missing
 			return
 		}
@@ -313,7 +389,14 @@ func (t *turnRunner) handle(gctx context.Context, sub *hub.Subscription, env eve
 		}
 		start := t.journaled
 		t.journaled += int64(len(ev.Text))
-		if e.json || !t.checkpoints {
+		if e.json {
+			return
+		}
+		if t.ev.dropped() != t.dropped {
+			// A delta this checkpoint covers may be missing: print it.
+			t.checkpoints = true
+		}
+		if !t.checkpoints {
 			return
 		}
 		if t.printed < t.journaled {

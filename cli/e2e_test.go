@@ -280,6 +280,21 @@ type proc struct {
 	out    *bufio.Reader
 	stderr *syncBuffer
 	cancel context.CancelFunc
+
+	waitOnce sync.Once
+	exited   chan struct{} // closed when cmd.Wait returned (waitErr)
+	waitErr  error
+}
+
+// reap calls cmd.Wait once, whoever asks first (wait, or the cleanup).
+func (p *proc) reap() <-chan struct{} {
+	p.waitOnce.Do(func() {
+		go func() {
+			p.waitErr = p.cmd.Wait()
+			close(p.exited)
+		}()
+	})
+	return p.exited
 }
 
 func (h *harness) start(args ...string) *proc {
@@ -304,10 +319,10 @@ func (h *harness) startWith(stdin *os.File, args ...string) *proc {
 	if err := cmd.Start(); err != nil {
 		h.t.Fatal(err)
 	}
-	p := &proc{cmd: cmd, out: bufio.NewReader(out), stderr: errb, cancel: cancel}
+	p := &proc{cmd: cmd, out: bufio.NewReader(out), stderr: errb, cancel: cancel, exited: make(chan struct{})}
 	h.t.Cleanup(func() {
 		cmd.Process.Kill()
-		cmd.Wait()
+		<-p.reap()
 		cancel()
 	})
 	return p
@@ -377,10 +392,9 @@ func (p *proc) waitLine(t *testing.T, want string) string {
 func (p *proc) wait(t *testing.T, d time.Duration) int {
 	t.Helper()
 	go io.Copy(io.Discard, p.out)
-	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
 	select {
-	case err := <-done:
+	case <-p.reap():
+		err := p.waitErr
 		if err == nil {
 			return 0
 		}

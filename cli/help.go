@@ -105,16 +105,25 @@ Examples:
   looprig new --rig demo --json
 `
 
-const helpRun = `Usage: looprig run ID [--json] [--rig NAME] [--accept-drift]
+const helpRun = `Usage: looprig run ID [--json] [--detach] [--rig NAME] [--accept-drift]
                    [--placement P --root DIR] -- INPUT...
 
-Restore session ID (a full id or a unique prefix of at least 4 characters),
-submit INPUT (the words after "--" joined with spaces) as one turn, stream
-its output until the turn ends, shut the session down, and exit with the
-turn's exit code, as 'docker run' does: a command killed by signal N exits
-128+N, an interrupted turn 130, a failed turn (or one denied at a gate) 1.
-When looprig itself fails (restore refused, lease held, store unreadable)
-it exits 125 and prints the error; usage errors exit 2.
+Run INPUT (the words after "--" joined with spaces) as one turn of session
+ID (a full id or a unique prefix of at least 4 characters), stream its
+output until the turn ends, and exit with the turn's exit code, as
+'docker run' does: a command killed by signal N exits 128+N, an
+interrupted turn 130, a failed turn (or one denied at a gate) 1. When
+looprig itself fails (restore refused, lease held, session busy, store
+unreadable) it exits 125 and prints the error; usage errors exit 2.
+
+Where the turn runs: when the session is live in a host on this machine
+(looprig host ID, the TUI, new/restore/run --detach), run submits the turn
+to that host and follows it there; afterwards the session stays live in
+its host. A session running another turn refuses it (exit 125, "busy").
+If the host dies during the turn, run exits 125 and the session is
+crashed: restore it with 'looprig restore ID'. Otherwise run restores the
+session in this process, runs the turn and shuts the session down.
+--rig, --placement, --root and --accept-drift apply to a restore only.
 
 Output: the turn's stdout and stderr go to stdout and stderr as they arrive,
 with control characters made visible; looprig's own lines (the closing
@@ -126,14 +135,21 @@ matching the profile's gate_policy, e.g. "rm -rf" or "sudo"), looprig asks
 says so, and the turn fails (exit 1).
 
 Ctrl-C (SIGINT) or SIGTERM interrupts the turn (SIGTERM to its process
-group, SIGKILL after a grace period) and shuts down cleanly; a second one
-exits at once without waiting.
+group, SIGKILL after a grace period) and waits for its end (then shuts down
+cleanly, or leaves a hosted session live); a second one exits at once
+without waiting.
 
 Flags:
   --json            one JSON object per event on stdout:
                     {"seq","type","session","loop_id","at",...payload}, with
                     live OutputDelta events (seq 0) and durable TurnOutput
                     checkpoints; errors as {"error":{...}}
+  --detach          do not wait for the turn: make sure the session is live
+                    in a host (restoring it in a new background host when
+                    none serves it, with the flags below), submit INPUT to
+                    it, print the turn's index and id, and exit 0 at once;
+                    follow it with 'looprig attach ID'. With --json:
+                    {"id","short_id","turn_id","index","pid"} (the host's pid)
   --rig NAME        restore with this profile instead of the recorded one
   --accept-drift    restore even when the profile changed (recorded in the
                     journal as ConfigurationAdopted)
@@ -142,6 +158,7 @@ Flags:
 Examples:
   looprig run 1a2b3c4d -- make test
   looprig run 1a2b3c4d --json -- 'for i in 1 2 3; do echo $i; done'
+  looprig run --detach 1a2b3c4d -- make test && looprig attach 1a2b3c4d
 `
 
 const helpRestore = `Usage: looprig restore ID [--json] [--accept-drift] [--hold|--detach] [--rig NAME]

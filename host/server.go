@@ -666,25 +666,35 @@ func errReply(id uint64, e *RemoteError) []byte {
 	return line(replyMsg{Type: msgReply, ID: id, Error: e})
 }
 
+// requestTimeout bounds one request a client sent: a shutdown waits for
+// the running turn (the rig's shutdown grace, 8 s by default).
+const requestTimeout = 30 * time.Second
+
 // handle runs a request that may take a while.
 func (c *conn) handle(req request) {
 	defer c.reqs.done()
 	defer func() { <-c.inflight }()
 	s := c.srv.s
 	r := replyMsg{Type: msgReply, ID: req.ID}
+	// A request, once read, is carried out even if its client hangs up
+	// right after sending it (a second Ctrl-C after an interrupt): what
+	// the client asked for must not depend on how long it stayed. It is
+	// bounded instead.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), requestTimeout)
+	defer cancel()
 	var err error
 	switch req.Type {
 	case reqSubmit:
 		var ti rig.TurnInfo
-		if ti, err = s.Submit(c.ctx, *req.Input); err == nil {
+		if ti, err = s.Submit(ctx, *req.Input); err == nil {
 			r.TurnID, r.Index = ti.ID, &ti.Index
 		}
 	case reqInterrupt:
-		err = s.Interrupt(c.ctx)
+		err = s.Interrupt(ctx)
 	case reqRespondGate:
-		err = s.RespondGate(c.ctx, req.GateID, *req.Approve)
+		err = s.RespondGate(ctx, req.GateID, *req.Approve)
 	case reqShutdown:
-		err = s.Shutdown(c.ctx)
+		err = s.Shutdown(ctx)
 	}
 	if err != nil {
 		r.Error = describe(err)

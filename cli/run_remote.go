@@ -1,0 +1,353 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"looprig/host"
+	"looprig/rig"
+	"looprig/rig/event"
+	"looprig/rig/explain"
+)
+
+// run through a host: when the session is live in a host on this machine
+// (looprig host ID, the TUI, new/restore/run --detach), `run` submits the
+// turn to that host and follows it there, as turnRunner does a turn of
+// this process; the session stays live in its host afterwards. run
+// --detach submits the turn and returns at once, starting a host first
+// when none serves the session.
+
+// byeWait bounds the wait for a host's goodbye once the stream of a
+// session that stopped ended: the goodbye says whether it faulted (the
+// host sends it within its drain timeout).
+const byeWait = 5 * time.Second
+
+// runHosted runs the turn through the host of the session, if one serves
+// it on this machine; hosted is false when none does, and the caller runs
+// the turn in this process as it always has.
+//
+// Only a host that answered is used. Any failure to reach one but a
+// protocol mismatch (a host is there, speaking another protocol) falls
+// back to this process: no socket, a dead host's socket, an unusable
+// socket directory (where no host could listen either). Should a host
+// hold the session after all, the restore here is refused for its lease
+// and says which process holds it.
+func runHosted(c *call) (code int, hosted bool) {
+	id, err := rig.FindSession(c.ctx, c.st, c.args[0])
+	if err != nil {
+		return 0, false // reported by the restore, as always
+	}
+	sid := id.String()
+	ctx, cancel := context.WithTimeout(c.ctx, connectTimeout)
+	cl, err := c.connect(ctx, sid)
+	cancel()
+	if err != nil {
+		var mismatch *host.ProtocolMismatchError
+		if errors.As(err, &mismatch) || c.ctx.Err() != nil {
+			return c.failRun(err), true
+		}
+		return 0, false
+	}
+	defer cl.Close()
+	c.noteHostedFlags(sid, cl.Hello().PID)
+	h := &hostTurn{c: c, cl: cl, id: sid}
+	ctx, cancel = context.WithTimeout(c.ctx, connectTimeout)
+	err = h.subscribe(ctx)
+	cancel()
+	if err != nil {
+		if f := h.fault(); f != nil {
+			err = f
+		}
+		return c.failRun(err), true
+	}
+	tr := &turnRunner{c: c, s: h, ev: h}
+	return tr.run(strings.Join(c.input, " ")), true
+}
+
+// runDetached makes sure the session is live in a host (restoring it in a
+// new one when none serves it), submits the turn to it and returns
+// without waiting for the turn.
+func runDetached(c *call) int {
+	id, err := rig.FindSession(c.ctx, c.st, c.args[0])
+	if err != nil {
+		var unknown *rig.UnknownSessionError
+		if errors.As(err, &unknown) {
+			err = &rig.RestoreError{Kind: rig.RestoreDiscoveryFailed, Cause: err}
+		}
+		return c.failRun(err)
+	}
+	sid := id.String()
+	cl, err := c.liveHost(sid)
+	if err != nil {
+		return c.failRun(err)
+	}
+	defer cl.Close()
+	pid := cl.Hello().PID
+	h := &hostTurn{c: c, cl: cl, id: sid}
+	ti, err := h.Submit(c.ctx, strings.Join(c.input, " "))
+	if err != nil {
+		if f := h.fault(); f != nil {
+			err = f
+		}
+		return c.failRun(err)
+	}
+	short := rig.ShortID(sid)
+	if c.json {
+		c.writeJSON(runDetachedJSON{ID: sid, ShortID: short, TurnID: ti.ID, Index: ti.Index, PID: pid})
+		return exitOK
+	}
+	fmt.Fprintf(c.stdout, "started turn %d (%s) in session %s; follow it: looprig %sattach %s\n",
+		ti.Index, ti.ID, short, c.globalArgs(), short)
+	return exitOK
+}
+
+// runDetachedJSON is what run --detach --json prints.
+type runDetachedJSON struct {
+	ID      string `json:"id"`
+	ShortID string `json:"short_id"`
+	TurnID  string `json:"turn_id"`
+	Index   int    `json:"index"`
+	PID     int    `json:"pid"` // the host's
+}
+
+// liveHost connects to the host of session id, starting one (which
+// restores the session with the restore flags given) when none serves
+// it here.
+func (c *call) liveHost(id string) (*host.Client, error) {
+	ctx, cancel := context.WithTimeout(c.ctx, connectTimeout)
+	cl, err := c.connect(ctx, id)
+	cancel()
+	var notHosted *NotHostedError
+	if err == nil {
+		c.noteHostedFlags(id, cl.Hello().PID)
+		return cl, nil
+	}
+	if !errors.As(err, &notHosted) {
+		return nil, err
+	}
+	rd, err := c.startHost(c.ctx, c.st, append(c.restoreFlagArgs(), id)...)
+	if err != nil {
+		// Another client may have started a host meanwhile: its restore
+		// won the lease, and ours was refused for it.
+		if explain.Explain(err).Remedy == explain.RemedyWaitOrBreakLease {
+			ctx, cancel := context.WithTimeout(c.ctx, connectTimeout)
+			cl, cerr := c.connect(ctx, id)
+			cancel()
+			if cerr == nil {
+				return cl, nil
+			}
+		}
+		return nil, err
+	}
+	if info := rd.Restored; info != nil && len(info.Interrupted) > 0 && !c.json {
+		fmt.Fprintf(c.stderr, "looprig: restored session %s at epoch %d in host pid %d; closed %s left open by a crash\n",
+			rig.ShortID(id), info.Epoch, rd.PID, plural(len(info.Interrupted), "interrupted turn"))
+	}
+	ctx, cancel = context.WithTimeout(c.ctx, connectTimeout)
+	defer cancel()
+	return c.connect(ctx, id)
+}
+
+// noteHostedFlags says, for people, that the restore flags given do not
+// apply to a session that is live already.
+func (c *call) noteHostedFlags(id string, pid int) {
+	if c.json || (c.profile == profileFlags{} && !c.acceptDrift) {
+		return
+	}
+	fmt.Fprintf(c.stderr, "looprig: session %s is live in host pid %d: --rig, --placement, --root and --accept-drift apply to a restore and were ignored\n",
+		rig.ShortID(id), pid)
+}
+
+// hostTurn is a session live in a host, as a turnRunner drives it: the
+// session (turnSession) through the host's Client, and its events
+// (turnEvents) from the host's Stream.
+type hostTurn struct {
+	c  *call
+	cl *host.Client
+	id string
+
+	st    *host.Stream // nil once it fell behind, until next subscribes again
+	from  uint64       // where next subscribes again
+	base  uint64       // the drops of the streams before st (and one per loss)
+	ended error        // what ended the stream, when the host said
+}
+
+// subscribe opens the stream at the journal's tip, before the submit:
+// the turn's events are all after it.
+func (h *hostTurn) subscribe(ctx context.Context) error {
+	status, err := h.cl.Status(ctx)
+	if err != nil {
+		return err
+	}
+	h.st, err = h.cl.Subscribe(ctx, status.Tip)
+	return err
+}
+
+// Submit submits the turn. It is not given up on a first Ctrl-C: the
+// host may have started the turn already, and the runner interrupts it
+// once it has its id.
+func (h *hostTurn) Submit(ctx context.Context, input string) (rig.TurnInfo, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), connectTimeout)
+	defer cancel()
+	ti, err := h.cl.Submit(ctx, input)
+	if err == nil {
+		return ti, nil
+	}
+	var busy *rig.BusyError
+	if errors.As(err, &busy) {
+		return ti, &SessionBusyError{Session: h.id, TurnID: busy.TurnID, Index: busy.Index, Follow: h.c.globalArgs(), Err: err}
+	}
+	return ti, remoteFault(h.id, err)
+}
+
+func (h *hostTurn) Interrupt(ctx context.Context) error { return h.cl.Interrupt(ctx) }
+
+func (h *hostTurn) RespondGate(ctx context.Context, gateID string, approve bool) error {
+	return h.cl.RespondGate(ctx, gateID, approve)
+}
+
+func (h *hostTurn) Done() <-chan struct{} { return h.cl.Done() }
+
+// fault is why the session stopped under the turn: its host said it
+// faulted (its lease lost: *LeaseLostError), or the host is gone
+// (*HostLostError). A host that stopped serving it without a fault, or a
+// stream that ended for a reason of its own, is no fault.
+func (h *hostTurn) fault() error {
+	err := h.cl.Err()
+	if err == nil || errors.Is(err, host.ErrClientClosed) {
+		err = h.ended
+	}
+	if err == nil {
+		return nil
+	}
+	var closed *host.HostClosedError
+	var re *host.RemoteError
+	switch {
+	case errors.As(err, &closed):
+		if closed.Err == nil {
+			return nil
+		}
+		return remoteFault(h.id, closed)
+	case errors.As(err, &re):
+		if re.Kind == "lease_lost" || re.Kind == "persistence_fault" {
+			return remoteFault(h.id, re)
+		}
+		if h.cl.Err() == nil {
+			return nil // the stream's own end: the client goes on
+		}
+		return err // the host refused the connection
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return nil // we cut a request short
+	}
+	return &HostLostError{Session: h.id, PID: h.cl.Hello().PID, Restore: h.c.globalArgs(), Err: err}
+}
+
+func (h *hostTurn) next(ctx context.Context, _ uint64) ([]event.Envelope, bool, error) {
+	if h.st == nil {
+		st, err := h.cl.Subscribe(ctx, h.from)
+		if err != nil {
+			return nil, true, err
+		}
+		h.st = st
+	}
+	for {
+		env, err := h.st.Next(ctx)
+		if err == nil {
+			return []event.Envelope{env}, true, nil
+		}
+		var decode *host.EnvelopeDecodeError
+		var lost *host.StreamLostError
+		var closed *host.HostClosedError
+		var re *host.RemoteError
+		switch {
+		case errors.As(err, &decode):
+			continue // one event this client cannot read; the stream goes on
+		case errors.As(err, &lost):
+			h.base += h.st.Dropped() + 1
+			h.st, h.from = nil, lost.LastSeq
+			return nil, false, nil
+		case errors.Is(err, host.ErrSessionEnded):
+			// The session stopped: the host's goodbye, which follows, says
+			// whether it faulted.
+			t := time.NewTimer(byeWait)
+			defer t.Stop()
+			select {
+			case <-h.cl.Done():
+			case <-ctx.Done():
+			case <-t.C:
+			}
+			return nil, false, nil
+		case errors.As(err, &closed), errors.As(err, &re):
+			h.ended = err
+		}
+		return nil, true, err
+	}
+}
+
+func (h *hostTurn) dropped() uint64 {
+	if h.st == nil {
+		return h.base
+	}
+	return h.base + h.st.Dropped()
+}
+
+// resume: a stream that fell behind is opened again, after the last
+// event it delivered, by the next call of next.
+func (h *hostTurn) resume() bool { return h.st == nil }
+
+func (h *hostTurn) close() {
+	if h.st != nil {
+		h.st.Close()
+	}
+}
+
+// HostLostError: the host of a session ended (or its connection broke)
+// while run followed a turn in it. A host that ends without shutting its
+// session down leaves it crashed: restore it.
+type HostLostError struct {
+	Session string
+	PID     int
+	Restore string // the global flags of the restore command suggested
+	Err     error
+}
+
+func (e *HostLostError) Error() string {
+	short := rig.ShortID(e.Session)
+	return fmt.Sprintf("lost the host of session %s (pid %d): %v; the session is now crashed: restore it with 'looprig %srestore %s'",
+		short, e.PID, e.Err, e.Restore, short)
+}
+
+func (e *HostLostError) Unwrap() error { return e.Err }
+
+// Explanation classifies it for describe (explain.Explainer).
+func (e *HostLostError) Explanation() explain.Explanation {
+	return explain.Explanation{Type: "HostLostError", Kind: "host_lost",
+		Fields: []explain.Field{{Name: "session", Value: e.Session}, {Name: "pid", Value: e.PID}}}
+}
+
+// SessionBusyError: run submitted to a host whose session runs another
+// turn. errors.As also finds the *rig.BusyError it stands for.
+type SessionBusyError struct {
+	Session string
+	TurnID  string
+	Index   int
+	Follow  string // the global flags of the attach command suggested
+	Err     error
+}
+
+func (e *SessionBusyError) Error() string {
+	short := rig.ShortID(e.Session)
+	return fmt.Sprintf("session %s is busy: turn %d (%s) is still running in its host; wait for it, or follow it with 'looprig %sattach %s'",
+		short, e.Index, e.TurnID, e.Follow, short)
+}
+
+func (e *SessionBusyError) Unwrap() error { return e.Err }
+
+// Explanation classifies it for describe (explain.Explainer).
+func (e *SessionBusyError) Explanation() explain.Explanation {
+	return explain.Explanation{Type: "BusyError", Kind: "busy",
+		Fields: []explain.Field{{Name: "session", Value: e.Session}, {Name: "turn_id", Value: e.TurnID}, {Name: "index", Value: e.Index}}}
+}
