@@ -25,6 +25,10 @@
 //     which is the journal's last fence) and no session of the store is
 //     listed as broken.
 //
+// With Config.Hosts (scripts/soak --hosts) the session lives in a host
+// process and each trial SIGKILLs either the client or the host; see
+// hosts.go.
+//
 // scripts/soak runs it from the command line; a short version runs in
 // `go test` (soak_test.go).
 package soak
@@ -76,6 +80,15 @@ type Config struct {
 	Log io.Writer
 	// CommandTimeout bounds every looprig command (default 60s).
 	CommandTimeout time.Duration
+	// Hosts runs the soak through hosts (hosts.go): the session is live
+	// in a background host (`looprig host`), each `looprig run` goes
+	// through it, and each trial SIGKILLs either that client or the host.
+	Hosts bool
+	// RuntimeDir is XDG_RUNTIME_DIR for the driven binary in hosts mode
+	// (the hosts' sockets and logs). It must be short: a socket path holds
+	// at most 103 bytes. Empty: a new private directory under os.TempDir,
+	// removed at the end.
+	RuntimeDir string
 }
 
 // Result counts what a soak saw.
@@ -90,6 +103,12 @@ type Result struct {
 	KillWithin time.Duration
 	Elapsed    time.Duration
 	Failures   []string // one line per failed trial (first 50)
+
+	// Hosts mode only.
+	KilledClients int // trials that SIGKILLed the client (`looprig run`)
+	KilledHosts   int // trials that SIGKILLed the session's host
+	FellBack      int // runs whose host was killed before they reached it, which ran the turn themselves
+	Stopped       int // hosts shut down with `looprig stop` (and checked)
 }
 
 // Summary is the last line scripts/soak prints.
@@ -106,11 +125,16 @@ type soaker struct {
 	fixed  bool            // cfg.KillWithin was given
 	window time.Duration   // the current kill window
 	recent []time.Duration // durations of the last runs that ended by themselves
+
+	// Hosts mode.
+	runtime    string         // XDG_RUNTIME_DIR of the driven binary
+	ownRuntime bool           // runtime was made by the soak: remove it at the end
+	hosts      map[string]int // session id -> pid of its host, for every host the soak believes live
 }
 
 // Run runs the soak. Its error is for setup failures only; trial failures
 // are counted in the result.
-func Run(ctx context.Context, cfg Config) (Result, error) {
+func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if cfg.Binary == "" || cfg.Dir == "" {
 		return Result{}, errors.New("soak: Config needs Binary and Dir")
 	}
@@ -140,16 +164,35 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	s.env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, "config"),
 		"XDG_STATE_HOME="+filepath.Join(home, "state"), "LOOPRIG_STORE=")
+	if cfg.Hosts {
+		if err := s.setupHosts(); err != nil {
+			return Result{}, err
+		}
+		// No host outlives the soak, whatever ends it.
+		defer s.endHosts(&res)
+	}
 	start := time.Now()
-	res := Result{KillWithin: cfg.KillWithin}
+	res = Result{KillWithin: cfg.KillWithin}
 	fmt.Fprintf(s.log, "soak: seed %d, store %s\n", seed, s.store)
+	if cfg.Hosts {
+		fmt.Fprintf(s.log, "soak: hosts mode, runtime directory %s\n", s.runtime)
+	}
 	if res.KillWithin > 0 {
 		s.fixed, s.window = true, res.KillWithin
+	} else if cfg.Hosts {
+		if err := s.calibrateHosts(ctx); err != nil {
+			return res, err
+		}
 	} else if err := s.calibrate(ctx); err != nil {
 		return res, err
 	}
 	res.KillWithin = s.window
 	fmt.Fprintf(s.log, "soak: killing within %v of each run's start\n", s.window.Round(time.Millisecond))
+	if cfg.Hosts {
+		err := s.runHosts(ctx, &res)
+		res.Elapsed = time.Since(start)
+		return res, err
+	}
 
 	var sess *session
 	for i := 0; i < cfg.Trials; i++ {
@@ -195,9 +238,14 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 }
 
 func (r *Result) fail(i int, msg string) {
+	r.failf("trial %d: %s", i+1, msg)
+}
+
+// failf counts a failure outside a trial too (hosts left running).
+func (r *Result) failf(format string, args ...any) {
 	r.Failed++
 	if len(r.Failures) < 50 {
-		r.Failures = append(r.Failures, fmt.Sprintf("trial %d: %s", i+1, msg))
+		r.Failures = append(r.Failures, fmt.Sprintf(format, args...))
 	}
 }
 
@@ -205,6 +253,12 @@ func (r *Result) fail(i int, msg string) {
 type session struct {
 	id    string
 	acked map[uint64]string // seq -> record type
+
+	// Hosts mode.
+	pid      int    // its host's, 0 when no host serves it
+	epoch    uint64 // the epoch of its last fence: its host's, or its last restore's
+	restored bool   // a RestoreDone at epoch is in the journal (not so after new)
+	kinds    [2]int // trials that killed the client, the host
 }
 
 type trialResult struct {
@@ -215,6 +269,12 @@ type trialResult struct {
 	records   int
 	lost      int
 	err       error
+
+	// Hosts mode.
+	target   killTarget
+	fellBack bool     // the killed host's client ran the turn itself
+	stopped  int      // hosts stopped by the trial
+	steps    []string // what the trial did, for its log line
 }
 
 // looprig runs the binary to completion.
@@ -473,6 +533,8 @@ type record struct {
 	Type   string `json:"type"`
 	Epoch  uint64 `json:"epoch"`
 	TurnID string `json:"turn_id"`
+	// ExitCode is a TurnDone's (hosts mode).
+	ExitCode *int `json:"exit_code"`
 }
 
 func parseLog(out []byte) ([]record, error) {
@@ -493,6 +555,14 @@ func parseLog(out []byte) ([]record, error) {
 // check verifies a restored journal. It returns how many acknowledged
 // records are missing or changed, and an error for any other violation.
 func check(recs []record, acked map[uint64]string, restoreEpoch uint64) (lost int, err error) {
+	return checkJournal(recs, acked, restoreEpoch, true)
+}
+
+// checkJournal is check for a journal whose last fence has epoch, and
+// which has a RestoreDone at that epoch when restored (a session live in
+// a host since `new --detach` has none).
+func checkJournal(recs []record, acked map[uint64]string, epoch uint64, restored bool) (lost int, err error) {
+	restoreEpoch := epoch
 	bySeq := make(map[uint64]record, len(recs))
 	var problems []string
 	for i, r := range recs {
@@ -569,7 +639,7 @@ func check(recs []record, acked map[uint64]string, restoreEpoch uint64) (lost in
 	for id := range open {
 		problems = append(problems, fmt.Sprintf("turn %s has no terminal record after the restore", id))
 	}
-	if !restoreDone {
+	if restored && !restoreDone {
 		problems = append(problems, fmt.Sprintf("no RestoreDone at epoch %d", restoreEpoch))
 	}
 	if len(problems) > 0 {

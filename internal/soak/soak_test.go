@@ -17,12 +17,7 @@ func TestSoakShort(t *testing.T) {
 		t.Skip("builds and SIGKILLs the real binary")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "looprig")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = "../.." // the module root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build looprig: %v\n%s", err, out)
-	}
+	bin := buildLooprig(t, dir)
 	var log strings.Builder
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -37,6 +32,70 @@ func TestSoakShort(t *testing.T) {
 	}
 	if res.Acked == 0 {
 		t.Fatalf("no acknowledgements were read: the side channel is broken\n%s", log.String())
+	}
+}
+
+func buildLooprig(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "looprig")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = "../.." // the module root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build looprig: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestSoakHostsShort is the short version of scripts/soak --hosts: a few
+// trials, each killing the client or the host of a session live in a
+// host; both kinds must happen, nothing may be lost or fail, and no host
+// may be left running.
+func TestSoakHostsShort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and SIGKILLs the real binary and its hosts")
+	}
+	dir := t.TempDir()
+	bin := buildLooprig(t, dir)
+	// Short: a socket path holds at most 103 bytes, t.TempDir's are long.
+	rt, err := os.MkdirTemp("", "lr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(rt) })
+	if err := os.Chmod(rt, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(dir, "work")
+	// Whatever happens, no host of the store outlives the test.
+	t.Cleanup(func() {
+		s := &soaker{store: filepath.Join(work, "store")}
+		if pids := s.killStrayHosts(); len(pids) > 0 {
+			t.Errorf("hosts %v were still running after the soak (killed)", pids)
+		}
+	})
+	const trials = 6
+	var log strings.Builder
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, Config{Binary: bin, Dir: work, Trials: trials, PerSession: 3, Log: &log, Hosts: true, RuntimeDir: rt})
+	if err != nil {
+		t.Fatalf("soak: %v\n%s", err, log.String())
+	}
+	t.Logf("%s (%d clients and %d hosts killed, %d runs ran the turn themselves, %d hosts stopped, %d ended by themselves, %d acknowledgements, kill window %v, %v)",
+		res.Summary(), res.KilledClients, res.KilledHosts, res.FellBack, res.Stopped, res.Completed, res.Acked,
+		res.KillWithin, res.Elapsed.Round(time.Millisecond))
+	if res.Trials != trials || res.Lost != 0 || res.Failed != 0 || res.Killed != trials ||
+		res.KilledClients+res.KilledHosts != trials {
+		t.Fatalf("%s\n%s", res.Summary(), log.String())
+	}
+	if res.KilledClients == 0 || res.KilledHosts == 0 {
+		t.Fatalf("%d clients and %d hosts killed: every session must see both\n%s", res.KilledClients, res.KilledHosts, log.String())
+	}
+	if res.Acked == 0 {
+		t.Fatalf("no acknowledgements were read: the side channel is broken\n%s", log.String())
+	}
+	if testing.Verbose() {
+		t.Log(log.String())
 	}
 }
 
@@ -91,6 +150,24 @@ func TestCheck(t *testing.T) {
 		fence(6, 3), done(7, 3)}
 	if _, err := check(refence, nil, 3); err != nil {
 		t.Fatalf("re-fence before RestoreErrored refused: %v", err)
+	}
+
+	// A session live in a host since `new --detach` has no RestoreDone.
+	zero := 0
+	live := []record{fence(1, 1), ev(2, "SessionStarted", ""), ev(3, "TurnStarted", "a"), ev(4, "TurnOutput", "a"),
+		{Seq: 5, Kind: "event", Type: "TurnDone", TurnID: "a", ExitCode: &zero}, ev(6, "TurnStarted", "b")}
+	if _, err := checkJournal(live[:5], acked, 1, false); err != nil {
+		t.Fatalf("live journal: %v", err)
+	}
+	if _, err := checkJournal(live[:5], acked, 1, true); err == nil || !strings.Contains(err.Error(), "no RestoreDone") {
+		t.Fatalf("live journal checked as restored: %v", err)
+	}
+	turns := turnsAfter(live, 2)
+	if len(turns) != 2 || turns[0].id != "a" || turns[0].end == nil || *turns[0].end.ExitCode != 0 || turns[1].end != nil {
+		t.Fatalf("turnsAfter: %+v", turns)
+	}
+	if turns := turnsAfter(live, 3); len(turns) != 1 || turns[0].id != "b" {
+		t.Fatalf("turnsAfter a tip past a's start: %+v", turns)
 	}
 }
 

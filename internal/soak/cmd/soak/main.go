@@ -5,7 +5,9 @@
 //
 //	soak: N trials, L lost, F failed
 //
-// and it exits 0 only when L and F are 0.
+// and it exits 0 only when L and F are 0. With --hosts the session lives
+// in a background host and each trial SIGKILLs either the run (the
+// client) or the host (see package looprig/internal/soak, hosts.go).
 package main
 
 import (
@@ -31,6 +33,7 @@ func main() {
 	binary := flag.String("binary", "", "looprig binary to drive (default: build the module at the current directory)")
 	keep := flag.Bool("keep", false, "keep the work directory (store, acknowledgement files)")
 	quiet := flag.Bool("quiet", false, "print only failures and the summary")
+	hosts := flag.Bool("hosts", false, "run through hosts: the session lives in a background host; each trial kills the client or the host")
 	flag.Parse()
 
 	dir, err := os.MkdirTemp("", "looprig-soak-")
@@ -39,7 +42,7 @@ func main() {
 		os.Exit(1)
 	}
 	code := run(dir, *binary, soak.Config{Trials: *trials, PerSession: *perSession, KillWithin: *within,
-		Input: *input, Seed: *seed}, *quiet)
+		Input: *input, Seed: *seed, Hosts: *hosts}, *quiet)
 	if *keep {
 		fmt.Fprintln(os.Stderr, "soak: kept", dir)
 	} else {
@@ -72,8 +75,13 @@ func run(dir, binary string, cfg soak.Config, quiet bool) int {
 	for _, f := range res.Failures {
 		fmt.Println("soak: FAILED", f)
 	}
-	fmt.Printf("soak: %d runs killed, %d ended before the kill, %d sessions, %d acknowledgements checked, %v\n",
-		res.Killed, res.Completed, res.Sessions, res.Acked, res.Elapsed.Round(time.Second))
+	if cfg.Hosts {
+		fmt.Printf("soak: %d clients killed, %d hosts killed (%d of whose runs ran the turn themselves), %d hosts stopped, %d runs ended before the kill, %d sessions, %d acknowledgements checked, %v\n",
+			res.KilledClients, res.KilledHosts, res.FellBack, res.Stopped, res.Completed, res.Sessions, res.Acked, res.Elapsed.Round(time.Second))
+	} else {
+		fmt.Printf("soak: %d runs killed, %d ended before the kill, %d sessions, %d acknowledgements checked, %v\n",
+			res.Killed, res.Completed, res.Sessions, res.Acked, res.Elapsed.Round(time.Second))
+	}
 	fmt.Println(res.Summary())
 	if err != nil || res.Lost > 0 || res.Failed > 0 || res.Trials < cfg.Trials {
 		return 1
