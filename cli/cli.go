@@ -409,14 +409,18 @@ func runTUI(e *env) int {
 	} else if path, err := config.DefaultPath(); err == nil {
 		configDir = filepath.Dir(path)
 	}
+	key, err := storeKey(st)
+	if err != nil {
+		return e.fail(err)
+	}
 	// An SSH drop (SIGHUP) or a kill (SIGTERM) cancels ctx, which ends the
-	// UI the way ctrl+c does, not q: at once, without asking even while a
-	// turn runs; tui.Run then deals with the sessions it has open as it
-	// does after ctrl+c.
+	// UI the way ctrl+c does: at once, without asking. The sessions run in
+	// their hosts, which ignore both: the UI only detaches.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	err = tui.Run(ctx, tui.Options{
 		Store: st, StoreDir: st.Dir(), Workspaces: st.WorkspacesDir(),
+		StoreKey: key, StartHost: e.tuiStartHost(st),
 		Profiles: profiles, DefaultProfile: cfg.DefaultProfile,
 		Theme: theme, ConfigDir: configDir,
 		LogPath: filepath.Join(st.LocalDir(), "tui.log"),

@@ -1,11 +1,13 @@
 package tui
 
 import (
+	"errors"
 	"strconv"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"looprig/host"
 	"looprig/rig"
 )
 
@@ -24,6 +26,7 @@ const (
 	opSubmit
 	opInterrupt
 	opGate
+	opAttach
 )
 
 func (o opKind) String() string {
@@ -42,6 +45,8 @@ func (o opKind) String() string {
 		return "interrupt"
 	case opGate:
 		return "gate"
+	case opAttach:
+		return "attach"
 	}
 	return "opKind(" + strconv.Itoa(int(o)) + ")"
 }
@@ -78,7 +83,7 @@ func (m *model) sessionKey(v *sessView, msg tea.KeyMsg) tea.Cmd {
 			return m.status.flash("no turn is running", clsMuted)
 		}
 		v.busy = busyInterrupting
-		return tea.Batch(m.interruptCmd(v.id, v.live.sess), m.spin.start())
+		return tea.Batch(m.interruptCmd(v.id, v.live.c), m.spin.start())
 	case key.Matches(msg, k.Approve, k.Deny):
 		approve := key.Matches(msg, k.Approve)
 		if why := v.notMutable(); why != "" {
@@ -88,17 +93,21 @@ func (m *model) sessionKey(v *sessView, msg tea.KeyMsg) tea.Cmd {
 		if g == nil {
 			return m.status.flash("no gate is open", clsMuted)
 		}
-		return m.gateCmd(v.id, v.live.sess, g.id, approve)
+		return m.gateCmd(v.id, v.live.c, g.id, approve)
 	case key.Matches(msg, k.Shutdown):
 		return m.shutdown(v)
 	}
 	return nil
 }
 
-// shutdown asks before shutting v down (X).
+// shutdown asks before shutting v down (X): its host journals
+// SessionStopped, releases the lease and exits.
 func (m *model) shutdown(v *sessView) tea.Cmd {
-	if !v.hosted() {
-		return m.status.flash("X: "+v.short+" is not live in this TUI", clsError)
+	if !v.attached() {
+		if v.state() == rig.StateLive {
+			return m.status.flash("X: "+v.short+" is not attached yet — r attaches", clsError)
+		}
+		return m.status.flash("X: "+v.short+" is not live", clsError)
 	}
 	if why := v.notMutable(); why != "" {
 		return m.status.flash("X: "+why, clsError)
@@ -107,32 +116,41 @@ func (m *model) shutdown(v *sessView) tea.Cmd {
 	if v.f.openTurn != nil {
 		body = append(body, "Its running turn "+strconv.Itoa(v.f.openTurn.index)+" is interrupted (recorded as shutdown).")
 	}
-	body = append(body, "It can be restored later with r.")
+	body = append(body, "Its host (pid "+strconv.Itoa(v.live.pid)+") stops. It can be restored later with r.")
 	m.dialog = &confirmDialog{title: "Shut down", body: body, confirm: "Shut down", danger: true,
 		onConfirm: func(m *model) tea.Cmd {
-			if !v.hosted() {
+			if !v.takesCommands() {
 				return nil
 			}
-			v.busy = busyShuttingDown
-			return tea.Batch(m.shutdownCmd(v.id, v.live.sess), m.spin.start())
+			v.busy, v.live.stopping = busyShuttingDown, true
+			return tea.Batch(m.shutdownCmd(v.id, v.live.c), m.spin.start())
 		}}
 	return nil
 }
 
-// restore restores v here (r), asking first when its last restore was
-// rejected for configuration drift.
+// restore restores v in a new host (r), asking first when its last
+// restore was rejected for configuration drift; a session a host serves
+// already is attached to instead.
 func (m *model) restore(v *sessView) tea.Cmd {
-	if v.liveHere() {
-		return m.status.flash("r: "+v.short+" is already live in this TUI", clsMuted)
-	}
-	if v.busy != notBusy {
+	switch {
+	case v.attached() && v.lost == nil:
+		return m.status.flash("r: "+v.short+" is live and attached already", clsMuted)
+	case v.busy != notBusy:
 		return m.status.flash("r: busy: "+v.busy.String(), clsMuted)
+	case !v.attached() && v.hostPID() > 0:
+		return m.attach(v)
 	}
-	if rj := v.restoreRejected(); rj != nil {
-		m.dialog = newDriftDialog(v, rj)
+	if changes, ok := v.driftRejected(); ok {
+		m.dialog = newDriftDialog(v, changes)
 		return nil
 	}
 	return m.startRestore(v, false)
+}
+
+// attach attaches to the host serving v.
+func (m *model) attach(v *sessView) tea.Cmd {
+	v.busy, v.busySince = busyAttaching, m.now()
+	return tea.Batch(m.attachCmd(v.id), m.spin.start())
 }
 
 func (m *model) startRestore(v *sessView, accept bool) tea.Cmd {
@@ -146,8 +164,8 @@ func (m *model) startRestore(v *sessView, accept bool) tea.Cmd {
 // breakLease opens the break dialog for a session held elsewhere (B).
 func (m *model) breakLease(v *sessView) tea.Cmd {
 	switch {
-	case v.liveHere():
-		return m.status.flash("B: "+v.short+" is live in this TUI: there is nothing to break", clsMuted)
+	case v.takesCommands():
+		return m.status.flash("B: "+v.short+" is live and attached: there is nothing to break (X shuts it down)", clsMuted)
 	case v.busy != notBusy:
 		return m.status.flash("B: busy: "+v.busy.String(), clsMuted)
 	case v.state() != rig.StateHeld && v.state() != rig.StateLive:
@@ -160,8 +178,8 @@ func (m *model) breakLease(v *sessView) tea.Cmd {
 // deleteSession opens the delete dialog for a session nobody holds (D).
 func (m *model) deleteSession(v *sessView) tea.Cmd {
 	switch {
-	case v.hosted():
-		return m.status.flash("D: "+v.short+" is live in this TUI: shut it down first (X)", clsMuted)
+	case v.attached() || v.state() == rig.StateLive:
+		return m.status.flash("D: "+v.short+" is live: shut it down first (X)", clsMuted)
 	case v.busy != notBusy:
 		return m.status.flash("D: busy: "+v.busy.String(), clsMuted)
 	case v.state() == rig.StateHeld, v.state() == rig.StateLive:
@@ -175,11 +193,14 @@ func (m *model) deleteSession(v *sessView) tea.Cmd {
 	return nil
 }
 
-// onFailed: a create, restore, break or delete failed.
+// onFailed: a create, restore, break, delete or attach failed.
 func (m *model) onFailed(msg failedMsg) tea.Cmd {
 	m.h.log.Warn(msg.op.String()+" failed", "session", msg.id, "err", msg.err)
-	if msg.op == opCreate && m.creating > 0 {
+	if (msg.op == opCreate || msg.created) && m.creating > 0 {
 		m.creating--
+	}
+	if msg.op == opAttach {
+		return m.onAttachFailed(msg)
 	}
 	if msg.id == "" {
 		m.globalErr = &opFailure{op: msg.op, err: msg.err}
@@ -199,6 +220,38 @@ func (m *model) onFailed(msg failedMsg) tea.Cmd {
 	note := msg.op.String() + " of " + v.short + " failed"
 	if msg.broke != nil {
 		note = breakSummary(msg.broke) + "; " + note
+	}
+	cmds := []tea.Cmd{m.status.flash(note, clsError)}
+	if v == m.selected() {
+		cmds = append(cmds, m.ensureLoaded(v))
+	}
+	cmds = append(cmds, m.refreshList())
+	return tea.Batch(cmds...)
+}
+
+// onAttachFailed: attaching to a session's host failed. Opening the
+// session does not try that host again (r does); its journal is read
+// instead. A host that went away meanwhile is only flashed; anything else
+// (a host of another protocol version) is explained in the strip.
+func (m *model) onAttachFailed(msg failedMsg) tea.Cmd {
+	v := m.sessions[msg.id]
+	if v == nil {
+		v = newSessView(msg.id)
+		m.sessions[msg.id] = v
+		m.resort()
+	}
+	if v.busy == busyAttaching {
+		v.busy = notBusy
+	}
+	v.forgetHost()
+	note := "attach to " + v.short + " failed: " + errText(msg.err)
+	if errors.Is(msg.err, host.ErrNotHosted) {
+		note = "attach to " + v.short + ": its host is gone"
+	} else {
+		v.failed = &opFailure{op: opAttach, err: msg.err}
+	}
+	if msg.created {
+		note = "created " + v.short + ", but " + note
 	}
 	cmds := []tea.Cmd{m.status.flash(note, clsError)}
 	if v == m.selected() {

@@ -13,17 +13,18 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
 
+	"looprig/host"
 	"looprig/rig"
 	"looprig/rig/event"
 )
 
 // benchModel is a 200×60 model with 10k sessions listed, the selected one
-// hosted with 10k event lines in its ring.
+// attached with 10k event lines in its ring.
 func benchModel(b testing.TB) Model {
 	m := fakeModel(b, 200, 60, colorRenderer())
 	m = withManySessions(m, 10_000)
 	id := fakeID(1)
-	m.send(hostedMsg{id: id, sess: &rig.Session{}, status: rig.Status{Title: "bench", Epoch: 1, Placement: rig.PlacementSession}})
+	m.send(attachedMsg{id: id, c: &host.Client{}, pid: 4242, status: host.Status{Title: "bench", Epoch: 1, Placement: string(rig.PlacementSession)}})
 	v := m.sessions[id]
 	var sb strings.Builder
 	for i := 0; i < 10_000; i++ {
@@ -96,7 +97,8 @@ func BenchmarkFoldOutput(b *testing.B) {
 }
 
 // BenchmarkEventPath2M runs a real turn printing 2 M lines (`seq 2000000`,
-// shell engine, memstore) in a session hosted by the real program, and
+// shell engine, memstore) in a session the real program is attached to (its
+// host served by this process, on a unix socket), and
 // measures what the UI absorbs: lines/s, messages folded, frames (View
 // calls), dropped ephemeral events, bytes written to the terminal
 // (written-MB), the live heap's peak above where it started (peak-heap-MB,
@@ -132,7 +134,7 @@ func eventPath2M(b *testing.B, input string) {
 	defer func() {
 		tm.Send(tea.QuitMsg{})
 		m.h.cancel()
-		m.h.shutdownAll(10 * time.Second)
+		m.h.closeAll(10 * time.Second)
 	}()
 	wait := func(cond func(m Model) bool) {
 		deadline := time.Now().Add(120 * time.Second)
@@ -154,7 +156,7 @@ func eventPath2M(b *testing.B, input string) {
 	var id string
 	wait(func(m Model) bool {
 		v := m.selected()
-		if v != nil && v.hosted() && !v.replaying() {
+		if v != nil && v.attached() && !v.replaying() && v.live.stream != nil {
 			id = v.id
 			return true
 		}

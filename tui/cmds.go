@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -10,11 +11,10 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/google/uuid"
 
+	"looprig/host"
 	"looprig/rig"
 	"looprig/rig/event"
-	"looprig/rig/hub"
 	"looprig/rig/journal"
-	"looprig/rig/storage"
 	"looprig/themes"
 )
 
@@ -29,21 +29,33 @@ type (
 		took  time.Duration
 	}
 
-	// hostedMsg: a session created or restored here is live.
-	hostedMsg struct {
+	// probedMsg: whether a host on this machine serves a session held
+	// here (host.Probe); key is the holding the probe was for.
+	probedMsg struct {
+		id  string
+		key string
+		pid int // the host's; 0 when no host answered
+		err error
+	}
+
+	// attachedMsg: this TUI is attached to the host of a session, after
+	// starting it (n, r, B) or to one that was running.
+	attachedMsg struct {
 		id      string
-		sess    *rig.Session
-		sub     *hub.Subscription
-		status  rig.Status
-		outcome *rig.RestoreInfo // nil for a new session
+		c       *host.Client
+		pid     int         // the host's
+		status  host.Status // when attached
+		created bool        // the host created the session (n)
+		outcome *rig.RestoreInfo
 		broke   *rig.BreakResult // the lease break before the restore (B), nil for none
 	}
-	// failedMsg: a create, restore, break or delete failed.
+	// failedMsg: a create, restore, break, delete or attach failed.
 	failedMsg struct {
-		id    string // "" for a create
-		op    opKind
-		err   error
-		broke *rig.BreakResult // a restore after a lease break (B) failed: what the break did
+		id      string // "" for a create
+		op      opKind
+		err     error
+		broke   *rig.BreakResult // a restore after a lease break (B) failed: what the break did
+		created bool             // an attach after a create failed
 	}
 
 	// deletedMsg: a session was deleted.
@@ -65,32 +77,23 @@ type (
 		gen int
 	}
 
-	// subMsg: what a hub subscription had queued.
-	subMsg struct {
+	// subscribedMsg: a subscription to an attached session's events, after
+	// the history replay (or after a lost stream).
+	subscribedMsg struct {
+		id     string
+		gen    int
+		c      *host.Client
+		stream *host.Stream
+		err    error
+	}
+	// streamMsg: what an attached session's stream had queued, and how it
+	// ended if it did.
+	streamMsg struct {
 		id      string
 		gen     int
 		envs    []event.Envelope
 		dropped uint64
-		closed  bool
-		err     error
-	}
-	// recoveredMsg: a lost subscription replaced and the gap replayed.
-	recoveredMsg struct {
-		id   string
-		gen  int
-		sub  *hub.Subscription
-		envs []event.Envelope
-		err  error
-	}
-
-	// endedMsg: a hosted session's Done closed.
-	endedMsg struct {
-		id       string
-		sess     *rig.Session
-		fault    error
-		oldEpoch uint64
-		newEpoch uint64
-		holder   string
+		end     *streamEnd // nil while the stream goes on
 	}
 
 	// opMsg: a submit, an interrupt or a gate response ended.
@@ -100,17 +103,38 @@ type (
 		err  error
 		note string
 	}
+	// shutdownMsg: a shutdown (X) was answered.
 	shutdownMsg struct {
-		id   string
-		sess *rig.Session
-		err  error
+		id  string
+		c   *host.Client
+		err error
 	}
-	quitMsg       struct{ err error }
 	settleMsg     struct{ gen int }
 	flashOffMsg   struct{ gen int }
 	spinMsg       struct{ gen int }
 	themeSavedMsg struct{ err error }
 )
+
+// endKind is how a stream ended.
+type endKind int
+
+const (
+	endStopped  endKind = iota // the session stopped (SessionStopped was delivered)
+	endFault                   // the session lost its lease or could not persist
+	endLost                    // this TUI fell behind: subscribe again
+	endHostGone                // the host went away or refused to go on
+)
+
+// streamEnd is how an attached session's stream ended. For a fault, the
+// epochs and the new holder (probed from the store) are filled in.
+type streamEnd struct {
+	kind     endKind
+	err      error
+	lastSeq  uint64 // endLost: subscribe again after it
+	oldEpoch uint64
+	newEpoch uint64
+	holder   string
+}
 
 func (m *model) listCmd() tea.Cmd {
 	h := m.h
@@ -130,54 +154,78 @@ func listTick(after time.Duration) tea.Cmd {
 	return tea.Tick(after, func(time.Time) tea.Msg { return listTickMsg{} })
 }
 
+// createCmd starts a host that creates a session (n) and attaches to it.
 func (m *model) createCmd(profile, title, seed string) tea.Cmd {
 	h := m.h
 	return func() tea.Msg {
-		p, key := h.profileNamed(profile)
-		r, err := h.rigFor(p, key, false)
-		if err != nil {
-			return failedMsg{op: opCreate, err: err}
+		msg, fail := h.startAndAttach(HostRequest{Profile: profile, Title: title, Seed: seed}, createTimeout)
+		if fail != nil {
+			return *fail
 		}
-		ctx, cancel := context.WithTimeout(h.ctx, createTimeout)
-		defer cancel()
-		opts := []rig.SessionOption{rig.WithTitle(title)}
-		if seed != "" {
-			opts = append(opts, rig.WithSeedSnapshot(seed))
-		}
-		s, err := r.NewSession(ctx, opts...)
-		if err != nil {
-			return failedMsg{op: opCreate, err: err}
-		}
-		id := s.SessionID().String()
-		h.hold(id, s)
-		sub := s.Subscribe(hub.Filter{AllLoops: true})
-		return hostedMsg{id: id, sess: s, sub: sub, status: s.Status()}
-	}
-}
-
-// restoreCmd restores session id here under the profile it recorded;
-// accept accepts any configuration drift (the drift dialog's confirm).
-func (m *model) restoreCmd(id string, accept bool) tea.Cmd {
-	h := m.h
-	return func() tea.Msg {
-		msg, err := h.restore(id, accept)
-		if err != nil {
-			return failedMsg{id: id, op: opRestore, err: err}
+		if msg.c == nil {
+			return nil // quitting
 		}
 		return msg
 	}
 }
 
-// breakCmd takes session id's lease by force and restores the session
-// here. rig.BreakLease breaks the way every presenter does: it takes the
-// lease, fences the journal at the new epoch (the old holder's next append
-// conflicts at once, before its watchdog notices the loss) and releases
-// it, in that order. Then the session is restored as r restores it
-// (host.restore), which takes the lease again and fences once more:
-// rig.RestoreSession takes the lease itself, there is no way to hand it
-// one. The profile is resolved before anything is broken: a session that
-// cannot be restored here (its profile is gone) is not taken from its
-// holder.
+// restoreCmd starts a host that restores session id under the profile it
+// recorded, and attaches to it; accept accepts any configuration drift
+// (the drift dialog's confirm).
+func (m *model) restoreCmd(id string, accept bool) tea.Cmd {
+	h := m.h
+	return func() tea.Msg {
+		msg, fail := h.startAndAttach(HostRequest{Session: id, AcceptDrift: accept}, restoreTimeout)
+		if fail != nil {
+			return *fail
+		}
+		if msg.c == nil {
+			return nil
+		}
+		return msg
+	}
+}
+
+// attachCmd attaches to the host serving session id (a live session
+// opened, or r on one).
+func (m *model) attachCmd(id string) tea.Cmd {
+	h := m.h
+	return func() tea.Msg {
+		msg, err := h.attach(id)
+		if err != nil {
+			if h.ctx.Err() != nil {
+				return nil
+			}
+			return failedMsg{id: id, op: opAttach, err: err}
+		}
+		return msg
+	}
+}
+
+// probeCmd asks whether a host on this machine serves session id
+// (host.Probe, bounded by probeTimeout).
+func (m *model) probeCmd(id, key string) tea.Cmd {
+	h := m.h
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(h.ctx, probeTimeout)
+		defer cancel()
+		hello, err := host.Probe(ctx, h.opts.StoreKey, id, h.dialOpts...)
+		if err != nil && h.ctx.Err() != nil {
+			return nil
+		}
+		return probedMsg{id: id, key: key, pid: hello.PID, err: err}
+	}
+}
+
+// breakCmd takes session id's lease by force and restores the session in
+// a new host. rig.BreakLease breaks the way every presenter does: it takes
+// the lease, fences the journal at the new epoch (the old holder's next
+// append conflicts at once, before its watchdog notices the loss) and
+// releases it, in that order. Then a host restores the session as r does,
+// taking the lease again and fencing once more: rig.RestoreSession takes
+// the lease itself, there is no way to hand it one. The profile is checked
+// before anything is broken: a session that cannot be restored (its
+// profile is gone) is not taken from its holder.
 func (m *model) breakCmd(id string) tea.Cmd {
 	h := m.h
 	return func() tea.Msg {
@@ -187,8 +235,11 @@ func (m *model) breakCmd(id string) tea.Cmd {
 		if err != nil {
 			return failedMsg{id: id, op: opBreak, err: err}
 		}
-		if _, _, err := h.profileFor(ctx, uid); err != nil {
+		if err := h.profileFor(ctx, uid); err != nil {
 			return failedMsg{id: id, op: opBreak, err: err}
+		}
+		if h.opts.StartHost == nil {
+			return failedMsg{id: id, op: opBreak, err: errNoStartHost}
 		}
 		res, err := rig.BreakLease(ctx, h.store, uid)
 		if res.Held && res.Epoch > 0 {
@@ -203,9 +254,13 @@ func (m *model) breakCmd(id string) tea.Cmd {
 			// failed.
 			return failedMsg{id: id, op: opBreak, err: err}
 		}
-		msg, err := h.restore(id, false)
-		if err != nil {
-			return failedMsg{id: id, op: opRestore, err: err, broke: &res}
+		msg, fail := h.startAndAttach(HostRequest{Session: id}, restoreTimeout)
+		if fail != nil {
+			fail.broke = &res
+			return *fail
+		}
+		if msg.c == nil {
+			return nil
 		}
 		msg.broke = &res
 		return msg
@@ -338,97 +393,190 @@ func tailTick(id string, gen int) tea.Cmd {
 	return tea.Tick(tailEvery, func(time.Time) tea.Msg { return tailTickMsg{id: id, gen: gen} })
 }
 
-// subCmd waits for the subscription's next batch: everything queued, in
-// one message.
-func (m *model) subCmd(id string, gen int, sub *hub.Subscription) tea.Cmd {
-	ctx := m.h.ctx
-	return func() tea.Msg {
-		envs, ok, err := sub.Next(ctx, 0)
-		if err != nil && ctx.Err() != nil {
-			return nil // quitting
-		}
-		msg := subMsg{id: id, gen: gen, envs: envs, dropped: sub.Dropped()}
-		if !ok {
-			msg.closed = true
-			msg.err = sub.Err()
-		}
-		return msg
-	}
-}
-
-// recoverCmd replaces a lost subscription: it subscribes again first, then
-// replays the journal after the last sequence seen, so nothing falls in
-// between (duplicates are dropped by sequence when folded).
-func (m *model) recoverCmd(id string, gen int, s *rig.Session, after uint64) tea.Cmd {
-	h := m.h
-	return func() tea.Msg {
-		sub := s.Subscribe(hub.Filter{AllLoops: true})
-		ctx, cancel := context.WithTimeout(h.ctx, h.readTimeout)
-		defer cancel()
-		rp, err := rig.ReadEvents(ctx, h.store, s.SessionID(), after)
-		if err != nil {
-			return recoveredMsg{id: id, gen: gen, sub: sub, err: err}
-		}
-		defer rp.Close()
-		var envs []event.Envelope
-		for rp.Next() {
-			envs = append(envs, rp.Envelope())
-		}
-		return recoveredMsg{id: id, gen: gen, sub: sub, envs: envs, err: rp.Err()}
-	}
-}
-
-// watchCmd waits for a hosted session to stop accepting work, and when it
-// is a fault, finds out who holds the lease now.
-func (m *model) watchCmd(id string, s *rig.Session) tea.Cmd {
-	h := m.h
-	return func() tea.Msg {
-		select {
-		case <-s.Done():
-		case <-h.ctx.Done():
-			return nil
-		}
-		msg := endedMsg{id: id, sess: s, fault: s.Err(), oldEpoch: s.Epoch()}
-		if msg.fault == nil {
-			return msg
-		}
-		var lost *storage.LeaseLostError
-		if errors.As(msg.fault, &lost) {
-			msg.newEpoch = lost.NewEpoch
-		}
-		ctx, cancel := context.WithTimeout(h.ctx, time.Second)
-		st, err := rig.ProbeSession(ctx, h.store, s.SessionID())
-		cancel()
-		if err == nil && st.Epoch > s.Epoch() {
-			msg.newEpoch = max(msg.newEpoch, st.Epoch)
-			if st.Held {
-				msg.holder = holderText(st.Holder)
-			}
-		}
-		return msg
-	}
-}
-
-func (m *model) submitCmd(id string, s *rig.Session, input string) tea.Cmd {
+// subscribeCmd subscribes to the events of an attached session after
+// sequence after: the host sends every durable event after it once, in
+// order, then live ones.
+func (m *model) subscribeCmd(id string, gen int, c *host.Client, after uint64) tea.Cmd {
 	h := m.h
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(h.ctx, opTimeout)
 		defer cancel()
-		ti, err := s.Submit(ctx, input)
+		s, err := c.Subscribe(ctx, after)
+		if err != nil && h.ctx.Err() != nil {
+			return nil // quitting
+		}
+		return subscribedMsg{id: id, gen: gen, c: c, stream: s, err: err}
+	}
+}
+
+// streamBatch bounds the events one streamMsg carries.
+const streamBatch = host.DefaultStreamBuffer
+
+// drained is a done context: Stream.Next with it returns what is queued
+// without waiting.
+var drained = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
+// streamCmd waits for the stream's next events and returns everything
+// queued, in one message; at the end, how it ended. epoch is the one the
+// session was attached at (a fault reports the epoch it lost).
+func (m *model) streamCmd(id string, gen int, c *host.Client, s *host.Stream, epoch uint64) tea.Cmd {
+	h := m.h
+	return func() tea.Msg {
+		msg := streamMsg{id: id, gen: gen}
+		env, err := s.Next(h.ctx)
+		for {
+			if err == nil {
+				msg.envs = append(msg.envs, env)
+			} else {
+				var bad *host.EnvelopeDecodeError
+				if !errors.As(err, &bad) {
+					break
+				}
+				h.log.Warn("event not decoded", "session", id, "err", err)
+			}
+			if len(msg.envs) >= streamBatch {
+				err = nil
+				break
+			}
+			env, err = s.Next(drained)
+			if err == context.Canceled { // nothing more queued (not an end: those are never bare)
+				err = nil
+				break
+			}
+		}
+		msg.dropped = s.Dropped()
+		if err == nil {
+			return msg
+		}
+		if h.ctx.Err() != nil {
+			return nil // quitting
+		}
+		msg.end = h.streamEnded(id, c, err, epoch)
+		return msg
+	}
+}
+
+// streamEnded says how c's stream ended; for a fault, it asks the store
+// who holds the lease now.
+func (h *shared) streamEnded(id string, c *host.Client, err error, epoch uint64) *streamEnd {
+	end := &streamEnd{kind: endHostGone, err: err, oldEpoch: epoch}
+	var (
+		lost   *host.StreamLostError
+		closed *host.HostClosedError
+		remote *host.RemoteError
+	)
+	switch {
+	case errors.Is(err, host.ErrSessionEnded):
+		end.kind = endStopped
+		return end
+	case errors.As(err, &lost):
+		end.kind, end.lastSeq = endLost, lost.LastSeq
+		return end
+	case errors.As(err, &closed):
+		if closed.Reason != host.ReasonSessionFaulted {
+			return end
+		}
+	case errors.As(err, &remote):
+		if remote.Kind != kindLeaseLost && remote.Kind != "persistence_fault" {
+			// A fault of another kind ends the stream with the fault, then
+			// the host says bye with the reason: wait for it briefly.
+			select {
+			case <-c.Done():
+			case <-time.After(time.Second):
+			case <-h.ctx.Done():
+			}
+			if !errors.As(c.Err(), &closed) || closed.Reason != host.ReasonSessionFaulted {
+				return end
+			}
+		}
+	default:
+		return end
+	}
+	end.kind = endFault
+	if errors.As(err, &remote) {
+		end.err = remote
+		if e, ok := fieldUint(remote, "epoch"); ok && e > 0 {
+			end.oldEpoch = e
+		}
+		end.newEpoch, _ = fieldUint(remote, "new_epoch")
+	}
+	uid, perr := uuid.Parse(id)
+	if perr != nil {
+		return end
+	}
+	ctx, cancel := context.WithTimeout(h.ctx, time.Second)
+	st, perr := rig.ProbeSession(ctx, h.store, uid)
+	cancel()
+	if perr == nil && st.Epoch > end.oldEpoch {
+		end.newEpoch = max(end.newEpoch, st.Epoch)
+		if st.Held {
+			end.holder = holderText(st.Holder)
+		}
+	}
+	return end
+}
+
+// kindLeaseLost is the kind of a host's error for a lost lease.
+const kindLeaseLost = "lease_lost"
+
+// fieldUint reads a number of a host's error.
+func fieldUint(e *host.RemoteError, name string) (uint64, bool) {
+	switch v := e.Fields[name].(type) {
+	case json.Number:
+		n, err := strconv.ParseUint(v.String(), 10, 64)
+		return n, err == nil
+	case float64:
+		return uint64(v), v >= 0
+	case uint64:
+		return v, true
+	case int64:
+		return uint64(v), v >= 0
+	case int:
+		return uint64(v), v >= 0
+	}
+	return 0, false
+}
+
+// closeClientCmd closes a client (a detach: its host goes on).
+func (m *model) closeClientCmd(c *host.Client) tea.Cmd {
+	if c == nil {
+		return nil
+	}
+	h := m.h
+	return func() tea.Msg { h.release(c); return nil }
+}
+
+func closeStreamCmd(s *host.Stream) tea.Cmd {
+	if s == nil {
+		return nil
+	}
+	return func() tea.Msg { s.Close(); return nil }
+}
+
+func (m *model) submitCmd(id string, c *host.Client, input string) tea.Cmd {
+	h := m.h
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(h.ctx, opTimeout)
+		defer cancel()
+		ti, err := c.Submit(ctx, input)
 		return opMsg{id: id, op: opSubmit, err: err, note: "turn " + strconv.Itoa(ti.Index) + " started"}
 	}
 }
 
-func (m *model) interruptCmd(id string, s *rig.Session) tea.Cmd {
+func (m *model) interruptCmd(id string, c *host.Client) tea.Cmd {
 	h := m.h
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(h.ctx, interruptTimeout)
 		defer cancel()
-		return opMsg{id: id, op: opInterrupt, err: s.Interrupt(ctx), note: "turn interrupted"}
+		return opMsg{id: id, op: opInterrupt, err: c.Interrupt(ctx), note: "turn interrupted"}
 	}
 }
 
-func (m *model) gateCmd(id string, s *rig.Session, gateID string, approve bool) tea.Cmd {
+func (m *model) gateCmd(id string, c *host.Client, gateID string, approve bool) tea.Cmd {
 	h := m.h
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(h.ctx, opTimeout)
@@ -437,24 +585,23 @@ func (m *model) gateCmd(id string, s *rig.Session, gateID string, approve bool) 
 		if approve {
 			note = "gate approved"
 		}
-		return opMsg{id: id, op: opGate, err: s.RespondGate(ctx, gateID, approve), note: note}
+		return opMsg{id: id, op: opGate, err: c.RespondGate(ctx, gateID, approve), note: note}
 	}
 }
 
-func (m *model) shutdownCmd(id string, s *rig.Session) tea.Cmd {
+// shutdownCmd asks the host to shut the session down (X): it journals
+// SessionStopped, releases the lease and exits.
+func (m *model) shutdownCmd(id string, c *host.Client) tea.Cmd {
 	h := m.h
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		ctx, cancel := context.WithTimeout(h.ctx, shutdownTimeout)
 		defer cancel()
-		err := s.Shutdown(ctx)
-		h.drop(id, s)
-		return shutdownMsg{id: id, sess: s, err: err}
+		err := c.Shutdown(ctx)
+		if err != nil && h.ctx.Err() != nil {
+			return nil
+		}
+		return shutdownMsg{id: id, c: c, err: err}
 	}
-}
-
-func (m *model) quitCmd(bound time.Duration) tea.Cmd {
-	h := m.h
-	return func() tea.Msg { return quitMsg{err: h.shutdownAll(bound)} }
 }
 
 func (m *model) saveThemeCmd(name string) tea.Cmd {

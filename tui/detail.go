@@ -73,8 +73,10 @@ func (m *model) detailLines(v *sessView) []kv {
 	add("id", v.id, st.text)
 	sw := stateGlyph(state) + " " + stateWord(state)
 	switch {
-	case v.liveHere():
-		sw += " (hosted by this TUI)"
+	case state == rig.StateLive && v.attached():
+		sw += " · pid " + strconv.Itoa(v.hostPID()) + " (attached)"
+	case state == rig.StateLive:
+		sw += " · pid " + strconv.Itoa(v.hostPID())
 	case v.info.Reason != "":
 		sw += " — " + clean(v.info.Reason)
 	}
@@ -92,8 +94,8 @@ func (m *model) detailLines(v *sessView) []kv {
 		if v.lost.holder != "" {
 			lease += " held by " + v.lost.holder
 		}
-	case v.hosted():
-		lease += " · held by this TUI"
+	case state == rig.StateLive:
+		lease += " · held by its host, pid " + strconv.Itoa(v.hostPID())
 	case v.holder != "" && state == rig.StateHeld:
 		lease += " · held by " + v.holder
 	case v.holder != "":
@@ -118,8 +120,8 @@ func (m *model) detailLines(v *sessView) []kv {
 	add("profile", clean(prof)+" · engine "+clean(eng), st.text)
 	place := v.f.placement
 	root := v.f.root
-	if v.hosted() {
-		place, root = string(v.live.status.Placement), v.live.status.Workspace
+	if v.attached() {
+		place, root = v.live.status.Placement, v.live.status.Workspace
 	} else if root == "" && place == string(rig.PlacementSession) && m.h.opts.Workspaces != "" {
 		root = filepath.Join(m.h.opts.Workspaces, v.id)
 	}
@@ -137,7 +139,7 @@ func (m *model) detailLines(v *sessView) []kv {
 			run = " for " + dur(m.now().Sub(t.started))
 		}
 		add("turn", "#"+strconv.Itoa(t.index)+" running"+run+": "+clean(firstLine(t.input)), st.ev[clsTurn])
-	} else if v.info.OpenTurn != "" && !v.journal.state.loaded() && !v.hosted() {
+	} else if v.info.OpenTurn != "" && !v.journal.state.loaded() && !v.attached() {
 		add("turn", "#"+strconv.Itoa(v.info.Turn)+" open (per the catalog)", st.ev[clsTurn])
 	} else {
 		add("turn", "none running", st.muted)

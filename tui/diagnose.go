@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"looprig/host"
 	"looprig/rig"
 	"looprig/rig/event"
 	"looprig/rig/explain"
@@ -81,6 +82,27 @@ func diagnose(err error) diagnosis {
 	d := diagnosis{kind: "ERROR", chain: causeChain(err)}
 	if x.Classified() {
 		d.kind = clean(x.Kind)
+	}
+	// What only the host protocol fails with (rig/explain knows nothing
+	// of hosts).
+	var (
+		mismatch *host.ProtocolMismatchError
+		exited   *host.HostExitedError
+	)
+	switch {
+	case errors.As(err, &mismatch):
+		d.kind = "protocol_mismatch"
+		d.headline = "its host (pid " + strconv.Itoa(mismatch.PID) + ") speaks protocol " + strconv.Itoa(mismatch.Server) +
+			", this looprig speaks " + strconv.Itoa(mismatch.Client)
+		d.chain = nil
+		d.remedy = "the session goes on in the old host: " + clean(mismatch.Hint)
+		return d
+	case errors.As(err, &exited):
+		d.kind = "host_exited"
+		d.headline = "the host process (pid " + strconv.Itoa(exited.PID) + ") ended before it served the session: " + clean(exited.Status)
+		d.chain = nil
+		d.remedy = "its log, <session id>.log in the store's socket directory, says why; the TUI's log has the command"
+		return d
 	}
 	restore := x.Type == "RestoreError"
 	switch x.Type {

@@ -8,7 +8,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
-	"looprig/rig"
 	"looprig/rig/event"
 )
 
@@ -181,7 +180,9 @@ func oneLineValue(s string) string {
 	return strings.ReplaceAll(s, "\n", ", ")
 }
 
-func newDriftDialog(v *sessView, rj *rig.RestoreRejectedError) dialog {
+// newDriftDialog asks before restoring v with its configuration drift
+// (changes, as the host's restore reported them) accepted.
+func newDriftDialog(v *sessView, changes []event.Change) dialog {
 	return &confirmDialog{
 		title: "Accept configuration drift",
 		body: []string{
@@ -189,7 +190,7 @@ func newDriftDialog(v *sessView, rj *rig.RestoreRejectedError) dialog {
 			"Accepting restores it under the current profile and records",
 			"ConfigurationAdopted (source \"tui confirm\") in its journal.",
 		},
-		table:   driftRows(rj.Assessment.Changes),
+		table:   driftRows(changes),
 		confirm: "Accept and restore",
 		danger:  true,
 		onConfirm: func(m *model) tea.Cmd {

@@ -38,10 +38,7 @@ func adoptionsIn(t *testing.T, st *memstore.Store, id string) int {
 func TestFlowDriftAcceptedOnce(t *testing.T) {
 	st := memstore.New()
 	opts := flowOptions(t, st)
-	r, err := rig.Define(append([]rig.Option{rig.WithStore(st), rig.WithWorkspaces(opts.Workspaces)}, opts.RigOptions...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := testRig(t, st, opts)
 	s, err := r.NewSession(context.Background(), rig.WithTitle("drifting"))
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +70,7 @@ func TestFlowDriftAcceptedOnce(t *testing.T) {
 	f.waitView("Shut down session")
 	f.key("right")
 	f.key("enter")
-	f.waitModel("the shutdown", func(m Model) bool { return m.sessions[id].live.sess == nil && !m.busy() })
+	f.waitModel("the shutdown", func(m Model) bool { return !m.sessions[id].attached() && !m.busy() })
 
 	f.typeText("r")
 	f.selectedLive()

@@ -90,7 +90,7 @@ func (m *model) eventsPane(w, h int) []string {
 		footer = append(footer, m.progressLine(v, iw))
 	case v.journal.state == journalReading:
 		footer = append(footer, st.muted.s(fit(" "+m.spin.glyph()+" reading the journal… "+commas(v.lastSeq)+" records", iw)))
-	case !v.hosted() && v.journal.state.loaded() && v.state() == rig.StateCrashed && v.f.openTurn != nil:
+	case !v.attached() && v.journal.state.loaded() && v.state() == rig.StateCrashed && v.f.openTurn != nil:
 		footer = append(footer, st.warn.s(fit(" ⚠ the journal ends here: turn "+strconv.Itoa(v.f.openTurn.index)+" was running when its holder died — r restores", iw)))
 	}
 	rows -= len(footer)
@@ -123,7 +123,7 @@ func (m *model) eventsPane(w, h int) []string {
 	content = append(content, footer...)
 	title := "Events"
 	switch {
-	case v.liveHere():
+	case v.takesCommands():
 		title += " · live"
 	default:
 		title += " · journal (read-only)"

@@ -14,7 +14,6 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 
 	"looprig/rig"
-	"looprig/rig/engine"
 	"looprig/rig/event"
 	"looprig/rig/journal"
 	"looprig/rig/storage"
@@ -22,12 +21,20 @@ import (
 )
 
 // Flows through the real program (teatest) with a real memstore store and
-// the shell and demo engines. The harness reads the model only inside
+// the shell and demo engines; sessions live in hosts this process serves
+// on real unix sockets (testHosts), which the TUI attaches to as it does
+// to `looprig host` processes. The harness reads the model only inside
 // Update (a probe message), so nothing races the program.
 
 type probeMsg struct{ fn func(m Model) }
 
 type harness struct{ Model }
+
+// Init is the model's but for the window title: bubbletea (v1.3.10)
+// writes a title to the output from its event loop outside the renderer's
+// lock, which races with the renderer's flush (the race detector reports
+// it under load, with or without this package's changes).
+func (h harness) Init() tea.Cmd { return h.Model.refreshList() }
 
 func (h harness) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if p, ok := msg.(probeMsg); ok {
@@ -40,38 +47,57 @@ func (h harness) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 type flow struct {
 	t     *testing.T
+	m     Model // read only inside Update (inspect), or once the program ended
 	tm    *teatest.TestModel
 	store *memstore.Store
 	opts  Options
 }
 
-func flowOptions(t testing.TB, st *memstore.Store) Options {
+// flowOptions are the options of a flow on st, its hosts served by this
+// process (flowEnv).
+func flowOptions(t testing.TB, st storage.Store) Options {
+	opts, _ := flowEnv(t, st)
+	return opts
+}
+
+// flowEnv returns the options of a flow on st and the hosts that serve its
+// sessions (stopped at cleanup, after the programs).
+func flowEnv(t testing.TB, st storage.Store) (Options, *testHosts) {
 	gated := rig.DefaultProfile()
 	gated.Name, gated.GatePolicy = "gated", []string{"touch"}
-	return Options{
+	opts := Options{
 		Store: st, StoreDir: "memstore", Workspaces: t.TempDir(),
 		Profiles: map[string]rig.Profile{
 			"default": rig.DefaultProfile(), "demo": rig.DemoProfile(), "gated": gated,
 		},
 		DefaultProfile: "default",
 		ConfigDir:      t.TempDir(),
-		RigOptions: []rig.Option{
-			rig.WithEngineConfig(engine.Config{DemoInterval: 20 * time.Millisecond, DemoSteps: 5, ShellGrace: 300 * time.Millisecond}),
-			rig.WithCheckpoints(20*time.Millisecond, 64<<10),
-		},
 	}
+	th := newTestHosts(t, st, &opts)
+	return opts, th
+}
+
+// testRig defines a rig on st as the flows' hosts do, for sessions a test
+// makes itself (held by the test, not by a host).
+func testRig(t testing.TB, st storage.Store, opts Options, more ...rig.Option) *rig.Rig {
+	t.Helper()
+	r, err := rig.Define(append(append([]rig.Option{rig.WithStore(st), rig.WithWorkspaces(opts.Workspaces)}, testRigOptions()...), more...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 func startFlow(t *testing.T, st *memstore.Store, opts Options) *flow {
 	t.Helper()
 	m := newModel(opts, asciiRenderer())
 	tm := teatest.NewTestModel(t, harness{m}, teatest.WithInitialTermSize(140, 45))
-	f := &flow{t: t, tm: tm, store: st, opts: opts}
+	f := &flow{t: t, m: m, tm: tm, store: st, opts: opts}
 	t.Cleanup(func() {
-		// Whatever happened, end the program and the sessions it hosts.
+		// Whatever happened, end the program and detach: the hosts end at
+		// their own cleanup.
 		tm.Send(tea.QuitMsg{})
-		m.h.cancel()
-		m.h.shutdownAll(5 * time.Second)
+		m.finish()
 	})
 	f.waitModel("the first listing", func(m Model) bool { return m.listed })
 	return f
@@ -127,18 +153,27 @@ func (f *flow) typeText(s string) { f.tm.Type(s) }
 
 func (f *flow) key(k string) { f.tm.Send(keyMsg(k)) }
 
+// quit quits with q and does what Run does after the program: detach.
 func (f *flow) quit() {
 	f.t.Helper()
 	f.typeText("q")
-	f.tm.WaitFinished(f.t, teatest.WithFinalTimeout(15*time.Second))
+	f.finished()
 }
 
-// selectedLive waits until the selected session is hosted and its history
-// replay is over.
+// finished waits for the program to end, then detaches as Run does.
+func (f *flow) finished() {
+	f.t.Helper()
+	f.tm.WaitFinished(f.t, teatest.WithFinalTimeout(15*time.Second))
+	f.m.finish()
+}
+
+// selectedLive waits until the selected session is attached, its history
+// replay is over and its stream is open.
 func (f *flow) selectedLive() (id string) {
+	f.t.Helper()
 	f.waitModel("a live selected session", func(m Model) bool {
 		v := m.selected()
-		if v != nil && v.hosted() && !v.replaying() && v.busy == notBusy {
+		if v != nil && v.attached() && !v.replaying() && v.busy == notBusy && v.live.stream != nil {
 			id = v.id
 			return true
 		}
@@ -170,7 +205,7 @@ func TestFlowCreateSubmitShutdown(t *testing.T) {
 	f.key("enter")
 	f.waitModel("the dialog to close", func(m Model) bool { return m.dialog == nil })
 	f.inspect(func(m Model) {
-		if m.sessions[id].live.sess == nil {
+		if !m.sessions[id].attached() {
 			t.Error("Cancel shut the session down")
 		}
 	})
@@ -178,7 +213,7 @@ func TestFlowCreateSubmitShutdown(t *testing.T) {
 	f.waitView("Shut down session")
 	f.key("right")
 	f.key("enter")
-	f.waitModel("the shutdown", func(m Model) bool { v := m.sessions[id]; return v.live.sess == nil })
+	f.waitModel("the shutdown", func(m Model) bool { v := m.sessions[id]; return !v.attached() })
 	f.waitView("idle", "session stopped cleanly")
 	f.waitModel("the spinner to stop", func(m Model) bool { return !m.busy() })
 	infos, err := rig.ListSessions(context.Background(), st)
@@ -197,10 +232,7 @@ func TestFlowCreateSubmitShutdown(t *testing.T) {
 func crashSession(t *testing.T, st *memstore.Store, opts Options, title, input, wantOut string) string {
 	t.Helper()
 	ctx := context.Background()
-	r, err := rig.Define(append([]rig.Option{rig.WithStore(st), rig.WithWorkspaces(opts.Workspaces)}, opts.RigOptions...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := testRig(t, st, opts)
 	s, err := r.NewSession(ctx, rig.WithTitle(title))
 	if err != nil {
 		t.Fatal(err)
@@ -247,7 +279,7 @@ func journalHas(t *testing.T, st *memstore.Store, id, text string) bool {
 
 func TestFlowRestoreCrashed(t *testing.T) {
 	st := memstore.New()
-	opts := flowOptions(t, st)
+	opts, th := flowEnv(t, st)
 	id := crashSession(t, st, opts, "counting", "echo before-crash-1; echo before-crash-2; sleep 30", "before-crash-2")
 	f := startFlow(t, st, opts)
 	f.waitView("crashed", "counting")
@@ -263,9 +295,15 @@ func TestFlowRestoreCrashed(t *testing.T) {
 	f.key("enter")
 	f.waitView("after-restore", "turn 1 done: exit 0")
 	f.quit()
+	// Quitting detached: the session is still held by its host.
 	infos, _ := rig.ListSessions(context.Background(), st)
-	if len(infos) != 1 || infos[0].ID != id || infos[0].State != rig.StateIdle || infos[0].Epoch != 3 {
+	if len(infos) != 1 || infos[0].ID != id || infos[0].State != rig.StateLive || infos[0].Epoch != 3 {
 		t.Fatalf("after quit: %+v", infos)
+	}
+	th.stop() // the host is told to stop: it shuts the session down
+	infos, _ = rig.ListSessions(context.Background(), st)
+	if len(infos) != 1 || infos[0].State != rig.StateIdle || infos[0].Epoch != 3 {
+		t.Fatalf("after the host stopped: %+v", infos)
 	}
 }
 
@@ -299,7 +337,11 @@ func TestFlowGates(t *testing.T) {
 	f.typeText("i")
 	f.typeText("touch denied.txt")
 	f.key("enter")
-	f.waitView("? gate: run command", "touch denied.txt")
+	// (the first gate's line is still shown: wait for this one's)
+	f.waitModel("the second gate", func(m Model) bool {
+		g := m.sessions[id].f.openGate
+		return g != nil && strings.Contains(g.prompt, "denied.txt")
+	})
 	f.typeText("d")
 	f.waitView("gate denied (user)", "turn 1 failed: denied at gate")
 	if _, err := os.Stat(filepath.Join(ws, "denied.txt")); err == nil {
@@ -318,10 +360,7 @@ func TestFlowHostileText(t *testing.T) {
 	st := memstore.New()
 	opts := flowOptions(t, st)
 	hostile := "evil\x1b]52;c;SGVsbG8=\x07\x1b[2J\u202etitle\u009b31m"
-	r, err := rig.Define(append([]rig.Option{rig.WithStore(st), rig.WithWorkspaces(opts.Workspaces)}, opts.RigOptions...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := testRig(t, st, opts)
 	s, err := r.NewSession(context.Background(), rig.WithTitle(hostile))
 	if err != nil {
 		t.Fatal(err)
@@ -405,10 +444,7 @@ func TestFlowLeaseLost(t *testing.T) {
 func TestFlowHeldRestoreFailsThenBreak(t *testing.T) {
 	st := memstore.New()
 	opts := flowOptions(t, st)
-	r, err := rig.Define(append([]rig.Option{rig.WithStore(st), rig.WithWorkspaces(opts.Workspaces)}, opts.RigOptions...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := testRig(t, st, opts)
 	other, err := r.NewSession(context.Background(), rig.WithTitle("held elsewhere"))
 	if err != nil {
 		t.Fatal(err)
@@ -497,10 +533,7 @@ func describeRecords(recs []journal.Record) string {
 func TestFlowDelete(t *testing.T) {
 	st := memstore.New()
 	opts := flowOptions(t, st)
-	r, err := rig.Define(append([]rig.Option{rig.WithStore(st), rig.WithWorkspaces(opts.Workspaces)}, opts.RigOptions...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := testRig(t, st, opts)
 	ctx := context.Background()
 	held, err := r.NewSession(ctx, rig.WithTitle("held one"))
 	if err != nil {

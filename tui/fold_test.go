@@ -12,6 +12,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"looprig/host"
 	"looprig/rig"
 	"looprig/rig/event"
 	"looprig/themes"
@@ -172,60 +173,64 @@ func TestCauseChain(t *testing.T) {
 	}
 }
 
-// TestSubscriptionLossRecovers drives a real session whose subscription
-// falls behind: the TUI shows a line, subscribes again, replays the gap
-// from the journal and ends with the same state as the journal, without
-// duplicates.
+// TestSubscriptionLossRecovers drives a real session whose stream falls
+// behind (the client's queue, shrunk, overflows while nobody reads): the
+// TUI shows a line, subscribes again after the last sequence it folded
+// and ends with the same state as the journal, without duplicates.
 func TestSubscriptionLossRecovers(t *testing.T) {
 	st := memstoreNew()
-	opts := flowOptions(t, st)
+	opts, th := flowEnv(t, st)
 	m := newModel(opts, asciiRenderer())
+	defer func() { m.h.cancel(); m.h.closeAll(5 * time.Second) }()
+	m.h.dialOpts = []host.DialOption{host.WithStreamBuffer(16)}
 	m.send(tea.WindowSizeMsg{Width: 120, Height: 40})
 	msg := m.createCmd("default", "lossy", "")()
-	hm, ok := msg.(hostedMsg)
+	am, ok := msg.(attachedMsg)
 	if !ok {
 		t.Fatalf("create: %#v", msg)
 	}
-	defer hm.sess.Shutdown(context.Background())
-	m.send(hm)
-	v := m.sessions[hm.id]
-	// Finish the history replay, which arms the reader (we run it by hand).
+	m.send(am)
+	v := m.sessions[am.id]
+	s := th.host(am.id).s
+	// Finish the history replay (we run the reads by hand); its end
+	// subscribes.
+	var cmd tea.Cmd
 	for v.replaying() {
 		hist := m.historyCmd(v.id, v.journal.gen, nil, v.lastSeq)().(historyMsg)
-		m.Update(hist)
+		_, cmd = m.Update(hist)
 	}
-	// Overflow the subscription with enduring events while nobody reads.
+	sub, ok := cmd().(subscribedMsg)
+	if !ok || sub.err != nil {
+		t.Fatalf("subscribe: %#v", sub)
+	}
+	first := sub.stream
+	_, cmd = m.Update(sub)
+	// Overflow the stream with durable events while nobody reads it.
 	ctx := context.Background()
 	for i := 0; i < 60; i++ {
-		if _, err := hm.sess.Submit(ctx, "echo turn-"+strconv.Itoa(i)); err != nil {
+		if _, err := s.Submit(ctx, "echo turn-"+strconv.Itoa(i)); err != nil {
 			t.Fatal(err)
 		}
 		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		if err := hm.sess.WaitIdle(wctx); err != nil {
+		if err := s.WaitIdle(wctx); err != nil {
 			t.Fatal(err)
 		}
 		cancel()
 	}
-	if hm.sub.Err() == nil {
-		t.Fatal("the subscription did not fall behind (test setup)")
-	}
-	// Drain: the reader gets batches, then the loss.
-	var cmd tea.Cmd = m.subCmd(v.id, v.live.subGen, v.live.sub)
-	for i := 0; cmd != nil && i < 100; i++ {
-		next := cmd()
+	tip := s.Status().Tip
+	// Drain: the reader gets batches, then the loss, subscribes again and
+	// reads on up to the tip.
+	for i := 0; cmd != nil && i < 1000 && (v.lastSeq < tip || v.live.stream == nil); i++ {
+		next := runCmd(t, func() any { return cmd() }, 10*time.Second)
 		if next == nil {
 			break
 		}
-		_, cmd = m.Update(next)
-		if _, ok := next.(recoveredMsg); ok {
-			break
-		}
+		_, cmd = m.Update(next.(tea.Msg))
 	}
 	text := strings.Join(ringText(v), "\n")
-	if !strings.Contains(text, "live stream lost") || !strings.Contains(text, "recovered: replayed") {
+	if !strings.Contains(text, "live stream lost") || !strings.Contains(text, "recovered: subscribed again after seq") {
 		t.Fatalf("no loss/recovery lines:\n%s", text)
 	}
-	tip := hm.sess.Status().Tip
 	if v.lastSeq != tip {
 		t.Fatalf("folded to seq %d, journal tip %d", v.lastSeq, tip)
 	}
@@ -234,7 +239,7 @@ func TestSubscriptionLossRecovers(t *testing.T) {
 			t.Fatalf("turn %d shown %d times:\n%s", i, c, text)
 		}
 	}
-	if v.live.sub == nil || v.live.sub == hm.sub {
+	if v.live.stream == nil || v.live.stream == first {
 		t.Fatal("no new subscription")
 	}
 }

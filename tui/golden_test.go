@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/google/uuid"
 
+	"looprig/host"
 	"looprig/rig"
 	"looprig/rig/engine"
 	"looprig/rig/event"
@@ -53,7 +54,7 @@ func goldenScenarios() []scenario {
 			v := m.sessions[fakeID(1)]
 			fault := &journal.JournalLeaseLostError{Name: storage.SessionName(v.id), Epoch: 3,
 				Cause: &storage.LeaseLostError{Name: storage.SessionName(v.id), Epoch: 3, Reason: storage.LossReplaced, NewEpoch: 4}}
-			return m.send(endedMsg{id: v.id, sess: v.live.sess, fault: fault, oldEpoch: 3, newEpoch: 4, holder: "pid 5150@laptop"})
+			return m.send(streamMsg{id: v.id, gen: v.live.gen, end: &streamEnd{kind: endFault, err: fault, oldEpoch: 3, newEpoch: 4, holder: "pid 5150@laptop"}})
 		}},
 		{"drift_table", failure(&rig.RestoreRejectedError{Session: sid, Source: "default",
 			Assessment: rig.Assessment{Changes: []event.Change{
@@ -123,14 +124,14 @@ func goldenScenario(name string) scenario {
 	panic("no scenario " + name)
 }
 
-// withMixedList lists one session in every state; the live one is hosted
-// (a stand-in *rig.Session that no command ever reaches) with a short
-// history in its events pane.
+// withMixedList lists one session in every state; the live one is
+// attached (a stand-in *host.Client that no command ever reaches: the
+// fake model drops commands) with a short history in its events pane.
 func withMixedList(t *testing.T, m Model) Model {
 	m.send(listMsg{infos: mixedList()})
 	id := fakeID(1)
-	m.send(hostedMsg{id: id, sess: &rig.Session{}, status: rig.Status{
-		Title: "build the docs", Profile: "default", Engine: "shell", Epoch: 3, Placement: rig.PlacementSession,
+	m.send(attachedMsg{id: id, c: &host.Client{}, pid: 4242, status: host.Status{
+		Title: "build the docs", Profile: "default", Engine: "shell", Epoch: 3, Placement: string(rig.PlacementSession),
 		Workspace: filepath.Join("/home/dev/.local/state/looprig/workspaces", id), Tip: 9,
 	}})
 	v := m.sessions[id]
@@ -145,6 +146,7 @@ func withMixedList(t *testing.T, m Model) Model {
 		{Seq: 10, At: fixedNow.Add(-30e9), LoopID: "l00p", Event: event.GateOpened{GateID: "g1", TurnID: "t1", Prompt: "rm -rf site"}},
 	}
 	m.send(historyMsg{id: id, gen: v.journal.gen, envs: envs, lastSeq: 10, tip: 10})
+	m.send(subscribedMsg{id: id, gen: v.live.gen, c: v.live.c, stream: &host.Stream{}})
 	m.selectID(id)
 	m.send(flashOffMsg{gen: m.status.gen})
 	return m

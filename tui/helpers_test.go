@@ -20,7 +20,14 @@ import (
 func TestMain(m *testing.M) {
 	time.Local = time.UTC
 	flag.Parse()
-	os.Exit(m.Run())
+	cleanup, err := runtimeDir()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "runtime dir:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
 }
 
 var fixedNow = time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)

@@ -6,14 +6,22 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 )
 
-// Reading journals (sessView.journal): a session not hosted here is read
-// when it is shown, its history and then its tail; a session hosted here
-// replays its history once, then its live stream takes over (live.go).
+// Reading journals (sessView.journal): a session not attached is read
+// when it is shown, its history and then its tail; an attached session
+// replays its history once, then its host's stream takes over (live.go).
 
-// ensureLoaded starts reading the journal of v when it is shown and not
-// hosted here: its history, then its tail (re-armed on a timer).
+// ensureLoaded, when v is shown: attaches to its host when one serves it
+// (unless the lease was lost while attached, or attaching to that host
+// failed: r attaches then), else reads its journal, its history, then its
+// tail (re-armed on a timer).
 func (m *model) ensureLoaded(v *sessView) tea.Cmd {
-	if v == nil || v.hosted() || v.journal.state.inFlight() || v.busy != notBusy {
+	if v == nil || v.attached() || v.busy != notBusy {
+		return nil
+	}
+	if v.probe.pid > 0 && v.lost == nil && v.probe.noAttach != v.probe.key {
+		return m.attach(v)
+	}
+	if v.journal.state.inFlight() {
 		return nil
 	}
 	m.useClock++
@@ -33,7 +41,7 @@ func (m *model) evict(keep *sessView) {
 	const maxLoaded = 16
 	var loaded []*sessView
 	for _, v := range m.sessions {
-		if !v.hosted() && v != keep && v.journal.state != journalUnread && v.busy == notBusy {
+		if !v.attached() && v != keep && v.journal.state != journalUnread && v.busy == notBusy {
 			loaded = append(loaded, v)
 		}
 	}
@@ -50,8 +58,9 @@ func (m *model) evict(keep *sessView) {
 }
 
 // onHistory folds a chunk of a journal read, asks for the next chunk, and
-// at the end: after a replay, starts the live stream; for a session shown
-// and not hosted here, arms the tail timer.
+// at the end: after a replay, subscribes to the host's stream after the
+// last sequence read; for a session shown and not attached, arms the tail
+// timer.
 func (m *model) onHistory(msg historyMsg) tea.Cmd {
 	v := m.sessions[msg.id]
 	if v == nil || msg.gen != v.journal.gen {
@@ -80,12 +89,12 @@ func (m *model) onHistory(msg historyMsg) tea.Cmd {
 			v.line(m.now(), clsRestore, "↻ restored here at epoch "+strconv.FormatUint(o.Epoch, 10)+": "+plural(len(o.Interrupted), "turn")+
 				" interrupted, "+plural(len(o.GatesClosed), "gate")+" closed, "+commas(o.Records)+" records replayed")
 		}
-		if v.live.sub != nil {
-			return m.subCmd(v.id, v.live.subGen, v.live.sub)
+		if v.live.c != nil {
+			return m.subscribeCmd(v.id, v.live.gen, v.live.c, v.lastSeq)
 		}
 		return nil
 	}
-	if msg.err == nil && !v.hosted() && v == m.selected() {
+	if msg.err == nil && !v.attached() && v == m.selected() {
 		v.journal.state = journalFollowing
 		return tailTick(v.id, v.journal.gen)
 	}
@@ -94,13 +103,13 @@ func (m *model) onHistory(msg historyMsg) tea.Cmd {
 }
 
 // onTailTick reads what followed in the journal of the session shown; a
-// session no longer shown (or hosted here now) stops following.
+// session no longer shown (or attached now) stops following.
 func (m *model) onTailTick(msg tailTickMsg) tea.Cmd {
 	v := m.sessions[msg.id]
 	if v == nil || msg.gen != v.journal.gen {
 		return nil
 	}
-	if v.hosted() || v != m.selected() {
+	if v.attached() || v != m.selected() {
 		v.journal.state = journalRead
 		return nil
 	}

@@ -12,11 +12,9 @@ import (
 // The destructive keys X, B and D always go through a dialog (B and D ask
 // for the session's short id), and nothing destructive is bound to a bare
 // esc or alt: esc only closes dialogs and the help, clears the filter and
-// dismisses banners. q asks only while a turn runs in a session hosted
-// here; it then quits after shutting every hosted session down cleanly,
-// within quitBound. ctrl+c never asks: it shuts them down within the
-// shorter forceQuitBound, and a second ctrl+c quits at once (Run still
-// shuts down what is left, within forceQuitBound).
+// dismisses banners. q and ctrl+c detach: the sessions keep running in
+// their hosts. q asks first only while a turn runs in an attached session
+// (it goes on in the background); ctrl+c never asks.
 type keyMap struct {
 	Up, Down, Top, Bottom, PageUp, PageDown key.Binding
 	Tab, BackTab, Enter                     key.Binding
@@ -41,7 +39,7 @@ func defaultKeys() keyMap {
 		BackTab:   b("shift+tab", "previous pane", "shift+tab"),
 		Enter:     b("enter", "focus the session (its events)", "enter"),
 		New:       b("n", "new session", "n"),
-		Restore:   b("r", "restore the session", "r"),
+		Restore:   b("r", "restore the session, or attach to it", "r"),
 		Input:     b("i", "submit input (a turn)", "i"),
 		Interrupt: b("I", "interrupt the running turn", "I"),
 		Approve:   b("a", "approve the open gate", "a"),
@@ -52,8 +50,8 @@ func defaultKeys() keyMap {
 		Filter:    b("/", "filter sessions", "/"),
 		Theme:     b("t", "next theme", "t"),
 		Help:      b("?", "help", "?"),
-		Quit:      b("q", "quit (shuts live sessions down)", "q"),
-		ForceQuit: b("ctrl+c", "quit now (clean shutdown, short bound)", "ctrl+c"),
+		Quit:      b("q", "quit (live sessions keep running)", "q"),
+		ForceQuit: b("ctrl+c", "quit now, without asking", "ctrl+c"),
 		Dismiss:   b("esc", "close a dialog, clear the filter, dismiss a banner", "esc"),
 	}
 }

@@ -325,7 +325,7 @@ func listRow(st *styles, v *sessView, selected bool, iw int, c listCols, now tim
 	if c.holder > 0 {
 		h := v.holder
 		if state == rig.StateLive {
-			h = "this TUI"
+			h = "live · pid " + strconv.Itoa(v.hostPID())
 		}
 		tail.WriteString(fit(h, c.holder))
 	}

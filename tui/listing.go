@@ -1,10 +1,18 @@
 package tui
 
-import tea "github.com/charmbracelet/bubbletea"
+import (
+	"errors"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"looprig/host"
+	"looprig/rig"
+)
 
 // The listing: the sessions of the store, listed again on a timer (every
 // refreshEvery, slower when listing is slow) and whenever something may
-// have changed them.
+// have changed them. A session held by a process on this machine is
+// probed once per holding (host.Probe): when a host answers, it is live.
 
 // refreshList lists the sessions now, unless a listing is in flight.
 func (m *model) refreshList() tea.Cmd {
@@ -27,6 +35,7 @@ func (m *model) onList(msg listMsg) tea.Cmd {
 		return next
 	}
 	m.listErr = nil
+	var cmds []tea.Cmd
 	seen := make(map[string]bool, len(msg.infos))
 	for _, info := range msg.infos {
 		seen[info.ID] = true
@@ -42,19 +51,66 @@ func (m *model) onList(msg listMsg) tea.Cmd {
 				l.holder = v.holder
 			}
 		}
+		if c := m.probeHolder(v); c != nil {
+			cmds = append(cmds, c)
+		}
 	}
 	for id, v := range m.sessions {
-		if !seen[id] && !v.hosted() && v.busy == notBusy && v.lost == nil {
+		if !seen[id] && !v.attached() && v.busy == notBusy && v.lost == nil {
 			delete(m.sessions, id)
 		}
 	}
 	prev := m.selected()
 	m.resort()
 	m.keepVisible()
-	cmds := []tea.Cmd{next}
+	cmds = append(cmds, next)
 	if !m.listed || prev != m.selected() {
 		m.listed = true
 		cmds = append(cmds, m.ensureLoaded(m.selected()))
 	}
 	return tea.Batch(cmds...)
+}
+
+// probeHolder probes whether a host serves v, when a process on this
+// machine holds it and that holding was not probed yet.
+func (m *model) probeHolder(v *sessView) tea.Cmd {
+	h := v.info.Holder
+	if h == nil || (v.info.State != rig.StateHeld && v.info.State != rig.StateLive) ||
+		h.Host != m.h.hostname || m.h.opts.StoreKey == "" {
+		v.probe.key, v.probe.pid = "", 0
+		return nil
+	}
+	key, now := v.holding(), m.now()
+	if key == v.probe.key && (v.probe.pid > 0 || now.Sub(v.probe.at) < reprobeEvery) {
+		return nil
+	}
+	v.probe.key, v.probe.pid, v.probe.at = key, 0, now
+	return m.probeCmd(v.id, key)
+}
+
+// onProbed: a host answered for a session held on this machine, or none
+// did. A host counts when it is the lease holder, as for looprig ls; a
+// live session shown is attached to.
+func (m *model) onProbed(msg probedMsg) tea.Cmd {
+	v := m.sessions[msg.id]
+	if v == nil || msg.key != v.probe.key {
+		return nil
+	}
+	v.probe.pid = msg.pid
+	switch {
+	case msg.err != nil:
+		v.probe.pid = 0
+		if !errors.Is(msg.err, host.ErrNotHosted) {
+			m.h.log.Warn("probe host", "session", v.id, "err", msg.err)
+		}
+	case v.info.Holder == nil || v.info.Holder.PID != msg.pid:
+		// A host answers, but it does not hold the lease (as ls, the
+		// holder decides): not attachable.
+		m.h.log.Warn("a host answers for a session it does not hold", "session", v.id, "pid", msg.pid)
+		v.probe.pid = 0
+	}
+	if v.probe.pid > 0 && v == m.selected() {
+		return m.ensureLoaded(v)
+	}
+	return nil
 }

@@ -6,67 +6,89 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"looprig/host"
 	"looprig/rig"
-	"looprig/rig/hub"
 	"looprig/rig/journal"
 	"looprig/rig/storage"
 )
 
-// The sessions hosted here (sessView.live): hosted after a create or a
-// restore, their history replayed, then their live stream read until they
-// shut down, lose their lease or fault.
+// The sessions this TUI is attached to (sessView.live): attached after a
+// host was started for them (n, r, B) or when a live one is opened, their
+// history replayed from the journal, then their host's stream read until
+// the session stops, loses its lease or faults, or the host goes away.
 
-// onHosted: a session created or restored here is live. Its history is
-// replayed first; the live stream waits for the replay (onHistory).
-func (m *model) onHosted(msg hostedMsg) tea.Cmd {
+// onAttached: this TUI is attached to a session's host. Its history is
+// replayed first; the subscription waits for the replay (onHistory).
+func (m *model) onAttached(msg attachedMsg) tea.Cmd {
 	v := m.sessions[msg.id]
 	if v == nil {
 		v = newSessView(msg.id)
 		m.sessions[msg.id] = v
 	}
-	if msg.outcome == nil && m.creating > 0 {
+	if msg.created && m.creating > 0 {
 		m.creating--
 	}
-	if m.quitting != "" {
-		// Quit began meanwhile: Run shuts it down with the others.
-		return nil
+	if m.quitting != "" || v.attached() {
+		// Quitting, or attached already (two attaches crossed): one
+		// client per session.
+		return m.closeClientCmd(msg.c)
 	}
-	v.live = hosting{sess: msg.sess, sub: msg.sub, subGen: v.live.subGen + 1, status: msg.status, outcome: msg.outcome, broke: msg.broke}
+	v.live = attachment{c: msg.c, pid: msg.pid, gen: v.live.gen + 1, status: msg.status, outcome: msg.outcome, broke: msg.broke}
 	v.busy, v.failed, v.lost = notBusy, nil, nil
+	v.probe.pid, v.probe.noAttach = msg.pid, ""
 	v.resetJournal()
 	v.journal.state, v.journal.tip = journalReplaying, msg.status.Tip
 	if !v.listed {
-		v.info = rig.SessionInfo{ID: msg.id, State: rig.StateLive, Title: msg.status.Title,
+		v.info = rig.SessionInfo{ID: msg.id, State: rig.StateHeld, Title: msg.status.Title,
 			Profile: msg.status.Profile, Engine: msg.status.Engine, Epoch: msg.status.Epoch,
 			Created: m.now(), Updated: m.now()}
 		v.rawTitle, v.title = msg.status.Title, clean(msg.status.Title)
 	}
-	v.info.State = rig.StateLive
 	v.info.Epoch = max(v.info.Epoch, msg.status.Epoch)
 	m.resort()
+	pid := strconv.Itoa(msg.pid)
 	var note string
 	switch {
-	case msg.outcome == nil:
+	case msg.created:
 		m.selectID(msg.id)
-		note = "created session " + v.short
-	case msg.broke != nil:
+		note = "created session " + v.short + " (host pid " + pid + ")"
+	case msg.broke != nil && msg.outcome != nil:
 		note = breakSummary(msg.broke) + "; restored " + v.short + " at epoch " + strconv.FormatUint(msg.outcome.Epoch, 10)
+	case msg.outcome != nil:
+		note = "restored " + v.short + " at epoch " + strconv.FormatUint(msg.outcome.Epoch, 10) + " (host pid " + pid + ")"
 	default:
-		note = "restored " + v.short + " at epoch " + strconv.FormatUint(msg.outcome.Epoch, 10)
+		note = "attached to " + v.short + " (host pid " + pid + ")"
 	}
 	m.keepVisible()
 	return tea.Batch(
 		m.historyCmd(v.id, v.journal.gen, nil, 0),
-		m.watchCmd(v.id, msg.sess),
 		m.status.flash(note, clsOK),
 	)
 }
 
-// onSub folds what the live stream had queued and reads on; a stream lost
-// because this TUI fell behind is replaced (recoverCmd).
-func (m *model) onSub(msg subMsg) tea.Cmd {
+// onSubscribed: the stream of an attached session is open; it is read
+// from now on.
+func (m *model) onSubscribed(msg subscribedMsg) tea.Cmd {
 	v := m.sessions[msg.id]
-	if v == nil || msg.gen != v.live.subGen {
+	if v == nil || msg.gen != v.live.gen || v.live.c != msg.c {
+		return closeStreamCmd(msg.stream)
+	}
+	if msg.err != nil {
+		return m.detach(v, &streamEnd{kind: endHostGone, err: msg.err})
+	}
+	if v.live.recovering {
+		v.live.recovering = false
+		v.line(m.now(), clsOK, "✓ recovered: subscribed again after seq "+strconv.FormatUint(v.lastSeq, 10)+"; live again")
+	}
+	v.live.stream = msg.stream
+	return m.streamCmd(v.id, v.live.gen, v.live.c, msg.stream, v.live.status.Epoch)
+}
+
+// onStream folds what the stream had queued and reads on; at its end, it
+// subscribes again when this TUI fell behind, else detaches.
+func (m *model) onStream(msg streamMsg) tea.Cmd {
+	v := m.sessions[msg.id]
+	if v == nil || msg.gen != v.live.gen || v.live.stream == nil {
 		return nil
 	}
 	for _, env := range msg.envs {
@@ -74,97 +96,82 @@ func (m *model) onSub(msg subMsg) tea.Cmd {
 	}
 	m.settleScroll(v)
 	v.live.dropped = max(v.live.dropped, msg.dropped)
-	if !msg.closed {
-		return m.subCmd(v.id, v.live.subGen, v.live.sub)
+	if msg.end == nil {
+		return m.streamCmd(v.id, v.live.gen, v.live.c, v.live.stream, v.live.status.Epoch)
 	}
-	var loss *hub.SubscriptionLossError
-	if errors.As(msg.err, &loss) && v.hosted() {
-		v.line(m.now(), clsError, "⚠ live stream lost after seq "+strconv.FormatUint(loss.LastSeq, 10)+
-			" (this TUI fell behind) — replaying the journal from seq "+strconv.FormatUint(v.lastSeq, 10))
-		v.live.subGen++
-		v.live.sub = nil
-		return m.recoverCmd(v.id, v.live.subGen, v.live.sess, v.lastSeq)
+	if msg.end.kind == endLost {
+		after := max(v.lastSeq, msg.end.lastSeq)
+		v.line(m.now(), clsError, "⚠ live stream lost after seq "+strconv.FormatUint(msg.end.lastSeq, 10)+
+			" (this TUI fell behind) — subscribing again after seq "+strconv.FormatUint(after, 10))
+		v.live.gen++
+		v.live.stream, v.live.recovering = nil, true
+		return m.subscribeCmd(v.id, v.live.gen, v.live.c, after)
 	}
-	v.live.sub = nil
-	return nil
+	return m.detach(v, msg.end)
 }
 
-// onRecovered: a lost stream was replaced and the gap replayed.
-func (m *model) onRecovered(msg recoveredMsg) tea.Cmd {
-	v := m.sessions[msg.id]
-	if v == nil || msg.gen != v.live.subGen {
-		if msg.sub != nil {
-			msg.sub.Close()
+// detach ends the attachment of v after its stream ended: the session
+// stopped (X here or anywhere), faulted (a lost lease: read-only, with a
+// banner), or its host went away (the next listing says how it ended).
+// From now on its journal is read like any other.
+func (m *model) detach(v *sessView, end *streamEnd) tea.Cmd {
+	c, pid, stopping := v.live.c, v.live.pid, v.live.stopping
+	cmds := []tea.Cmd{m.closeClientCmd(c)}
+	v.live.c, v.live.stream, v.live.recovering, v.live.stopping = nil, nil, false, false
+	v.live.gen++
+	v.forgetHost()
+	if v.busy == busyShuttingDown || v.busy == busyInterrupting {
+		v.busy = notBusy
+	}
+	switch end.kind {
+	case endStopped:
+		v.info.State = rig.StateIdle
+		if !stopping { // else the shutdown's answer says it
+			cmds = append(cmds, m.status.flash("session "+v.short+" was shut down by another client", clsOK))
 		}
-		return nil
-	}
-	before := v.lastSeq
-	for _, env := range msg.envs {
-		v.apply(env)
-	}
-	m.settleScroll(v)
-	if msg.err != nil {
-		v.line(m.now(), clsError, "✗ journal replay failed: "+errText(msg.err))
-	} else {
-		v.line(m.now(), clsOK, "✓ recovered: replayed seq "+strconv.FormatUint(before+1, 10)+"…"+strconv.FormatUint(v.lastSeq, 10)+
-			" from the journal; live again")
-	}
-	v.live.sub = msg.sub
-	return m.subCmd(v.id, v.live.subGen, v.live.sub)
-}
-
-// onEnded: a hosted session stopped accepting work. A fault (a lost
-// lease, a store that cannot persist) turns it read-only with a banner,
-// and what is left of it is shut down.
-func (m *model) onEnded(msg endedMsg) tea.Cmd {
-	v := m.sessions[msg.id]
-	if v == nil || v.live.sess != msg.sess || msg.fault == nil {
-		return nil // a clean shutdown: shutdownMsg handles it
-	}
-	l := &leaseLost{oldEpoch: msg.oldEpoch, newEpoch: msg.newEpoch, holder: clean(msg.holder), cause: errText(msg.fault)}
-	l.fault = !isLeaseLoss(msg.fault)
-	v.lost = l
-	if l.fault {
-		v.line(m.now(), clsError, "✗ SESSION FAULTED: "+l.cause+" — read-only")
-	} else {
-		v.line(m.now(), clsError, "✗ LEASE LOST: epoch "+strconv.FormatUint(l.oldEpoch, 10)+" → "+epochText(l.newEpoch)+
-			" — this TUI no longer owns the session; read-only")
-	}
-	m.h.log.Warn("session fault", "session", msg.id, "err", msg.fault)
-	v.busy = busyReleasing
-	return tea.Batch(m.shutdownCmd(v.id, msg.sess), m.spin.start(), m.refreshList())
-}
-
-// onShutdown: a hosted session was shut down (X, or after a fault). From
-// now on its journal is read like any other.
-func (m *model) onShutdown(msg shutdownMsg) tea.Cmd {
-	v := m.sessions[msg.id]
-	if v == nil || v.live.sess != msg.sess {
-		return nil
-	}
-	v.live.sess, v.live.sub, v.busy = nil, nil, notBusy
-	v.live.subGen++
-	v.info.State = rig.StateIdle
-	var cmd tea.Cmd
-	switch {
-	case v.lost != nil:
-		v.info.State = rig.StateHeld
-	case msg.err != nil:
-		cmd = m.status.flash("shutdown of "+v.short+": "+errText(msg.err), clsError)
+	case endFault:
+		l := &leaseLost{oldEpoch: end.oldEpoch, newEpoch: end.newEpoch, holder: clean(end.holder), cause: errText(end.err)}
+		l.fault = !isLeaseLoss(end.err)
+		v.lost = l
+		if l.fault {
+			v.line(m.now(), clsError, "✗ SESSION FAULTED: "+l.cause+" — read-only")
+		} else {
+			v.line(m.now(), clsError, "✗ LEASE LOST: epoch "+strconv.FormatUint(l.oldEpoch, 10)+" → "+epochText(l.newEpoch)+
+				" — this TUI no longer owns the session; read-only")
+		}
+		m.h.log.Warn("session fault", "session", v.id, "err", end.err)
 	default:
-		cmd = m.status.flash("shut down "+v.short+" cleanly", clsOK)
+		v.line(m.now(), clsError, "✗ detached: host pid "+strconv.Itoa(pid)+" went away ("+errText(end.err)+")")
+		m.h.log.Warn("host gone", "session", v.id, "pid", pid, "err", end.err)
+		cmds = append(cmds, m.status.flash("the host of "+v.short+" went away", clsError))
 	}
 	// A history replay still in flight (the session ended during it) ends
 	// as a plain read: nothing waits for it any more.
 	if v.replaying() {
 		v.journal.state = journalReading
 	}
-	cmds := []tea.Cmd{cmd}
 	if v == m.selected() {
 		cmds = append(cmds, m.ensureLoaded(v))
 	}
 	cmds = append(cmds, m.refreshList())
 	return tea.Batch(cmds...)
+}
+
+// onShutdown: a shutdown (X) was answered. The stream's end (the host
+// sends SessionStopped, then ends it) detaches.
+func (m *model) onShutdown(msg shutdownMsg) tea.Cmd {
+	v := m.sessions[msg.id]
+	if v == nil {
+		return nil
+	}
+	if v.busy == busyShuttingDown {
+		v.busy = notBusy
+	}
+	if msg.err != nil {
+		m.h.log.Warn("shutdown failed", "session", msg.id, "err", msg.err)
+		return m.status.flash("shutdown of "+v.short+": "+errText(msg.err), clsError)
+	}
+	return m.status.flash("shut down "+v.short+" cleanly", clsOK)
 }
 
 // breakSummary says in a few words what a lease break (B) did, for the
@@ -205,7 +212,14 @@ func breakLine(b *rig.BreakResult) (string, lineClass) {
 	return line + "; it was held by " + who + " at epoch " + strconv.FormatUint(b.PreviousEpoch, 10), cls
 }
 
+// isLeaseLoss says whether a fault is a lost lease (rather than a store
+// that cannot persist): the host's error of kind lease_lost, or the
+// runtime's own.
 func isLeaseLoss(err error) bool {
+	var remote *host.RemoteError
+	if errors.As(err, &remote) {
+		return remote.Kind == kindLeaseLost
+	}
 	var jl *journal.JournalLeaseLostError
 	var ll *storage.LeaseLostError
 	var fe *journal.FencedError

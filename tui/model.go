@@ -1,18 +1,28 @@
 // Package tui is looprig's terminal UI: a Bubble Tea presenter over the
 // session runtime. It lists the sessions of a store (refreshed on its own
-// from the catalog and lease probes), hosts the sessions it creates or
-// restores, follows the journals of sessions held elsewhere read-only, and
-// shows restore failures, configuration drift and lease loss.
+// from the catalog and lease probes), follows the journals of sessions
+// read-only, and shows restore failures, configuration drift and lease
+// loss.
+//
+// The TUI hosts no session itself: every live session runs in its own
+// background host process (`looprig host ID`, package host), which
+// Options.StartHost starts for n, r and B. The TUI is a client of those
+// hosts: it attaches to a session (history from the journal, then the
+// host's event stream after the last sequence read), sends it commands
+// (submit, interrupt, gate answers, shutdown) and detaches when it quits,
+// on q, ctrl+c, SIGHUP or SIGTERM alike: the sessions keep running. A
+// session held by a host on this machine (host.Probe answers) lists as
+// live with the host's pid, and opening it attaches to it.
 //
 // Rules it keeps (docs/ARCHITECTURE.md): Update never blocks, and its only
 // I/O is writing warnings to the log file (Options.LogPath) as it folds
-// failures; every runtime and store call runs in a tea.Cmd with a timeout
-// (cmds.go); one hub subscription
-// per hosted session is read by a re-arming command that drains
-// everything queued into one message; the same reducer (fold.go) folds
-// journal records and live events; View draws exactly the window and only
-// the visible rows; untrusted text is sanitized before it is drawn; state
-// is shown by glyph and word as well as colour.
+// failures; every runtime, store and socket call runs in a tea.Cmd with a
+// timeout (cmds.go); the event stream of each attached session is read by
+// a re-arming command that drains everything queued into one message; the
+// same reducer (fold.go) folds journal records and live events; View draws
+// exactly the window and only the visible rows; untrusted text is
+// sanitized before it is drawn; state is shown by glyph and word as well
+// as colour.
 //
 // The root model (model.go, update.go, view.go, layout.go) is small and
 // delegates. Each component has a file with its keys next to its drawing:
@@ -21,10 +31,10 @@
 // (status.go), the help screen (help.go), the input line (input.go), the
 // dialogs (dialogs.go, newsession.go). What the model knows of a session
 // is sessView (session.go), folded from its events (fold.go); the listing
-// (listing.go), journal reading (journal.go), hosted sessions (live.go),
+// (listing.go), journal reading (journal.go), attached sessions (live.go),
 // the keys acting on a session (actions.go) and quitting (quit.go) fold the
-// messages of the commands (cmds.go); host.go holds the sessions this TUI
-// hosts.
+// messages of the commands (cmds.go); clients.go holds what the commands
+// share: the store, the host clients and the context that ends them.
 package tui
 
 import (
@@ -39,6 +49,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
+	"looprig/host"
 	"looprig/rig"
 	"looprig/rig/storage"
 	"looprig/themes"
@@ -48,7 +59,7 @@ import (
 type Options struct {
 	Store          storage.Store          // fsstore or natsstore in production
 	StoreDir       string                 // shown in the status bar
-	Workspaces     string                 // for rig.WithWorkspaces
+	Workspaces     string                 // where session workspaces live (delete, the detail pane)
 	Profiles       map[string]rig.Profile // built-in default and demo plus the user's
 	DefaultProfile string
 	Theme          string // initial theme name ("" = persisted choice or the default)
@@ -56,9 +67,33 @@ type Options struct {
 	LogPath        string // logs go to this file, never to the terminal
 	Now            func() time.Time
 
-	// RigOptions are passed to every rig.Define after the TUI's own (engine
-	// tuning, a decider); optional.
-	RigOptions []rig.Option
+	// StoreKey names the store's socket directory: host.SocketDir(StoreKey),
+	// host.Connect(ctx, StoreKey, id). "" probes no host.
+	StoreKey string
+	// StartHost starts a detached host for a session and waits until it
+	// serves (host.Start in production). Its failure is a *host.RemoteError
+	// whose explain.Explain classification is the host's (a RestoreError,
+	// a RestoreRejectedError with "changes", a ProfileGoneError, a
+	// LeaseHeldError ...), or a *host.HostExitedError. Nil: n, r and B
+	// fail saying so.
+	StartHost func(ctx context.Context, req HostRequest) (host.Ready, error)
+}
+
+// HostRequest asks for a host process for a session.
+type HostRequest struct {
+	// Session is the full id of the session to restore; "" to create a new
+	// one.
+	Session string
+	// Profile is, for a create, the profile's name ("" = the default); a
+	// restore ignores it: the host restores with the profile the session
+	// recorded (rig.ProfileFor).
+	Profile string
+	// Title and Seed are for a create only (Seed: a directory copied into
+	// the workspace, "" for none).
+	Title, Seed string
+	// AcceptDrift, for a restore, accepts any configuration drift (the
+	// TUI's confirm; journaled as adopted by "tui confirm").
+	AcceptDrift bool
 }
 
 // Timeouts of the commands.
@@ -67,10 +102,11 @@ const (
 	createTimeout    = 30 * time.Second
 	restoreTimeout   = 60 * time.Second
 	opTimeout        = 10 * time.Second
+	attachTimeout    = 5 * time.Second
+	probeTimeout     = time.Second
 	interruptTimeout = 20 * time.Second
 	shutdownTimeout  = 15 * time.Second
-	quitBound        = 15 * time.Second
-	forceQuitBound   = 3 * time.Second
+	detachBound      = time.Second
 	historyTimeout   = 10 * time.Second
 	refreshEvery     = time.Second
 	tailEvery        = 500 * time.Millisecond
@@ -91,7 +127,7 @@ const (
 type Model struct{ *model }
 
 type model struct {
-	h    *host
+	h    *shared
 	keys keyMap
 	now  func() time.Time
 
@@ -119,9 +155,9 @@ type model struct {
 	status    statusBar
 	spin      spinner
 	globalErr *opFailure // a failure of no session (a create), shown in the strip
+	liveN     int        // sessions live in a host (countLive, after each message that may change it)
 
-	quitting string // shown while sessions shut down at quit
-	quitErr  error
+	quitting string // shown while the TUI detaches at quit
 }
 
 // New returns the root model.
@@ -159,10 +195,11 @@ func newModelLog(opts Options, r *lipgloss.Renderer, log *slog.Logger) Model {
 		opts.DefaultProfile = rig.DefaultProfile().Name
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &host{
+	hostname, _ := os.Hostname()
+	h := &shared{
 		opts: opts, store: opts.Store, ctx: ctx, cancel: cancel,
-		log: log, readTimeout: historyTimeout,
-		rigs: map[string]*rig.Rig{}, live: map[string]*rig.Session{},
+		log: log, readTimeout: historyTimeout, hostname: hostname,
+		clients: map[*host.Client]string{},
 	}
 	m := &model{
 		h: h, keys: defaultKeys(), now: opts.Now,
@@ -207,8 +244,20 @@ func (m Model) Init() tea.Cmd {
 	return tea.Batch(m.refreshList(), tea.SetWindowTitle("looprig"))
 }
 
+// finish is what follows the program, whatever ended it: every reader
+// stops, and the TUI detaches from every session (closes its clients);
+// the sessions keep running in their hosts.
+func (m Model) finish() {
+	m.h.cancel()
+	if n := m.h.closeAll(detachBound); n > 0 {
+		m.h.log.Info("detached", "sessions", n)
+	}
+}
+
 // Run runs the TUI on the terminal (alternate screen) until the user quits
-// or ctx ends; every session it hosts is shut down before it returns.
+// or ctx ends (SIGHUP, SIGTERM). Whatever ends it, it detaches from the
+// sessions it is attached to before it returns: they keep running in their
+// hosts.
 func Run(ctx context.Context, opts Options) error {
 	if opts.Store == nil {
 		return fmt.Errorf("tui: no store")
@@ -232,16 +281,9 @@ func Run(ctx context.Context, opts Options) error {
 	m.h.log.Info("tui start", "store", opts.StoreDir, "pid", os.Getpid())
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx))
 	_, err := p.Run()
-	m.h.cancel()
-	// Whatever ended the program, sessions hosted here end cleanly.
-	if serr := m.h.shutdownAll(forceQuitBound); serr != nil {
-		m.h.log.Warn("shutdown at exit", "err", serr)
-	}
+	m.finish()
 	if err != nil && ctx.Err() != nil {
 		err = nil // the caller ended it
-	}
-	if err == nil {
-		err = m.quitErr
 	}
 	m.h.log.Info("tui stop", "err", err)
 	return err

@@ -1,50 +1,51 @@
 package tui
 
 import (
-	"time"
-
 	tea "github.com/charmbracelet/bubbletea"
 )
 
-// quit is q: it asks first while a turn runs in a session hosted here,
-// then shuts every hosted session down cleanly within quitBound and quits.
+// Quitting detaches: the sessions keep running in their hosts, their
+// turns go on, and the next TUI (or looprig ls) finds them live. Nothing
+// is waited for: Run closes the clients after the program ends.
+
+// quit is q: it asks first while a turn runs in an attached session (it
+// goes on in the background), then quits.
 func (m *model) quit() tea.Cmd {
 	running := 0
 	for _, v := range m.sessions {
-		if v.liveHere() && v.f.openTurn != nil {
+		if v.takesCommands() && v.f.openTurn != nil {
 			running++
 		}
 	}
 	if running > 0 {
 		m.dialog = &confirmDialog{title: "Quit",
 			body: []string{plural(running, "turn") + " still running.",
-				"Quitting shuts every live session down: running turns are interrupted",
-				"(recorded as shutdown) and can be restored later."},
-			confirm: "Quit", danger: true,
-			onConfirm: func(m *model) tea.Cmd { return m.beginQuit(quitBound) }}
+				"Quitting detaches: live sessions keep running in the background",
+				"and their turns go on. Open looprig again to attach; X shuts one down."},
+			confirm:   "Quit",
+			onConfirm: func(m *model) tea.Cmd { return m.beginQuit() }}
 		return nil
 	}
-	return m.beginQuit(quitBound)
+	return m.beginQuit()
 }
 
-// forceQuit is ctrl+c: it never asks; hosted sessions are shut down within
-// forceQuitBound, and a second ctrl+c quits at once.
+// forceQuit is ctrl+c: it never asks.
 func (m *model) forceQuit() tea.Cmd {
-	if m.quitting != "" {
-		return tea.Quit // a second ctrl+c: Run still shuts down with a short bound
-	}
-	return m.beginQuit(forceQuitBound)
+	return m.beginQuit()
 }
 
-// beginQuit shuts the hosted sessions down (quitCmd), waiting at most
-// bound, then quits; with none it quits now.
-func (m *model) beginQuit(bound time.Duration) tea.Cmd {
-	n := len(m.h.hosted())
-	if n == 0 {
-		m.quitting = "bye"
-		return tea.Quit
+// beginQuit quits now; Run detaches from every attached session.
+func (m *model) beginQuit() tea.Cmd {
+	m.quitting = "bye"
+	n := 0
+	for _, v := range m.sessions {
+		if v.attached() {
+			n++
+		}
 	}
-	m.quitting = "shutting down " + plural(n, "live session") + " cleanly…"
+	if n > 0 {
+		m.quitting = "detaching from " + plural(n, "session") + ": they keep running…"
+	}
 	m.dialog, m.input, m.help = nil, nil, nil
-	return tea.Batch(m.quitCmd(bound), m.spin.start())
+	return tea.Quit
 }

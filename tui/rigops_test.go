@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"looprig/host"
 	"looprig/rig"
 	"looprig/rig/event"
 	"looprig/rig/journal"
@@ -59,10 +60,7 @@ func (l *racedLease) Release(ctx context.Context) error {
 // (the caller shuts it down, or lets the flow's cleanup end it).
 func newSessionWith(t *testing.T, st storage.Store, opts Options, p rig.Profile, title string) *rig.Session {
 	t.Helper()
-	r, err := rig.Define(append([]rig.Option{rig.WithStore(st), rig.WithWorkspaces(opts.Workspaces), rig.WithProfile(p)}, opts.RigOptions...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := testRig(t, st, opts, rig.WithProfile(p))
 	s, err := r.NewSession(context.Background(), rig.WithTitle(title))
 	if err != nil {
 		t.Fatal(err)
@@ -93,8 +91,8 @@ func TestFlowBreakThenRestoreLost(t *testing.T) {
 	f.waitView("restore of "+short+" (after B broke its lease at epoch 2) failed", "lease_failed", "at epoch 3")
 	f.inspect(func(m Model) {
 		v := m.sessions[id]
-		if v.hosted() || v.failed == nil || v.failed.broke == nil || !v.failed.broke.Fenced || v.failed.broke.Epoch != 2 {
-			t.Errorf("after the lost restore: hosted %v, failure %+v", v.hosted(), v.failed)
+		if v.attached() || v.failed == nil || v.failed.broke == nil || !v.failed.broke.Fenced || v.failed.broke.Epoch != 2 {
+			t.Errorf("after the lost restore: attached %v, failure %+v", v.attached(), v.failed)
 		}
 	})
 	st.mu.Lock()
@@ -144,7 +142,7 @@ func TestFlowRestoreProfileGone(t *testing.T) {
 	f.waitView("unknown_profile", `restore of `+rig.ShortID(idleID)+` failed: the profile it was created with, "gated", is not configured any more`,
 		`define "gated" in config.toml again (known: default, demo)`)
 	f.inspect(func(m Model) {
-		if v := m.sessions[idleID]; v.hosted() {
+		if v := m.sessions[idleID]; v.attached() {
 			t.Error("the session was restored under another profile")
 		}
 	})
@@ -322,6 +320,13 @@ func TestDiagnose(t *testing.T) {
 		{"a session lease held (delete)", &storage.LeaseHeldError{Name: storage.SessionName(fakeID(4)), HolderEpoch: 7, Holder: storage.Holder{PID: 5150, Host: "devbox"}},
 			"lease_held", "the lease is held by pid 5150@devbox at epoch 7", "B breaks the lease"},
 		{"unclassified", errors.New("disk on fire"), "ERROR", "disk on fire", "the log file has the details"},
+		{"a host of another protocol", &host.ProtocolMismatchError{Client: 1, Server: 2, PID: 4242, Hint: "stop the old host with 'looprig stop a0000004' (or kill 4242), then attach again"},
+			"protocol_mismatch", "its host (pid 4242) speaks protocol 2, this looprig speaks 1", "looprig stop a0000004"},
+		{"a host that died starting", &host.HostExitedError{PID: 4242, Status: "exit status 2"},
+			"host_exited", "the host process (pid 4242) ended before it served the session: exit status 2", "its log"},
+		{"a host's own classification", remoteErr(&rig.RestoreError{Kind: rig.RestoreLeaseFailed, Session: sid,
+			Cause: &storage.LeaseHeldError{Name: storage.SessionName(fakeID(4)), HolderEpoch: 7, Holder: storage.Holder{PID: 5150, Host: "devbox"}}}),
+			"lease_failed", "the lease is held by pid 5150@devbox at epoch 7", "B breaks the lease"},
 	}
 	for _, c := range cases {
 		d := diagnose(c.err)

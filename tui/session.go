@@ -1,18 +1,19 @@
 package tui
 
 import (
-	"errors"
 	"strconv"
 	"time"
 
+	"looprig/host"
 	"looprig/rig"
-	"looprig/rig/hub"
+	"looprig/rig/event"
+	"looprig/rig/explain"
 	"looprig/rig/storage"
 )
 
 // sessView is everything the TUI knows about one session: its listing row,
-// the live session when this TUI hosts it, its folded events and lines, and
-// the errors shown for it.
+// its host when one serves it on this machine and the client attached to
+// it, its folded events and lines, and the errors shown for it.
 type sessView struct {
 	id    string
 	short string
@@ -24,7 +25,8 @@ type sessView struct {
 	title    string // sanitized
 	holder   string // sanitized "pid N@host"
 
-	live hosting // the session as this TUI hosts it (sess nil when it does not)
+	probe hostProbe  // whether a host on this machine serves it
+	live  attachment // the client attached to its host (c nil when not attached)
 
 	// busy is the operation in flight; busySince drives the elapsed time
 	// shown next to it.
@@ -48,24 +50,63 @@ type sessView struct {
 	scroll int // lines above the bottom, when not following
 
 	// errors and banners
-	failed *opFailure // the last restore, break or delete of it that failed
-	lost   *leaseLost // it was hosted here and lost its lease, or faulted
+	failed *opFailure // the last restore, break, delete or attach of it that failed
+	lost   *leaseLost // its host lost its lease while attached, or faulted
 }
 
-// hosting is a session this TUI hosts: the session, the hub subscription
-// its events arrive by, and what hosting it said.
-type hosting struct {
-	sess    *rig.Session      // nil when not hosted here (any more)
-	sub     *hub.Subscription // nil while the history replay runs, and once the stream ended
-	subGen  int               // bumped to drop what a replaced or ended reader still sends
-	dropped uint64            // ephemeral events the hub dropped for the subscription
-	status  rig.Status        // when it was hosted
-	outcome *rig.RestoreInfo  // the restore that hosted it (nil for a new session); kept after shutdown
-	broke   *rig.BreakResult  // the lease break (B) before that restore, nil for none
+// hostProbe is what host.Probe said of the session while a process on
+// this machine holds its lease. key names that holding (sessView.holding):
+// a host that answered is not probed again for it; when none answered, it
+// is probed again after reprobeEvery (a host restoring the session holds
+// its lease before it serves).
+type hostProbe struct {
+	key string    // the holding probed (or being probed); "" when not held here
+	pid int       // the host's pid; 0 when no host answered (yet)
+	at  time.Time // when it was probed
+	// noAttach is the holding an attach failed for (or whose host ended
+	// while attached): opening the session does not attach to it again,
+	// r does.
+	noAttach string
 }
 
-// leaseLost is a hosted session that stopped accepting work on its own: its
-// lease was taken by another holder, or it could no longer persist.
+// holding names who holds the session as last listed: its epoch and the
+// holder's pid; "" when nobody does.
+func (v *sessView) holding() string {
+	if v.info.Holder == nil {
+		return ""
+	}
+	return strconv.FormatUint(v.info.Epoch, 10) + "/" + strconv.Itoa(v.info.Holder.PID)
+}
+
+// forgetHost forgets what the probes said (the next listing probes again)
+// and keeps opening the session from attaching to its holding as listed.
+func (v *sessView) forgetHost() {
+	v.probe = hostProbe{noAttach: v.holding()}
+}
+
+// reprobeEvery is how often a holding no host answered for is probed
+// again.
+const reprobeEvery = 3 * time.Second
+
+// attachment is a session this TUI is attached to: the client of its host,
+// the stream its events arrive by, and what starting the host said.
+type attachment struct {
+	c          *host.Client // nil when not attached (any more)
+	pid        int          // the host's
+	stream     *host.Stream // nil while the history replay runs, and once the stream ended
+	gen        int          // bumped to drop what a replaced or ended reader still sends
+	recovering bool         // subscribing again after a lost stream
+	stopping   bool         // X asked the host to shut the session down
+	dropped    uint64       // output deltas dropped for the stream
+	status     host.Status  // when attached
+	// outcome is the restore that started the host (nil for a new session
+	// or an attach); kept after the detach.
+	outcome *rig.RestoreInfo
+	broke   *rig.BreakResult // the lease break (B) before that restore, nil for none
+}
+
+// leaseLost is an attached session that stopped accepting work on its own:
+// its lease was taken by another holder, or it could no longer persist.
 type leaseLost struct {
 	oldEpoch, newEpoch uint64
 	holder             string // sanitized
@@ -83,9 +124,9 @@ const (
 	busyRestoring
 	busyBreaking // breaking the lease, then restoring
 	busyDeleting
+	busyAttaching
 	busyInterrupting
 	busyShuttingDown
-	busyReleasing // shutting down what is left after a lease loss or a fault
 )
 
 func (b busyOp) String() string {
@@ -96,12 +137,12 @@ func (b busyOp) String() string {
 		return "breaking the lease"
 	case busyDeleting:
 		return "deleting"
+	case busyAttaching:
+		return "attaching"
 	case busyInterrupting:
 		return "interrupting"
 	case busyShuttingDown:
 		return "shutting down"
-	case busyReleasing:
-		return "releasing"
 	}
 	return ""
 }
@@ -111,15 +152,15 @@ func (b busyOp) String() string {
 func (b busyOp) takesLease() bool { return b == busyRestoring || b == busyBreaking }
 
 // journalState is where the reading of a session's journal stands. A
-// session held elsewhere is read when it is shown: its history, then its
-// tail on a timer while it stays selected. A session hosted here replays
-// its history once; then its live stream takes over.
+// session not attached is read when it is shown: its history, then its
+// tail on a timer while it stays selected. An attached session replays
+// its history once; then its host's stream takes over.
 type journalState int
 
 const (
 	journalUnread    journalState = iota // nothing read, or forgotten
 	journalReading                       // the history is being read
-	journalReplaying                     // hosted here: the history replay runs, the live stream waits for it
+	journalReplaying                     // attached: the history replay runs, the stream waits for it
 	journalRead                          // read up to lastSeq; nothing in flight
 	journalFollowing                     // read, and what follows is being read (or is armed on the tail timer)
 )
@@ -159,28 +200,44 @@ func newSessView(id string) *sessView {
 	return &sessView{id: id, short: rig.ShortID(id), ring: newRing(ringCapacity), follow: true}
 }
 
-// hosted says whether this TUI hosts the session.
-func (v *sessView) hosted() bool { return v.live.sess != nil }
+// attached says whether this TUI is attached to the session's host.
+func (v *sessView) attached() bool { return v.live.c != nil }
 
-// liveHere says whether this TUI hosts the session and still holds its
-// lease: the session takes commands from here.
-func (v *sessView) liveHere() bool { return v.live.sess != nil && v.lost == nil }
+// takesCommands says whether this TUI is attached to the session's host
+// and the host still holds the lease: the session takes commands from
+// here.
+func (v *sessView) takesCommands() bool { return v.live.c != nil && v.lost == nil }
 
-// replaying says whether the session, hosted here, is replaying its history.
+// hostPID is the pid of the host serving the session on this machine, as
+// the client attached to it or a probe says; 0 for none.
+func (v *sessView) hostPID() int {
+	if v.attached() {
+		return v.live.pid
+	}
+	return v.probe.pid
+}
+
+// replaying says whether the session, attached, is replaying its history.
 func (v *sessView) replaying() bool { return v.journal.state == journalReplaying }
 
 // lostBanner says whether the lease-lost banner is shown (until dismissed).
 func (v *sessView) lostBanner() bool { return v.lost != nil && !v.lost.seen }
 
-// state is the state shown for the session: live while this TUI hosts it,
-// held once its lease was lost, else what the listing says ("live" there
-// means held by this process).
+// state is the state shown for the session: held once the lease was lost
+// while attached (until a host serves it again); live while a host serves
+// it (attached, or a probe answered); held while anything else holds it,
+// this process included (a listing's "live"); else what the listing says.
 func (v *sessView) state() rig.SessionState {
 	switch {
-	case v.lost != nil:
+	case v.lost != nil && v.probe.pid == 0:
 		return rig.StateHeld
-	case v.hosted():
+	case v.attached() && v.lost == nil:
 		return rig.StateLive
+	case v.info.State == rig.StateLive || v.info.State == rig.StateHeld:
+		if v.probe.pid > 0 {
+			return rig.StateLive
+		}
+		return rig.StateHeld
 	}
 	return v.info.State
 }
@@ -205,7 +262,7 @@ func holderText(h storage.Holder) string {
 // epoch is the latest lease epoch known.
 func (v *sessView) epoch() uint64 {
 	e := v.info.Epoch
-	if v.hosted() {
+	if v.attached() {
 		e = max(e, v.live.status.Epoch)
 	}
 	if v.lost != nil {
@@ -217,7 +274,7 @@ func (v *sessView) epoch() uint64 {
 // openTurnIndex is the index of the running turn, -1 for none: per the
 // folded journal once it is read, else per the catalog.
 func (v *sessView) openTurnIndex() int {
-	if v.hosted() || v.journal.state.loaded() {
+	if v.attached() || v.journal.state.loaded() {
 		if v.f.openTurn != nil {
 			return v.f.openTurn.index
 		}
@@ -231,7 +288,7 @@ func (v *sessView) openTurnIndex() int {
 
 // hasGate says whether a gate is open, as openTurnIndex reads it.
 func (v *sessView) hasGate() bool {
-	if v.hosted() || v.journal.state.loaded() {
+	if v.attached() || v.journal.state.loaded() {
 		return v.f.openGate != nil
 	}
 	return v.info.OpenGate != ""
@@ -267,16 +324,16 @@ func (v *sessView) notMutable() string {
 		return "read-only: lease lost to epoch " + strconv.FormatUint(v.lost.newEpoch, 10) + " (" + v.lost.holder + ")"
 	case v.busy != notBusy:
 		return "busy: " + v.busy.String()
-	case !v.hosted():
+	case !v.attached():
 		switch v.state() {
+		case rig.StateLive:
+			return "live in host pid " + strconv.Itoa(v.hostPID()) + ", not attached — r attaches"
 		case rig.StateHeld:
 			h := v.holder
 			if h == "" {
 				h = "another process"
 			}
 			return "held by " + h + " — B takes it over"
-		case rig.StateLive:
-			return "live in this process, but not hosted by this TUI"
 		case rig.StateBroken:
 			return "broken — its records cannot be trusted"
 		}
@@ -287,11 +344,18 @@ func (v *sessView) notMutable() string {
 	return ""
 }
 
-// restoreRejected returns the drift rejection of the last restore.
-func (v *sessView) restoreRejected() *rig.RestoreRejectedError {
-	var rj *rig.RestoreRejectedError
-	if v.failed != nil && errors.As(v.failed.err, &rj) {
-		return rj
+// driftRejected returns the changes of the last restore when the host
+// rejected it for configuration drift (explain.Explain: the host's
+// classification, carried by its *host.RemoteError), else ok false.
+func (v *sessView) driftRejected() (changes []event.Change, ok bool) {
+	if v.failed == nil || v.failed.op != opRestore {
+		return nil, false
 	}
-	return nil
+	x := explain.Explain(v.failed.err)
+	if x.Type != "RestoreRejectedError" {
+		return nil, false
+	}
+	f, _ := x.Field("changes")
+	changes, _ = f.([]event.Change)
+	return changes, true
 }

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"strconv"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -9,8 +10,8 @@ import (
 )
 
 // statusBar is the bottom line: the brand, the store, a flash message (or
-// the keys most useful in the focused pane) and the theme; while quitting,
-// what the shutdown is doing.
+// the keys most useful in the focused pane), how many sessions run in the
+// background and the theme; while quitting, that it detaches.
 type statusBar struct {
 	msg string    // the flash message, sanitized; "" shows the hints
 	cls lineClass // how it is painted
@@ -41,6 +42,13 @@ func (s *statusBar) view(m *model, w int) string {
 		store = "store"
 	}
 	right := " " + m.st.theme.Name + " "
+	if n := m.liveN; n > 0 {
+		bg := strconv.Itoa(n) + " live in the background"
+		if w < 120 {
+			bg = strconv.Itoa(n) + " live"
+		}
+		right = " " + bg + " ·" + right
+	}
 	if m.quitting != "" {
 		msg := " " + m.spin.glyph() + " " + m.quitting
 		return st.accBadge.s(brand) + st.warn.s(fit(msg, w-width(brand)))
@@ -62,6 +70,18 @@ func (s *statusBar) view(m *model, w int) string {
 	return st.accBadge.s(brand) + " " + st.muted.s(storeTxt) + " " + mid + st.muted.s(right)
 }
 
+// countLive counts the sessions of the store that run in the background,
+// live in a host (attached or not), for the status bar (model.liveN).
+func (m *model) countLive() {
+	n := 0
+	for _, v := range m.list.rows {
+		if v.state() == rig.StateLive {
+			n++
+		}
+	}
+	m.liveN = n
+}
+
 // hints are the most useful keys for the focused pane, as many as fit.
 func (m *model) hints(w int) string {
 	st := m.st
@@ -75,7 +95,7 @@ func (m *model) hints(w int) string {
 		hs = []hk{{"type", "filter"}, {"esc", "close"}}
 	case m.focus == paneEvents:
 		hs = []hk{{"↑/↓", "scroll"}, {"G", "follow"}, {"g", "top"}}
-		if v != nil && v.liveHere() {
+		if v != nil && v.takesCommands() {
 			hs = append(hs, hk{"i", "input"}, hk{"I", "interrupt"})
 		}
 		hs = append(hs, hk{"tab", "pane"}, hk{"?", "help"})
@@ -85,12 +105,14 @@ func (m *model) hints(w int) string {
 		hs = []hk{{"↑/↓", "move"}, {"enter", "open"}, {"n", "new"}}
 		if v != nil {
 			switch {
-			case v.liveHere():
+			case v.takesCommands():
 				if v.f.openGate != nil {
 					hs = append(hs, hk{"a/d", "approve/deny"})
 				}
 				hs = append(hs, hk{"i", "input"}, hk{"I", "interrupt"}, hk{"X", "shut down"})
-			case v.state() == rig.StateHeld || v.state() == rig.StateLive:
+			case v.state() == rig.StateLive && !v.attached():
+				hs = append(hs, hk{"r", "attach"})
+			case v.state() == rig.StateHeld:
 				hs = append(hs, hk{"B", "break lease"}, hk{"r", "restore"})
 			default:
 				hs = append(hs, hk{"r", "restore"})

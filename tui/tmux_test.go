@@ -32,7 +32,10 @@ func newTmux(t *testing.T, bin string) *tmuxEnv {
 	home := t.TempDir()
 	e := &tmuxEnv{t: t, socket: fmt.Sprintf("looprig-test-%d-%d", os.Getpid(), time.Now().UnixNano()),
 		home: home, store: filepath.Join(home, "store"), bin: bin}
-	t.Cleanup(func() { exec.Command("tmux", "-L", e.socket, "kill-server").Run() })
+	t.Cleanup(func() {
+		exec.Command("tmux", "-L", e.socket, "kill-server").Run()
+		e.stopHosts()
+	})
 	return e
 }
 
@@ -143,6 +146,9 @@ type lsRow struct {
 	ShortID string `json:"short_id"`
 	State   string `json:"state"`
 	Epoch   uint64 `json:"epoch"`
+	Holder  *struct {
+		PID int `json:"pid"`
+	} `json:"holder"`
 }
 
 // ls lists the store with the real CLI (nil when it has no ls yet).
@@ -158,6 +164,51 @@ func ls(t *testing.T, looprig, store string) []lsRow {
 		return nil
 	}
 	return rows
+}
+
+// hostPID is the pid of the process holding the store's one session, per
+// looprig ls.
+func (e *tmuxEnv) hostPID(looprig string) int {
+	e.t.Helper()
+	rows := ls(e.t, looprig, e.store)
+	if len(rows) != 1 || rows[0].Holder == nil || rows[0].Holder.PID == 0 {
+		e.t.Fatalf("want one held session, got %+v", rows)
+	}
+	return rows[0].Holder.PID
+}
+
+// stopHosts stops the hosts left running (sessions outlive the TUI):
+// SIGTERM, as a logout would, then SIGKILL. Once the terminals are gone,
+// every process still running the test's binary is a host.
+func (e *tmuxEnv) stopHosts() {
+	bin, err := os.Stat(e.bin)
+	if err != nil {
+		return
+	}
+	find := func() []int {
+		var pids []int
+		ents, _ := os.ReadDir("/proc")
+		for _, d := range ents {
+			pid, err := strconv.Atoi(d.Name())
+			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			if fi, err := os.Stat(filepath.Join("/proc", d.Name(), "exe")); err == nil && os.SameFile(fi, bin) {
+				pids = append(pids, pid)
+			}
+		}
+		return pids
+	}
+	for _, pid := range find() {
+		syscall.Kill(pid, syscall.SIGTERM)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(find()) > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, pid := range find() {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
 }
 
 // binary builds the real looprig.
@@ -181,9 +232,11 @@ func TestTmuxDemo(t *testing.T) {
 	tmuxDemo(t, looprig, looprig)
 }
 
-// tmuxDemo is the crash-and-restore demo: create, submit a long
-// command, kill -9 the TUI, start it again, see crashed, restore, see the
-// interrupted turn and its earlier output, submit again, quit cleanly.
+// tmuxDemo is the detach, crash and restore demo: create, submit a long
+// command, kill -9 the TUI: the session runs on in its host; start the TUI
+// again, see it live and attach (the ticks go on); kill -9 the host, see
+// crashed, restore, see the interrupted turn and its earlier output,
+// submit again, shut it down (X), quit.
 func tmuxDemo(t *testing.T, bin, looprig string) {
 	e := newTmux(t, bin)
 	e.start("demo")
@@ -198,21 +251,25 @@ func tmuxDemo(t *testing.T, bin, looprig string) {
 	e.waitFor("demo", 15*time.Second, "enter submit") // the input line is open (a key sent during a history replay is refused)
 	e.typeText("demo", "for i in $(seq 60); do echo tick-$i; sleep 1; done")
 	e.send("demo", "Enter")
-	// a crash loses under a second of output (checkpoints every 500 ms):
-	// once tick-4 shows, tick-3 is in the journal
-	e.waitFor("demo", 15*time.Second, "tick-4")
+	e.waitFor("demo", 15*time.Second, "tick-2")
 
-	pid := e.tuiPID("demo")
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+	// The TUI dies: the session does not.
+	if err := syscall.Kill(e.tuiPID("demo"), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	e.waitFor("demo", 10*time.Second, "[exit 137]")
-
+	hostPID := e.hostPID(looprig)
 	e.respawn("demo")
 	e.started("demo")
-	e.waitFor("demo", 10*time.Second, "crashed", "counting")
-	// the history before the crash is there before restoring, read-only
-	e.waitFor("demo", 10*time.Second, "tick-3", "journal ends here")
+	e.waitFor("demo", 10*time.Second, "● live", "counting", "live · pid "+strconv.Itoa(hostPID), "1 live in the background")
+	// opening it attaches: the history, then the ticks that go on
+	e.waitFor("demo", 15*time.Second, "tick-1", "(attached)", "tick-6")
+
+	// The host dies: a crash.
+	if err := syscall.Kill(hostPID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("demo", 10*time.Second, "went away", "crashed")
 	e.send("demo", "r")
 	s := e.waitFor("demo", 20*time.Second, "restored here at epoch 2", "interrupted (crash)", "tick-3", "live")
 	if !strings.Contains(s, "1 turn interrupted") {
@@ -223,6 +280,10 @@ func tmuxDemo(t *testing.T, bin, looprig string) {
 	e.typeText("demo", "echo after-restore")
 	e.send("demo", "Enter")
 	e.waitFor("demo", 15*time.Second, "after-restore", "turn 1 done: exit 0")
+	e.send("demo", "X")
+	e.waitFor("demo", 5*time.Second, "Shut down session")
+	e.send("demo", "Right", "Enter")
+	e.waitFor("demo", 15*time.Second, "○ idle", "cleanly")
 	e.send("demo", "q")
 	e.waitFor("demo", 20*time.Second, "[exit 0]")
 
@@ -237,13 +298,15 @@ func tmuxDemo(t *testing.T, bin, looprig string) {
 }
 
 func TestTmuxTwoTUIsLeaseLost(t *testing.T) {
-	tmuxTwo(t, binary(t))
+	looprig := binary(t)
+	tmuxTwo(t, looprig, looprig)
 }
 
-// tmuxTwo: terminal A hosts a session, terminal B sees it held, breaks the
-// lease (typing the short id) and takes it over; A shows LEASE LOST within
-// two seconds.
-func tmuxTwo(t *testing.T, bin string) {
+// tmuxTwo: terminal A creates a session, terminal B finds it live in its
+// host and attaches: both see its output. The lease is broken from the
+// command line: both show LEASE LOST within two seconds and refuse writes.
+// B restores it in a new host; A attaches to that one with r.
+func tmuxTwo(t *testing.T, bin, looprig string) {
 	e := newTmux(t, bin)
 	e.start("a")
 	e.started("a")
@@ -260,11 +323,11 @@ func tmuxTwo(t *testing.T, bin string) {
 
 	e.start("b")
 	e.started("b")
-	s := e.waitFor("b", 10*time.Second, "held", "shared")
+	s := e.waitFor("b", 10*time.Second, "● live", "shared", "(attached)", "beat-")
 	short := ""
 	for _, line := range strings.Split(s, "\n") {
-		if i := strings.Index(line, "◆ held"); i >= 0 {
-			if f := strings.Fields(line[i+len("◆ held"):]); len(f) > 0 {
+		if i := strings.Index(line, "● live"); i >= 0 {
+			if f := strings.Fields(line[i+len("● live"):]); len(f) > 0 {
 				short = f[0]
 			}
 		}
@@ -272,26 +335,45 @@ func tmuxTwo(t *testing.T, bin string) {
 	if len(short) != 8 {
 		t.Fatalf("no short id on B's screen:\n%s", s)
 	}
-	e.send("b", "r")
-	e.waitFor("b", 10*time.Second, "lease_failed", "B breaks the lease")
-	e.send("b", "B")
-	e.waitFor("b", 5*time.Second, "Break lease", "type "+short)
-	e.typeText("b", short)
-	e.send("b", "Enter")
+	e.waitFor("b", 5*time.Second, "beat-3")
+
+	out, err := exec.Command(looprig, "--store", e.store, "lease", "break", short, "--yes").CombinedOutput()
+	if err != nil {
+		t.Fatalf("looprig lease break: %v\n%s", err, out)
+	}
 	start := time.Now()
 	e.waitFor("a", 5*time.Second, "LEASE LOST")
+	e.waitFor("b", 5*time.Second, "LEASE LOST")
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("LEASE LOST showed after %s, want ≤ 2s", d)
 	} else {
 		t.Logf("LEASE LOST showed %s after the break", d.Round(10*time.Millisecond))
 	}
-	e.waitFor("a", 5*time.Second, "read-only")
-	e.waitFor("b", 20*time.Second, "lease broken at epoch", "journal fenced before the release", "live")
 	// A refuses writes now.
 	e.send("a", "i")
 	e.waitFor("a", 5*time.Second, "read-only: lease lost")
+	e.send("a", "Escape")
+
+	// B restores it in a new host; A attaches to that one.
+	e.send("b", "r")
+	e.waitFor("b", 20*time.Second, "restored here at epoch", "(attached)")
+	pid := e.hostPID(looprig)
+	e.send("a", "Escape") // dismiss the banner
+	e.waitFor("a", 10*time.Second, "live · pid "+strconv.Itoa(pid))
+	e.send("a", "r")
+	e.waitFor("a", 10*time.Second, "(attached)", "Events · live")
+	e.send("a", "i")
+	e.waitFor("a", 15*time.Second, "enter submit")
+	e.typeText("a", "echo from-a-again")
+	e.send("a", "Enter")
+	e.waitFor("a", 15*time.Second, "from-a-again")
+	e.waitFor("b", 15*time.Second, "from-a-again")
 	e.send("a", "q")
 	e.waitFor("a", 20*time.Second, "[exit 0]")
+	e.send("b", "X")
+	e.waitFor("b", 5*time.Second, "Shut down session")
+	e.send("b", "Right", "Enter")
+	e.waitFor("b", 15*time.Second, "○ idle")
 	e.send("b", "q")
 	e.waitFor("b", 20*time.Second, "[exit 0]")
 }

@@ -7,17 +7,36 @@ import (
 
 // Update folds a message into the model. It never blocks, and its only
 // I/O is writing warnings to the log (Options.LogPath, or nowhere): a
-// failed listing, operation or theme save, and a hosted session's fault.
-// Store and runtime calls are returned as commands (cmds.go).
+// failed listing, operation or theme save, and an attached session's
+// fault. Store, runtime and host calls are returned as commands (cmds.go).
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := m.update(msg)
 	return m, cmd
 }
 
-// update routes a message to the code that folds it: the listing and the
-// journals (listing.go, journal.go), the sessions hosted here (live.go),
-// the operations on sessions (actions.go, quit.go) and the components.
+// update folds msg (route), then counts the live sessions again after a
+// message that may have changed a session's state.
 func (m *model) update(msg tea.Msg) tea.Cmd {
+	cmd := m.route(msg)
+	switch msg := msg.(type) {
+	case listMsg, probedMsg, attachedMsg, failedMsg, deletedMsg:
+		m.countLive()
+	case streamMsg:
+		if msg.end != nil {
+			m.countLive()
+		}
+	case subscribedMsg:
+		if msg.err != nil {
+			m.countLive()
+		}
+	}
+	return cmd
+}
+
+// route routes a message to the code that folds it: the listing and the
+// journals (listing.go, journal.go), the sessions attached to (live.go),
+// the operations on sessions (actions.go, quit.go) and the components.
+func (m *model) route(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
@@ -41,14 +60,14 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		return m.onHistory(msg)
 	case tailTickMsg:
 		return m.onTailTick(msg)
-	case hostedMsg:
-		return m.onHosted(msg)
-	case subMsg:
-		return m.onSub(msg)
-	case recoveredMsg:
-		return m.onRecovered(msg)
-	case endedMsg:
-		return m.onEnded(msg)
+	case probedMsg:
+		return m.onProbed(msg)
+	case attachedMsg:
+		return m.onAttached(msg)
+	case subscribedMsg:
+		return m.onSubscribed(msg)
+	case streamMsg:
+		return m.onStream(msg)
 	case shutdownMsg:
 		return m.onShutdown(msg)
 	case failedMsg:
@@ -57,9 +76,6 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		return m.onDeleted(msg)
 	case opMsg:
 		return m.onOp(msg)
-	case quitMsg:
-		m.quitErr = msg.err
-		return tea.Quit
 	case flashOffMsg:
 		m.status.flashOff(msg.gen)
 		return nil
