@@ -137,7 +137,7 @@ func (m *model) detach(v *sessView, end *streamEnd) tea.Cmd {
 			v.line(m.now(), clsError, "✗ SESSION FAULTED: "+l.cause+" — read-only")
 		} else {
 			v.line(m.now(), clsError, "✗ LEASE LOST: epoch "+strconv.FormatUint(l.oldEpoch, 10)+" → "+epochText(l.newEpoch)+
-				" — this TUI no longer owns the session; read-only")
+				" — its host no longer owns the session; read-only")
 		}
 		m.h.log.Warn("session fault", "session", v.id, "err", end.err)
 	default:

@@ -126,7 +126,7 @@ func (m *model) lostLines(v *sessView) []stripLine {
 	}
 	return []stripLine{
 		{badge: "LEASE LOST", badgeP: st.errorBadge, text: "session " + v.short + ": epoch " + strconv.FormatUint(l.oldEpoch, 10) + " → " + epochText(l.newEpoch) + ", now held by " + who, p: st.errorP},
-		{prio: 3, text: "this TUI no longer owns it and refuses writes: read-only (i, I, a, d, X disabled)", p: st.text},
+		{prio: 3, text: "its host no longer owns it and refuses writes: read-only (i, I, a, d, X disabled)", p: st.text},
 		{prio: 1, text: "→ nothing to do here; to take it back, B breaks the lease again · esc dismisses", p: st.muted},
 	}
 }
