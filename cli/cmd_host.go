@@ -72,6 +72,9 @@ func runHost(c *call) int {
 					rig.ShortID(id), os.Getpid(), c.globalArgs(), rig.ShortID(id))
 			}
 			log.Info("host: serving", "epoch", s.Epoch())
+			if logindKillsHosts("/") {
+				log.Warn("host: " + lingerHint)
+			}
 			err = host.Run(ctx, s, c.st, key, rep, rd, host.WithVersion(Version), host.WithLogger(log))
 			log.Info("host: done", "err", err)
 			if err != nil {

@@ -44,8 +44,16 @@ func (e *env) hostArgv(st *openedStore, args ...string) []string {
 }
 
 // startHost starts a detached host (looprig host ...args) and waits until
-// it serves its session.
-func (e *env) startHost(ctx context.Context, st *openedStore, args ...string) (host.Ready, error) {
+// it serves its session. It warns first (not in --json) when logind will
+// kill the host at logout.
+func (c *call) startHost(ctx context.Context, st *openedStore, args ...string) (host.Ready, error) {
+	c.warnIfLogindKillsHosts()
+	return c.env.startDetachedHost(ctx, st, args...)
+}
+
+// startDetachedHost starts a detached host (looprig host ...args) and
+// waits until it serves its session.
+func (e *env) startDetachedHost(ctx context.Context, st *openedStore, args ...string) (host.Ready, error) {
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 	return host.Start(ctx, host.StartSpec{Args: e.hostArgv(st, args...)})
@@ -69,7 +77,7 @@ func (e *env) tuiStartHost(st *openedStore) func(ctx context.Context, req tui.Ho
 			}
 			args = append(args, req.Session)
 		}
-		return e.startHost(ctx, st, args...)
+		return e.startDetachedHost(ctx, st, args...)
 	}
 }
 
