@@ -22,7 +22,30 @@ func newNATSHarness(t *testing.T) *harness {
 	}
 	t.Cleanup(srv.Shutdown)
 	h.store = srv.URL()
+	t.Cleanup(h.killHosts) // before the server goes: ls needs it
 	return h
+}
+
+// Hosting works the same on a NATS store: the socket is local, the lease
+// is the store's.
+func TestNATSHost(t *testing.T) {
+	h := newNATSHarness(t)
+	id, pid := h.detached("--title", "over nats")
+	if row := h.row(id); row.State != "live" || row.Holder == nil || row.Holder.PID != pid {
+		t.Fatalf("ls after new --detach on NATS: %+v, want live held by %d", row, pid)
+	}
+	r := h.must(3, "run", id, "--", "echo via host; exit 3")
+	if r.stdout != "via host\n" {
+		t.Fatalf("run through the host: stdout %q", r.stdout)
+	}
+	if row := h.row(id); row.State != "live" {
+		t.Fatalf("after run through the host: %s, want still live", row.State)
+	}
+	h.must(0, "stop", id)
+	waitExit(t, pid)
+	if row := h.row(id); row.State != "idle" {
+		t.Fatalf("after stop: %s, want idle", row.State)
+	}
 }
 
 // The commands work the same on a NATS store: a crashed session (demo's
