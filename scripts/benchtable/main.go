@@ -33,7 +33,7 @@ type figure struct {
 	ours   metric
 	base   *metric // nil: no baseline
 	ratio  *metric // nil: no ratio
-	kind   string  // how ours and base print: "us", "ms", "ns", "rate", "MB", "n"
+	kind   string  // how ours and base print: "us", "ms", "ns", "rate", "MB", "pct", "n"
 	target string  // "" for information only
 	// check reports whether the target is met, given ours and the ratio.
 	check func(ours, ratio float64) bool
@@ -50,6 +50,9 @@ func ratioAtMost(v float64) func(_, r float64) bool {
 const (
 	ib = "BenchmarkDurableAppend/size="
 	gc = "BenchmarkGroupCommit"
+	hl = "BenchmarkHostOutputLatency"
+	ht = "BenchmarkHostThroughput"
+	hi = "BenchmarkHostIdle"
 )
 
 var figures = []figure{
@@ -89,6 +92,18 @@ var figures = []figure{
 	{name: "TUI 2M-line turn (line by line): peak heap (incl. garbage)", ours: m("BenchmarkEventPath2M/flushed", "peak-heap-MB"), kind: "MB", target: "bounded (≤ 256 MB)", check: atMost(256)},
 	{name: "TUI 2M-line turn (line by line): lines/s absorbed", ours: m("BenchmarkEventPath2M/flushed", "lines/s"), kind: "rate"},
 	{name: "TUI 2M-line turn (line by line): frames, MB written", ours: m("BenchmarkEventPath2M/flushed", "frames"), base: p("BenchmarkEventPath2M/flushed", "written-MB"), kind: "n"},
+	{name: "host output latency, 10k lines/s, 2 clients on the socket: p99 (vs hub subscription in-process)", ours: m(hl, "ours-p99-ms"), base: p(hl, "base-p99-ms"), ratio: p(hl, "ratio"), kind: "ms", target: "≤ 20 ms", check: atMost(20)},
+	{name: "host output latency, 10k lines/s: p50 (vs in-process)", ours: m(hl, "ours-p50-ms"), base: p(hl, "base-p50-ms"), kind: "ms"},
+	{name: "host output latency: lines/s the generator reached (as the clients saw it)", ours: m(hl, "lines/s"), kind: "rate"},
+	{name: "host output latency: deltas dropped for the 2 clients", ours: m(hl, "dropped"), kind: "n"},
+	{name: "host throughput: `seq 2000000` turn to 1 client, submit→TurnDone (vs in-process)", ours: m(ht, "ours-ms"), base: p(ht, "base-ms"), ratio: p(ht, "ratio"), kind: "ms", target: "≤ 2×", check: ratioAtMost(2)},
+	{name: "host throughput: MB of output the client got (vs in-process)", ours: m(ht, "ours-MB"), base: p(ht, "base-MB"), kind: "MB"},
+	{name: "host throughput: deltas dropped for the client", ours: m(ht, "dropped"), kind: "n"},
+	{name: "host throughput: streams lost (a durable event not fitting) and resubscribed", ours: m(ht, "resubs"), kind: "n"},
+	{name: "idle host (`looprig new --detach`, no client): CPU % of one core (vs a Go process polling a lease file every 500 ms)", ours: m(hi, "cpu-ns-pct"), base: p(hi, "base-cpu-ns-pct"), ratio: p(hi, "ratio"), kind: "pct", target: "≤ 0.1 %", check: atMost(0.1)},
+	{name: "idle host: CPU % from /proc/PID/stat utime+stime (10 ms ticks)", ours: m(hi, "cpu-pct"), kind: "pct"},
+	{name: "idle host: RSS (VmRSS, end of the window)", ours: m(hi, "rss-MB"), kind: "MB", target: "≤ 25 MB", check: atMost(25)},
+	{name: "idle host: peak RSS (VmHWM)", ours: m(hi, "hwm-MB"), kind: "MB"},
 	{name: "hub publish ephemeral, 1 sub never reading (vs raw channel fan-out)", ours: m("BenchmarkPublishEphemeral/01subs", "ns/op"), base: p("BenchmarkRawFanout/01subs", "ns/op"), kind: "ns"},
 	{name: "hub publish ephemeral, 4 subs, 1 never reading", ours: m("BenchmarkPublishEphemeral/04subs", "ns/op"), base: p("BenchmarkRawFanout/04subs", "ns/op"), kind: "ns"},
 	{name: "hub publish ephemeral, 16 subs, 1 never reading", ours: m("BenchmarkPublishEphemeral/16subs", "ns/op"), base: p("BenchmarkRawFanout/16subs", "ns/op"), kind: "ns"},
@@ -168,6 +183,8 @@ func format(v float64, kind string) string {
 		return fmt.Sprintf("%.0f/s", v)
 	case "MB":
 		return fmt.Sprintf("%.1f MB", v)
+	case "pct":
+		return fmt.Sprintf("%.3f %%", v)
 	}
 	if v == float64(int64(v)) {
 		return strconv.FormatInt(int64(v), 10)
