@@ -493,21 +493,34 @@ type Stream struct {
 }
 
 type item struct {
-	env   event.Envelope
+	raw   json.RawMessage // the event line, decoded by Next
 	err   error
 	drops uint64
+}
+
+// envelopeHead is what push reads of an event line: the client's reader
+// must keep up with the socket, so the event itself is decoded by Next, on
+// the reader's side of the queue (and a delta dropped here is never
+// decoded at all).
+type envelopeHead struct {
+	Type event.Type `json:"type"`
+	Seq  uint64     `json:"seq"`
 }
 
 // push queues an event line; false when the queue overflowed and the
 // stream is lost.
 func (s *Stream) push(raw json.RawMessage) bool {
-	env, err := UnmarshalEnvelope(raw)
+	var head envelopeHead
+	err := json.Unmarshal(raw, &head)
+	if err != nil {
+		err = &EnvelopeDecodeError{Reason: "not a JSON object", Err: err}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.over {
 		return true
 	}
-	delta := err == nil && isDelta(env)
+	delta := err == nil && head.Type == event.TypeOutputDelta
 	limit := s.max
 	if delta {
 		limit -= s.max / 4
@@ -522,15 +535,10 @@ func (s *Stream) push(raw json.RawMessage) bool {
 		s.signal()
 		return false
 	}
-	if err != nil {
-		var de *EnvelopeDecodeError
-		if errors.As(err, &de) && de.Seq > 0 {
-			s.queuedSeq = de.Seq
-		}
-	} else if env.Seq > 0 {
-		s.queuedSeq = env.Seq
+	if err == nil && head.Seq > 0 {
+		s.queuedSeq = head.Seq
 	}
-	s.q = append(s.q, item{env: env, err: err, drops: s.drops})
+	s.q = append(s.q, item{raw: raw, err: err, drops: s.drops})
 	s.signal()
 	return true
 }
@@ -572,11 +580,17 @@ func (s *Stream) Next(ctx context.Context) (event.Envelope, error) {
 			s.q[0] = item{}
 			s.q = s.q[1:]
 			s.seen = it.drops
-			if it.err == nil && it.env.Seq > 0 {
-				s.lastSeq = it.env.Seq
-			}
 			s.mu.Unlock()
-			return it.env, it.err
+			if it.err != nil {
+				return event.Envelope{}, it.err
+			}
+			env, err := UnmarshalEnvelope(it.raw)
+			if err == nil && env.Seq > 0 {
+				s.mu.Lock()
+				s.lastSeq = env.Seq
+				s.mu.Unlock()
+			}
+			return env, err
 		}
 		if s.over {
 			err := s.err
