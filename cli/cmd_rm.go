@@ -5,9 +5,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
+	"looprig/host"
 	"looprig/internal/textsafe"
 	"looprig/rig"
 	"looprig/rig/storage"
@@ -86,6 +88,7 @@ func (c *call) rmOne(input string) int {
 	if err != nil {
 		return c.fail(err)
 	}
+	c.removeHostLog(id.String())
 	if c.json {
 		out := rmJSON{ID: d.ID, Deleted: true, Epoch: d.Epoch, Journal: d.Journal, Catalog: d.Catalog}
 		if d.Workspace != "" {
@@ -100,4 +103,16 @@ func (c *call) rmOne(input string) int {
 	}
 	fmt.Fprintln(c.stdout)
 	return exitOK
+}
+
+// removeHostLog removes the log the session's hosts kept on this machine
+// (see host.LogPath): it goes with the session.
+func (c *call) removeHostLog(id string) {
+	key, err := storeKey(c.st)
+	if err != nil {
+		return
+	}
+	if path, err := host.LogPath(key, id); err == nil {
+		os.Remove(path)
+	}
 }

@@ -2,6 +2,9 @@ package cli_test
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -195,5 +198,25 @@ func TestRestoreDetachFailures(t *testing.T) {
 	}
 	if r := h.run("restore", "--detach", "--hold", id); r.code != 2 {
 		t.Fatalf("--detach with --hold: exit %d, want usage", r.code)
+	}
+}
+
+// rm removes the log a session's hosts kept.
+func TestRmRemovesHostLog(t *testing.T) {
+	h := newHarness(t)
+	id, pid := h.detached()
+	key, err := filepath.EvalSymlinks(h.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(h.runtime, "looprig", host.StoreHash(key), id+".log")
+	if _, err := os.Stat(logPath); err != nil {
+		t.Fatalf("the host's log: %v", err)
+	}
+	h.must(0, "stop", id)
+	waitExit(t, pid)
+	h.must(0, "rm", id, "--yes")
+	if _, err := os.Stat(logPath); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("after rm, the host's log: %v, want it gone", err)
 	}
 }
