@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -492,7 +493,9 @@ func TestSessionClosedError(t *testing.T) {
 	ctx := wctx(t)
 	c := f.dial()
 	// Shut the session down behind the host's back: Submit races Serve's
-	// end; when it gets there first it is refused as session_closed.
+	// end; when it gets there first it is refused as session_closed,
+	// otherwise the host has said goodbye (HostClosedError) or already
+	// closed the connection under the request (EPIPE, ECONNRESET).
 	testErr := describe(rig.ErrSessionClosed)
 	if testErr.Kind != "session_closed" || !errors.Is(testErr, rig.ErrSessionClosed) {
 		t.Fatalf("describe(ErrSessionClosed) = %+v", testErr)
@@ -504,7 +507,7 @@ func TestSessionClosedError(t *testing.T) {
 		t.Fatalf("Submit after shutdown succeeded")
 	} else if !errors.Is(err, rig.ErrSessionClosed) {
 		var hc *HostClosedError
-		if !errors.As(err, &hc) {
+		if !errors.As(err, &hc) && !errors.Is(err, syscall.EPIPE) && !errors.Is(err, syscall.ECONNRESET) {
 			t.Fatalf("Submit after shutdown: %v", err)
 		}
 	}
