@@ -98,31 +98,15 @@ func runAttach(c *call) int {
 // a *LeaseLostError, as leaseLost does for a session of this process.
 func remoteFault(id string, err error) error {
 	var re *host.RemoteError
-	if errors.As(err, &re) && re.Kind == "lease_lost" {
+	if errors.As(err, &re) && re.Kind == host.KindLeaseLost {
 		le := &LeaseLostError{Session: id, Err: err}
-		le.Epoch = uint64(fieldInt(re.Fields["epoch"]))
-		le.NewEpoch = uint64(fieldInt(re.Fields["new_epoch"]))
+		epoch, _ := re.Number("epoch")
+		newEpoch, _ := re.Number("new_epoch")
+		le.Epoch, le.NewEpoch = uint64(epoch), uint64(newEpoch)
 		le.Reason, _ = re.Fields["reason"].(string)
 		return le
 	}
 	return err
-}
-
-func fieldInt(v any) int64 {
-	switch n := v.(type) {
-	case interface{ Int64() (int64, error) }:
-		i, _ := n.Int64()
-		return i
-	case float64:
-		return int64(n)
-	case int64:
-		return n
-	case uint64:
-		return int64(n)
-	case int:
-		return int64(n)
-	}
-	return 0
 }
 
 // streamPrinter prints a session's events as they arrive, for people, or

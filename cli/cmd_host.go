@@ -58,37 +58,47 @@ func runHost(c *call) int {
 		return c.fail(err)
 	}
 	id := s.SessionID().String()
-	key, err := storeKey(c.st)
-	if err == nil {
-		var logPath string
-		if logPath, err = host.LogPath(key, id); err == nil && rep != nil {
-			err = host.RedirectStderr(logPath)
-		}
-		rd := host.Ready{Created: c.create, Log: logPath, Restored: s.Restored()}
-		if err == nil {
-			log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("session", id, "pid", os.Getpid())
-			if rep == nil {
-				fmt.Fprintf(c.stdout, "hosting session %s (pid %d); stop it with: looprig %sstop %s\n",
-					rig.ShortID(id), os.Getpid(), c.globalArgs(), rig.ShortID(id))
-			}
-			log.Info("host: serving", "epoch", s.Epoch())
-			if logindKillsHosts("/") {
-				log.Warn("host: " + lingerHint)
-			}
-			err = host.Run(ctx, s, c.st, key, rep, rd, host.WithVersion(Version), host.WithLogger(log))
-			log.Info("host: done", "err", err)
-			if err != nil {
-				return c.fail(err)
-			}
-			return exitOK
-		}
+	key, logPath, err := c.hostLog(id, rep != nil)
+	if err != nil {
+		// Could not serve: give the session back.
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		s.Shutdown(sctx)
+		rep.Fail(err)
+		return c.fail(err)
 	}
-	// Could not serve: give the session back.
-	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s.Shutdown(sctx)
-	rep.Fail(err)
-	return c.fail(err)
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("session", id, "pid", os.Getpid())
+	if rep == nil {
+		fmt.Fprintf(c.stdout, "hosting session %s (pid %d); stop it with: looprig %sstop %s\n",
+			rig.ShortID(id), os.Getpid(), c.globalArgs(), rig.ShortID(id))
+	}
+	log.Info("host: serving", "epoch", s.Epoch())
+	if logindKillsHosts("/") {
+		log.Warn("host: " + lingerHint)
+	}
+	rd := host.Ready{Created: c.create, Log: logPath, Restored: s.Restored()}
+	err = host.Run(ctx, s, c.st, key, rep, rd, host.WithVersion(Version), host.WithLogger(log))
+	log.Info("host: done", "err", err)
+	if err != nil {
+		return c.fail(err)
+	}
+	return exitOK
+}
+
+// hostLog returns the store's socket key and the host log's path of
+// session id; detached (started by host.Start, whose stderr is /dev/null),
+// this process's standard error goes to that log from now on.
+func (c *call) hostLog(id string, detached bool) (key, logPath string, err error) {
+	if key, err = storeKey(c.st); err != nil {
+		return "", "", err
+	}
+	if logPath, err = host.LogPath(key, id); err != nil {
+		return "", "", err
+	}
+	if detached {
+		err = host.RedirectStderr(logPath)
+	}
+	return key, logPath, err
 }
 
 // hostedSession creates (--new) or restores the session the host serves.

@@ -232,7 +232,7 @@ func (h *hostTurn) fault() error {
 		}
 		return remoteFault(h.id, closed)
 	case errors.As(err, &re):
-		if re.Kind == "lease_lost" || re.Kind == "persistence_fault" {
+		if re.Kind == host.KindLeaseLost || re.Kind == "persistence_fault" {
 			return remoteFault(h.id, re)
 		}
 		if h.cl.Err() == nil {

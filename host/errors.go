@@ -23,6 +23,9 @@ const (
 	KindProtocolMismatch = "protocol_mismatch" // client and host speak different protocols
 	KindPeerRefused      = "peer_refused"      // the peer runs as another uid
 	KindEventTooLarge    = "event_too_large"   // an event does not fit in MaxServerLine
+	// KindLeaseLost is the session's own error (and a stream's end) when
+	// another process broke its lease: fields epoch, new_epoch, reason.
+	KindLeaseLost = "lease_lost"
 )
 
 // RemoteError is an error reported by the host, in the shape of the CLI's
@@ -79,20 +82,27 @@ func (e *RemoteError) str(k string) string {
 }
 
 func (e *RemoteError) num(k string) int64 {
+	n, _ := e.Number(k)
+	return n
+}
+
+// Number returns the typed field k as an integer, false when it is absent
+// or not an integer (fields decoded from JSON are json.Number).
+func (e *RemoteError) Number(k string) (int64, bool) {
 	switch v := e.Fields[k].(type) {
 	case json.Number:
-		n, _ := v.Int64()
-		return n
+		n, err := v.Int64()
+		return n, err == nil
 	case float64:
-		return int64(v)
+		return int64(v), v == float64(int64(v))
 	case int:
-		return int64(v)
+		return int64(v), true
 	case int64:
-		return v
+		return v, true
 	case uint64:
-		return int64(v)
+		return int64(v), true
 	}
-	return 0
+	return 0, false
 }
 
 // MarshalJSON writes {"type","kind","message",…fields (sorted),"hint"}.
@@ -273,7 +283,7 @@ func describe(err error) *RemoteError {
 		d.Fields = map[string]any{"session": stuck.Session.String(), "turn_id": stuck.Turn, "waited_ms": stuck.Waited.Milliseconds()}
 		d.Hint = "the turn's engine ignored the interrupt; the session is listed as crashed: restore it"
 	case errors.As(err, &jLost), errors.As(err, &fenced), errors.As(err, &rLost), errors.As(err, &sLost):
-		d.Type, d.Kind = "LeaseLostError", "lease_lost"
+		d.Type, d.Kind = "LeaseLostError", KindLeaseLost
 		d.Fields = map[string]any{}
 		switch {
 		case jLost != nil:

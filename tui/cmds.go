@@ -2,7 +2,6 @@ package tui
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -484,7 +483,7 @@ func (h *shared) streamEnded(id string, c *host.Client, err error, epoch uint64)
 			return end
 		}
 	case errors.As(err, &remote):
-		if remote.Kind != kindLeaseLost && remote.Kind != "persistence_fault" {
+		if remote.Kind != host.KindLeaseLost && remote.Kind != "persistence_fault" {
 			// A fault of another kind ends the stream with the fault, then
 			// the host says bye with the reason: wait for it briefly.
 			select {
@@ -523,25 +522,10 @@ func (h *shared) streamEnded(id string, c *host.Client, err error, epoch uint64)
 	return end
 }
 
-// kindLeaseLost is the kind of a host's error for a lost lease.
-const kindLeaseLost = "lease_lost"
-
 // fieldUint reads a number of a host's error.
 func fieldUint(e *host.RemoteError, name string) (uint64, bool) {
-	switch v := e.Fields[name].(type) {
-	case json.Number:
-		n, err := strconv.ParseUint(v.String(), 10, 64)
-		return n, err == nil
-	case float64:
-		return uint64(v), v >= 0
-	case uint64:
-		return v, true
-	case int64:
-		return uint64(v), v >= 0
-	case int:
-		return uint64(v), v >= 0
-	}
-	return 0, false
+	n, ok := e.Number(name)
+	return uint64(n), ok && n >= 0
 }
 
 // closeClientCmd closes a client (a detach: its host goes on).

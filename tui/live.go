@@ -218,7 +218,7 @@ func breakLine(b *rig.BreakResult) (string, lineClass) {
 func isLeaseLoss(err error) bool {
 	var remote *host.RemoteError
 	if errors.As(err, &remote) {
-		return remote.Kind == kindLeaseLost
+		return remote.Kind == host.KindLeaseLost
 	}
 	var jl *journal.JournalLeaseLostError
 	var ll *storage.LeaseLostError

@@ -229,15 +229,8 @@ func (s *soaker) hostTrial(ctx context.Context, i int, sess *session, target kil
 		return tr
 	}
 
-	for !tr.killed {
-		if tr.completed == maxRunsPerTrial {
-			tr.err = fmt.Errorf("%d runs in a row ended before their kill moment", tr.completed)
-			return tr
-		}
-		if err := s.killOneHostedRun(sess, ackFile, &tr); err != nil {
-			tr.err = err
-			return tr
-		}
+	if tr.err = runUntilKilled(&tr, func() error { return s.killOneHostedRun(sess, ackFile, &tr) }); tr.err != nil {
+		return tr
 	}
 	n, err := readAcks(ackPath, sess.acked)
 	tr.acked = n

@@ -355,17 +355,8 @@ func (s *soaker) trial(ctx context.Context, i int, sess *session) (tr trialResul
 		return tr
 	}
 	defer ackFile.Close()
-	// Runs that end before their kill moment are followed by another run
-	// of the same session, until one is killed: every trial is a kill.
-	for !tr.killed {
-		if tr.completed == maxRunsPerTrial {
-			tr.err = fmt.Errorf("%d runs in a row ended before their kill moment", tr.completed)
-			return tr
-		}
-		if err := s.killOneRun(sess, ackFile, &tr); err != nil {
-			tr.err = err
-			return tr
-		}
+	if tr.err = runUntilKilled(&tr, func() error { return s.killOneRun(sess, ackFile, &tr) }); tr.err != nil {
+		return tr
 	}
 
 	// What the dead process (and the runs before it) promised.
@@ -454,6 +445,22 @@ const maxRunsPerTrial = 20
 // killOneRun starts `looprig run` and SIGKILLs it at a random moment in the
 // kill window from its start, unless it ends first (tr.completed counts
 // those; a run that ends with an error fails the trial).
+// runUntilKilled calls run (one run of the session, killed at its kill
+// moment unless it ends first) until a run is killed: runs that end before
+// their kill moment are followed by another run of the same session, so
+// that every trial is a kill.
+func runUntilKilled(tr *trialResult, run func() error) error {
+	for !tr.killed {
+		if tr.completed == maxRunsPerTrial {
+			return fmt.Errorf("%d runs in a row ended before their kill moment", tr.completed)
+		}
+		if err := run(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (s *soaker) killOneRun(sess *session, ackFile *os.File, tr *trialResult) error {
 	cmd := exec.Command(s.cfg.Binary, "--store", s.store, "run", sess.id, "--", s.cfg.Input)
 	cmd.Env = append(s.env, "LOOPRIG_ACK_FD=3")
