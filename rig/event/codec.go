@@ -170,6 +170,9 @@ func (r Raw) Decode() (Event, error) {
 			return nil, &DecodeError{Kind: DecodeInvalid, Version: r.V, Type: r.Type, Err: err}
 		}
 	}
+	if c, ok := ev.(canonicalizer); ok {
+		ev = c.canonical()
+	}
 	return ev, nil
 }
 

@@ -41,3 +41,19 @@ func (c ConfigurationAdopted) validate() error {
 	}
 	return nil
 }
+
+// canonicalizer is implemented by the events whose decoded value has two
+// spellings of one meaning; canonical returns the one a re-encoding
+// decodes to, so that Unmarshal(Marshal(ev)) equals ev for every decoded ev.
+type canonicalizer interface {
+	canonical() Event
+}
+
+// canonical: an empty manifest is omitted when encoded (omitempty), so
+// it decodes as none.
+func (c ConfigurationAdopted) canonical() Event {
+	if len(c.Manifest) == 0 {
+		c.Manifest = nil
+	}
+	return c
+}
