@@ -114,7 +114,9 @@ func (s *Store) Put(ctx context.Context, key string, value []byte, expected uint
 			return &storage.ConflictError{Name: key, Expected: expected, Actual: cur}
 		}
 		rev = cur + 1
-		return writeFileAtomic(path, encodeKV(rev, value))
+		err = writeFileAtomic(path, encodeKV(rev, value))
+		s.touch() // even on error: the rename may have happened
+		return err
 	})
 	if err != nil {
 		return 0, wrapOp("put", key, err)
@@ -158,6 +160,7 @@ func (s *Store) DeleteKey(ctx context.Context, key string, expected uint64) erro
 		if err := os.Remove(path); err != nil {
 			return err
 		}
+		s.touch()
 		return fsutil.SyncDir(dir)
 	})
 	return wrapOp("delete", key, err)

@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -110,6 +111,8 @@ type Store struct {
 	useClock uint64                  // orders uses of logs, for eviction
 	held     map[string]*lease.Lease // live grants of this Store, for writer epochs
 	closed   bool
+
+	unsettledCount atomic.Uint64 // see ChangeStamp
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -136,13 +139,13 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		}
 	}
 	s := &Store{
-		dir: abs,
-		leases: lease.NewManager(lease.Options{
-			Watchdog: o.watchdog, PID: o.pid, Host: o.host,
-		}),
+		dir:  abs,
 		logs: make(map[string]*openLog),
 		held: make(map[string]*lease.Lease),
 	}
+	s.leases = lease.NewManager(lease.Options{
+		Watchdog: o.watchdog, PID: o.pid, Host: o.host, Changed: s.touch,
+	})
 	return s, nil
 }
 

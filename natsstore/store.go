@@ -197,6 +197,7 @@ type Store struct {
 	maxMsg int // largest message we publish, from the server's max_payload
 
 	asyncErr atomic.Pointer[error] // the latest asynchronous error of the connection
+	stamps   atomic.Uint64         // see ChangeStamp
 
 	mu     sync.Mutex
 	tips   map[string]tipCache // last message seen per ledger

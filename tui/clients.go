@@ -25,6 +25,7 @@ import (
 type shared struct {
 	opts     Options
 	store    storage.Store
+	lister   *rig.Lister // lists store again only when it changed
 	log      *slog.Logger
 	ctx      context.Context
 	cancel   context.CancelFunc

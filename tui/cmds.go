@@ -26,6 +26,9 @@ type (
 		infos []rig.SessionInfo
 		err   error
 		took  time.Duration
+		// same: nothing changed since the last listing (infos is it
+		// again, see rig.Lister).
+		same bool
 	}
 
 	// probedMsg: whether a host on this machine serves a session held
@@ -144,8 +147,8 @@ func (m *model) listCmd() tea.Cmd {
 		ctx, cancel := context.WithTimeout(h.ctx, listTimeout)
 		defer cancel()
 		start := time.Now()
-		infos, err := rig.ListSessions(ctx, h.store)
-		return listMsg{infos: infos, err: err, took: time.Since(start)}
+		infos, fresh, err := h.lister.List(ctx)
+		return listMsg{infos: infos, err: err, took: time.Since(start), same: !fresh}
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"strconv"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"looprig/rig"
 )
 
 // Reading journals (sessView.journal): a session not attached is read
@@ -94,12 +96,20 @@ func (m *model) onHistory(msg historyMsg) tea.Cmd {
 		}
 		return nil
 	}
-	if msg.err == nil && !v.attached() && v == m.selected() {
+	if msg.err == nil && !v.attached() && v == m.selected() && v.mayGrow() {
 		v.journal.state = journalFollowing
 		return tailTick(v.id, v.journal.gen)
 	}
 	v.journal.state = journalRead
 	return nil
+}
+
+// mayGrow says whether anyone may be appending to v's journal: only a
+// lease holder writes, so the journal of a session idle, crashed or broken
+// is not followed (a restore takes the lease, the listing shows it held,
+// and onList starts following again).
+func (v *sessView) mayGrow() bool {
+	return v.info.State == rig.StateHeld || v.info.State == rig.StateLive
 }
 
 // onTailTick reads what followed in the journal of the session shown; a

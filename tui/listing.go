@@ -11,7 +11,8 @@ import (
 
 // The listing: the sessions of the store, listed again on a timer (every
 // refreshEvery, slower when listing is slow) and whenever something may
-// have changed them. A session held by a process on this machine is
+// have changed them. rig.Lister reads the store again only when its change
+// stamp moved, so an idle store costs little however many sessions it has. A session held by a process on this machine is
 // probed once per holding (host.Probe): when a host answers, it is live.
 
 // refreshList lists the sessions now, unless a listing is in flight.
@@ -35,6 +36,17 @@ func (m *model) onList(msg listMsg) tea.Cmd {
 		return next
 	}
 	m.listErr = nil
+	if msg.same && m.listed {
+		// Nothing changed in the store; a holding whose probe found no
+		// host yet is still probed again when it is due.
+		cmds := []tea.Cmd{next}
+		for _, v := range m.sessions {
+			if c := m.probeHolder(v); c != nil {
+				cmds = append(cmds, c)
+			}
+		}
+		return tea.Batch(cmds...)
+	}
 	var cmds []tea.Cmd
 	seen := make(map[string]bool, len(msg.infos))
 	for _, info := range msg.infos {
@@ -64,9 +76,11 @@ func (m *model) onList(msg listMsg) tea.Cmd {
 	m.resort()
 	m.keepVisible()
 	cmds = append(cmds, next)
-	if !m.listed || prev != m.selected() {
+	if sel := m.selected(); !m.listed || prev != sel || (sel != nil && sel.journal.state == journalRead && sel.mayGrow()) {
+		// Shown for the first time, or someone took the lease of the
+		// session shown: read (on) its journal.
 		m.listed = true
-		cmds = append(cmds, m.ensureLoaded(m.selected()))
+		cmds = append(cmds, m.ensureLoaded(sel))
 	}
 	return tea.Batch(cmds...)
 }

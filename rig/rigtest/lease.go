@@ -288,6 +288,7 @@ var shutdownCases = []testCase{
 	{"ConcurrentCallsOneResult", testShutdownConcurrent},
 	{"CancelledCallerContext", testShutdownCancelled},
 	{"ListSessionsStates", testListStates},
+	{"ListerFollowsChanges", testListerFollowsChanges},
 }
 
 // checkReleaseOrder checks that the root lease was released before the
@@ -457,5 +458,71 @@ func testListStates(t *testing.T, e *env) {
 				t.Errorf("short id %q", info.ShortID())
 			}
 		}
+	}
+}
+
+// A Lister reuses its listing while the store's change stamp stands still,
+// and lists again as soon as a session is created or shut down, or when
+// RelistEvery passed.
+func testListerFollowsChanges(t *testing.T, e *env) {
+	l := rig.NewLister(e.raw)
+	list := func() ([]rig.SessionInfo, bool) {
+		t.Helper()
+		infos, fresh, err := l.List(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return infos, fresh
+	}
+	// settle lists until a listing is reused; false for a store whose
+	// stamps never settle (it lists every time).
+	settle := func() bool {
+		t.Helper()
+		for end := time.Now().Add(3 * time.Second); time.Now().Before(end); {
+			if _, fresh := list(); !fresh {
+				return true
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		return false
+	}
+	stateOf := func(infos []rig.SessionInfo, id string) rig.SessionState {
+		for _, info := range infos {
+			if info.ID == id {
+				return info.State
+			}
+		}
+		return ""
+	}
+	if _, fresh := list(); !fresh {
+		t.Fatal("the first List is not fresh")
+	}
+	settles := settle()
+	r := e.define()
+	s := e.newSession(r, rig.WithTitle("followed"))
+	id := s.SessionID().String()
+	infos, fresh := list()
+	if !fresh || stateOf(infos, id) != rig.StateLive {
+		t.Fatalf("List after a create: fresh %v, state %q; want a fresh listing with the session live", fresh, stateOf(infos, id))
+	}
+	if !settles {
+		t.Logf("the store's change stamps never settle: every List lists")
+		return
+	}
+	if !settle() {
+		t.Fatal("the listing was reused before the create, never after it")
+	}
+	if infos, fresh := list(); fresh || stateOf(infos, id) != rig.StateLive {
+		t.Fatalf("List with nothing changed: fresh %v, state %q; want the reused listing", fresh, stateOf(infos, id))
+	}
+	shutdown(t, s)
+	if infos, fresh := list(); !fresh || stateOf(infos, id) != rig.StateIdle {
+		t.Fatalf("List after a shutdown: fresh %v, state %q; want a fresh listing with the session idle", fresh, stateOf(infos, id))
+	}
+	settle()
+	l.RelistEvery = 100 * time.Millisecond
+	time.Sleep(150 * time.Millisecond)
+	if _, fresh := list(); !fresh {
+		t.Fatal("List after RelistEvery passed reused the listing")
 	}
 }

@@ -194,8 +194,25 @@ type ChildLister interface {
 	Children(ctx context.Context, prefix string) ([]string, error)
 }
 
+// ChangeStamper tells cheaply whether what a listing of sessions reads
+// (KV keys and lease states) may have changed, so that a listing shown for
+// a long time need not be read again while nothing happens.
+type ChangeStamper interface {
+	// ChangeStamp returns an opaque stamp of the KV and the leases. Two
+	// stamps that are equal mean that between them no key was put or
+	// deleted and no lease was granted, released, broken or lost with
+	// its holder's death. The converse does not hold: stamps may differ
+	// with nothing changed (a backend that cannot tell returns a new stamp
+	// every time). Ledger appends are not covered. A change made by a
+	// process that died in the middle of it may go unnoticed until the
+	// next change, so a caller that shows a listing for long still lists
+	// again from time to time. Stamps of different Stores do not compare.
+	ChangeStamp(ctx context.Context) (string, error)
+}
+
 // Store is the bundle a backend provides to the runtime: leases that can
-// be probed and broken, ledgers, and a KV that lists one level of its keys.
+// be probed and broken, ledgers, and a KV that lists one level of its keys
+// and tells when it changed.
 type Store interface {
 	Leaser
 	LeaseProber
@@ -203,6 +220,7 @@ type Store interface {
 	Ledger
 	KV
 	ChildLister
+	ChangeStamper
 	// LocalDir returns the directory on this machine the store keeps its
 	// files in (journals, leases, catalog, or the files a wrapper keeps
 	// next to them), or "" when it keeps none here (an in-memory store, a

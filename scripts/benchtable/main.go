@@ -53,6 +53,7 @@ const (
 	hl = "BenchmarkHostOutputLatency"
 	ht = "BenchmarkHostThroughput"
 	hi = "BenchmarkHostIdle"
+	ti = "BenchmarkTUIIdle"
 )
 
 var figures = []figure{
@@ -104,6 +105,8 @@ var figures = []figure{
 	{name: "idle host: CPU % from /proc/PID/stat utime+stime (10 ms ticks)", ours: m(hi, "cpu-pct"), kind: "pct"},
 	{name: "idle host: RSS (VmRSS, end of the window)", ours: m(hi, "rss-MB"), kind: "MB", target: "≤ 25 MB", check: atMost(25)},
 	{name: "idle host: peak RSS (VmHWM)", ours: m(hi, "hwm-MB"), kind: "MB"},
+	{name: "idle TUI, 1,000 sessions: CPU % looprig adds to Bubble Tea's frame ticker (vs listing every second)", ours: m(ti, "own-cpu-pct"), base: p(ti, "base-cpu-pct"), ratio: p(ti, "ratio"), kind: "pct", target: "≤ 0.5 %", check: atMost(0.5)},
+	{name: "idle TUI, 1,000 sessions: CPU % in all (vs a Bubble Tea program drawing one line at the same frame rate)", ours: m(ti, "cpu-pct"), base: p(ti, "floor-cpu-pct"), kind: "pct"},
 	{name: "hub publish ephemeral, 1 sub never reading (vs raw channel fan-out)", ours: m("BenchmarkPublishEphemeral/01subs", "ns/op"), base: p("BenchmarkRawFanout/01subs", "ns/op"), kind: "ns"},
 	{name: "hub publish ephemeral, 4 subs, 1 never reading", ours: m("BenchmarkPublishEphemeral/04subs", "ns/op"), base: p("BenchmarkRawFanout/04subs", "ns/op"), kind: "ns"},
 	{name: "hub publish ephemeral, 16 subs, 1 never reading", ours: m("BenchmarkPublishEphemeral/16subs", "ns/op"), base: p("BenchmarkRawFanout/16subs", "ns/op"), kind: "ns"},

@@ -58,6 +58,10 @@ type Options struct {
 	Host string
 	// Now stamps grants; time.Now if nil.
 	Now func() time.Time
+	// Changed, if not nil, is called after every change others can see
+	// (an epoch file written by a grant or a break, a lock released), so
+	// the store can advance its change stamp.
+	Changed func()
 }
 
 // Manager grants leases and watches them for loss. It is safe for
@@ -68,10 +72,11 @@ type Options struct {
 // itself when no lease is live (so an idle Manager owns no goroutine), and
 // is stopped for good by Close.
 type Manager struct {
-	period time.Duration
-	pid    int
-	host   string
-	now    func() time.Time
+	period  time.Duration
+	pid     int
+	host    string
+	now     func() time.Time
+	changed func()
 
 	mu      sync.Mutex
 	closed  bool
@@ -82,6 +87,9 @@ type Manager struct {
 	// lockDevs maps a st_dev seen by stat to the device number the kernel
 	// prints for locks on that filesystem in /proc/locks (see probe.go).
 	lockDevs map[uint64]devNum
+	// lockInodes are the inode numbers of the lock files probes saw, for
+	// LockTableStamp.
+	lockInodes map[uint64]struct{}
 }
 
 // NewManager returns a Manager with the given options.
@@ -91,6 +99,7 @@ func NewManager(opts Options) *Manager {
 		pid:      opts.PID,
 		host:     opts.Host,
 		now:      opts.Now,
+		changed:  opts.Changed,
 		stop:     make(chan struct{}),
 		live:     make(map[*Lease]struct{}),
 		lockDevs: make(map[uint64]devNum),
@@ -106,6 +115,9 @@ func NewManager(opts Options) *Manager {
 	}
 	if m.now == nil {
 		m.now = time.Now
+	}
+	if m.changed == nil {
+		m.changed = func() {}
 	}
 	return m
 }
@@ -210,6 +222,7 @@ func (m *Manager) grant(ctx context.Context, name, lockPath, epochPath string, f
 	if err := writeEpochFile(epochPath, g.dirFDFor(epochPath), next, h); err != nil {
 		return nil, false, fmt.Errorf("acquire lease %q: write epoch file: %w", name, err)
 	}
+	m.changed()
 	l := m.newLease(name, lockPath, epochPath, fl, id, next, h)
 	if err := m.register(l); err != nil {
 		return nil, false, err // the deferred close drops the lock
@@ -277,6 +290,7 @@ func (m *Manager) Break(ctx context.Context, name, lockPath, epochPath string) (
 	if err := writeEpochFile(epochPath, g.dirFDFor(epochPath), next, h); err != nil {
 		return nil, fmt.Errorf("break lease %q: lock file replaced but epoch not advanced: %w", name, err)
 	}
+	m.changed()
 	fst, err := statLock(fl)
 	if err != nil {
 		return nil, fmt.Errorf("break lease %q: fstat: %w", name, err)
@@ -475,7 +489,9 @@ func (l *Lease) Release(ctx context.Context) error {
 		return nil
 	}
 	l.m.unregister(l)
-	if err := fl.Close(); err != nil && !errors.Is(err, unix.EINTR) {
+	err := fl.Close()
+	l.m.changed()
+	if err != nil && !errors.Is(err, unix.EINTR) {
 		return fmt.Errorf("release lease %q: unlock: %w", l.name, err)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"io/fs"
 	"math/rand/v2"
@@ -102,6 +103,7 @@ func (m *Manager) ProbeMany(ctx context.Context, reqs []ProbeRequest) ([]storage
 		pend = append(pend, pending{i: i, dev: uint64(st.Dev), ino: uint64(st.Ino), dir: filepath.Dir(r.LockPath)})
 		want[uint64(st.Ino)] = struct{}{}
 	}
+	m.noteLockInodes(want)
 	if len(pend) == 0 {
 		return out, nil
 	}
@@ -328,4 +330,94 @@ func parseProcLocksLine(line []byte) (uint64, lockEntry, bool) {
 		return 0, lockEntry{}, false
 	}
 	return ino, lockEntry{dev: devNum{major: uint32(maj), minor: uint32(min)}, pid: pid}, true
+}
+
+// maxLockInodes bounds the lock files LockTableStamp watches.
+const maxLockInodes = 1 << 20
+
+// WatchLockFiles adds the inode numbers of lock files to those
+// LockTableStamp watches. Probes add the lock files they see.
+func (m *Manager) WatchLockFiles(inodes map[uint64]struct{}) { m.noteLockInodes(inodes) }
+
+// WatchesLockFiles reports whether WatchLockFiles or a probe told the
+// Manager which lock files to watch (perhaps none).
+func (m *Manager) WatchesLockFiles() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lockInodes != nil
+}
+
+// noteLockInodes remembers the inode numbers of lock files a probe saw, for
+// LockTableStamp.
+func (m *Manager) noteLockInodes(inodes map[uint64]struct{}) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.lockInodes == nil || len(m.lockInodes)+len(inodes) > maxLockInodes {
+		m.lockInodes = make(map[uint64]struct{}, len(inodes))
+	}
+	for ino := range inodes {
+		m.lockInodes[ino] = struct{}{}
+	}
+}
+
+// LockTableStamp summarises the granted FLOCK entries of /proc/locks on
+// the lock files the Manager watches (see WatchLockFiles; until it was
+// told, every entry of the table): it changes when one of them is locked or unlocked, a
+// holder's death included, and stays the same while none is. Locks on
+// other files sharing an inode number (of another filesystem) may change
+// it too. A lock file created or replaced since the last probe is not
+// watched; the epoch file written with it is the change to notice. The
+// error wraps ErrProbeUnsupported when the table cannot be read.
+func (m *Manager) LockTableStamp() (uint64, error) {
+	m.mu.Lock()
+	watched := m.lockInodes
+	m.mu.Unlock()
+	if readProcLocksHook != nil {
+		readProcLocksHook()
+	}
+	f, err := os.Open(procLocksPath)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrProbeUnsupported, err)
+	}
+	defer f.Close()
+	return stampProcLocks(io.LimitReader(f, maxProcLocks+1), watched)
+}
+
+// stampProcLocks is LockTableStamp's parse: the entries are summed, not
+// chained, so the order /proc/locks lists them in does not matter.
+// Only entries on inodes in watched count, unless watched is nil.
+func stampProcLocks(r io.Reader, watched map[uint64]struct{}) (uint64, error) {
+	br := bufio.NewReaderSize(r, maxProcLocksLine)
+	var sum, count uint64
+	total := 0
+	for {
+		line, err := br.ReadSlice('\n')
+		total += len(line)
+		if total > maxProcLocks {
+			return 0, fmt.Errorf("%s is larger than %d bytes", procLocksPath, maxProcLocks)
+		}
+		if err == bufio.ErrBufferFull {
+			return 0, fmt.Errorf("%s has a line longer than %d bytes", procLocksPath, maxProcLocksLine)
+		}
+		if ino, e, ok := parseProcLocksLine(line); ok && isWatched(watched, ino) {
+			h := fnv.New64a()
+			fmt.Fprintf(h, "%d %x:%x:%d", e.pid, e.dev.major, e.dev.minor, ino)
+			sum += h.Sum64()
+			count++
+		}
+		if err == io.EOF {
+			return sum ^ count<<56, nil
+		}
+		if err != nil {
+			return 0, fmt.Errorf("read %s: %w", procLocksPath, err)
+		}
+	}
+}
+
+func isWatched(watched map[uint64]struct{}, ino uint64) bool {
+	if watched == nil {
+		return true
+	}
+	_, ok := watched[ino]
+	return ok
 }

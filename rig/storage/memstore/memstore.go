@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -36,6 +37,7 @@ type Store struct {
 	ledgers     map[string][][]byte // index i holds seq i+1; payloads are never mutated
 	kv          map[string]storage.Entry
 	appendFault func(name string, expected uint64) error
+	changes     uint64 // KV and lease changes, for ChangeStamp
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -126,6 +128,7 @@ func (s *Store) Break(ctx context.Context, name string) (storage.Lease, error) {
 
 func (s *Store) grantLocked(name string, st *leaseState) *lease {
 	st.epoch++
+	s.changes++
 	st.holder = storage.Holder{PID: s.pid, Host: s.host, Acquired: time.Now()}
 	st.acquired++
 	l := &lease{s: s, name: name, epoch: st.epoch, lost: make(chan struct{})}
@@ -220,6 +223,7 @@ func (l *lease) Release(context.Context) error {
 	}
 	if st.cur == l {
 		st.cur = nil
+		s.changes++
 	}
 	if l.cause == nil {
 		l.loseLocked(storage.LossReleased, 0)
@@ -412,6 +416,7 @@ func (s *Store) Put(ctx context.Context, key string, value []byte, expected uint
 		return 0, &storage.ConflictError{Name: key, Expected: expected, Actual: rev}
 	}
 	s.kv[key] = storage.Entry{Key: key, Value: v, Revision: rev + 1}
+	s.changes++
 	return rev + 1, nil
 }
 
@@ -436,7 +441,19 @@ func (s *Store) DeleteKey(ctx context.Context, key string, expected uint64) erro
 		return &storage.ConflictError{Name: key, Expected: expected, Actual: e.Revision}
 	}
 	delete(s.kv, key)
+	s.changes++
 	return nil
+}
+
+// ChangeStamp implements storage.ChangeStamper: the number of KV and lease
+// changes so far.
+func (s *Store) ChangeStamp(ctx context.Context) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strconv.FormatUint(s.changes, 10), nil
 }
 
 // Children implements storage.ChildLister.

@@ -10,8 +10,9 @@
 // probes one by one and many at once, forced takeovers), ledgers
 // (compare-and-swap appends, contiguous sequences, bounded cursors, payload
 // limits, concurrent appenders), KV (revisions, conflicts, prefix listing,
-// one level of children), the name grammar on every method, done contexts
-// and LocalDir (stable; an existing absolute directory when not "").
+// one level of children), the name grammar on every method, done contexts,
+// LocalDir (stable; an existing absolute directory when not "") and change
+// stamps (every KV and lease change moves them).
 //
 // Every failure is classified with errors.As or errors.Is, never by the text
 // of a message.
@@ -64,6 +65,7 @@ var groups = []struct {
 	{"Names", nameCases},
 	{"Context", contextCases},
 	{"LocalDir", localDirCases},
+	{"ChangeStamp", changeCases},
 }
 
 // --- shared helpers -------------------------------------------------------

@@ -1,0 +1,96 @@
+package fsstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"looprig/fsstore/internal/lease"
+)
+
+// Change stamps (storage.ChangeStamper). Every KV put or delete and every
+// lease grant, break and release of any process sets the modification time
+// of the store directory to now, after the change; a holder's death, which
+// changes no file, shows in the kernel's lock table. A stamp is therefore
+// the directory's mtime plus a summary of /proc/locks (lease.LockTableStamp):
+// one stat and one read, whatever the number of sessions.
+//
+// Timestamps come from a clock that ticks in steps of a few milliseconds,
+// so two changes may leave the same mtime. A stamp taken less than
+// changeSettle after the last change is therefore unsettled: it includes a
+// counter, so it equals no other stamp and the caller looks again (as git
+// treats a file modified in the second its index was written). Without a
+// lock table (not Linux) every stamp is unsettled.
+
+// changeSettle is how old the last change must be for a stamp to be
+// trusted: several ticks of the kernel's coarse clock.
+const changeSettle = 100 * time.Millisecond
+
+// touch records a change others can see: the store directory's mtime
+// becomes now. It is a hint, so it is not synced and cannot fail a change.
+func (s *Store) touch() {
+	_ = unix.UtimesNanoAt(unix.AT_FDCWD, s.dir, nil, 0)
+}
+
+// ChangeStamp implements storage.ChangeStamper.
+func (s *Store) ChangeStamp(ctx context.Context) (string, error) {
+	if err := ctxErr(ctx); err != nil {
+		return "", err
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(s.dir, &st); err != nil {
+		return "", fmt.Errorf("change stamp: %w", err)
+	}
+	mtime := time.Unix(st.Mtim.Unix())
+	if !s.leases.WatchesLockFiles() {
+		if err := s.watchLockFiles(); err != nil {
+			return "", fmt.Errorf("change stamp: %w", err)
+		}
+	}
+	stamp := strconv.FormatInt(mtime.UnixNano(), 36)
+	locks, err := s.leases.LockTableStamp()
+	switch {
+	case errors.Is(err, lease.ErrProbeUnsupported):
+		return stamp + "-" + s.unsettled(), nil
+	case err != nil:
+		return "", fmt.Errorf("change stamp: %w", err)
+	}
+	stamp += "." + strconv.FormatUint(locks, 36)
+	if time.Since(mtime) < changeSettle {
+		stamp += "-" + s.unsettled()
+	}
+	return stamp, nil
+}
+
+// watchLockFiles tells the lease manager which lock files the store has,
+// so that flocks of other programs do not move the stamp. Lock files made
+// later come with an epoch file write, which touches the store.
+func (s *Store) watchLockFiles() error {
+	root := filepath.Join(s.dir, "leases")
+	files, err := walkFiles(root, func(base string) bool {
+		return strings.HasSuffix(base, ".lock") && !strings.HasPrefix(base, ".")
+	})
+	if err != nil {
+		return err
+	}
+	inodes := make(map[uint64]struct{}, len(files))
+	for _, rel := range files {
+		var st unix.Stat_t
+		if err := unix.Lstat(filepath.Join(root, rel), &st); err == nil {
+			inodes[uint64(st.Ino)] = struct{}{}
+		}
+	}
+	s.leases.WatchLockFiles(inodes)
+	return nil
+}
+
+// unsettled returns a suffix no earlier stamp of s had.
+func (s *Store) unsettled() string {
+	return strconv.FormatUint(s.unsettledCount.Add(1), 36)
+}

@@ -1,0 +1,44 @@
+package lease
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestStampProcLocks(t *testing.T) {
+	const (
+		a       = "1: FLOCK  ADVISORY  WRITE 2306 fd:00:100 0 EOF\n"
+		b       = "2: FLOCK  ADVISORY  WRITE 2310 fd:00:200 0 EOF\n"
+		waiter  = "3: -> FLOCK  ADVISORY  WRITE 2311 fd:00:200 0 EOF\n"
+		posix   = "4: POSIX  ADVISORY  WRITE 2312 fd:00:100 0 EOF\n"
+		foreign = "5: FLOCK  ADVISORY  WRITE 999 fd:00:300 0 EOF\n"
+	)
+	stamp := func(table string, watched map[uint64]struct{}) uint64 {
+		t.Helper()
+		s, err := stampProcLocks(strings.NewReader(table), watched)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	all := map[uint64]struct{}{100: {}, 200: {}}
+	base := stamp(a+b, all)
+	if got := stamp(b+a, all); got != base {
+		t.Errorf("the order of the table moved the stamp")
+	}
+	if got := stamp(a+b+waiter+posix+foreign, all); got != base {
+		t.Errorf("a waiter, a POSIX lock or a lock on an unwatched file moved the stamp")
+	}
+	if got := stamp(a, all); got == base {
+		t.Errorf("a dropped lock did not move the stamp")
+	}
+	if got := stamp(a+strings.Replace(b, "2310", "2400", 1), all); got == base {
+		t.Errorf("a lock taken by another process did not move the stamp")
+	}
+	if stamp(a+b, nil) == stamp(a+b+foreign, nil) {
+		t.Errorf("with nothing to watch yet, every lock counts")
+	}
+	if stamp("", map[uint64]struct{}{}) != stamp(foreign, map[uint64]struct{}{}) {
+		t.Errorf("watching no file, a foreign lock moved the stamp")
+	}
+}

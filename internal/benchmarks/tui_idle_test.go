@@ -1,0 +1,165 @@
+package benchmarks
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"looprig/rig"
+	"looprig/tui"
+)
+
+// tuiIdleBaselineEnv asks TestTUIIdleBaseline to run as BenchmarkTUIIdle's
+// baseline over the store it names.
+const tuiIdleBaselineEnv = "LOOPRIG_BENCH_TUI_IDLE_STORE"
+
+// TestTUIIdleBaseline is not a test: BenchmarkTUIIdle runs this test
+// binary with $LOOPRIG_BENCH_TUI_IDLE_STORE set, and then it does what the
+// TUI did every second before it watched the store's change stamp: list
+// every session (rig.ListSessions), once a second, until killed.
+func TestTUIIdleBaseline(t *testing.T) {
+	dir := os.Getenv(tuiIdleBaselineEnv)
+	if dir == "" {
+		t.Skip("a helper of BenchmarkTUIIdle")
+	}
+	st := openStore(t, dir)
+	defer st.Close()
+	for {
+		if _, err := rig.ListSessions(bg, st); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// tuiIdleFloorEnv asks TestTUIIdleFloor to run as BenchmarkTUIIdle's
+// floor.
+const tuiIdleFloorEnv = "LOOPRIG_BENCH_TUI_IDLE_FLOOR"
+
+// TestTUIIdleFloor is not a test: BenchmarkTUIIdle runs this test binary in
+// a tmux pane with $LOOPRIG_BENCH_TUI_IDLE_FLOOR set, and then it is the
+// least a Bubble Tea program costs: one line of text, no timers, drawn at
+// the TUI's frame rate (tui.FPS), until killed.
+func TestTUIIdleFloor(t *testing.T) {
+	if os.Getenv(tuiIdleFloorEnv) == "" {
+		t.Skip("a helper of BenchmarkTUIIdle")
+	}
+	if _, err := tea.NewProgram(floorModel{}, tea.WithAltScreen(), tea.WithFPS(tui.FPS)).Run(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type floorModel struct{}
+
+func (floorModel) Init() tea.Cmd                         { return nil }
+func (f floorModel) Update(tea.Msg) (tea.Model, tea.Cmd) { return f, nil }
+func (floorModel) View() string                          { return "floor" }
+
+// BenchmarkTUIIdle: the real TUI (the built command in a tmux pane, 200×60)
+// over a store of 1,000 idle sessions, left alone for a window (5 s with
+// -short, 60 s otherwise, or $LOOPRIG_IDLE_SECONDS) after its first frame
+// and 3 s to settle: the CPU the TUI's process used in the window. Target
+// (docs/ARCHITECTURE.md, "Performance figures"): ≤ 0.5 % of one CPU.
+//
+// Two processes are watched in the same window: the floor,
+// TestTUIIdleFloor in another pane (a Bubble Tea program that draws one
+// line at the same frame rate: what any Bubble Tea program costs, most of
+// the TUI's), and the baseline, TestTUIIdleBaseline (listing the store
+// once a second, as the TUI did before it listed again only on a change).
+//
+// Metrics: cpu-pct (every thread's schedstat, ns), floor-cpu-pct,
+// own-cpu-pct (cpu-pct minus the floor: what looprig adds),
+// base-cpu-pct (the old listing alone), ratio (base/own).
+func BenchmarkTUIIdle(b *testing.B) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		b.Skip("tmux is not installed")
+	}
+	bin := looprigBinary(b)
+	fx := manySessions(b, 1_000, 0)
+	window := idleWindow()
+	for range b.N {
+		home := shortPrivateDir(b)
+		socket := "lrbench" + strconv.Itoa(os.Getpid())
+		tmux := func(args ...string) string {
+			out, err := exec.Command("tmux", append([]string{"-L", socket, "-f", "/dev/null"}, args...)...).CombinedOutput()
+			if err != nil {
+				b.Fatalf("tmux %v: %v\n%s", args, err, out)
+			}
+			return string(out)
+		}
+		env := fmt.Sprintf("HOME=%q XDG_CONFIG_HOME=%q XDG_STATE_HOME=%q XDG_RUNTIME_DIR=%q TERM=xterm-256color",
+			home, filepath.Join(home, "config"), filepath.Join(home, "state"), home)
+		tmux("new-session", "-d", "-s", "idle", "-x", "200", "-y", "60",
+			"sh", "-c", fmt.Sprintf("exec env %s %q --store %q", env, bin, fx.Dir))
+		tmux("new-session", "-d", "-s", "floor", "-x", "200", "-y", "60",
+			"sh", "-c", fmt.Sprintf("exec env %s=1 %q -test.run='^TestTUIIdleFloor$'", tuiIdleFloorEnv, os.Args[0]))
+		func() {
+			defer exec.Command("tmux", "-L", socket, "kill-server").Run()
+			pid, err := strconv.Atoi(strings.TrimSpace(tmux("display-message", "-p", "-t", "idle", "#{pane_pid}")))
+			if err != nil {
+				b.Fatal(err)
+			}
+			floorPID, err := strconv.Atoi(strings.TrimSpace(tmux("display-message", "-p", "-t", "floor", "#{pane_pid}")))
+			if err != nil {
+				b.Fatal(err)
+			}
+			for deadline := time.Now().Add(30 * time.Second); !strings.Contains(tmux("capture-pane", "-p", "-t", "idle"), "benchmark session"); {
+				if time.Now().After(deadline) {
+					b.Fatalf("the TUI showed no session within 30 s:\n%s", tmux("capture-pane", "-p", "-t", "idle"))
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			base := exec.Command(os.Args[0], "-test.run=^TestTUIIdleBaseline$")
+			base.Env = append(os.Environ(), tuiIdleBaselineEnv+"="+fx.Dir)
+			if err := base.Start(); err != nil {
+				b.Fatal(err)
+			}
+			defer func() {
+				base.Process.Kill()
+				base.Wait()
+			}()
+			time.Sleep(3 * time.Second)
+			_, ns0, err := procCPU(pid)
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, bns0, err := procCPU(base.Process.Pid)
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, fns0, err := procCPU(floorPID)
+			if err != nil {
+				b.Fatal(err)
+			}
+			w0 := time.Now()
+			time.Sleep(window)
+			_, ns1, err := procCPU(pid)
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, bns1, err := procCPU(base.Process.Pid)
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, fns1, err := procCPU(floorPID)
+			if err != nil {
+				b.Fatal(err)
+			}
+			wall := time.Since(w0)
+			pct := func(d time.Duration) float64 { return 100 * d.Seconds() / wall.Seconds() }
+			own := max(ns1-ns0-(fns1-fns0), time.Microsecond)
+			b.ReportMetric(pct(ns1-ns0), "cpu-pct")
+			b.ReportMetric(pct(fns1-fns0), "floor-cpu-pct")
+			b.ReportMetric(pct(own), "own-cpu-pct")
+			b.ReportMetric(pct(bns1-bns0), "base-cpu-pct")
+			b.ReportMetric(float64(bns1-bns0)/float64(own), "ratio")
+		}()
+	}
+}
