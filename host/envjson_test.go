@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -189,6 +191,430 @@ func TestAppendString(t *testing.T) {
 		want := strings.TrimSuffix(b.String(), "\n")
 		if got := string(appendString(nil, s)); got != want {
 			t.Errorf("appendString(%q) = %s, want %s", s, got, want)
+		}
+	}
+}
+
+// unmarshalEnvelopeOld is UnmarshalEnvelope before the fast path (the
+// general path today): the reference of FuzzUnmarshalEnvelope and the
+// baseline of BenchmarkUnmarshalEnvelope. It reads session before loop_id
+// (the original ranged over a map, so a line with both bad reported
+// either).
+func unmarshalEnvelopeOld(b []byte) (event.Envelope, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return event.Envelope{}, &EnvelopeDecodeError{Reason: "not a JSON object", Err: err}
+	}
+	var env event.Envelope
+	var typ event.Type
+	bad := func(reason string, err error) (event.Envelope, error) {
+		return event.Envelope{}, &EnvelopeDecodeError{Seq: env.Seq, Type: typ, Reason: reason, Err: err}
+	}
+	if err := json.Unmarshal(m["type"], &typ); err != nil || typ == "" {
+		return bad("missing or bad type", err)
+	}
+	if raw, ok := m["seq"]; !ok {
+		return bad("missing seq", nil)
+	} else if err := json.Unmarshal(raw, &env.Seq); err != nil {
+		return bad("bad seq", err)
+	}
+	for _, k := range []string{"session", "loop_id"} {
+		dst := &env.Session
+		if k == "loop_id" {
+			dst = &env.LoopID
+		}
+		if raw, ok := m[k]; ok {
+			if err := json.Unmarshal(raw, dst); err != nil {
+				return bad("bad "+k, err)
+			}
+		}
+	}
+	if raw, ok := m["at"]; ok && string(raw) != "null" {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return bad("bad at", err)
+		}
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return bad("bad at", err)
+		}
+		env.At = t
+	}
+	hidden := shadowed[typ]
+	for _, k := range envelopeKeys {
+		delete(m, k)
+	}
+	for _, k := range hidden {
+		if k == "loop_id" {
+			m[k] = appendString(nil, env.LoopID)
+		}
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return bad("payload", err)
+	}
+	ev, err := event.Raw{V: event.Version, Type: typ, Data: data}.Decode()
+	if err != nil {
+		return bad("", err)
+	}
+	env.Event = ev
+	return env, nil
+}
+
+// sameDecode reports how two UnmarshalEnvelope results differ ("" when
+// they do not): the envelope (At by time and location), or the error's
+// fields, the cause's kind and message included.
+func sameDecode(env1 event.Envelope, err1 error, env2 event.Envelope, err2 error) string {
+	if (err1 == nil) != (err2 == nil) {
+		return fmt.Sprintf("error %v, want %v", err1, err2)
+	}
+	if err1 != nil {
+		var d1, d2 *EnvelopeDecodeError
+		if !errors.As(err1, &d1) || !errors.As(err2, &d2) {
+			return fmt.Sprintf("error %T %v, want %T %v", err1, err1, err2, err2)
+		}
+		if d1.Seq != d2.Seq || d1.Type != d2.Type || d1.Reason != d2.Reason || (d1.Err == nil) != (d2.Err == nil) {
+			return fmt.Sprintf("error %#v, want %#v", d1, d2)
+		}
+		var e1, e2 *event.DecodeError
+		if errors.As(d1.Err, &e1) != errors.As(d2.Err, &e2) || e1 != nil && e1.Kind != e2.Kind {
+			return fmt.Sprintf("cause %#v, want %#v", d1.Err, d2.Err)
+		}
+		if err1.Error() != err2.Error() {
+			return fmt.Sprintf("error %q, want %q", err1, err2)
+		}
+		return ""
+	}
+	if env1.Seq != env2.Seq || env1.Session != env2.Session || env1.LoopID != env2.LoopID ||
+		!env1.At.Equal(env2.At) || env1.At.Location().String() != env2.At.Location().String() {
+		return fmt.Sprintf("envelope %+v, want %+v", env1, env2)
+	}
+	if !reflect.DeepEqual(env1.Event, env2.Event) {
+		return fmt.Sprintf("event %#v, want %#v", env1.Event, env2.Event)
+	}
+	return ""
+}
+
+// sampleLines are MarshalEnvelope lines of every sample event.
+func sampleLines(t testing.TB) [][]byte {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 600_000_007, time.UTC)
+	var out [][]byte
+	for typ, ev := range sampleEvents() {
+		info, _ := event.Lookup(typ)
+		loop := ""
+		if info.Scope == event.LoopScope {
+			loop = "loop-1"
+		}
+		for _, env := range []event.Envelope{
+			{Seq: 42, Session: "sess-1", LoopID: loop, At: at, Event: ev},
+			{Session: "s\"<\u2028>é", LoopID: loop + "\\", Event: ev},
+		} {
+			b, err := MarshalEnvelope(env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// Every MarshalEnvelope line but a shadowed type's takes the fast path,
+// to the general path's result.
+func TestUnmarshalEnvelopeFastPath(t *testing.T) {
+	for _, b := range sampleLines(t) {
+		want, werr := unmarshalGeneral(b)
+		if werr != nil {
+			t.Fatalf("%s: %v", b, werr)
+		}
+		got, ok := unmarshalFast(b)
+		if len(shadowed[want.Event.Type()]) > 0 {
+			if ok {
+				t.Errorf("shadowed %s took the fast path", want.Event.Type())
+			}
+			continue
+		}
+		if !ok {
+			t.Errorf("fast path refused %s", b)
+			continue
+		}
+		if d := sameDecode(got, nil, want, nil); d != "" {
+			t.Errorf("%s: %s", b, d)
+		}
+	}
+}
+
+// Lines not of MarshalEnvelope's exact shape take the general path, and
+// decode as it decodes them.
+func TestUnmarshalEnvelopeFallback(t *testing.T) {
+	const pre = `{"seq":7,"type":"OutputDelta","session":"s","loop_id":"L","at":null`
+	for _, c := range []struct {
+		in   string
+		want event.Envelope // Event nil: an error
+	}{
+		// another key order, white space
+		{`{"type":"OutputDelta","seq":7,"session":"s","loop_id":"L","at":null,"turn_id":"t","stream":"stdout","text":"x"}`,
+			event.Envelope{Seq: 7, Session: "s", LoopID: "L", Event: event.OutputDelta{TurnID: "t", Stream: "stdout", Text: "x"}}},
+		{`{ "seq":7,"type":"OutputDelta","session":"s","loop_id":"L","at":null,"turn_id":"t","stream":"stdout","text":"x"}`,
+			event.Envelope{Seq: 7, Session: "s", LoopID: "L", Event: event.OutputDelta{TurnID: "t", Stream: "stdout", Text: "x"}}},
+		{pre + `, "turn_id" : "t","stream":"stdout","text":"x"}` + "\n",
+			event.Envelope{Seq: 7, Session: "s", LoopID: "L", Event: event.OutputDelta{TurnID: "t", Stream: "stdout", Text: "x"}}},
+		// envelope keys missing or null
+		{`{"seq":7,"type":"SessionIdle"}`, event.Envelope{Seq: 7, Event: event.SessionIdle{}}},
+		{`{"seq":null,"type":"SessionIdle","session":null,"loop_id":null,"at":null}`, event.Envelope{Event: event.SessionIdle{}}},
+		// a payload member named like an envelope key: the last wins
+		{pre + `,"turn_id":"t","stream":"stdout","text":"x","seq":9}`,
+			event.Envelope{Seq: 9, Session: "s", LoopID: "L", Event: event.OutputDelta{TurnID: "t", Stream: "stdout", Text: "x"}}},
+		{pre + `,"turn_id":"t","stream":"stdout","text":"x","s\u0065ssion":"S"}`,
+			event.Envelope{Seq: 7, Session: "S", LoopID: "L", Event: event.OutputDelta{TurnID: "t", Stream: "stdout", Text: "x"}}},
+		// members the struct decode would take in line order
+		{pre + `,"turn_id":"t","stream":"stdout","text":"b","Text":"a"}`,
+			event.Envelope{Seq: 7, Session: "s", LoopID: "L", Event: event.OutputDelta{TurnID: "t", Stream: "stdout", Text: "b"}}},
+		{`{"seq":1,"type":"SessionStarted","session":"s","loop_id":"","at":null,"title":"","rig":"","fingerprint":"","placement":"","root":"","manifest":{"a":"1"},"manifest":{"b":"2"}}`,
+			event.Envelope{Seq: 1, Session: "s", Event: event.SessionStarted{Manifest: map[string]string{"b": "2"}}}},
+		// a shadowed type
+		{`{"seq":3,"type":"LoopStarted","session":"s","loop_id":"L","at":null,"name":"root","engine":"shell"}`,
+			event.Envelope{Seq: 3, Session: "s", LoopID: "L", Event: event.LoopStarted{LoopID: "L", Name: "root", Engine: "shell"}}},
+		// escapes in the envelope (fast: decoded by encoding/json)
+		{`{"seq":7,"type":"Output\u0044elta","session":"s\"\u00e9","loop_id":"L\ud83d\ude00","at":"2026-01-02T03:04:05.5+01:00","turn_id":"t","stream":"stdout","text":"x"}`,
+			event.Envelope{Seq: 7, Session: "s\"é", LoopID: "L😀", At: time.Date(2026, 1, 2, 3, 4, 5, 5e8, time.FixedZone("", 3600)),
+				Event: event.OutputDelta{TurnID: "t", Stream: "stdout", Text: "x"}}},
+	} {
+		got, err := UnmarshalEnvelope([]byte(c.in))
+		old, oerr := unmarshalEnvelopeOld([]byte(c.in))
+		if d := sameDecode(got, err, old, oerr); d != "" {
+			t.Errorf("%s: %s", c.in, d)
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.in, err)
+			continue
+		}
+		if d := sameDecode(got, nil, c.want, nil); d != "" {
+			t.Errorf("%s: %s", c.in, d)
+		}
+	}
+}
+
+// Every way a line is refused, with the error's fields, through both
+// paths alike.
+func TestUnmarshalEnvelopeErrors(t *testing.T) {
+	const pre = `{"seq":7,"type":"OutputDelta","session":"s","loop_id":"L","at":null`
+	var noDecodeError event.DecodeErrorKind = "none"
+	for _, c := range []struct {
+		in     string
+		seq    uint64
+		typ    event.Type
+		reason string
+		kind   event.DecodeErrorKind // of Err, if a *event.DecodeError
+	}{
+		{``, 0, "", "not a JSON object", noDecodeError},
+		{`[]`, 0, "", "not a JSON object", noDecodeError},
+		{`{"seq":1,"type":"SessionIdle"} x`, 0, "", "not a JSON object", noDecodeError},
+		{`{"seq":1,"type":"SessionIdle","session":"s","loop_id":"","at":null}}`, 0, "", "not a JSON object", noDecodeError},
+		{pre + `,"turn_id":"t","stream":"stdout","text":"x"`, 0, "", "not a JSON object", noDecodeError},
+		{pre + `,"turn_id":"t","stream":"stdout","text":"a` + "\x01" + `"}`, 0, "", "not a JSON object", noDecodeError},
+		{`{"seq":01,"type":"SessionIdle","session":"s","loop_id":"","at":null}`, 0, "", "not a JSON object", noDecodeError},
+		{`{}`, 0, "", "missing or bad type", noDecodeError},
+		{`{"seq":1,"type":""}`, 0, "", "missing or bad type", noDecodeError},
+		{`{"seq":1,"type":null}`, 0, "", "missing or bad type", noDecodeError},
+		{`{"seq":1,"type":7}`, 0, "", "missing or bad type", noDecodeError},
+		{`{"type":"TurnStarted"}`, 0, "TurnStarted", "missing seq", noDecodeError},
+		{`{"seq":-1,"type":"SessionIdle"}`, 0, "SessionIdle", "bad seq", noDecodeError},
+		{`{"seq":1.5,"type":"SessionIdle","session":"s","loop_id":"","at":null}`, 0, "SessionIdle", "bad seq", noDecodeError},
+		{`{"seq":18446744073709551616,"type":"SessionIdle","session":"s","loop_id":"","at":null}`, 0, "SessionIdle", "bad seq", noDecodeError},
+		{`{"seq":"1","type":"SessionIdle","session":"s","loop_id":"","at":null}`, 0, "SessionIdle", "bad seq", noDecodeError},
+		{`{"seq":1,"type":"SessionIdle","session":1,"loop_id":"","at":null}`, 1, "SessionIdle", "bad session", noDecodeError},
+		{`{"seq":1,"type":"SessionIdle","session":1,"loop_id":2,"at":null}`, 1, "SessionIdle", "bad session", noDecodeError},
+		{`{"seq":1,"type":"SessionIdle","session":"s","loop_id":[],"at":null}`, 1, "SessionIdle", "bad loop_id", noDecodeError},
+		{`{"seq":1,"type":"SessionIdle","at":"yesterday"}`, 1, "SessionIdle", "bad at", noDecodeError},
+		{`{"seq":1,"type":"SessionIdle","session":"s","loop_id":"","at":"2026-01-02"}`, 1, "SessionIdle", "bad at", noDecodeError},
+		{`{"seq":1,"type":"SessionIdle","session":"s","loop_id":"","at":5}`, 1, "SessionIdle", "bad at", noDecodeError},
+		{`{"seq":1,"type":"Nope"}`, 1, "Nope", "", event.DecodeUnknownType},
+		{`{"seq":1,"type":"Nope","session":"s","loop_id":"","at":null}`, 1, "Nope", "", event.DecodeUnknownType},
+		{`{"seq":1,"type":"SessionIdle","extra":1}`, 1, "SessionIdle", "", event.DecodeUnknownField},
+		{`{"seq":1,"type":"SessionIdle","session":"s","loop_id":"","at":null,"extra":1}`, 1, "SessionIdle", "", event.DecodeUnknownField},
+		{`{"seq":1,"type":"OutputDelta","stream":"stdin","turn_id":"t","text":""}`, 1, "OutputDelta", "", event.DecodeInvalid},
+		{pre + `,"turn_id":"t","stream":"stdin","text":"x"}`, 7, "OutputDelta", "", event.DecodeInvalid},
+		{pre + `,"turn_id":"t","stream":"stdout","text":7}`, 7, "OutputDelta", "", event.DecodeInvalid},
+		{pre + `,"turn_id":"t","stream":"stdout","text":"x","Text":7}`, 7, "OutputDelta", "", event.DecodeInvalid},
+		{pre + `,"turn_id":"t","stream":"stdout","text":"x","text":7}`, 7, "OutputDelta", "", event.DecodeInvalid},
+		{`{"seq":2,"type":"TurnOutput","session":"s","loop_id":"L","at":null,"turn_id":"t","text":"x","elided":1e3}`, 2, "TurnOutput", "", event.DecodeInvalid},
+	} {
+		for name, f := range map[string]func([]byte) (event.Envelope, error){"new": UnmarshalEnvelope, "old": unmarshalEnvelopeOld} {
+			_, err := f([]byte(c.in))
+			var de *EnvelopeDecodeError
+			if !errors.As(err, &de) {
+				t.Errorf("%s %q: %v, want *EnvelopeDecodeError", name, c.in, err)
+				continue
+			}
+			kind := noDecodeError
+			var ee *event.DecodeError
+			if errors.As(de.Err, &ee) {
+				kind = ee.Kind
+			}
+			if de.Seq != c.seq || de.Type != c.typ || de.Reason != c.reason || kind != c.kind {
+				t.Errorf("%s %q: seq %d type %q reason %q kind %s, want %d %q %q %s", name, c.in,
+					de.Seq, de.Type, de.Reason, kind, c.seq, c.typ, c.reason, c.kind)
+			}
+		}
+		if _, ok := unmarshalFast([]byte(c.in)); ok {
+			t.Errorf("%q: the fast path accepted it", c.in)
+		}
+	}
+}
+
+// For any line, UnmarshalEnvelope decodes as the original did (value and
+// error), the fast path agrees with the general path whenever it accepts,
+// and a decoded envelope re-encodes to a line that decodes (by the fast
+// path, shadowed types aside) to it again and re-encodes to itself.
+func FuzzUnmarshalEnvelope(f *testing.F) {
+	for _, b := range sampleLines(f) {
+		f.Add(b)
+	}
+	if golden, err := os.ReadFile("testdata/run_json.golden"); err == nil {
+		for _, l := range bytes.Split(golden, []byte("\n")) {
+			f.Add(l)
+		}
+	}
+	const pre = `{"seq":7,"type":"OutputDelta","session":"s","loop_id":"L","at":null`
+	for _, s := range []string{
+		pre + `,"turn_id":"t","stream":"stdout","text":"x","seq":9}`,
+		pre + `,"turn_id":"t","stream":"stdout","text":"x","s\u0065q":9}`,
+		pre + `,"turn_id":"t","stream":"stdout","text":"b","Text":"a"}`,
+		pre + `,"turn_id":"t","stream":"stdout","text":"x\\\"}","text":"y"} `,
+		`{"seq":1,"type":"SessionStarted","session":"s","loop_id":"","at":null,"manifest":{"a":"1"},"manifest":{"b":"2"}}`,
+		`{"seq":1,"type":"Nope"}`, `{"seq":1,"type":"SessionIdle","session":1,"loop_id":2,"at":null}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		env, err := UnmarshalEnvelope(b)
+		old, oerr := unmarshalEnvelopeOld(b)
+		if d := sameDecode(env, err, old, oerr); d != "" {
+			t.Fatalf("%q: %s", b, d)
+		}
+		if fast, ok := unmarshalFast(b); ok {
+			gen, gerr := unmarshalGeneral(b)
+			if d := sameDecode(fast, nil, gen, gerr); d != "" {
+				t.Fatalf("fast path %q: %s", b, d)
+			}
+		}
+		if err != nil {
+			return
+		}
+		line, err := MarshalEnvelope(env)
+		if err != nil {
+			t.Fatalf("%q decoded to %+v, which does not encode: %v", b, env, err)
+		}
+		back, ok := unmarshalFast(line)
+		if !ok {
+			if len(shadowed[env.Event.Type()]) == 0 {
+				t.Fatalf("fast path refused %s", line)
+			}
+			if back, err = UnmarshalEnvelope(line); err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+		}
+		env.At = env.At.UTC() // the line has it in UTC
+		if env.At.IsZero() {
+			env.At = time.Time{}
+		}
+		if d := sameDecode(back, nil, env, nil); d != "" {
+			t.Fatalf("re-encoded %s: %s", line, d)
+		}
+		again, err := MarshalEnvelope(back)
+		if err != nil || !bytes.Equal(again, line) {
+			t.Fatalf("re-encoded %s, then %s (%v)", line, again, err)
+		}
+	})
+}
+
+// benchLines are a seq turn's hot lines: a 32 KiB OutputDelta (a read of
+// the engine) and a 64 KiB TurnOutput (a checkpoint).
+func benchLines(b *testing.B) map[string][]byte {
+	var text strings.Builder
+	for i := 1; text.Len() < 64<<10; i++ {
+		text.WriteString(strconv.Itoa(i))
+		text.WriteByte('\n')
+	}
+	s := text.String()
+	at := time.Date(2026, 1, 2, 3, 4, 5, 600_000_007, time.UTC)
+	out := map[string][]byte{}
+	for name, env := range map[string]event.Envelope{
+		"OutputDelta": {Session: "b7e1c5fa-32ba-4fef-b71e-95f701ca7fa8", LoopID: "62b19503-95ab-4ae9-8539-47df6f37b3f0", At: at,
+			Event: event.OutputDelta{TurnID: "1f8198b4-c807-474e-bda9-4a21eb18ae40", Stream: event.StreamStdout, Text: s[:32<<10]}},
+		"TurnOutput": {Seq: 1234, Session: "b7e1c5fa-32ba-4fef-b71e-95f701ca7fa8", LoopID: "62b19503-95ab-4ae9-8539-47df6f37b3f0", At: at,
+			Event: event.TurnOutput{TurnID: "1f8198b4-c807-474e-bda9-4a21eb18ae40", Text: s}},
+		"TurnStarted": {Seq: 12, Session: "b7e1c5fa-32ba-4fef-b71e-95f701ca7fa8", LoopID: "62b19503-95ab-4ae9-8539-47df6f37b3f0", At: at,
+			Event: event.TurnStarted{TurnID: "1f8198b4-c807-474e-bda9-4a21eb18ae40", Index: 3, Input: "seq 2000000"}},
+	} {
+		line, err := MarshalEnvelope(env)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out[name] = line
+	}
+	return out
+}
+
+// BenchmarkUnmarshalEnvelope: UnmarshalEnvelope ("new") against the
+// original implementation ("old") on a seq turn's lines.
+func BenchmarkUnmarshalEnvelope(b *testing.B) {
+	lines := benchLines(b)
+	for _, name := range []string{"OutputDelta", "TurnOutput", "TurnStarted"} {
+		line := lines[name]
+		for _, impl := range []struct {
+			name string
+			f    func([]byte) (event.Envelope, error)
+		}{{"old", unmarshalEnvelopeOld}, {"new", UnmarshalEnvelope}} {
+			b.Run(name+"/"+impl.name, func(b *testing.B) {
+				b.SetBytes(int64(len(line)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := impl.f(line); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkMarshalEnvelope: the host's side of the same lines.
+func BenchmarkMarshalEnvelope(b *testing.B) {
+	lines := benchLines(b)
+	for _, name := range []string{"OutputDelta", "TurnOutput"} {
+		env, err := UnmarshalEnvelope(lines[name])
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(lines[name])))
+			b.ReportAllocs()
+			var buf []byte
+			for b.Loop() {
+				if buf, err = AppendEnvelope(buf[:0], env); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// plainMembers takes only distinct [a-z0-9_] keys that are no envelope
+// key (today a payload member named like one fails the strict decode of
+// every unshadowed type anyway; this keeps a future field from slipping).
+func TestPlainMembers(t *testing.T) {
+	for in, want := range map[string]bool{
+		`}`: true, `,"a":1}`: true, `,"turn_id":"t","text":"x\"}\\","n":[{"a":"]"}],"m":{}}`: true, `,"":1}`: true,
+		`,"seq":1}`: false, `,"type":"x"}`: false, `,"session":""}`: false, `,"loop_id":""}`: false, `,"at":null}`: false,
+		`,"s\u0065q":1}`: false, `,"Text":"x"}`: false, `,"a":1,"a":2}`: false, `, "a":1}`: false, `,"a" :1}`: false,
+		`,"a":"x}`: false, `,"a":{"b":1}`: false, `,"a":1`: false, ``: false, `x`: false,
+		`,"k0":0,"k1":0,"k2":0,"k3":0,"k4":0,"k5":0,"k6":0,"k7":0,"k8":0,"k9":0,"ka":0,"kb":0,"kc":0,"kd":0,"ke":0,"kf":0}`:        true,
+		`,"k0":0,"k1":0,"k2":0,"k3":0,"k4":0,"k5":0,"k6":0,"k7":0,"k8":0,"k9":0,"ka":0,"kb":0,"kc":0,"kd":0,"ke":0,"kf":0,"kg":0}`: false,
+	} {
+		if got := plainMembers([]byte(in), 0); got != want {
+			t.Errorf("plainMembers(%s) = %v, want %v", in, got, want)
 		}
 	}
 }
