@@ -89,7 +89,9 @@ type options struct {
 }
 
 // WithWatchdog sets how often held leases are checked for loss (default
-// 500ms).
+// 500ms) where the store cannot be told of changes. On Linux a change in a
+// lease's directory (inotify) triggers the check at once, and the period
+// is 10 s at least: an idle holder then wakes up seldom.
 func WithWatchdog(d time.Duration) Option { return func(o *options) { o.watchdog = d } }
 
 // WithHolder overrides the pid and host written into epoch files.

@@ -68,9 +68,11 @@ type Options struct {
 // concurrent use.
 //
 // Loss watchdog: one goroutine per Manager checks every live lease of the
-// Manager each Watchdog period. It is started by the first grant, exits by
-// itself when no lease is live (so an idle Manager owns no goroutine), and
-// is stopped for good by Close.
+// Manager each Watchdog period, and at once when the directory of a lease
+// changes (inotify on Linux: then the period is notifiedPoll at least, so
+// an idle holder wakes up seldom). It is started by the first grant, exits
+// by itself when no lease is live (so an idle Manager owns no goroutine),
+// and is stopped for good by Close.
 type Manager struct {
 	period  time.Duration
 	pid     int
@@ -90,7 +92,18 @@ type Manager struct {
 	// lockInodes are the inode numbers of the lock files probes saw, for
 	// LockTableStamp.
 	lockInodes map[uint64]struct{}
+	// notify tells the running watchdog of changes in the directories of
+	// the live leases (nil: not available); unwatched is set when a
+	// lease's directory could not be watched, so the watchdog polls at its
+	// period.
+	notify    *notifier
+	unwatched bool
 }
+
+// notifiedPoll is the watchdog's period while change notification covers
+// every live lease: a check after an event catches a loss at once, the
+// period only what notification could miss.
+const notifiedPoll = 10 * time.Second
 
 // NewManager returns a Manager with the given options.
 func NewManager(opts Options) *Manager {
@@ -364,10 +377,24 @@ func (m *Manager) register(l *Lease) error {
 	m.live[l] = struct{}{}
 	if !m.running {
 		m.running = true
+		m.notify, m.unwatched = newNotifier(), false
 		m.wg.Add(1)
-		go m.watch()
+		go m.watch(m.notify)
+	}
+	for _, dir := range []string{filepath.Dir(l.lockPath), filepath.Dir(l.epochPath)} {
+		if m.notify == nil || !m.notify.watch(dir) {
+			m.unwatched = true
+		}
 	}
 	return nil
+}
+
+// pollPeriod is the watchdog's period now. The caller holds m.mu.
+func (m *Manager) pollPeriodLocked() time.Duration {
+	if m.notify != nil && !m.unwatched {
+		return max(m.period, notifiedPoll)
+	}
+	return m.period
 }
 
 func (m *Manager) unregister(l *Lease) {
@@ -376,9 +403,16 @@ func (m *Manager) unregister(l *Lease) {
 	m.mu.Unlock()
 }
 
-func (m *Manager) watch() {
+func (m *Manager) watch(n *notifier) {
 	defer m.wg.Done()
-	t := time.NewTicker(m.period)
+	var changes <-chan struct{}
+	if n != nil {
+		defer n.close()
+		changes = n.changes
+	}
+	m.mu.Lock()
+	t := time.NewTimer(m.pollPeriodLocked())
+	m.mu.Unlock()
 	defer t.Stop()
 	var batch []*Lease
 	for {
@@ -386,10 +420,11 @@ func (m *Manager) watch() {
 		case <-m.stop:
 			return
 		case <-t.C:
+		case <-changes:
 		}
 		m.mu.Lock()
 		if len(m.live) == 0 {
-			m.running = false
+			m.running, m.notify = false, nil
 			m.mu.Unlock()
 			return
 		}
@@ -397,6 +432,7 @@ func (m *Manager) watch() {
 		for l := range m.live {
 			batch = append(batch, l)
 		}
+		t.Reset(m.pollPeriodLocked())
 		m.mu.Unlock()
 		for _, l := range batch {
 			select {

@@ -1,0 +1,10 @@
+//go:build !linux
+
+package lease
+
+// notifier is not available here: the watchdog polls at its period.
+type notifier struct{ changes chan struct{} }
+
+func newNotifier() *notifier          { return nil }
+func (n *notifier) watch(string) bool { return false }
+func (n *notifier) close()            {}
