@@ -15,7 +15,8 @@ import (
 // ensureLoaded, when v is shown: attaches to its host when one serves it
 // (unless the lease was lost while attached, or attaching to that host
 // failed: r attaches then), else reads its journal, its history, then its
-// tail (re-armed on a timer).
+// tail (re-armed on a timer). While a probe asks whether a host serves v,
+// it waits: the answer calls it again.
 func (m *model) ensureLoaded(v *sessView) tea.Cmd {
 	if v == nil || v.attached() || v.busy != notBusy {
 		return nil
@@ -23,7 +24,7 @@ func (m *model) ensureLoaded(v *sessView) tea.Cmd {
 	if v.probe.pid > 0 && v.lost == nil && v.probe.noAttach != v.probe.key {
 		return m.attach(v)
 	}
-	if v.journal.state.inFlight() {
+	if v.journal.state.inFlight() || v.probe.asking {
 		return nil
 	}
 	m.useClock++

@@ -91,14 +91,14 @@ func (m *model) probeHolder(v *sessView) tea.Cmd {
 	h := v.info.Holder
 	if h == nil || (v.info.State != rig.StateHeld && v.info.State != rig.StateLive) ||
 		h.Host != m.h.hostname || m.h.opts.StoreKey == "" {
-		v.probe.key, v.probe.pid = "", 0
+		v.probe.key, v.probe.pid, v.probe.asking = "", 0, false
 		return nil
 	}
 	key, now := v.holding(), m.now()
 	if key == v.probe.key && (v.probe.pid > 0 || now.Sub(v.probe.at) < reprobeEvery) {
 		return nil
 	}
-	v.probe.key, v.probe.pid, v.probe.at = key, 0, now
+	v.probe.key, v.probe.pid, v.probe.at, v.probe.asking = key, 0, now, true
 	return m.probeCmd(v.id, key)
 }
 
@@ -110,7 +110,7 @@ func (m *model) onProbed(msg probedMsg) tea.Cmd {
 	if v == nil || msg.key != v.probe.key {
 		return nil
 	}
-	v.probe.pid = msg.pid
+	v.probe.pid, v.probe.asking = msg.pid, false
 	switch {
 	case msg.err != nil:
 		v.probe.pid = 0
@@ -123,7 +123,9 @@ func (m *model) onProbed(msg probedMsg) tea.Cmd {
 		m.h.log.Warn("a host answers for a session it does not hold", "session", v.id, "pid", msg.pid)
 		v.probe.pid = 0
 	}
-	if v.probe.pid > 0 && v == m.selected() {
+	if v == m.selected() {
+		// Attach to the host that answered, or read the journal that
+		// waited for the answer.
 		return m.ensureLoaded(v)
 	}
 	return nil

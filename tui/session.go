@@ -63,6 +63,9 @@ type hostProbe struct {
 	key string    // the holding probed (or being probed); "" when not held here
 	pid int       // the host's pid; 0 when no host answered (yet)
 	at  time.Time // when it was probed
+	// asking: a probe is in flight; the journal is not read meanwhile (an
+	// answer attaches, and an attach replays the journal itself).
+	asking bool
 	// noAttach is the holding an attach failed for (or whose host ended
 	// while attached): opening the session does not attach to it again,
 	// r does.
