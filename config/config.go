@@ -13,6 +13,9 @@
 //	root = "~/src/project"       # required for exclusive and shared
 //	gate_policy = ["rm -rf", "sudo", "git push --force"]
 //	seed = "~/templates/project" # copied into each new session's workspace
+//	tty = true                   # turns run under a pseudo-terminal (default true);
+//	                             # false: pipes and /dev/null stdin, bytes exactly as printed
+//	term = "xterm-256color"      # TERM under the pseudo-terminal (the default)
 //
 // The built-in profiles "default" (shell engine, one workspace per session)
 // and "demo" (demo engine) always exist and cannot be redefined. Paths may
@@ -136,7 +139,7 @@ func Load(path string, mustExist bool) (*Config, error) {
 }
 
 // keys of a profile table, in the order they are documented.
-var profileKeys = []string{"engine", "placement", "root", "gate_policy", "seed"}
+var profileKeys = []string{"engine", "placement", "root", "gate_policy", "seed", "tty", "term"}
 
 var topKeys = []string{"default_profile", "theme", "profiles"}
 
@@ -257,6 +260,21 @@ func parseProfile(file, name string, t map[string]any, loc *locator, fail func(s
 			if p.Seed, err = ExpandPath(s, base); err != nil {
 				return p, fail(err.Error(), "profiles", name, k)
 			}
+		case "tty":
+			b, ok := t[k].(bool)
+			if !ok {
+				return p, fail(fmt.Sprintf("must be true or false, not %s", typeName(t[k])), "profiles", name, k)
+			}
+			p.NoTTY = !b
+		case "term":
+			s, err := str(k)
+			if err != nil {
+				return p, err
+			}
+			if s == "" || strings.ContainsAny(s, "\x00=\n") {
+				return p, fail(fmt.Sprintf("must name a terminal type such as \"xterm-256color\", not %q", s), "profiles", name, k)
+			}
+			p.Term = s
 		case "gate_policy":
 			arr, ok := t[k].([]any)
 			if !ok {

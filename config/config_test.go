@@ -36,6 +36,12 @@ gate_policy = []
 [profiles.shared1]
 placement = 'shared'
 root = "/srv/x"
+
+[profiles.scripts]
+tty = false
+
+[profiles.vt]
+term = "vt100"
 `
 	c, err := Parse(path, []byte(doc))
 	if err != nil {
@@ -55,14 +61,20 @@ root = "/srv/x"
 	if err != nil || q.Engine != "demo" || q.GatePolicy == nil || len(q.GatePolicy) != 0 || q.Placement != rig.PlacementSession {
 		t.Fatalf("quiet.demo = %+v, %v (an empty gate_policy must mean no gates)", q, err)
 	}
+	if p, err := c.Profile("scripts"); err != nil || !p.NoTTY || p.Term != "" {
+		t.Fatalf("scripts = %+v, %v; want tty off", p, err)
+	}
+	if p, err := c.Profile("vt"); err != nil || p.NoTTY || p.Term != "vt100" {
+		t.Fatalf("vt = %+v, %v; want a pseudo-terminal with TERM vt100", p, err)
+	}
 	if d, _ := c.Profile("default"); !reflect.DeepEqual(d, rig.DefaultProfile()) {
 		t.Fatalf("default = %+v", d)
 	}
-	if names := c.Names(); !reflect.DeepEqual(names, []string{"default", "demo", "quiet.demo", "shared1", "work"}) {
+	if names := c.Names(); !reflect.DeepEqual(names, []string{"default", "demo", "quiet.demo", "scripts", "shared1", "vt", "work"}) {
 		t.Fatalf("Names = %v", names)
 	}
 	var unknown *UnknownProfileError
-	if _, err := c.Profile("nope"); !errors.As(err, &unknown) || !strings.Contains(err.Error(), "default, demo, quiet.demo, shared1, work") {
+	if _, err := c.Profile("nope"); !errors.As(err, &unknown) || !strings.Contains(err.Error(), "default, demo, quiet.demo, scripts, shared1, vt, work") {
 		t.Fatalf("unknown profile: %v", err)
 	}
 }
@@ -84,6 +96,8 @@ func TestParseErrors(t *testing.T) {
 		{"root without placement", "[profiles.x]\nroot = \"/tmp\"\n", 2, "profiles.x.root", "root needs placement"},
 		{"unknown engine", "[profiles.x]\nengine = \"gpt\"\n", 2, "profiles.x.engine", `unknown engine "gpt" (known engines: demo, shell)`},
 		{"gate policy type", "[profiles.x]\ngate_policy = \"sudo\"\n", 2, "profiles.x.gate_policy", "must be an array of strings"},
+		{"tty type", "[profiles.x]\ntty = \"no\"\n", 2, "profiles.x.tty", "must be true or false"},
+		{"term empty", "[profiles.x]\nterm = \"\"\n", 2, "profiles.x.term", "must name a terminal type"},
 		{"gate policy element", "[profiles.x]\ngate_policy = [\"sudo\", 1]\n", 2, "profiles.x.gate_policy", "element 2 must be a string"},
 		{"redefine builtin", "[profiles.default]\nengine = \"demo\"\n", 1, "profiles.default", "built-in profile"},
 		{"bad default profile", "default_profile = \"wrk\"\n[profiles.work]\n", 1, "default_profile", `unknown profile "wrk"`},

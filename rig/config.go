@@ -45,6 +45,28 @@ type Profile struct {
 	// Seed is a directory copied into each new session's workspace, unless
 	// NewSession names another with WithSeedSnapshot. Optional.
 	Seed string
+	// NoTTY runs the shell engine's turns on pipes with stdin on /dev/null
+	// instead of a pseudo-terminal (engine.Config.NoTTY): for byte-exact
+	// scripting. Term is TERM under a pseudo-terminal ("" means
+	// engine.DefaultTerm).
+	NoTTY bool
+	Term  string
+}
+
+// term is p.Term or the engine's default.
+func (p Profile) term() string {
+	if p.Term == "" {
+		return engine.DefaultTerm
+	}
+	return p.Term
+}
+
+// tty is the manifest's spelling of !p.NoTTY.
+func (p Profile) tty() string {
+	if p.NoTTY {
+		return "false"
+	}
+	return "true"
 }
 
 // DefaultProfile runs turns with /bin/sh in a per-session workspace.
@@ -97,6 +119,8 @@ var manifestLevels = map[string]string{
 	"placement":   event.LevelWarn,
 	"root":        event.LevelWarn,
 	"gate_policy": event.LevelInfo,
+	"tty":         event.LevelInfo,
+	"term":        event.LevelInfo,
 }
 
 // manifest records p. root is the canonical root ("" for session
@@ -108,6 +132,8 @@ func (p Profile) manifest(root string) Manifest {
 		"placement":   string(p.Placement),
 		"root":        root,
 		"gate_policy": strings.Join(p.gatePolicy(), "\n"),
+		"tty":         p.tty(),
+		"term":        p.term(),
 	}
 }
 

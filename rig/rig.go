@@ -148,6 +148,7 @@ func (r *Rig) newEngine() (engine.Engine, error) {
 	}
 	cfg := r.engineCfg
 	cfg.GatePolicy = r.profile.gatePolicy()
+	cfg.NoTTY, cfg.Term = r.profile.NoTTY, r.profile.term()
 	return engine.Lookup(r.profile.Engine, cfg)
 }
 

@@ -25,17 +25,48 @@
 //
 // # The shell engine
 //
-// "shell" runs the input with /bin/sh -c in Turn.Dir, with stdin on
-// /dev/null, the environment os.Environ() + Turn.Env (later entries win) and
-// stdout and stderr on pipes read by the engine (children never inherit the
-// caller's terminal). Each turn runs in its own session and process group
-// (setsid), so it has no controlling terminal and can be signalled as a
-// whole. The turn ends when the shell exits; whatever it left running in
-// its process group (a "cmd &" it did not wait for) is killed then.
+// "shell" runs the input with /bin/sh -c in Turn.Dir, with the environment
+// os.Environ() + TERM (pty mode only) + Turn.Env (later entries win). Each
+// turn runs in its own session and process group (setsid), so it can be
+// signalled as a whole and never shares the caller's terminal. The turn
+// ends when the shell exits; whatever it left running in its process group
+// (a "cmd &" it did not wait for) is killed then.
 //
-// Interrupt (ctx cancelled): SIGTERM to the whole process group; when the
-// group is not gone after Config.ShellGrace, SIGKILL to the group. Run
-// returns once the group is gone and the output pipes are drained.
+// Terminal (the default): the turn runs on a pseudo-terminal of its own.
+// The shell is the session leader and the pty's slave is its controlling
+// terminal and its stdin, stdout and stderr, so programs see a terminal
+// (isatty, tty prints /dev/pts/N, stty works, ^C and window size as in a
+// terminal emulator); its process group is the terminal's foreground group.
+// TERM is Config.Term (default DefaultTerm, "xterm-256color"). stdout and
+// stderr arrive merged, in the order written, as Stdout; nothing arrives as
+// Stderr. The terminal starts in the usual cooked mode (canonical input,
+// echo, signal characters) except that output post-processing does not turn
+// "\n" into "\r\n" (ONLCR off), so line-oriented output looks as through a
+// pipe; programs may change the modes (stty raw, a full-screen editor).
+// Everything written to the terminal is output, escape sequences included;
+// the engine does not emulate a screen.
+//
+// The runtime drives the terminal through Turn.Console (see Console):
+// window size (Resize: TIOCSWINSZ, the turn gets SIGWINCH), input (Write,
+// with the echo state so a password can be masked; EOF, the VEOF character)
+// and ^C (Interrupt: the VINTR character, or SIGINT to the foreground group
+// when the program turned signal characters off). With Turn.Console nil the
+// engine makes a Console of the default size (DefaultCols×DefaultRows); it
+// attaches the pty when the turn starts and detaches it when it ends.
+// Console.Write never blocks beyond its ctx, even when the turn does not
+// read its input. Input written after the engine attached the pty but before
+// the turn's command started waits in the terminal, like typeahead.
+//
+// Config.NoTTY: the turn runs as it did before terminals: stdin on
+// /dev/null, stdout and stderr on two pipes, delivered as Stdout and Stderr;
+// the turn has no controlling terminal, TERM is inherited unchanged, and its
+// Console stays unattached (Write returns ErrNoTerminal).
+//
+// Interrupt (ctx cancelled), in both modes: SIGTERM to the whole process
+// group; when the group is not gone after Config.ShellGrace, SIGKILL to the
+// group. Run returns once the group is gone and the output is drained. This
+// is the runtime's interrupt; Console.Interrupt (^C) is a separate, softer
+// request the program may handle.
 //
 // Parent death: a SIGKILL of the process running the engine leaves no turn
 // process behind. Next to each turn runs a tiny watcher (/bin/sh reading a
@@ -46,20 +77,27 @@
 // user's command before the watcher is armed (it waits for a go-ahead line on
 // a pipe and exits on EOF), so there is no window in which a crash leaves an
 // unwatched turn. The same holds when the process exits normally (os.Exit)
-// with a turn still running. Limits: processes that leave the process group
-// (setsid, setpgid, a shell with job control) are not followed, and a process
-// stuck in uninterruptible sleep outlives SIGKILL until its I/O completes
-// (Run waits for it at most 5 s). The input is one argv string, so the
-// kernel's limit applies (128 KiB on Linux).
+// with a turn still running. On a pty the kernel also hangs the terminal up
+// when the master closes with this process (SIGHUP to the foreground group),
+// but the watcher does not rely on it: processes ignoring SIGHUP die too.
+// Limits: processes that leave the process group (setsid, setpgid, a shell
+// with job control) are not followed, and a process stuck in uninterruptible
+// sleep outlives SIGKILL until its I/O completes (Run waits for it at most
+// 5 s). The input is one argv string, so the kernel's limit applies (128 KiB
+// on Linux).
 //
-// Output: both pipes are read as data arrives and delivered in chunks of at
-// most 32 KiB without waiting for a newline (a progress bar streams). Lines
-// are bounded: a line longer than Config.MaxLine bytes is broken by
-// inserting a newline every MaxLine bytes (never inside a UTF-8 sequence
-// when it can be avoided, so pieces are MaxLine-3..MaxLine bytes). Bytes are
-// otherwise passed through unchanged, invalid UTF-8 included; an incomplete
-// UTF-8 sequence at the end of a read (at most 3 bytes) is held back until
-// the next read so that chunks do not split characters.
+// Output: the pty master (or both pipes) is read as data arrives and
+// delivered in chunks of at most 32 KiB without waiting for a newline (a
+// progress bar streams). Lines are bounded: a line longer than
+// Config.MaxLine bytes is broken by inserting a newline every MaxLine bytes
+// (never inside a UTF-8 sequence when it can be avoided, so pieces are
+// MaxLine-3..MaxLine bytes). Bytes are otherwise passed through unchanged,
+// invalid UTF-8 included; an incomplete UTF-8 sequence at the end of a read
+// (at most 3 bytes) is held back until the next read so that chunks do not
+// split characters. At the end of the turn the output is drained until the
+// master reports EIO (the last slave descriptor closed) or the pipes EOF; a
+// process that left the group and keeps the slave or a pipe open does not
+// make Run hang: reading stops once nothing is buffered (at most 5 s).
 //
 // Gate policy: before running, the whitespace-normalized input (runs of
 // spaces, tabs and newlines collapsed to one space) is searched for each
@@ -83,7 +121,8 @@
 //	gate PROMPT asks a gate with PROMPT first; denied → *GateDeniedError,
 //	            approved → runs PROMPT as above (so "gate fail" asks, then fails)
 //
-// Cancelling ctx stops it at once. Output is deterministic.
+// Cancelling ctx stops it at once. Output is deterministic. It has no
+// terminal: Turn.Console stays unattached (Write returns ErrNoTerminal).
 package engine
 
 import (
@@ -108,6 +147,12 @@ type Turn struct {
 	// Env is extra environment, appended to os.Environ() (later entries
 	// win). The runtime passes LOOPRIG_SESSION=... and LOOPRIG_TURN=....
 	Env []string
+	// Console is the turn's terminal as the runtime drives it (size, input,
+	// ^C). The runtime creates one per turn with NewConsole. nil: an engine
+	// that uses a terminal makes its own of the default size. Engines
+	// without a terminal leave it unattached (its Write returns
+	// ErrNoTerminal).
+	Console *Console
 }
 
 // Stream names an output stream. The values equal event.StreamStdout and
@@ -181,6 +226,7 @@ const (
 	DefaultDemoInterval = time.Second
 	DefaultShellGrace   = 3 * time.Second
 	DefaultMaxLine      = 64 << 10
+	DefaultTerm         = "xterm-256color"
 )
 
 // DefaultGatePolicy is the shell engine's gate policy when Config.GatePolicy
@@ -210,6 +256,12 @@ type Config struct {
 	ShellGrace time.Duration
 	// MaxLine bounds output lines, in bytes (≤ 0: DefaultMaxLine).
 	MaxLine int
+	// NoTTY makes the shell engine run turns without a terminal: stdin on
+	// /dev/null, stdout and stderr on separate pipes. By default (false) a
+	// turn runs on a pseudo-terminal.
+	NoTTY bool
+	// Term is TERM for turns on a pseudo-terminal ("": DefaultTerm).
+	Term string
 }
 
 func (c Config) withDefaults() Config {
@@ -227,6 +279,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxLine <= 0 {
 		c.MaxLine = DefaultMaxLine
+	}
+	if c.Term == "" {
+		c.Term = DefaultTerm
 	}
 	return c
 }

@@ -168,7 +168,7 @@ func TestLookup(t *testing.T) {
 func TestConfigDefaults(t *testing.T) {
 	c := Config{}.withDefaults()
 	if c.DemoSteps != 10 || c.DemoInterval != time.Second || c.ShellGrace != 3*time.Second ||
-		c.MaxLine != 64<<10 || !reflect.DeepEqual(c.GatePolicy, DefaultGatePolicy) {
+		c.MaxLine != 64<<10 || c.Term != "xterm-256color" || c.NoTTY || !reflect.DeepEqual(c.GatePolicy, DefaultGatePolicy) {
 		t.Fatalf("defaults: %+v", c)
 	}
 	if c := (Config{GatePolicy: []string{}}).withDefaults(); len(c.GatePolicy) != 0 {
@@ -320,7 +320,7 @@ func TestDemoCancel(t *testing.T) {
 }
 
 // TestImports pins the dependency direction: rig/engine uses the standard
-// library and golang.org/x/sys/unix only.
+// library, golang.org/x/sys/unix and github.com/creack/pty only.
 func TestImports(t *testing.T) {
 	files, _ := filepath.Glob("*.go")
 	for _, f := range files {
@@ -334,7 +334,7 @@ func TestImports(t *testing.T) {
 		for _, imp := range af.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
 			std := !strings.Contains(strings.SplitN(p, "/", 2)[0], ".") && !strings.HasPrefix(p, "looprig")
-			if !std && p != "golang.org/x/sys/unix" {
+			if !std && p != "golang.org/x/sys/unix" && p != "github.com/creack/pty" {
 				t.Errorf("%s imports %s", f, p)
 			}
 		}

@@ -8,9 +8,13 @@ package engine
 //
 //   - the turn: /bin/sh -c turnScript looprig-turn INPUT, started with
 //     setsid, so its pid is the id of a new session and process group
-//     (pgid) and it has no controlling terminal. It waits for a go-ahead line
-//     on fd 3, then execs /bin/sh -c INPUT (same pid): from then on it is
-//     exactly "sh -c INPUT", with default signal dispositions.
+//     (pgid). On a pty (the default) it is started with Setctty too: the
+//     slave, its fds 0, 1 and 2, becomes its controlling terminal and its
+//     group the terminal's foreground group. With NoTTY it has no
+//     controlling terminal, stdin /dev/null and stdout, stderr on pipes.
+//     It waits for a go-ahead line on fd 3, then execs /bin/sh -c INPUT
+//     (same pid): from then on it is exactly "sh -c INPUT", with default
+//     signal dispositions.
 //   - the watcher: /bin/sh -c watchScript looprig-watch PGID, in a session
 //     of its own, with stdin on a pipe whose only writer is this process
 //     (close-on-exec, so no other child holds it). It reads one line. "done"
@@ -18,27 +22,33 @@ package engine
 //     death, SIGKILL included: the kernel closes its descriptors): the
 //     watcher SIGKILLs the turn's process group.
 //
-// Order in Run: start the turn (blocked on the go-ahead), start the readers
-// of its output pipes, start the watcher with the turn's pgid, then write the
-// go-ahead. If this process dies before the go-ahead, the turn reads EOF on
-// fd 3 and exits without running anything; after it, the watcher is armed.
+// Order in Run: open the pty and attach it to the turn's Console (which
+// sets its size), start the turn (blocked on the go-ahead), close this
+// process's copies of the child's ends (the slave, or the pipes' write
+// ends), start the reader(s) of the master or the pipes, start the watcher
+// with the turn's pgid, then write the go-ahead. If this process dies
+// before the go-ahead, the turn reads EOF on fd 3 and exits without running
+// anything; after it, the watcher is armed.
 //
 // End of a turn: wait for the leader to exit without reaping it (waitid
 // WNOWAIT; the unreaped leader keeps its pid, hence the pgid, from being
 // reused while we signal the group), SIGKILL the group (whatever the shell
-// left in the background), tell the watcher "done", reap the leader, wait
-// until no live process is left in the group, then drain the pipes.
+// left in the background), detach the Console (its Interrupt may signal the
+// group up to here, while the pgid cannot be reused), tell the watcher
+// "done", reap the leader, wait until no live process is left in the group,
+// then drain the master (until EIO: no slave descriptor left) or the pipes
+// (until EOF), and close the master.
 //
 // Interrupt: SIGTERM to the group; once the leader exited and no live
 // (non-zombie) member is left, the interrupt is over; when ShellGrace passes
 // first, SIGKILL to the group.
 //
 // Limits: a process that leaves the group (setsid, setpgid, job control) is
-// not followed; only cgroups could. If it keeps the output pipes open, Run
-// stops reading after a short drain period instead of hanging. Watching
-// costs one extra short-lived /bin/sh per turn. A process stuck in
-// uninterruptible sleep outlives SIGKILL until its I/O completes (Run waits
-// up to reapTimeout for it).
+// not followed; only cgroups could. If it keeps the slave or the output
+// pipes open, Run stops reading after a short drain period instead of
+// hanging. Watching costs one extra short-lived /bin/sh per turn. A process
+// stuck in uninterruptible sleep outlives SIGKILL until its I/O completes
+// (Run waits up to reapTimeout for it).
 
 import (
 	"bytes"
@@ -83,14 +93,6 @@ func (s *shell) run(ctx context.Context, turn Turn, sink Sink) (Result, error) {
 		}
 		return r, w, err
 	}
-	outR, outW, err := pipe()
-	if err != nil {
-		return none, fmt.Errorf("engine shell: %w", err)
-	}
-	errR, errW, err := pipe()
-	if err != nil {
-		return none, fmt.Errorf("engine shell: %w", err)
-	}
 	goR, goW, err := pipe()
 	if err != nil {
 		return none, fmt.Errorf("engine shell: %w", err)
@@ -102,23 +104,71 @@ func (s *shell) run(ctx context.Context, turn Turn, sink Sink) (Result, error) {
 
 	cmd := exec.Command("/bin/sh", "-c", turnScript, "looprig-turn", turn.Input)
 	cmd.Dir = turn.Dir
-	cmd.Env = append(os.Environ(), turn.Env...)
-	cmd.Stdout = outW // *os.File: handed to the child as is, no copying goroutine
-	cmd.Stderr = errW
+	cmd.Env = os.Environ()
 	cmd.ExtraFiles = []*os.File{goR}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// childEnds are the descriptors only the child keeps: closed here once
+	// it started, so that EOF (EIO for a pty) marks the end of its output.
+	childEnds := []*os.File{goR}
+	var outputs []*os.File // what the engine reads: the master, or the stdout and stderr pipes
+	var console *Console   // attached (pty mode only)
+	var master *os.File
+	if s.noTTY {
+		outR, outW, err := pipe()
+		if err != nil {
+			return none, fmt.Errorf("engine shell: %w", err)
+		}
+		errR, errW, err := pipe()
+		if err != nil {
+			return none, fmt.Errorf("engine shell: %w", err)
+		}
+		cmd.Stdout = outW // *os.File: handed to the child as is, no copying goroutine
+		cmd.Stderr = errW
+		childEnds = append(childEnds, outW, errW)
+		outputs = []*os.File{outR, errR}
+	} else {
+		m, slave, err := openPTY()
+		if err != nil {
+			return none, fmt.Errorf("engine shell: %w", err)
+		}
+		master = m
+		files = append(files, master, slave)
+		console = turn.Console
+		if console == nil {
+			console = NewConsole(0, 0)
+		}
+		// Before the start: the turn starts with the console's size, and
+		// input written from now on waits in the pty for the turn to read.
+		if err := console.attach(master); err != nil {
+			return none, fmt.Errorf("engine shell: %w", err)
+		}
+		defer console.detach(master) // early returns; normally detached below
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+		// Setsid + Setctty: a session leader whose controlling terminal is
+		// the slave (fd 0 in the child), its group the foreground group.
+		cmd.SysProcAttr.Setctty = true
+		cmd.SysProcAttr.Ctty = 0
+		cmd.Env = append(cmd.Env, "TERM="+s.term)
+		childEnds = append(childEnds, slave)
+		outputs = []*os.File{master}
+	}
+	cmd.Env = append(cmd.Env, turn.Env...)
 	err = cmd.Start()
-	_ = outW.Close()
-	_ = errW.Close()
-	_ = goR.Close()
+	for _, f := range childEnds {
+		_ = f.Close()
+	}
 	if err != nil {
 		return none, fmt.Errorf("engine shell: start: %w", err)
 	}
 	pgid := cmd.Process.Pid
+	if console != nil {
+		console.started(pgid)
+	}
 
 	out := &output{sink: sink}
-	out.read(outR, Stdout, s.maxLine)
-	out.read(errR, Stderr, s.maxLine)
+	for i, f := range outputs { // pty: one output, stdout and stderr merged
+		out.read(f, []Stream{Stdout, Stderr}[i], s.maxLine)
+	}
 
 	exited := make(chan struct{})
 	go func() {
@@ -152,12 +202,15 @@ func (s *shell) run(ctx context.Context, turn Turn, sink Sink) (Result, error) {
 	<-exited
 	// The leader is a zombie we have not reaped: its pgid cannot be reused.
 	_ = unix.Kill(-pgid, unix.SIGKILL) // whatever the shell left behind
+	if console != nil {
+		console.detach(master) // before the reap: Interrupt may signal the group until now
+	}
 	if watchErr == nil {
 		disarm(watcher, watchW)
 	}
 	_ = cmd.Wait() // reap; the status is in cmd.ProcessState
 	waitGone(pgid)
-	out.drain(outR, errR)
+	out.drain(outputs...)
 
 	if watchErr != nil {
 		return none, fmt.Errorf("engine shell: start watcher: %w", watchErr)

@@ -9,14 +9,17 @@ type shell struct {
 	policy  []string
 	grace   time.Duration
 	maxLine int
+	noTTY   bool
+	term    string
 }
 
 // NewShell returns the "shell" engine: /bin/sh -c INPUT in the turn's
-// directory, in its own process group, watched against parent death. See
-// the package documentation.
+// directory, in its own session and process group, on a pseudo-terminal
+// (or pipes with Config.NoTTY), watched against parent death. See the
+// package documentation.
 func NewShell(cfg Config) Engine {
 	cfg = cfg.withDefaults()
-	return &shell{policy: cfg.GatePolicy, grace: cfg.ShellGrace, maxLine: cfg.MaxLine}
+	return &shell{policy: cfg.GatePolicy, grace: cfg.ShellGrace, maxLine: cfg.MaxLine, noTTY: cfg.NoTTY, term: cfg.Term}
 }
 
 func (s *shell) Name() string { return "shell" }

@@ -78,6 +78,26 @@ func assertNoProcs(t *testing.T, marker string) {
 	}
 }
 
+// modes are the shell engine's two ways of running a turn.
+var modes = []struct {
+	name string
+	cfg  Config
+}{
+	{"pty", Config{}},
+	{"pipes", Config{NoTTY: true}},
+}
+
+// bothModes runs f as parallel subtests, once on a pty and once on pipes,
+// with the mode's Config (which f may extend).
+func bothModes(t *testing.T, f func(t *testing.T, cfg Config)) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			f(t, m.cfg)
+		})
+	}
+}
+
 func shellTurn(t *testing.T, input string) Turn {
 	return Turn{
 		SessionID: "s-1",
@@ -102,7 +122,7 @@ func runShell(t *testing.T, cfg Config, input string) (Result, error, *testSink)
 
 func TestShellStreams(t *testing.T) {
 	t.Parallel()
-	res, err, sink := runShell(t, Config{}, "echo out; echo err >&2; echo out2")
+	res, err, sink := runShell(t, Config{NoTTY: true}, "echo out; echo err >&2; echo out2")
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("Run = %+v, %v", res, err)
 	}
@@ -116,36 +136,40 @@ func TestShellStreams(t *testing.T) {
 
 func TestShellNoOutput(t *testing.T) {
 	t.Parallel()
-	res, err, sink := runShell(t, Config{}, "true")
-	if err != nil || res.ExitCode != 0 {
-		t.Fatalf("Run = %+v, %v", res, err)
-	}
-	if len(sink.chunks) != 0 {
-		t.Fatalf("unexpected output %q", sink.chunks)
-	}
+	bothModes(t, func(t *testing.T, cfg Config) {
+		res, err, sink := runShell(t, cfg, "true")
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("Run = %+v, %v", res, err)
+		}
+		if len(sink.chunks) != 0 {
+			t.Fatalf("unexpected output %q", sink.chunks)
+		}
+	})
 }
 
 func TestShellExitCode(t *testing.T) {
 	t.Parallel()
-	for input, want := range map[string]int{
-		"exit 3":                 3,
-		"false":                  1,
-		"kill -9 $$":             128 + 9,
-		"kill -TERM $$; sleep 5": 128 + 15,
-		"exit 0":                 0,
-	} {
-		res, err, _ := runShell(t, Config{}, input)
-		if err != nil || res.ExitCode != want {
-			t.Errorf("%q: Run = %+v, %v; want exit %d", input, res, err, want)
+	bothModes(t, func(t *testing.T, cfg Config) {
+		for input, want := range map[string]int{
+			"exit 3":                 3,
+			"false":                  1,
+			"kill -9 $$":             128 + 9,
+			"kill -TERM $$; sleep 5": 128 + 15,
+			"exit 0":                 0,
+		} {
+			res, err, _ := runShell(t, cfg, input)
+			if err != nil || res.ExitCode != want {
+				t.Errorf("%q: Run = %+v, %v; want exit %d", input, res, err, want)
+			}
 		}
-	}
+	})
 }
 
 func TestShellDirEnvStdin(t *testing.T) {
 	t.Parallel()
 	sink := newSink()
 	turn := shellTurn(t, `pwd -P; echo "$LOOPRIG_SESSION $LOOPRIG_TURN"; cat; echo cat=$?; readlink /proc/self/fd/0; echo $0`)
-	r := await(t, runAsync(context.Background(), NewShell(Config{}), turn, sink), 60*time.Second)
+	r := await(t, runAsync(context.Background(), NewShell(Config{NoTTY: true}), turn, sink), 60*time.Second)
 	if r.err != nil || r.res.ExitCode != 0 {
 		t.Fatalf("Run = %+v, %v", r.res, r.err)
 	}
@@ -161,40 +185,44 @@ func TestShellDirEnvStdin(t *testing.T) {
 
 func TestShellEnvInheritedAndOverridden(t *testing.T) {
 	t.Parallel()
-	path := os.Getenv("PATH")
-	sink := newSink()
-	turn := shellTurn(t, `echo "$PATH|$LOOPRIG_TURN"`)
-	turn.Env = append(turn.Env, "LOOPRIG_TURN=t-2")
-	r := await(t, runAsync(context.Background(), NewShell(Config{}), turn, sink), 60*time.Second)
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	if got := sink.text(Stdout); got != path+"|t-2\n" {
-		t.Fatalf("stdout %q", got)
-	}
+	bothModes(t, func(t *testing.T, cfg Config) {
+		path := os.Getenv("PATH")
+		sink := newSink()
+		turn := shellTurn(t, `echo "$PATH|$LOOPRIG_TURN"`)
+		turn.Env = append(turn.Env, "LOOPRIG_TURN=t-2")
+		r := await(t, runAsync(context.Background(), NewShell(cfg), turn, sink), 60*time.Second)
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		if got := sink.text(Stdout); got != path+"|t-2\n" {
+			t.Fatalf("stdout %q", got)
+		}
+	})
 }
 
 func TestShellStartError(t *testing.T) {
 	t.Parallel()
-	sink := newSink()
-	turn := shellTurn(t, "echo hi")
-	turn.Dir = filepath.Join(turn.Dir, "missing")
-	res, err := NewShell(Config{}).Run(context.Background(), turn, sink)
-	if err == nil || res.ExitCode != NoExitCode {
-		t.Fatalf("Run = %+v, %v", res, err)
-	}
-	var pe *os.PathError
-	if !errors.As(err, &pe) {
-		t.Fatalf("err %v does not wrap *os.PathError", err)
-	}
-	if len(sink.chunks) != 0 {
-		t.Fatal("output from a turn that did not start")
-	}
+	bothModes(t, func(t *testing.T, cfg Config) {
+		sink := newSink()
+		turn := shellTurn(t, "echo hi")
+		turn.Dir = filepath.Join(turn.Dir, "missing")
+		res, err := NewShell(cfg).Run(context.Background(), turn, sink)
+		if err == nil || res.ExitCode != NoExitCode {
+			t.Fatalf("Run = %+v, %v", res, err)
+		}
+		var pe *os.PathError
+		if !errors.As(err, &pe) {
+			t.Fatalf("err %v does not wrap *os.PathError", err)
+		}
+		if len(sink.chunks) != 0 {
+			t.Fatal("output from a turn that did not start")
+		}
+	})
 }
 
 func TestShellLongLines(t *testing.T) {
 	t.Parallel()
-	res, err, sink := runShell(t, Config{MaxLine: 10}, `printf '0123456789abcdefghijXYZ\nshort\n'; printf 'ééééééé\n' >&2`)
+	res, err, sink := runShell(t, Config{MaxLine: 10, NoTTY: true}, `printf '0123456789abcdefghijXYZ\nshort\n'; printf 'ééééééé\n' >&2`)
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("Run = %+v, %v", res, err)
 	}
@@ -208,102 +236,112 @@ func TestShellLongLines(t *testing.T) {
 
 func TestShellDefaultMaxLine(t *testing.T) {
 	t.Parallel()
-	res, err, sink := runShell(t, Config{}, `head -c 200000 /dev/zero | tr '\0' x`)
-	if err != nil || res.ExitCode != 0 {
-		t.Fatalf("Run = %+v, %v", res, err)
-	}
-	lines := strings.Split(sink.text(Stdout), "\n")
-	if len(lines) != 4 || len(lines[0]) != DefaultMaxLine || len(lines[3]) != 200000-3*DefaultMaxLine {
-		t.Fatalf("got %d lines", len(lines))
-	}
+	bothModes(t, func(t *testing.T, cfg Config) {
+		res, err, sink := runShell(t, cfg, `head -c 200000 /dev/zero | tr '\0' x`)
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("Run = %+v, %v", res, err)
+		}
+		lines := strings.Split(sink.text(Stdout), "\n")
+		if len(lines) != 4 || len(lines[0]) != DefaultMaxLine || len(lines[3]) != 200000-3*DefaultMaxLine {
+			t.Fatalf("got %d lines", len(lines))
+		}
+	})
 }
 
 // TestShellChunksKeepRunes: a character split across two writes arrives
 // whole.
 func TestShellChunksKeepRunes(t *testing.T) {
 	t.Parallel()
-	res, err, sink := runShell(t, Config{}, `printf 'a\303'; sleep 0.1; printf '\251b\342\202'; sleep 0.1; printf '\254\n'`)
-	if err != nil || res.ExitCode != 0 {
-		t.Fatalf("Run = %+v, %v", res, err)
-	}
-	if got := sink.text(Stdout); got != "aéb€\n" {
-		t.Fatalf("stdout %q", got)
-	}
-	for _, c := range sink.chunks {
-		if !utf8.ValidString(c.text) {
-			t.Errorf("chunk %q splits a character", c.text)
+	bothModes(t, func(t *testing.T, cfg Config) {
+		res, err, sink := runShell(t, cfg, `printf 'a\303'; sleep 0.1; printf '\251b\342\202'; sleep 0.1; printf '\254\n'`)
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("Run = %+v, %v", res, err)
 		}
-	}
+		if got := sink.text(Stdout); got != "aéb€\n" {
+			t.Fatalf("stdout %q", got)
+		}
+		for _, c := range sink.chunks {
+			if !utf8.ValidString(c.text) {
+				t.Errorf("chunk %q splits a character", c.text)
+			}
+		}
+	})
 }
 
 func TestShellInvalidUTF8PassesThrough(t *testing.T) {
 	t.Parallel()
-	res, err, sink := runShell(t, Config{}, `printf 'a\377\200b\033[31m\n'; printf '\303'`)
-	if err != nil || res.ExitCode != 0 {
-		t.Fatalf("Run = %+v, %v", res, err)
-	}
-	if got := sink.text(Stdout); got != "a\xff\x80b\x1b[31m\n\xc3" {
-		t.Fatalf("stdout %q", got)
-	}
+	bothModes(t, func(t *testing.T, cfg Config) {
+		res, err, sink := runShell(t, cfg, `printf 'a\377\200b\033[31m\n'; printf '\303'`)
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("Run = %+v, %v", res, err)
+		}
+		if got := sink.text(Stdout); got != "a\xff\x80b\x1b[31m\n\xc3" {
+			t.Fatalf("stdout %q", got)
+		}
+	})
 }
 
 // TestShellPartialLine: output without a newline is delivered while the
 // command is still running.
 func TestShellPartialLine(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "go")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	sink := newSink()
-	turn := shellTurn(t, fmt.Sprintf("printf abc; read x < '%s'; printf def", fifo))
-	ch := runAsync(context.Background(), NewShell(Config{}), turn, sink)
-	sink.waitOutput(t, Stdout, "abc")
-	if got := sink.text(Stdout); got != "abc" {
-		t.Fatalf("stdout %q before def was printed", got)
-	}
-	if err := os.WriteFile(fifo, []byte("go\n"), 0); err != nil {
-		t.Fatal(err)
-	}
-	r := await(t, ch, 60*time.Second)
-	if r.err != nil || sink.text(Stdout) != "abcdef" {
-		t.Fatalf("Run = %+v, %v, stdout %q", r.res, r.err, sink.text(Stdout))
-	}
+	bothModes(t, func(t *testing.T, cfg Config) {
+		dir := t.TempDir()
+		fifo := filepath.Join(dir, "go")
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		sink := newSink()
+		turn := shellTurn(t, fmt.Sprintf("printf abc; read x < '%s'; printf def", fifo))
+		ch := runAsync(context.Background(), NewShell(cfg), turn, sink)
+		sink.waitOutput(t, Stdout, "abc")
+		if got := sink.text(Stdout); got != "abc" {
+			t.Fatalf("stdout %q before def was printed", got)
+		}
+		if err := os.WriteFile(fifo, []byte("go\n"), 0); err != nil {
+			t.Fatal(err)
+		}
+		r := await(t, ch, 60*time.Second)
+		if r.err != nil || sink.text(Stdout) != "abcdef" {
+			t.Fatalf("Run = %+v, %v, stdout %q", r.res, r.err, sink.text(Stdout))
+		}
+	})
 }
 
 // TestShellLargeOutput: 50 MB stream through in bounded chunks; the engine
 // holds no more than a read buffer.
 func TestShellLargeOutput(t *testing.T) {
 	t.Parallel()
-	sink := newSink()
-	sink.discard = true
-	var calls int
-	var peak uint64
-	sink.onOutput = func(string) {
-		calls++
-		if calls%100 == 0 {
-			var ms runtime.MemStats
-			runtime.ReadMemStats(&ms)
-			peak = max(peak, ms.HeapInuse)
+	bothModes(t, func(t *testing.T, cfg Config) {
+		sink := newSink()
+		sink.discard = true
+		var calls int
+		var peak uint64
+		sink.onOutput = func(string) {
+			calls++
+			if calls%100 == 0 {
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				peak = max(peak, ms.HeapInuse)
+			}
 		}
-	}
-	r := await(t, runAsync(context.Background(), NewShell(Config{}), shellTurn(t, "yes | head -c 50000000"), sink), 120*time.Second)
-	if r.err != nil || r.res.ExitCode != 0 {
-		t.Fatalf("Run = %+v, %v", r.res, r.err)
-	}
-	sink.check(t)
-	if n := sink.bytes[Stdout]; n != 50000000 {
-		t.Fatalf("got %d bytes", n)
-	}
-	if sink.maxChunk > readSize {
-		t.Fatalf("chunk of %d bytes", sink.maxChunk)
-	}
-	// Heap in use includes other parallel tests and garbage; 50 MB of
-	// retained output would exceed this bound.
-	if peak > 40<<20 {
-		t.Fatalf("heap in use peaked at %d MiB", peak>>20)
-	}
+		r := await(t, runAsync(context.Background(), NewShell(cfg), shellTurn(t, "yes | head -c 50000000"), sink), 120*time.Second)
+		if r.err != nil || r.res.ExitCode != 0 {
+			t.Fatalf("Run = %+v, %v", r.res, r.err)
+		}
+		sink.check(t)
+		if n := sink.bytes[Stdout]; n != 50000000 {
+			t.Fatalf("got %d bytes", n)
+		}
+		if sink.maxChunk > readSize {
+			t.Fatalf("chunk of %d bytes", sink.maxChunk)
+		}
+		// Heap in use includes other parallel tests and garbage; 50 MB of
+		// retained output would exceed this bound.
+		if peak > 40<<20 {
+			t.Fatalf("heap in use peaked at %d MiB", peak>>20)
+		}
+	})
 }
 
 // TestShellSerializedOutput: both streams busy at once, Output never runs
@@ -314,7 +352,7 @@ func TestShellSerializedOutput(t *testing.T) {
 	sink.discard = true
 	sink.onOutput = func(string) { runtime.Gosched() }
 	input := `head -c 3000000 /dev/zero | tr '\0' o & head -c 3000000 /dev/zero | tr '\0' e >&2; wait`
-	r := await(t, runAsync(context.Background(), NewShell(Config{}), shellTurn(t, input), sink), 60*time.Second)
+	r := await(t, runAsync(context.Background(), NewShell(Config{NoTTY: true}), shellTurn(t, input), sink), 60*time.Second)
 	if r.err != nil || r.res.ExitCode != 0 {
 		t.Fatalf("Run = %+v, %v", r.res, r.err)
 	}
@@ -327,123 +365,140 @@ func TestShellSerializedOutput(t *testing.T) {
 
 func TestShellInterrupt(t *testing.T) {
 	t.Parallel()
-	marker := newMarker()
-	cleanupMarker(t, marker)
-	cause := errors.New("user pressed I")
-	ctx, cancel := context.WithCancelCause(context.Background())
-	sink := newSink()
-	const grace = 8 * time.Second
-	input := fmt.Sprintf("sleep %s & sleep %s & echo ready; sleep %s", marker, marker, marker)
-	ch := runAsync(ctx, NewShell(Config{ShellGrace: grace}), shellTurn(t, input), sink)
-	sink.waitOutput(t, Stdout, "ready")
-	if n := len(procsWith(marker)); n < 3 {
-		t.Fatalf("%d marker processes running, want ≥ 3", n)
-	}
-	start := time.Now()
-	cancel(cause)
-	r := await(t, ch, 30*time.Second)
-	if !errors.Is(r.err, cause) || !errors.Is(r.err, context.Canceled) {
-		t.Fatalf("err = %v, want the cause", r.err)
-	}
-	if r.res.ExitCode != 128+int(syscall.SIGTERM) {
-		t.Errorf("exit code %d, want %d", r.res.ExitCode, 128+int(syscall.SIGTERM))
-	}
-	// SIGTERM ends sleep: no need to wait for the SIGKILL.
-	if d := time.Since(start); d >= grace {
-		t.Errorf("Run took %v, the whole grace period", d)
-	}
-	assertNoProcs(t, marker)
+	bothModes(t, func(t *testing.T, cfg Config) {
+		marker := newMarker()
+		cleanupMarker(t, marker)
+		cause := errors.New("user pressed I")
+		ctx, cancel := context.WithCancelCause(context.Background())
+		sink := newSink()
+		const grace = 8 * time.Second
+		input := fmt.Sprintf("sleep %s & sleep %s & echo ready; sleep %s", marker, marker, marker)
+		cfg.ShellGrace = grace
+		ch := runAsync(ctx, NewShell(cfg), shellTurn(t, input), sink)
+		sink.waitOutput(t, Stdout, "ready")
+		if n := len(procsWith(marker)); n < 3 {
+			t.Fatalf("%d marker processes running, want ≥ 3", n)
+		}
+		start := time.Now()
+		cancel(cause)
+		r := await(t, ch, 30*time.Second)
+		if !errors.Is(r.err, cause) || !errors.Is(r.err, context.Canceled) {
+			t.Fatalf("err = %v, want the cause", r.err)
+		}
+		if r.res.ExitCode != 128+int(syscall.SIGTERM) {
+			t.Errorf("exit code %d, want %d", r.res.ExitCode, 128+int(syscall.SIGTERM))
+		}
+		// SIGTERM ends sleep: no need to wait for the SIGKILL.
+		if d := time.Since(start); d >= grace {
+			t.Errorf("Run took %v, the whole grace period", d)
+		}
+		assertNoProcs(t, marker)
+	})
 }
 
 func TestShellInterruptKillsAfterGrace(t *testing.T) {
 	t.Parallel()
-	marker := newMarker()
-	cleanupMarker(t, marker)
-	ctx, cancel := context.WithCancel(context.Background())
-	sink := newSink()
-	const grace = 300 * time.Millisecond
-	input := fmt.Sprintf("trap '' TERM; sleep %s & echo ready; sleep %s", marker, marker)
-	ch := runAsync(ctx, NewShell(Config{ShellGrace: grace}), shellTurn(t, input), sink)
-	sink.waitOutput(t, Stdout, "ready")
-	start := time.Now()
-	cancel()
-	r := await(t, ch, 30*time.Second)
-	if !errors.Is(r.err, context.Canceled) {
-		t.Fatalf("err = %v", r.err)
-	}
-	if r.res.ExitCode != 128+int(syscall.SIGKILL) {
-		t.Errorf("exit code %d, want %d", r.res.ExitCode, 128+int(syscall.SIGKILL))
-	}
-	if d := time.Since(start); d < grace {
-		t.Errorf("Run returned after %v, before the grace period", d)
-	}
-	assertNoProcs(t, marker)
+	bothModes(t, func(t *testing.T, cfg Config) {
+		marker := newMarker()
+		cleanupMarker(t, marker)
+		ctx, cancel := context.WithCancel(context.Background())
+		sink := newSink()
+		const grace = 300 * time.Millisecond
+		cfg.ShellGrace = grace
+		input := fmt.Sprintf("trap '' TERM; sleep %s & echo ready; sleep %s", marker, marker)
+		ch := runAsync(ctx, NewShell(cfg), shellTurn(t, input), sink)
+		sink.waitOutput(t, Stdout, "ready")
+		start := time.Now()
+		cancel()
+		r := await(t, ch, 30*time.Second)
+		if !errors.Is(r.err, context.Canceled) {
+			t.Fatalf("err = %v", r.err)
+		}
+		if r.res.ExitCode != 128+int(syscall.SIGKILL) {
+			t.Errorf("exit code %d, want %d", r.res.ExitCode, 128+int(syscall.SIGKILL))
+		}
+		if d := time.Since(start); d < grace {
+			t.Errorf("Run returned after %v, before the grace period", d)
+		}
+		assertNoProcs(t, marker)
+	})
 }
 
 // TestShellTermRemnantKilledAfterGrace: the leader dies on SIGTERM, a
 // background process ignoring it is SIGKILLed after the grace period.
 func TestShellTermRemnantKilledAfterGrace(t *testing.T) {
 	t.Parallel()
-	marker := newMarker()
-	cleanupMarker(t, marker)
-	ctx, cancel := context.WithCancel(context.Background())
-	sink := newSink()
-	const grace = 300 * time.Millisecond
-	input := fmt.Sprintf("(trap '' TERM; echo ready; sleep %s) & sleep %s", marker, marker)
-	ch := runAsync(ctx, NewShell(Config{ShellGrace: grace}), shellTurn(t, input), sink)
-	sink.waitOutput(t, Stdout, "ready")
-	start := time.Now()
-	cancel()
-	r := await(t, ch, 30*time.Second)
-	if !errors.Is(r.err, context.Canceled) || r.res.ExitCode != 128+int(syscall.SIGTERM) {
-		t.Fatalf("Run = %+v, %v", r.res, r.err)
-	}
-	if d := time.Since(start); d < grace {
-		t.Errorf("Run returned after %v, before the grace period", d)
-	}
-	assertNoProcs(t, marker)
+	bothModes(t, func(t *testing.T, cfg Config) {
+		marker := newMarker()
+		cleanupMarker(t, marker)
+		ctx, cancel := context.WithCancel(context.Background())
+		sink := newSink()
+		const grace = 300 * time.Millisecond
+		cfg.ShellGrace = grace
+		// HUP too: on a pty the kernel sends SIGHUP to the foreground group
+		// when the session leader dies.
+		input := fmt.Sprintf("(trap '' TERM HUP; echo ready; sleep %s) & sleep %s", marker, marker)
+		ch := runAsync(ctx, NewShell(cfg), shellTurn(t, input), sink)
+		sink.waitOutput(t, Stdout, "ready")
+		start := time.Now()
+		cancel()
+		r := await(t, ch, 30*time.Second)
+		if !errors.Is(r.err, context.Canceled) || r.res.ExitCode != 128+int(syscall.SIGTERM) {
+			t.Fatalf("Run = %+v, %v", r.res, r.err)
+		}
+		if d := time.Since(start); d < grace {
+			t.Errorf("Run returned after %v, before the grace period", d)
+		}
+		assertNoProcs(t, marker)
+	})
 }
 
 // TestShellBackgroundKilledAtEnd: what the shell leaves running in its group
 // dies with the turn, and does not keep Run waiting on the pipes.
 func TestShellBackgroundKilledAtEnd(t *testing.T) {
 	t.Parallel()
-	marker := newMarker()
-	cleanupMarker(t, marker)
-	res, err, sink := runShell(t, Config{}, fmt.Sprintf("sleep %s & echo done", marker))
-	if err != nil || res.ExitCode != 0 || sink.text(Stdout) != "done\n" {
-		t.Fatalf("Run = %+v, %v, %q", res, err, sink.text(Stdout))
-	}
-	assertNoProcs(t, marker)
+	bothModes(t, func(t *testing.T, cfg Config) {
+		marker := newMarker()
+		cleanupMarker(t, marker)
+		res, err, sink := runShell(t, cfg, fmt.Sprintf("sleep %s & echo done", marker))
+		if err != nil || res.ExitCode != 0 || sink.text(Stdout) != "done\n" {
+			t.Fatalf("Run = %+v, %v, %q", res, err, sink.text(Stdout))
+		}
+		assertNoProcs(t, marker)
+	})
 }
 
 // TestShellEscapedPipeHolder: a process that left the group and keeps the
 // pipes open does not make Run hang.
 func TestShellEscapedPipeHolder(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("setsid"); err != nil {
-		t.Skip("no setsid")
-	}
-	marker := newMarker()
-	cleanupMarker(t, marker)
-	res, err, sink := runShell(t, Config{}, fmt.Sprintf("setsid sleep %s & echo done", marker))
-	if err != nil || res.ExitCode != 0 || sink.text(Stdout) != "done\n" {
-		t.Fatalf("Run = %+v, %v, %q", res, err, sink.text(Stdout))
-	}
+	bothModes(t, func(t *testing.T, cfg Config) {
+		if _, err := exec.LookPath("setsid"); err != nil {
+			t.Skip("no setsid")
+		}
+		marker := newMarker()
+		cleanupMarker(t, marker)
+		res, err, sink := runShell(t, cfg, fmt.Sprintf("setsid sleep %s & echo done", marker))
+		if err != nil || res.ExitCode != 0 || sink.text(Stdout) != "done\n" {
+			t.Fatalf("Run = %+v, %v, %q", res, err, sink.text(Stdout))
+		}
+	})
 }
 
 func TestShellCancelledBeforeRun(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	turn := shellTurn(t, "touch ran")
-	res, err := NewShell(Config{}).Run(ctx, turn, newSink())
-	if !errors.Is(err, context.Canceled) || res.ExitCode != NoExitCode {
-		t.Fatalf("Run = %+v, %v", res, err)
-	}
-	if _, err := os.Stat(filepath.Join(turn.Dir, "ran")); !os.IsNotExist(err) {
-		t.Fatal("the command ran")
-	}
+	bothModes(t, func(t *testing.T, cfg Config) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		turn := shellTurn(t, "touch ran")
+		res, err := NewShell(cfg).Run(ctx, turn, newSink())
+		if !errors.Is(err, context.Canceled) || res.ExitCode != NoExitCode {
+			t.Fatalf("Run = %+v, %v", res, err)
+		}
+		if _, err := os.Stat(filepath.Join(turn.Dir, "ran")); !os.IsNotExist(err) {
+			t.Fatal("the command ran")
+		}
+	})
 }
 
 func TestShellGate(t *testing.T) {
@@ -540,72 +595,78 @@ func TestShellGateError(t *testing.T) {
 // TestShellConcurrentRuns: turns run side by side without sharing pipes.
 func TestShellConcurrentRuns(t *testing.T) {
 	t.Parallel()
-	e := NewShell(Config{})
-	var wg sync.WaitGroup
-	for i := range 4 {
-		wg.Go(func() {
-			sink := newSink()
-			r := await(t, runAsync(context.Background(), e, shellTurn(t, fmt.Sprintf("echo %d; exit %d", i, i)), sink), 60*time.Second)
-			if r.err != nil || r.res.ExitCode != i || sink.text(Stdout) != fmt.Sprintf("%d\n", i) {
-				t.Errorf("turn %d: Run = %+v, %v, %q", i, r.res, r.err, sink.text(Stdout))
-			}
-		})
-	}
-	wg.Wait()
+	bothModes(t, func(t *testing.T, cfg Config) {
+		e := NewShell(cfg)
+		var wg sync.WaitGroup
+		for i := range 4 {
+			wg.Go(func() {
+				sink := newSink()
+				r := await(t, runAsync(context.Background(), e, shellTurn(t, fmt.Sprintf("echo %d; exit %d", i, i)), sink), 60*time.Second)
+				if r.err != nil || r.res.ExitCode != i || sink.text(Stdout) != fmt.Sprintf("%d\n", i) {
+					t.Errorf("turn %d: Run = %+v, %v, %q", i, r.res, r.err, sink.text(Stdout))
+				}
+			})
+		}
+		wg.Wait()
+	})
 }
 
 // TestShellParentDeath: SIGKILL of the process running a turn leaves no
 // turn process behind.
 func TestShellParentDeath(t *testing.T) {
 	t.Parallel()
-	marker := newMarker()
-	cleanupMarker(t, marker)
-	helper := exec.Command(os.Args[0], "-test.run=^$")
-	helper.Env = append(os.Environ(), helperEnv+"=parent-death", "LOOPRIG_ENGINE_TEST_MARKER="+marker)
-	helper.Stderr = os.Stderr
-	stdout, err := helper.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := helper.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = helper.Process.Kill(); _ = helper.Wait() })
-	line := make(chan string, 1)
-	go func() {
-		s, _ := bufio.NewReader(stdout).ReadString('\n')
-		line <- s
-	}()
-	select {
-	case s := <-line:
-		if s != "started\n" {
-			t.Fatalf("helper said %q", s)
+	bothModes(t, func(t *testing.T, cfg Config) {
+		marker := newMarker()
+		cleanupMarker(t, marker)
+		helper := exec.Command(os.Args[0], "-test.run=^$")
+		helper.Env = append(os.Environ(), helperEnv+"=parent-death", "LOOPRIG_ENGINE_TEST_MARKER="+marker,
+			fmt.Sprintf("LOOPRIG_ENGINE_TEST_NOTTY=%t", cfg.NoTTY))
+		helper.Stderr = os.Stderr
+		stdout, err := helper.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("helper did not start the turn")
-	}
-	if n := len(procsWith(marker)); n < 2 {
-		t.Fatalf("%d marker processes running, want ≥ 2", n)
-	}
-	if err := helper.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = helper.Wait()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		pids := procsWith(marker)
-		if len(pids) == 0 {
-			return
+		if err := helper.Start(); err != nil {
+			t.Fatal(err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("turn processes survived the SIGKILL of their parent: %v", pids)
+		t.Cleanup(func() { _ = helper.Process.Kill(); _ = helper.Wait() })
+		line := make(chan string, 1)
+		go func() {
+			s, _ := bufio.NewReader(stdout).ReadString('\n')
+			line <- s
+		}()
+		select {
+		case s := <-line:
+			if s != "started\n" {
+				t.Fatalf("helper said %q", s)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("helper did not start the turn")
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		if n := len(procsWith(marker)); n < 2 {
+			t.Fatalf("%d marker processes running, want ≥ 2", n)
+		}
+		if err := helper.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		_ = helper.Wait()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			pids := procsWith(marker)
+			if len(pids) == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("turn processes survived the SIGKILL of their parent: %v", pids)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
 }
 
-// helperParentDeath runs in a child test process: it starts a shell turn,
-// says "started" once the turn runs, and blocks until killed.
+// helperParentDeath runs in a child test process: it starts a shell turn
+// (on pipes when LOOPRIG_ENGINE_TEST_NOTTY=true, else on a pty), says
+// "started" once the turn runs, and blocks until killed.
 func helperParentDeath() {
 	marker := os.Getenv("LOOPRIG_ENGINE_TEST_MARKER")
 	started := make(chan struct{})
@@ -616,8 +677,11 @@ func helperParentDeath() {
 		}
 	}}
 	go func() {
-		input := fmt.Sprintf("sleep %s & echo started; sleep %s", marker, marker)
-		_, err := NewShell(Config{}).Run(context.Background(), Turn{Input: input, Dir: os.TempDir()}, sink)
+		// HUP ignored: on a pty, the kernel hangs the terminal up when the
+		// master closes with this process; the watcher must do the killing.
+		input := fmt.Sprintf("trap '' HUP; sleep %s & echo started; sleep %s", marker, marker)
+		cfg := Config{NoTTY: os.Getenv("LOOPRIG_ENGINE_TEST_NOTTY") == "true"}
+		_, err := NewShell(cfg).Run(context.Background(), Turn{Input: input, Dir: os.TempDir()}, sink)
 		fmt.Fprintln(os.Stderr, "helper: turn ended:", err)
 		os.Exit(3)
 	}()

@@ -19,6 +19,7 @@ import (
 
 var turnCases = []testCase{
 	{"ShellOutputAndExitCode", testShellTurn},
+	{"ShellTurnOnATerminal", testShellTerminal},
 	{"InterruptKillsProcessGroup", testInterrupt},
 	{"CancelledSubmitKeepsSessionHealthy", testCancelledSubmit},
 	{"ShutdownDuringFailedSubmit", testShutdownDuringFailedSubmit},
@@ -27,9 +28,9 @@ var turnCases = []testCase{
 
 // A shell turn runs in the workspace, streams OutputDelta, checkpoints
 // TurnOutput into the journal and ends with TurnDone carrying the exit
-// code.
+// code. On pipes (tty = false), stdout and stderr stay apart.
 func testShellTurn(t *testing.T, e *env) {
-	s := e.newSession(e.define())
+	s := e.newSession(e.define(rig.WithProfile(pipesProfile())))
 	c := collect(t, s.Subscribe(hub.Filter{AllLoops: true}), nil)
 	m := newMarker()
 	ti := runTurn(t, s, `pwd -P; echo "out-`+m+`"; echo "err-`+m+`" >&2; echo "id=$LOOPRIG_SESSION turn=$LOOPRIG_TURN"; exit 3`)
@@ -396,6 +397,27 @@ func testGateRespondOnDelivery(t *testing.T, e *env) {
 		}
 		if _, err := os.Stat(filepath.Join(s.Workspace(), file)); err != nil {
 			t.Errorf("round %d: approved command did not run: %v", i, err)
+		}
+	}
+}
+
+// pipesProfile is the default profile with tty = false.
+func pipesProfile() rig.Profile {
+	p := rig.DefaultProfile()
+	p.NoTTY = true
+	return p
+}
+
+// By default a shell turn runs under a pseudo-terminal: tty names it, TERM
+// is set, and stderr arrives with stdout, in the order printed.
+func testShellTerminal(t *testing.T, e *env) {
+	s := e.newSession(e.define())
+	m := newMarker()
+	ti := runTurn(t, s, `tty; echo "term=$TERM"; echo "out-`+m+`"; echo "err-`+m+`" >&2`)
+	out := turnOutput(readJournal(t, e.raw, s.SessionID()), ti.ID)
+	for _, want := range []string{"/dev/pts/", "term=xterm-256color\n", "out-" + m + "\nerr-" + m + "\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("journaled output %q lacks %q", out, want)
 		}
 	}
 }
