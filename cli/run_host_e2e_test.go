@@ -362,11 +362,11 @@ func TestRunThroughHostGates(t *testing.T) {
 }
 
 // A second Ctrl-C exits at once, while the host still interrupts the turn
-// (one that ignores SIGTERM ends only at the grace period's SIGKILL).
+// (one that ignores ^C and SIGTERM ends only at the grace period's SIGKILL).
 func TestRunThroughHostSecondInterrupt(t *testing.T) {
 	h := newHarness(t)
 	id, pid := h.detached()
-	p := h.start("run", id, "--", "trap '' TERM; echo started; sleep 30")
+	p := h.start("run", id, "--", "trap '' INT TERM; echo started; sleep 30")
 	p.waitLine(t, "started")
 	p.cmd.Process.Signal(syscall.SIGINT)
 	p.stderr.waitFor(t, "interrupting the turn")

@@ -433,6 +433,27 @@ func (c *Client) Submit(ctx context.Context, input string) (rig.TurnInfo, error)
 	return rig.TurnInfo{ID: m.TurnID, Index: m.Index}, nil
 }
 
+// SendInput sends text to the running turn's terminal, as if typed (end a
+// line with "\n"), and reports whether the terminal had echo off (then the
+// journal keeps only its length). from names the sender in the journal.
+func (c *Client) SendInput(ctx context.Context, text, from string) (hidden bool, err error) {
+	m, err := c.roundTrip(ctx, request{Type: reqInput, Input: &text, From: from}, nil)
+	return m.Hidden, err
+}
+
+// SendEOF sends an end of file (^D) to the running turn's terminal.
+func (c *Client) SendEOF(ctx context.Context, from string) error {
+	_, err := c.roundTrip(ctx, request{Type: reqInput, EOF: true, From: from}, nil)
+	return err
+}
+
+// Resize sets the terminal size of the running turn and of the next ones
+// (the attached client that resized last decides).
+func (c *Client) Resize(ctx context.Context, cols, rows int) error {
+	_, err := c.roundTrip(ctx, request{Type: reqResize, Cols: cols, Rows: rows}, nil)
+	return err
+}
+
 // Interrupt stops the running turn and waits until it has ended.
 func (c *Client) Interrupt(ctx context.Context) error {
 	_, err := c.roundTrip(ctx, request{Type: reqInterrupt}, nil)

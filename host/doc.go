@@ -77,6 +77,16 @@
 //	← {"type":"end","sub":1,"last_seq":57,"reason":"session_stopped"}
 //	→ {"type":"unsubscribe","id":8,"sub":1}    (sub: only if still current; 0 or absent: whichever is open)
 //	→ {"type":"detach","id":9}
+//	→ {"type":"input","id":10,"input":"yes\n","from":"tui"}   (to the running turn's terminal)
+//	← {"type":"reply","id":10,"ok":true,"hidden":true}         (hidden: echo was off; only the length is journaled)
+//	→ {"type":"input","id":11,"eof":true,"from":"cli"}
+//	→ {"type":"resize","id":12,"cols":120,"rows":40}            (the running turn's and the next turns' terminal)
+//
+// The status says whether the running turn has a terminal ("terminal")
+// and whether its echo is off ("echo_off"), so a client can mask what is
+// typed. Input to a turn without one is kind no_terminal; input the turn
+// does not read within 5 s, input_timeout. An interrupt sends a terminal
+// turn ^C first, then signals its process group if it goes on.
 //
 // Errors have the shape of the CLI's JSON errors: type, kind, message, the
 // error's typed fields, and a hint. Events have the shape of the lines of

@@ -31,8 +31,9 @@ const (
 // RemoteError is an error reported by the host, in the shape of the CLI's
 // JSON errors. Fields holds the typed fields (numbers as json.Number).
 //
-// errors.As turns a RemoteError of kind busy, no_turn or no_gate into
-// *rig.BusyError, *rig.NoTurnError or *rig.NoGateError, and errors.Is
+// errors.As turns a RemoteError of kind busy, no_turn, no_terminal or
+// no_gate into *rig.BusyError, *rig.NoTurnError, *rig.NoTerminalError or
+// *rig.NoGateError, and errors.Is
 // matches kind session_closed with rig.ErrSessionClosed.
 type RemoteError struct {
 	Type    string
@@ -65,6 +66,11 @@ func (e *RemoteError) As(target any) bool {
 	case **rig.NoTurnError:
 		if e.Kind == "no_turn" {
 			*t = &rig.NoTurnError{}
+			return true
+		}
+	case **rig.NoTerminalError:
+		if e.Kind == "no_terminal" {
+			*t = &rig.NoTerminalError{TurnID: e.str("turn_id")}
 			return true
 		}
 	case **rig.NoGateError:
@@ -256,6 +262,8 @@ func describe(err error) *RemoteError {
 		busy    *rig.BusyError
 		noGate  *rig.NoGateError
 		noTurn  *rig.NoTurnError
+		noTerm  *rig.NoTerminalError
+		timeout *rig.InputTimeoutError
 		jLost   *journal.JournalLeaseLostError
 		fenced  *journal.FencedError
 		rLost   *rig.WorkspaceRootLeaseLostError
@@ -272,6 +280,14 @@ func describe(err error) *RemoteError {
 		d.Hint = "interrupt the running turn or wait for it"
 	case errors.As(err, &noTurn):
 		d.Type, d.Kind = "NoTurnError", "no_turn"
+	case errors.As(err, &noTerm):
+		d.Type, d.Kind = "NoTerminalError", "no_terminal"
+		d.Fields = map[string]any{"turn_id": noTerm.TurnID}
+		d.Hint = "the turn runs on pipes (tty = false in its profile) or has just ended"
+	case errors.As(err, &timeout):
+		d.Type, d.Kind = "InputTimeoutError", "input_timeout"
+		d.Fields = map[string]any{"written": timeout.Written, "len": timeout.Len}
+		d.Hint = "the turn is not reading its input"
 	case errors.As(err, &noGate):
 		d.Type, d.Kind = "NoGateError", "no_gate"
 		d.Fields = map[string]any{"gate_id": noGate.GateID, "open": noGate.Open}

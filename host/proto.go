@@ -35,6 +35,8 @@ const (
 	reqRespondGate = "respond_gate"
 	reqShutdown    = "shutdown"
 	reqDetach      = "detach"
+	reqInput       = "input"
+	reqResize      = "resize"
 )
 
 // request is one client line. Fields a type does not use are ignored, as
@@ -50,6 +52,10 @@ type request struct {
 	Input    *string `json:"input,omitempty"`
 	GateID   string  `json:"gate_id,omitempty"`
 	Approve  *bool   `json:"approve,omitempty"`
+	EOF      bool    `json:"eof,omitempty"`  // input: an end of file instead of text
+	From     string  `json:"from,omitempty"` // input: who sends it, for the journal
+	Cols     int     `json:"cols,omitempty"` // resize
+	Rows     int     `json:"rows,omitempty"` // resize
 }
 
 // requestError refuses a line: kind KindBadRequest (malformed: counts
@@ -99,6 +105,14 @@ func decodeRequest(line []byte) (request, error) {
 	case reqSubmit:
 		if r.Input == nil {
 			return bad("submit without an input")
+		}
+	case reqInput:
+		if (r.Input == nil) == !r.EOF {
+			return bad("input needs either an input or eof (not both)")
+		}
+	case reqResize:
+		if r.Cols < 1 || r.Rows < 1 || r.Cols > 65535 || r.Rows > 65535 {
+			return bad("resize needs cols and rows, 1..65535")
 		}
 	case reqRespondGate:
 		if r.GateID == "" {
@@ -223,22 +237,26 @@ type Hello struct {
 
 // Status is a snapshot of the hosted session: rig.Status over the wire.
 type Status struct {
-	Session   string       `json:"session"`
-	Title     string       `json:"title"`
-	Profile   string       `json:"profile"`
-	Engine    string       `json:"engine"`
-	Epoch     uint64       `json:"epoch"`
-	LoopID    string       `json:"loop_id"`
-	Placement string       `json:"placement"`
-	Workspace string       `json:"workspace"`
-	Root      string       `json:"root"`
-	Tip       uint64       `json:"tip"`
-	Turns     int          `json:"turns"`
-	Turn      *TurnStatus  `json:"turn"`
-	Gate      *GateStatus  `json:"gate"`
-	Fault     *RemoteError `json:"fault"`
-	Closed    bool         `json:"closed"`
-	PID       int          `json:"pid"`
+	Session   string      `json:"session"`
+	Title     string      `json:"title"`
+	Profile   string      `json:"profile"`
+	Engine    string      `json:"engine"`
+	Epoch     uint64      `json:"epoch"`
+	LoopID    string      `json:"loop_id"`
+	Placement string      `json:"placement"`
+	Workspace string      `json:"workspace"`
+	Root      string      `json:"root"`
+	Tip       uint64      `json:"tip"`
+	Turns     int         `json:"turns"`
+	Turn      *TurnStatus `json:"turn"`
+	// Terminal: the running turn has a terminal (input can be sent);
+	// EchoOff: its echo is off (a password prompt: mask what is typed).
+	Terminal bool         `json:"terminal"`
+	EchoOff  bool         `json:"echo_off"`
+	Gate     *GateStatus  `json:"gate"`
+	Fault    *RemoteError `json:"fault"`
+	Closed   bool         `json:"closed"`
+	PID      int          `json:"pid"`
 }
 
 // TurnStatus describes the running turn.
@@ -308,6 +326,7 @@ type replyMsg struct {
 	TurnID string       `json:"turn_id,omitempty"`
 	Index  *int         `json:"index,omitempty"`
 	Sub    uint64       `json:"sub,omitempty"`
+	Hidden bool         `json:"hidden,omitempty"` // input: echo was off
 }
 
 type droppedMsg struct {
@@ -353,6 +372,7 @@ type inMsg struct {
 	TurnID   string          `json:"turn_id"`
 	Index    int             `json:"index"`
 	Sub      uint64          `json:"sub"`
+	Hidden   bool            `json:"hidden"`
 	Event    json.RawMessage `json:"event"`
 	Count    uint64          `json:"count"`
 	Total    uint64          `json:"total"`

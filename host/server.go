@@ -598,6 +598,7 @@ func (c *conn) readLoop() exit {
 			c.send(errReply(req.ID, protoErr(KindBadRequest, "hello was already said", nil)))
 		case reqStatus:
 			st := statusOf(c.srv.s.Status(), c.srv.pid)
+			st.Terminal, st.EchoOff = c.srv.s.TerminalState()
 			c.send(line(replyMsg{Type: msgReply, ID: req.ID, OK: true, Status: &st}))
 		case reqSubscribe:
 			c.subscribe(req)
@@ -670,6 +671,10 @@ func errReply(id uint64, e *RemoteError) []byte {
 // the running turn (the rig's shutdown grace, 8 s by default).
 const requestTimeout = 30 * time.Second
 
+// inputTimeout bounds an input request: a turn that does not read its
+// terminal makes the write wait, never longer than this.
+const inputTimeout = 5 * time.Second
+
 // handle runs a request that may take a while.
 func (c *conn) handle(req request) {
 	defer c.reqs.done()
@@ -680,7 +685,11 @@ func (c *conn) handle(req request) {
 	// right after sending it (a second Ctrl-C after an interrupt): what
 	// the client asked for must not depend on how long it stayed. It is
 	// bounded instead.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), requestTimeout)
+	bound := requestTimeout
+	if req.Type == reqInput {
+		bound = inputTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), bound)
 	defer cancel()
 	var err error
 	switch req.Type {
@@ -695,6 +704,14 @@ func (c *conn) handle(req request) {
 		err = s.RespondGate(ctx, req.GateID, *req.Approve)
 	case reqShutdown:
 		err = s.Shutdown(ctx)
+	case reqInput:
+		in := rig.Input{EOF: req.EOF, From: req.From}
+		if req.Input != nil {
+			in.Text = *req.Input
+		}
+		r.Hidden, err = s.SendInput(ctx, in)
+	case reqResize:
+		err = s.Resize(req.Cols, req.Rows)
 	}
 	if err != nil {
 		r.Error = describe(err)

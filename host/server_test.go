@@ -729,8 +729,8 @@ func TestStopWaitsForRunningRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The turn ignores SIGTERM: its interrupt takes the grace period.
-	ti, err := c.Submit(ctx, `trap "" TERM; echo ready; while :; do sleep 0.05; done`)
+	// The turn ignores ^C and SIGTERM: its interrupt takes the grace periods.
+	ti, err := c.Submit(ctx, `trap "" INT TERM; echo ready; while :; do sleep 0.05; done`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -56,7 +57,9 @@ type Session struct {
 	turn      *turnRun
 	gate      *gateState
 	nextIndex int
-	turns     int
+	// window is the size of the terminal of the next turns (Resize).
+	window struct{ cols, rows int }
+	turns  int
 
 	catMu     sync.Mutex // orders catalog writes
 	catSealed bool       // guarded by catMu: Shutdown wrote the last entry
@@ -76,6 +79,10 @@ type turnRun struct {
 	started time.Time
 	cancel  context.CancelCauseFunc
 	done    chan struct{} // closed when runTurn is over (or Submit failed)
+	console *engine.Console
+	// interrupted: Interrupt sent the terminal's ^C; however the turn then
+	// ends, it ended because the user interrupted it.
+	interrupted atomic.Bool
 
 	// endMu orders the turn's records against its end (see record and
 	// claimEnd in shutdown.go): once Shutdown abandoned the turn, nothing
@@ -197,7 +204,8 @@ func (s *Session) Submit(ctx context.Context, input string) (TurnInfo, error) {
 	}
 	turnCtx, cancel := context.WithCancelCause(s.ctx)
 	t := &turnRun{id: uuid.NewString(), index: s.nextIndex, input: input, started: s.rig.now(),
-		cancel: cancel, done: make(chan struct{}), gone: make(chan struct{})}
+		cancel: cancel, done: make(chan struct{}), gone: make(chan struct{}),
+		console: engine.NewConsole(s.window.cols, s.window.rows)}
 	s.turn = t
 	s.mu.Unlock()
 
@@ -270,7 +278,8 @@ func (s *Session) runTurn(ctx context.Context, t *turnRun) {
 	sink := newTurnSink(s, t)
 	res, err := s.eng.Run(ctx, engine.Turn{
 		SessionID: s.id.String(), LoopID: s.loopID, ID: t.id, Index: t.index, Input: t.input, Dir: s.ws.dir,
-		Env: []string{"LOOPRIG_SESSION=" + s.id.String(), "LOOPRIG_TURN=" + t.id},
+		Env:     []string{"LOOPRIG_SESSION=" + s.id.String(), "LOOPRIG_TURN=" + t.id},
+		Console: t.console,
 	}, sink)
 	if !t.claimEnd(endReturned) {
 		sink.finish() // stops the ticker; the abandoned turn's records are refused
@@ -286,6 +295,8 @@ func (s *Session) runTurn(ctx context.Context, t *turnRun) {
 	switch {
 	case ctx.Err() != nil && errors.As(context.Cause(ctx), &cause):
 		end = event.TurnInterrupted{TurnID: t.id, Index: t.index, Reason: cause.reason}
+	case t.interrupted.Load():
+		end = event.TurnInterrupted{TurnID: t.id, Index: t.index, Reason: event.ReasonUser}
 	case errors.As(err, &denied):
 		end = event.TurnFailed{TurnID: t.id, Err: "denied at gate: " + denied.Prompt}
 	case err != nil:
@@ -304,9 +315,11 @@ func (s *Session) runTurn(ctx context.Context, t *turnRun) {
 	s.updateCatalog()
 }
 
-// Interrupt stops the running turn (SIGTERM to its process group, then
-// SIGKILL after a grace period) and waits until it has ended, recorded as
-// TurnInterrupted{user}.
+// Interrupt stops the running turn and waits until it has ended, recorded
+// as TurnInterrupted{user}. A turn on a terminal is first sent ^C, as a
+// terminal would (SIGINT to its foreground process group); if it is still
+// running after SigintGrace, or has no terminal, its process group gets
+// SIGTERM, then SIGKILL after the engine's grace period.
 func (s *Session) Interrupt(ctx context.Context) error {
 	s.mu.Lock()
 	if err := s.admitLocked(); err != nil {
@@ -320,6 +333,21 @@ func (s *Session) Interrupt(ctx context.Context) error {
 	}
 	if _, err := s.journal.AppendCommand(ctx, "", journal.Command{Name: journal.CommandInterrupt, LoopID: s.loopID, TurnID: t.id}); err != nil {
 		return s.commandErr(err)
+	}
+	if terminal, _ := t.console.State(); terminal {
+		t.interrupted.Store(true)
+		if t.console.Interrupt(ctx) == nil {
+			timer := time.NewTimer(SigintGrace)
+			select {
+			case <-t.done:
+				timer.Stop()
+				return nil
+			case <-timer.C:
+			case <-ctx.Done():
+				timer.Stop()
+				return ctx.Err()
+			}
+		}
 	}
 	t.cancel(causeUser)
 	select {

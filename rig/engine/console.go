@@ -116,6 +116,19 @@ func (c *Console) Resize(cols, rows int) error {
 	return nil
 }
 
+// State reports whether the turn has a terminal now (it runs on a
+// pseudo-terminal and has not ended) and whether that terminal's echo is
+// off (a program reading a password).
+func (c *Console) State() (terminal, echoOff bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tty == nil {
+		return false, false
+	}
+	st, err := getTermState(c.tty)
+	return true, err == nil && !st.echo
+}
+
 // EchoOff reports whether the turn's terminal has echo off at this moment
 // (a program reading a password); false when there is no terminal.
 func (c *Console) EchoOff() bool {

@@ -106,6 +106,7 @@ func groups() []struct {
 		{"NewSession", createCases},
 		{"Placement", placementCases},
 		{"Turn", turnCases},
+		{"Terminal", terminalCases},
 		{"Gate", gateCases},
 		{"Restore", restoreCases},
 		{"RestoreCrash", crashCases},
