@@ -118,6 +118,8 @@ type opts struct {
 	create      bool         // host --new
 	acceptedBy  string       // host --accepted-by: who accepted drift
 	detach      bool         // new, run, restore --detach
+	eof         bool         // send --eof
+	noNewline   bool         // send -n
 }
 
 // call is one invocation of a command, with what invoke prepared for it.
@@ -142,7 +144,7 @@ type call struct {
 var commands []*command
 
 func init() {
-	commands = []*command{cmdLs, cmdNew, cmdRun, cmdRestore, cmdAttach, cmdStop, cmdLog, cmdRm, cmdLease, cmdDemo, cmdHost, cmdVersion, cmdHelp}
+	commands = []*command{cmdLs, cmdNew, cmdRun, cmdRestore, cmdAttach, cmdSend, cmdStop, cmdLog, cmdRm, cmdLease, cmdDemo, cmdHost, cmdVersion, cmdHelp}
 }
 
 var cmdHelp = &command{name: "help", brief: "show help for a command", help: helpHelp, run: runHelp}

@@ -337,3 +337,21 @@ start hosts in the background (setsid, logging to <socket dir>/ID.log);
 run it by hand to debug one. 'looprig ls' shows a hosted session as live
 with the host's pid.
 `
+
+const helpSend = `Usage: looprig send ID [-n] [--json] -- TEXT...
+       looprig send ID --eof [--json]
+
+Type TEXT, then Enter, into the terminal of the turn running in a live
+session (one served by a host on this machine): the turn reads it as if it
+were typed, e.g. the answer to a prompt. -n leaves out the newline; --eof
+sends an end of file (^D) instead. The input is journaled with "cli" as its
+sender — unless the terminal had echo off (a password prompt): then only
+"hidden input, N bytes" is journaled, and nothing of the text is kept.
+
+Fails when the session is not live here (not_hosted), no turn is running
+(no_turn), the turn has no terminal (no_terminal: its profile has
+tty = false), or the turn does not read its input within 5 s
+(input_timeout).
+
+JSON: {"id","short_id","bytes","eof","hidden"}.
+`

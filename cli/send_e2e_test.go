@@ -1,0 +1,76 @@
+package cli_test
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// send types into the running turn of a live session: a line, a line
+// typed at a password prompt (journaled as its length only; its bytes are
+// nowhere on disk afterwards), and an end of file.
+func TestSendToRunningTurn(t *testing.T) {
+	h := newHarness(t)
+	id, _ := h.detached()
+	h.must(2, "send", id)                            // no text
+	h.must(2, "send", id, "--eof", "--", "x")        // both
+	h.must(1, "send", id, "--", "nobody reads this") // no turn running
+
+	c := h.dialHost(id)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	secret := "pw-" + strings.Repeat("z", 3) + time.Now().Format("150405.000000")
+	h.must(0, "run", id, "--detach", "--", `read name; stty -echo; read pw; stty echo; echo "got $name ${#pw}"; cat >/dev/null; echo eof-seen`)
+	waitFor := func(what string, cond func(terminal, echoOff bool) bool) {
+		t.Helper()
+		for {
+			st, err := c.Status(ctx)
+			if err == nil && cond(st.Terminal, st.EchoOff) {
+				return
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("waiting for %s: %v", what, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitFor("the turn's terminal", func(term, off bool) bool { return term && !off })
+	if r := h.must(0, "send", id, "--", "dave"); !strings.Contains(r.stdout, "sent 5 bytes") {
+		t.Errorf("send: %q", r.stdout)
+	}
+	waitFor("echo off", func(term, off bool) bool { return term && off })
+	r := h.must(0, "send", id, "--json", "--", secret)
+	if !strings.Contains(r.stdout, `"hidden":true`) {
+		t.Errorf("send at a password prompt: %s, want hidden", r.stdout)
+	}
+	waitFor("echo on", func(term, off bool) bool { return term && !off })
+	h.must(0, "send", id, "--eof")
+	recs := h.waitLog(id, "TurnDone")
+	var out string
+	for _, rec := range recs {
+		out += rec.Text
+	}
+	want := "got dave " + strconv.Itoa(len(secret))
+	if !strings.Contains(out, want) || !strings.Contains(out, "eof-seen") {
+		t.Errorf("turn output %q lacks %q or eof-seen", out, want)
+	}
+	// The password is nowhere: not in the store, the host's log, the
+	// runtime directory.
+	for _, dir := range []string{h.store, h.home, h.runtime} {
+		filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() {
+				return nil
+			}
+			b, err := os.ReadFile(path)
+			if err == nil && strings.Contains(string(b), secret) {
+				t.Errorf("the hidden input is in %s", path)
+			}
+			return nil
+		})
+	}
+}
