@@ -43,9 +43,14 @@
 // Dropped, never emitted in any form:
 //
 //   - every other CSI: screen clears (CSI 2J), cursor addressing (CSI H,
-//     CSI f), scroll regions, insert/delete, mode switches (CSI ? … h/l,
-//     including the alternate screen), and any CSI carrying a private
-//     marker (< = > ?) or an intermediate byte, even with final 'm';
+//     CSI f), scroll regions, insert/delete, mode switches (CSI ? … h/l),
+//     and any CSI carrying a private marker (< = > ?) or an intermediate
+//     byte, even with final 'm';
+//   - the screen of a full-screen program (top, less, vim): from the
+//     switch to the alternate screen (CSI ? 1049 h, 1047 h or 47 h) to the
+//     switch back, nothing is shown; a notice line stands in its place
+//     ("[full-screen program: its screen is not shown here; …]") and
+//     another marks its end, so the transcript stays line output;
 //   - OSC, DCS, APC, PM and SOS strings, payload included (OSC 52
 //     clipboard, OSC 8 hyperlinks: the link text that follows the OSC is
 //     kept, the URL is not). A string ends at ST (ESC \) or BEL, or is

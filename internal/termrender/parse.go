@@ -15,6 +15,7 @@ const (
 	sEscInter        // ESC and intermediate bytes
 	sCSI             // CSI parameters
 	sCSIIgnore       // CSI to drop: skip to its final byte
+	sCSIPriv         // CSI ? parameters (private modes)
 	sStr             // OSC, DCS, APC, PM or SOS payload
 	sStrEsc          // ESC inside a string
 )
@@ -49,6 +50,10 @@ func (r *Renderer) feed(p []byte) {
 		switch r.state {
 		case sGround:
 			switch {
+			case r.alt && b != esc:
+				// A full-screen program's screen: not shown (see altNotice).
+				i++
+				continue
 			case b >= 0x20 && b < del:
 				i = r.printASCII(p, i)
 				continue
@@ -106,8 +111,33 @@ func (r *Renderer) feed(p []byte) {
 			case b >= 0x40 && b < del:
 				r.pushParam()
 				r.state = sGround
-				r.dispatch(b)
+				if !r.alt {
+					r.dispatch(b)
+				}
+			case b == '?' && r.np == 0 && r.pcur < 0:
+				r.state = sCSIPriv
 			case b >= 0x20 && b <= 0x3f: // private marker, intermediate
+				r.state = sCSIIgnore
+			case b >= 0x80:
+				r.state = sGround
+				continue
+			default:
+				r.seqControl(b)
+			}
+		case sCSIPriv:
+			switch {
+			case b >= '0' && b <= '9':
+				if r.pcur < 0 {
+					r.pcur = 0
+				}
+				r.pcur = min(r.pcur*10+int32(b-'0'), maxParam)
+			case b == ';':
+				r.pushParam()
+			case b >= 0x40 && b < del:
+				r.pushParam()
+				r.state = sGround
+				r.privateMode(b)
+			case b >= 0x20 && b <= 0x3f:
 				r.state = sCSIIgnore
 			case b >= 0x80:
 				r.state = sGround
@@ -206,6 +236,52 @@ func (r *Renderer) param(i int, def int) int {
 		return def
 	}
 	return int(r.pv[i])
+}
+
+// Notices that stand for a full-screen program's screen.
+const (
+	altEnter = "[full-screen program: its screen is not shown here; looprig shows line output]"
+	altLeave = "[full-screen program ended]"
+)
+
+// privateMode handles CSI ? Pn h / l: the alternate screen (modes 1049,
+// 1047, 47) switches what follows off until the program leaves it, with a
+// notice line in its place. Every other private mode is dropped.
+func (r *Renderer) privateMode(final byte) {
+	if final != 'h' && final != 'l' {
+		return
+	}
+	for i := 0; i < r.np; i++ {
+		switch r.pv[i] {
+		case 1049, 1047, 47:
+			switch {
+			case final == 'h' && !r.alt:
+				r.notice(altEnter)
+				r.alt = true
+			case final == 'l' && r.alt:
+				r.alt = false
+				r.notice(altLeave)
+			}
+			return
+		}
+	}
+}
+
+// notice writes text as a line of its own, unstyled, below every line
+// held, and leaves the cursor at the start of the next line.
+func (r *Renderer) notice(text string) {
+	r.setRow(r.n - 1)
+	if len(r.cur.cells) > 0 {
+		r.lineFeed()
+	}
+	r.col = 0
+	pen := r.st
+	r.st = style{}
+	for _, ru := range text {
+		r.put(ru, 1)
+	}
+	r.st = pen
+	r.lineFeed()
 }
 
 // dispatch carries out a CSI sequence without marker nor intermediate.

@@ -85,7 +85,8 @@ type Renderer struct {
 	cur  *line   // rows[head+row]
 	held int     // cells held in all
 
-	st style // the pen
+	st  style // the pen
+	alt bool  // a full-screen program has the alternate screen
 
 	// parser
 	state uint8
@@ -214,6 +215,7 @@ func (r *Renderer) reset() {
 	r.head, r.n, r.row, r.col, r.held = 0, 0, 0, 0, 0
 	r.st = style{}
 	r.state = sGround
+	r.alt = false
 	r.final = nil
 	r.newLine()
 }
