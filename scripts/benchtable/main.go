@@ -43,6 +43,9 @@ func m(bench, unit string) metric               { return metric{bench, unit} }
 func p(bench, unit string) *metric              { return &metric{bench, unit} }
 func atLeast(v float64) func(_, r float64) bool { return func(_, r float64) bool { return r >= v } }
 func atMost(v float64) func(o, _ float64) bool  { return func(o, _ float64) bool { return o <= v } }
+func oursAtLeast(v float64) func(o, _ float64) bool {
+	return func(o, _ float64) bool { return o >= v }
+}
 func ratioAtMost(v float64) func(_, r float64) bool {
 	return func(_, r float64) bool { return r <= v }
 }
@@ -112,6 +115,8 @@ var figures = []figure{
 	{name: "hub publish ephemeral, 1 sub never reading (vs raw channel fan-out)", ours: m("BenchmarkPublishEphemeral/01subs", "ns/op"), base: p("BenchmarkRawFanout/01subs", "ns/op"), kind: "ns"},
 	{name: "hub publish ephemeral, 4 subs, 1 never reading", ours: m("BenchmarkPublishEphemeral/04subs", "ns/op"), base: p("BenchmarkRawFanout/04subs", "ns/op"), kind: "ns"},
 	{name: "hub publish ephemeral, 16 subs, 1 never reading", ours: m("BenchmarkPublishEphemeral/16subs", "ns/op"), base: p("BenchmarkRawFanout/16subs", "ns/op"), kind: "ns"},
+	{name: "render `seq 2000000` (14 MB) as a view streams it, 256 colours (vs textsafe.Sanitize)", ours: m("BenchmarkRender/seq/stream-ANSI256", "MB/s"), base: p("BenchmarkRender/seq/textsafe", "MB/s"), kind: "MB/s", target: "≥ 50 MB/s", check: oursAtLeast(50)},
+	{name: "render coloured output (git log -p, ls, grep, compiler, truecolor, progress bars) as a view streams it (vs textsafe.Sanitize)", ours: m("BenchmarkRender/color/stream-ANSI256", "MB/s"), base: p("BenchmarkRender/color/textsafe", "MB/s"), kind: "MB/s", target: "≥ 50 MB/s", check: oursAtLeast(50)},
 	{name: "hub publish enduring (no-op journal), 1 sub never reading", ours: m("BenchmarkPublishEnduring/01subs", "ns/op"), base: p("BenchmarkRawFanout/01subs", "ns/op"), kind: "ns"},
 	{name: "hub publish enduring, 4 subs, 1 never reading", ours: m("BenchmarkPublishEnduring/04subs", "ns/op"), base: p("BenchmarkRawFanout/04subs", "ns/op"), kind: "ns"},
 	{name: "hub publish enduring, 16 subs, 1 never reading", ours: m("BenchmarkPublishEnduring/16subs", "ns/op"), base: p("BenchmarkRawFanout/16subs", "ns/op"), kind: "ns"},
@@ -188,6 +193,8 @@ func format(v float64, kind string) string {
 		return fmt.Sprintf("%.0f/s", v)
 	case "MB":
 		return fmt.Sprintf("%.1f MB", v)
+	case "MB/s":
+		return fmt.Sprintf("%.0f MB/s", v)
 	case "pct":
 		return fmt.Sprintf("%.3f %%", v)
 	}
