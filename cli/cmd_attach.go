@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -60,13 +59,13 @@ func runAttach(c *call) int {
 			p.print(env, st.Dropped())
 			continue
 		}
-		p.endLine()
 		var lost *host.StreamLostError
 		var decode *host.EnvelopeDecodeError
 		switch {
 		case errors.As(err, &decode):
 			continue // one event this client cannot read; the stream goes on
 		case c.ctx.Err() != nil:
+			p.out.flush()
 			dctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			cl.Detach(dctx)
 			cancel()
@@ -84,11 +83,13 @@ func runAttach(c *call) int {
 			}
 			continue
 		case errors.Is(err, host.ErrSessionEnded):
+			p.out.flush()
 			if !c.json {
 				fmt.Fprintf(c.stderr, "looprig: session %s stopped\n", rig.ShortID(id.String()))
 			}
 			return exitOK
 		default:
+			p.out.flush()
 			return c.fail(remoteFault(id.String(), err))
 		}
 	}
@@ -118,13 +119,17 @@ func remoteFault(id string, err error) error {
 // replay window), whose checkpoint had to print bytes (a replayed turn, or
 // deltas queued while the replay ran), or after a dropped delta, is
 // printed from its checkpoints only, every half second or so.
+//
+// Each turn's output is rendered by its own renderer (render.go) and
+// printed line by line, each line once it is final; the lines still open
+// are printed when the turn ends, or when attach exits.
 type streamPrinter struct {
 	e         *env
 	live      map[string]bool  // turns whose deltas are printed
 	printed   map[string]int64 // output bytes shown, per turn
 	journaled map[string]int64 // output bytes checkpointed, per turn
+	out       turnOutputs
 	dropped   uint64
-	midLine   bool
 }
 
 func (p *streamPrinter) print(env event.Envelope, dropped uint64) {
@@ -137,6 +142,7 @@ func (p *streamPrinter) print(env event.Envelope, dropped uint64) {
 	}
 	if p.printed == nil {
 		p.live, p.printed, p.journaled = map[string]bool{}, map[string]int64{}, map[string]int64{}
+		p.out.w = e.stdout
 	}
 	if dropped != p.dropped {
 		p.dropped = dropped
@@ -147,40 +153,25 @@ func (p *streamPrinter) print(env event.Envelope, dropped uint64) {
 		if !p.live[ev.TurnID] {
 			return
 		}
-		p.write(ev.Text)
+		p.out.write(ev.TurnID, ev.Text)
 		p.printed[ev.TurnID] += int64(len(ev.Text))
 	case event.TurnOutput:
 		start := p.journaled[ev.TurnID]
 		p.journaled[ev.TurnID] += int64(len(ev.Text))
 		if have := p.printed[ev.TurnID]; have < p.journaled[ev.TurnID] {
-			p.write(ev.Text[max(have-start, 0):])
+			p.out.write(ev.TurnID, ev.Text[max(have-start, 0):])
 			p.printed[ev.TurnID] = p.journaled[ev.TurnID]
 			delete(p.live, ev.TurnID)
 		}
 	case event.TurnStarted:
 		p.live[ev.TurnID] = true
-		p.endLine()
 		fmt.Fprintf(e.stdout, "── turn %d: %s\n", ev.Index, textsafe.Line(ev.Input))
 	case event.TurnDone, event.TurnFailed, event.TurnInterrupted, event.GateOpened, event.GateResolved,
 		event.SessionStopped, event.SessionFaulted, event.RestoreDone:
-		p.endLine()
+		switch env.Event.(type) {
+		case event.TurnDone, event.TurnFailed, event.TurnInterrupted:
+			p.out.end(turnOf(env.Event))
+		}
 		fmt.Fprintf(e.stdout, "── %s  %s\n", env.Event.Type(), strings.TrimSpace(eventSummary(env.Event)))
-	}
-}
-
-func (p *streamPrinter) write(text string) {
-	if text == "" {
-		return
-	}
-	io.WriteString(p.e.stdout, textsafe.Sanitize(text))
-	p.midLine = !strings.HasSuffix(text, "\n")
-}
-
-// endLine ends a line of output left open, so that what follows starts on
-// its own.
-func (p *streamPrinter) endLine() {
-	if p.midLine {
-		fmt.Fprintln(p.e.stdout)
-		p.midLine = false
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"looprig/internal/termrender"
 	"looprig/internal/textsafe"
 	"looprig/rig"
 	"looprig/rig/event"
@@ -88,6 +89,14 @@ func shortQuote(s string, n int) string {
 	return `"` + clip(textsafe.Line(s), n) + `"`
 }
 
+// outputQuote is shortQuote for turn output: the text as a terminal
+// would show it (termrender, render.go), plain, since the summary is cut:
+// a "\r" progress bar shows its last state, colours and other escape
+// sequences are gone. Each record is rendered on its own.
+func outputQuote(s string, n int) string {
+	return shortQuote(termrender.String(s, termrender.NoColor), n)
+}
+
 func commandSummary(c *journal.Command) string {
 	switch c.Name {
 	case journal.CommandSubmit:
@@ -129,13 +138,13 @@ func eventSummary(ev event.Event) string {
 	case event.TurnStarted:
 		return fmt.Sprintf("#%d turn %s %s", v.Index, rig.ShortID(v.TurnID), shortQuote(v.Input, 60))
 	case event.TurnOutput:
-		s := fmt.Sprintf("turn %s %s", rig.ShortID(v.TurnID), shortQuote(v.Text, 60))
+		s := fmt.Sprintf("turn %s %s", rig.ShortID(v.TurnID), outputQuote(v.Text, 60))
 		if v.Elided > 0 {
 			s += fmt.Sprintf(" (%d bytes elided)", v.Elided)
 		}
 		return s
 	case event.OutputDelta:
-		return fmt.Sprintf("turn %s %s %s", rig.ShortID(v.TurnID), l(v.Stream), shortQuote(v.Text, 60))
+		return fmt.Sprintf("turn %s %s %s", rig.ShortID(v.TurnID), l(v.Stream), outputQuote(v.Text, 60))
 	case event.TurnDone:
 		return fmt.Sprintf("turn %s exit %d in %s", rig.ShortID(v.TurnID), v.ExitCode, roundDuration(v.Duration))
 	case event.TurnFailed:

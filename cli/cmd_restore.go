@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"looprig/internal/termrender"
 	"looprig/internal/textsafe"
 	"looprig/rig"
 	"looprig/rig/event"
@@ -202,10 +203,12 @@ func (c *call) holdSession(s *rig.Session) int {
 		case <-stop:
 		}
 	}()
+	out := &turnOutputs{w: c.stdout}
+	defer out.flush()
 	for {
 		batch, ok, err := sub.Next(ctx, 0)
 		for _, env := range batch {
-			c.printEvent(env)
+			c.printEvent(out, env)
 		}
 		if f := s.Err(); f != nil {
 			return c.fail(leaseLost(id, f))
@@ -227,17 +230,21 @@ func (c *call) holdSession(s *rig.Session) int {
 	}
 }
 
-// printEvent prints a live event: a JSON line, or "seq  type  summary".
-func (e *env) printEvent(env event.Envelope) {
+// printEvent prints a live event: a JSON line, or "seq  type  summary";
+// turn output is rendered (render.go) by out, line by line.
+func (e *env) printEvent(out *turnOutputs, env event.Envelope) {
 	if e.json {
 		if o, err := envelopeJSON(env); err == nil {
 			e.writeJSON(o)
 		}
 		return
 	}
-	if d, ok := env.Event.(event.OutputDelta); ok {
-		fmt.Fprint(e.stdout, textsafe.Sanitize(d.Text))
+	switch ev := env.Event.(type) {
+	case event.OutputDelta:
+		out.write(ev.TurnID, ev.Text)
 		return
+	case event.TurnDone, event.TurnFailed, event.TurnInterrupted:
+		out.end(turnOf(ev))
 	}
 	seq := "-"
 	if env.Seq > 0 {
@@ -267,14 +274,20 @@ func (c *call) printOutputTails(id uuid.UUID, turns []string) {
 				b.WriteString(o.Text)
 				if b.Len() > 256<<10 { // keep the tail bounded
 					tail := b.String()[b.Len()-64<<10:]
+					if i := strings.IndexByte(tail, '\n'); i >= 0 {
+						tail = tail[i+1:] // from a line's start, not inside an escape sequence
+					}
 					b.Reset()
 					b.WriteString(tail)
 				}
 			}
 		}
 	}
+	prof := outputProfile(c.stdout)
 	for _, t := range turns {
-		text := strings.TrimRight(want[t].String(), "\n")
+		// Rendered as a terminal would show it (render.go): its lines are
+		// self-contained, SGR included.
+		text := strings.TrimRight(termrender.String(want[t].String(), prof), "\n")
 		if text == "" {
 			fmt.Fprintf(c.stdout, "  turn %s printed nothing before the crash\n", rig.ShortID(t))
 			continue
@@ -285,7 +298,7 @@ func (c *call) printOutputTails(id uuid.UUID, turns []string) {
 		}
 		fmt.Fprintf(c.stdout, "  output of turn %s recorded before the crash (last %s):\n", rig.ShortID(t), plural(len(lines), "line"))
 		for _, l := range lines {
-			fmt.Fprintf(c.stdout, "    | %s\n", textsafe.Line(l))
+			fmt.Fprintf(c.stdout, "    | %s\n", l)
 		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -216,7 +215,10 @@ type turnRunner struct {
 	journaled   int64
 	checkpoints bool
 	dropped     uint64
-	midLine     bool
+	// The output is rendered for people (render.go): the turn's stdout on
+	// ours, its stderr (a turn without a terminal) on ours; made on first
+	// use, flushed at the end.
+	outP, errP *outputPrinter
 
 	outputGone bool
 	stopTurn   context.CancelFunc
@@ -265,6 +267,11 @@ func (t *turnRunner) run(input string) int {
 		}
 	}()
 
+	// fail ends the output before the error.
+	fail := func(err error) int {
+		t.flush()
+		return e.failRun(err)
+	}
 	interrupting := false
 	for t.end == nil {
 		batch, ok, err := t.ev.next(next, t.lastSeq)
@@ -276,23 +283,22 @@ func (t *turnRunner) run(input string) int {
 		}
 		if err != nil {
 			if f := s.fault(); f != nil { // the session stopped: lease lost, host gone
-				t.newline()
-				return e.failRun(f)
+				return fail(f)
 			}
 			if next.Err() == nil { // reading the events failed
-				return e.failRun(fmt.Errorf("follow turn %d: %w", t.index, err))
+				return fail(fmt.Errorf("follow turn %d: %w", t.index, err))
 			}
 			select {
 			case <-e.sig.force:
+				t.flush()
 				return exitInterrupted
 			default:
 			}
 			if interrupting || stopCtx.Err() == nil {
-				return e.failRun(fmt.Errorf("the session stopped before turn %d ended", t.index))
+				return fail(fmt.Errorf("the session stopped before turn %d ended", t.index))
 			}
 			interrupting = true
 			if !e.json && !t.outputGone {
-				t.newline()
 				fmt.Fprintln(e.stderr, "looprig: interrupting the turn (press Ctrl-C again to exit at once)")
 			}
 			go func() {
@@ -321,9 +327,9 @@ func (t *turnRunner) run(input string) int {
 				continue
 			}
 			if f := s.fault(); f != nil {
-				return e.failRun(f)
+				return fail(f)
 			}
-			return e.failRun(fmt.Errorf("the session stopped before turn %d ended", t.index))
+			return fail(fmt.Errorf("the session stopped before turn %d ended", t.index))
 		}
 	}
 	return t.finish()
@@ -377,11 +383,7 @@ func (t *turnRunner) handle(gctx context.Context, env event.Envelope) {
 			t.checkpoints = true // a delta before this one may be missing
 			return
 		}
-		w := e.stdout
-		if ev.Stream == event.StreamStderr {
-			w = e.stderr
-		}
-		t.write(w, ev.Text)
+		t.write(ev.Stream == event.StreamStderr, ev.Text)
 		t.printed += int64(len(ev.Text))
 	case event.TurnOutput:
 		if !mine {
@@ -400,11 +402,10 @@ func (t *turnRunner) handle(gctx context.Context, env event.Envelope) {
 			return
 		}
 		if t.printed < t.journaled {
-			t.write(e.stdout, ev.Text[max(t.printed-start, 0):])
+			t.write(false, ev.Text[max(t.printed-start, 0):])
 			t.printed = t.journaled
 		}
 		if ev.Elided > 0 {
-			t.newline()
 			fmt.Fprintf(e.stderr, "looprig: %d bytes of output were not kept (the per-turn journal limit was reached)\n", ev.Elided)
 		}
 	case event.GateOpened:
@@ -417,7 +418,6 @@ func (t *turnRunner) handle(gctx context.Context, env event.Envelope) {
 		}
 	case event.SessionFaulted:
 		if !e.json {
-			t.newline()
 			fmt.Fprintf(e.stderr, "looprig: session fault: %s\n", textsafe.Line(ev.Cause))
 		}
 	case event.TurnDone, event.TurnFailed, event.TurnInterrupted:
@@ -434,7 +434,6 @@ func (t *turnRunner) gate(gctx context.Context, g event.GateOpened) {
 	f, ok := e.stdin.(*os.File)
 	if !ok || !isTerminal(f) {
 		if !e.json {
-			t.newline()
 			fmt.Fprintf(e.stderr, "looprig: gate: %s\nlooprig: denied: stdin is not a terminal, so nobody can approve it\n", textsafe.Line(g.Prompt))
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -444,7 +443,6 @@ func (t *turnRunner) gate(gctx context.Context, g event.GateOpened) {
 		}
 		return
 	}
-	t.newline()
 	fmt.Fprintf(e.stderr, "looprig: gate: %s\napprove? [y/N] ", textsafe.Line(g.Prompt))
 	t.gateWG.Add(1)
 	go func() {
@@ -466,30 +464,52 @@ func (t *turnRunner) gate(gctx context.Context, g event.GateOpened) {
 	}()
 }
 
-// write prints turn output for people, remembering whether it ended a
-// line.
-func (t *turnRunner) write(w io.Writer, text string) {
-	if text == "" {
+// write prints turn output for people: through the turn's renderer for
+// our stdout, or stderr for the turn's stderr, each line once it is final
+// (render.go). Lines still open wait for more output or for flush; nothing
+// printed is ever partial, so looprig's own messages on stderr never land
+// in the middle of an output line.
+func (t *turnRunner) write(stderr bool, text string) {
+	if text == "" || t.outputGone {
 		return
 	}
-	if t.outputGone {
-		return
+	p, w := &t.outP, t.c.stdout
+	if stderr {
+		p, w = &t.errP, t.c.stderr
 	}
-	if _, err := io.WriteString(w, textsafe.Sanitize(text)); err != nil {
-		// Nobody reads our output any more (EPIPE): stop the turn, as a
-		// shell pipeline would, and shut down cleanly.
-		t.outputGone = true
-		t.stopTurn()
-		return
+	if *p == nil {
+		*p = newOutputPrinter(w, outputProfile(w))
+		(*p).leaveOpen = true
 	}
-	t.midLine = text[len(text)-1] != '\n'
+	if err := (*p).write(text); err != nil {
+		t.gone()
+	}
 }
 
-// newline ends a partial output line before looprig's own messages.
-func (t *turnRunner) newline() {
-	if t.midLine {
-		fmt.Fprintln(t.c.stderr)
-		t.midLine = false
+// gone handles a write that failed: nobody reads our output any more
+// (EPIPE). Stop the turn, as a shell pipeline would, and shut down
+// cleanly.
+func (t *turnRunner) gone() {
+	t.outputGone = true
+	t.stopTurn()
+}
+
+// flush prints the output lines still open, before looprig's closing
+// line or error. A last line the turn did not end is printed as it is,
+// and ended on our stderr, so that stdout holds the turn's output only.
+func (t *turnRunner) flush() {
+	for _, p := range []*outputPrinter{t.outP, t.errP} {
+		if p == nil || t.outputGone {
+			continue
+		}
+		if err := p.flush(); err != nil {
+			t.gone()
+			continue
+		}
+		if p.open {
+			p.open = false
+			fmt.Fprintln(t.c.stderr)
+		}
 	}
 }
 
@@ -515,8 +535,8 @@ func (t *turnRunner) finish() int {
 		code = exitInterrupted
 		line = fmt.Sprintf("turn %d interrupted (%s) after %s", t.index, ev.Reason, roundDuration(elapsed))
 	}
+	t.flush()
 	if !e.json {
-		t.newline()
 		fmt.Fprintf(e.stderr, "looprig: %s\n", line)
 	}
 	return code

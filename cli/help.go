@@ -125,9 +125,12 @@ crashed: restore it with 'looprig restore ID'. Otherwise run restores the
 session in this process, runs the turn and shuts the session down.
 --rig, --placement, --root and --accept-drift apply to a restore only.
 
-Output: the turn's stdout and stderr go to stdout and stderr as they arrive,
-with control characters made visible; looprig's own lines (the closing
-"turn N exited C in T") go to stderr.
+Output: the turn's output goes to stdout line by line, drawn as a terminal
+would show it: a \r progress bar prints its last state, colours come out
+for your terminal (none when stdout is not a terminal or NO_COLOR is set),
+every other escape sequence is dropped. A turn of a profile with
+tty = false keeps its stdout and stderr apart. looprig's own lines (the
+closing "turn N exited C in T") go to stderr. With --json, the exact bytes.
 
 Gates: when the turn asks a gate (the shell engine asks before a command
 matching the profile's gate_policy, e.g. "rm -rf" or "sudo"), looprig asks
@@ -204,8 +207,9 @@ const helpLog = `Usage: looprig log ID [--json] [-f|--follow]
 
 Print the journal of session ID, read-only: no lease is taken, so it works
 while another process holds the session. One line per record:
-"seq  kind  type  summary", with kind fence, event or command; text is
-shortened and its control characters made visible. A journal that stops
+"seq  kind  type  summary", with kind fence, event or command; output is
+rendered as a terminal would show it (without colours) and shortened, other
+text has its control characters made visible. A journal that stops
 being readable (a damaged record) prints what is intact, then the error
 (exit 1).
 

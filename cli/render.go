@@ -1,0 +1,152 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/muesli/termenv"
+
+	"looprig/internal/termrender"
+	"looprig/themes"
+)
+
+// Turn output for people. A turn's output is what a program wrote to its
+// terminal: colours, "\r" progress bars, cursor movements, and at times
+// sequences that must never reach ours (OSC 52, screen clears). run,
+// attach, restore --hold and the crash tails of restore draw it through
+// internal/termrender, which keeps printable text, newlines and the SGR
+// sequences it emits itself, for the colour profile of the terminal we
+// print on (outputProfile). log shows it, one-shot, in its records'
+// summaries (eventSummary). Text that is not turn output (titles, errors,
+// headers) goes through textsafe as before. With --json the exact bytes
+// travel JSON-escaped, untouched.
+
+// streamWindow is the window of a streaming renderer: the one line under
+// the cursor. A line is printed once, when it becomes final (at its "\n",
+// or at the turn's end), so a "\r" progress bar prints its last state
+// only. A cursor-up cannot reach a line already printed: multi-line
+// progress (cursor up, erase line, rewrite) prints each successive state
+// below the previous one, as a log of its states.
+const streamWindow = 1
+
+// outputProfile is the colour profile of turn output printed on w:
+// NoColor when NO_COLOR is set (themes.NoColor, as the TUI decides), when
+// w is not a terminal, or for TERM=dumb; else the terminal's, as termenv
+// detects it from TERM and COLORTERM (the TUI's detection, through
+// lipgloss).
+func outputProfile(w io.Writer) termrender.Profile {
+	f, ok := w.(*os.File)
+	if themes.NoColor() || !ok || !isTerminal(f) || os.Getenv("TERM") == "dumb" {
+		return termrender.NoColor
+	}
+	// Our own check said terminal: termenv's (which also says no under CI)
+	// is not asked again.
+	switch termenv.NewOutput(f, termenv.WithTTY(true)).ColorProfile() {
+	case termenv.TrueColor:
+		return termrender.TrueColor
+	case termenv.ANSI256:
+		return termrender.ANSI256
+	case termenv.ANSI:
+		return termrender.ANSI
+	}
+	return termrender.NoColor
+}
+
+// outputPrinter prints the output of one turn (one stream of it) on w as
+// it arrives, line by line, each line once it is final.
+type outputPrinter struct {
+	w   io.Writer
+	r   *termrender.Renderer
+	buf []byte
+
+	// leaveOpen: flush leaves a last line the output did not end
+	// unterminated, and sets open (run: its stdout is the turn's, and
+	// looprig ends that line on stderr, before its closing line).
+	leaveOpen, open bool
+}
+
+func newOutputPrinter(w io.Writer, p termrender.Profile) *outputPrinter {
+	return &outputPrinter{w: w, r: termrender.New(termrender.Options{Profile: p, Window: streamWindow})}
+}
+
+// write feeds text to the renderer and prints the lines it made final.
+func (p *outputPrinter) write(text string) error {
+	p.r.WriteString(text)
+	return p.print(p.r.Final(), false)
+}
+
+// flush ends the turn's output: it prints every line not printed yet,
+// the last one included, and leaves the renderer empty.
+func (p *outputPrinter) flush() error {
+	// With a window of one line, Pending is the cursor's line, empty (and
+	// left out) when the output ended with "\n".
+	open := p.leaveOpen && len(p.r.Pending()) > 0
+	if err := p.print(p.r.Flush(), open); err != nil {
+		return err
+	}
+	p.open = p.open || open
+	return nil
+}
+
+// print writes lines in one write, each ended by "\n" but the last one
+// when open.
+func (p *outputPrinter) print(lines []string, open bool) error {
+	if len(lines) == 0 {
+		return nil
+	}
+	p.buf = p.buf[:0]
+	for _, l := range lines {
+		p.buf = append(p.buf, l...)
+		p.buf = append(p.buf, '\n')
+	}
+	if open {
+		p.buf = p.buf[:len(p.buf)-1]
+	}
+	if _, err := p.w.Write(p.buf); err != nil {
+		return fmt.Errorf("print turn output: %w", err)
+	}
+	return nil
+}
+
+// turnOutputs prints the output of the turns of a session on w, each turn
+// through its own renderer (attach, restore --hold: a session's events
+// may carry more than one turn).
+type turnOutputs struct {
+	w io.Writer
+	p map[string]*outputPrinter // by turn id
+}
+
+// write prints output of turn id. A write error is not reported: a closed
+// stdout ends the process with SIGPIPE (fd 1), as the writes of attach
+// and restore --hold always did.
+func (o *turnOutputs) write(id, text string) {
+	if text == "" {
+		return
+	}
+	p := o.p[id]
+	if p == nil {
+		if o.p == nil {
+			o.p = map[string]*outputPrinter{}
+		}
+		p = newOutputPrinter(o.w, outputProfile(o.w))
+		o.p[id] = p
+	}
+	p.write(text)
+}
+
+// end prints the lines of turn id still open, and forgets the turn.
+func (o *turnOutputs) end(id string) {
+	if p := o.p[id]; p != nil {
+		p.flush()
+		delete(o.p, id)
+	}
+}
+
+// flush prints the lines of every turn still open, before the command
+// exits.
+func (o *turnOutputs) flush() {
+	for id := range o.p {
+		o.end(id)
+	}
+}
