@@ -111,6 +111,11 @@ type turnSession interface {
 	// fault is why the session stopped under the turn, as run reports it
 	// (its lease lost, its host gone); nil when it did not fault.
 	fault() error
+	// The turn's terminal (run_input.go).
+	SendInput(ctx context.Context, text string) (hidden bool, err error)
+	SendEOF(ctx context.Context) error
+	TerminalState(ctx context.Context) (terminal, echoOff bool, err error)
+	Resize(ctx context.Context, cols, rows int) error
 }
 
 // turnEvents is the session's events as a turnRunner reads them: the
@@ -133,6 +138,22 @@ type turnEvents interface {
 
 // localTurn is a session of this process.
 type localTurn struct{ *rig.Session }
+
+func (s localTurn) SendInput(ctx context.Context, text string) (bool, error) {
+	return s.Session.SendInput(ctx, rig.Input{Text: text, From: "cli"})
+}
+
+func (s localTurn) SendEOF(ctx context.Context) error {
+	_, err := s.Session.SendInput(ctx, rig.Input{EOF: true, From: "cli"})
+	return err
+}
+
+func (s localTurn) TerminalState(context.Context) (bool, bool, error) {
+	terminal, echoOff := s.Session.TerminalState()
+	return terminal, echoOff, nil
+}
+
+func (s localTurn) Resize(_ context.Context, cols, rows int) error { return s.Session.Resize(cols, rows) }
 
 func (s localTurn) fault() error {
 	if f := s.Err(); f != nil {
@@ -222,6 +243,7 @@ type turnRunner struct {
 
 	outputGone bool
 	stopTurn   context.CancelFunc
+	input      *termInput // stdin forwarded to the turn, nil when not a terminal
 
 	gateWG sync.WaitGroup
 }
@@ -235,6 +257,8 @@ func (t *turnRunner) run(input string) int {
 		t.gateWG.Wait()
 	}()
 
+	_, stopInput := t.startInput(gctx)
+	defer stopInput()
 	t.started = time.Now()
 	ti, err := s.Submit(e.sig.ctx, input)
 	if err != nil {
@@ -444,6 +468,10 @@ func (t *turnRunner) gate(gctx context.Context, g event.GateOpened) {
 		return
 	}
 	fmt.Fprintf(e.stderr, "looprig: gate: %s\napprove? [y/N] ", textsafe.Line(g.Prompt))
+	if t.input != nil { // stdin is read by the input forwarder
+		t.input.answerGate(g)
+		return
+	}
 	t.gateWG.Add(1)
 	go func() {
 		defer t.gateWG.Done()
@@ -452,16 +480,20 @@ func (t *turnRunner) gate(gctx context.Context, g event.GateOpened) {
 			return
 		}
 		answer := strings.ToLower(strings.TrimSpace(line))
-		approve := err == nil && (answer == "y" || answer == "yes")
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := s.RespondGate(ctx, g.GateID, approve); err != nil {
-			var noGate *rig.NoGateError
-			if !errors.As(err, &noGate) {
-				fmt.Fprintf(e.stderr, "looprig: answer gate: %s\n", textsafe.Sanitize(err.Error()))
-			}
-		}
+		t.respond(g, err == nil && (answer == "y" || answer == "yes"))
 	}()
+}
+
+// respond answers gate g.
+func (t *turnRunner) respond(g event.GateOpened, approve bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := t.s.RespondGate(ctx, g.GateID, approve); err != nil {
+		var noGate *rig.NoGateError
+		if !errors.As(err, &noGate) {
+			fmt.Fprintf(t.c.stderr, "looprig: answer gate: %s\n", textsafe.Sanitize(err.Error()))
+		}
+	}
 }
 
 // write prints turn output for people: through the turn's renderer for

@@ -132,6 +132,12 @@ every other escape sequence is dropped. A turn of a profile with
 tty = false keeps its stdout and stderr apart. looprig's own lines (the
 closing "turn N exited C in T") go to stderr. With --json, the exact bytes.
 
+Input: when stdin and stdout are a terminal, run is the turn's terminal:
+each line you type goes to the turn (^D at the start of a line sends an end
+of file), the turn gets your window size, and while the turn's terminal
+has echo off (a password prompt) yours does too, and what you type is
+journaled only as "hidden input, N bytes". Scripts use 'looprig send'.
+
 Gates: when the turn asks a gate (the shell engine asks before a command
 matching the profile's gate_policy, e.g. "rm -rf" or "sudo"), looprig asks
 "approve? [y/N]" when stdin is a terminal; otherwise it denies the gate and

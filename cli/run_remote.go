@@ -211,6 +211,21 @@ func (h *hostTurn) RespondGate(ctx context.Context, gateID string, approve bool)
 
 func (h *hostTurn) Done() <-chan struct{} { return h.cl.Done() }
 
+func (h *hostTurn) SendInput(ctx context.Context, text string) (bool, error) {
+	return h.cl.SendInput(ctx, text, "cli")
+}
+
+func (h *hostTurn) SendEOF(ctx context.Context) error { return h.cl.SendEOF(ctx, "cli") }
+
+func (h *hostTurn) TerminalState(ctx context.Context) (bool, bool, error) {
+	st, err := h.cl.Status(ctx)
+	return st.Terminal, st.EchoOff, err
+}
+
+func (h *hostTurn) Resize(ctx context.Context, cols, rows int) error {
+	return h.cl.Resize(ctx, cols, rows)
+}
+
 // fault is why the session stopped under the turn: its host said it
 // faulted (its lease lost: *LeaseLostError), or the host is gone
 // (*HostLostError). A host that stopped serving it without a fault, or a

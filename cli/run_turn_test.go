@@ -27,6 +27,16 @@ func (f *fakeSession) RespondGate(context.Context, string, bool) error { return 
 func (f *fakeSession) Done() <-chan struct{}                           { return f.done }
 func (f *fakeSession) fault() error                                    { return f.err }
 
+// The turn of a scripted run has no terminal: stdin is not one either.
+func (f *fakeSession) SendInput(context.Context, string) (bool, error) {
+	return false, &rig.NoTerminalError{}
+}
+func (f *fakeSession) SendEOF(context.Context) error { return &rig.NoTerminalError{} }
+func (f *fakeSession) TerminalState(context.Context) (bool, bool, error) {
+	return false, false, nil
+}
+func (f *fakeSession) Resize(context.Context, int, int) error { return nil }
+
 // step is one thing the fake events do: deliver env (with the drop count
 // as of it), end (ok false; resume says resumed), or fail with err.
 type step struct {

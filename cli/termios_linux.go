@@ -1,0 +1,8 @@
+package cli
+
+import "golang.org/x/sys/unix"
+
+const (
+	termiosGet = unix.TCGETS
+	termiosSet = unix.TCSETS
+)
