@@ -105,6 +105,18 @@ func commandSummary(c *journal.Command) string {
 		return "turn " + rig.ShortID(c.TurnID)
 	case journal.CommandRespondGate:
 		return fmt.Sprintf("gate %s %s", rig.ShortID(c.GateID), textsafe.Line(c.Action))
+	case journal.CommandInput:
+		from := ""
+		if c.From != "" {
+			from = " from " + textsafe.Line(c.From)
+		}
+		switch {
+		case c.EOF:
+			return fmt.Sprintf("turn %s end of file%s", rig.ShortID(c.TurnID), from)
+		case c.Hidden:
+			return fmt.Sprintf("turn %s hidden input, %d bytes%s", rig.ShortID(c.TurnID), c.Bytes, from)
+		}
+		return fmt.Sprintf("turn %s %s%s", rig.ShortID(c.TurnID), shortQuote(c.Input, 60), from)
 	}
 	return ""
 }

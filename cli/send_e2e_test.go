@@ -59,6 +59,13 @@ func TestSendToRunningTurn(t *testing.T) {
 	if !strings.Contains(out, want) || !strings.Contains(out, "eof-seen") {
 		t.Errorf("turn output %q lacks %q or eof-seen", out, want)
 	}
+	// log shows who sent what, and of the password only its length.
+	human := h.must(0, "log", id).stdout
+	for _, want := range []string{`"dave^J" from cli`, "hidden input, " + strconv.Itoa(len(secret)+1) + " bytes from cli", "end of file from cli"} {
+		if !strings.Contains(human, want) {
+			t.Errorf("log lacks %q:\n%s", want, human)
+		}
+	}
 	// The password is nowhere: not in the store, the host's log, the
 	// runtime directory.
 	for _, dir := range []string{h.store, h.home, h.runtime} {
