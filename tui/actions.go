@@ -208,7 +208,7 @@ func (m *model) onFailed(msg failedMsg) tea.Cmd {
 	}
 	v := m.sessions[msg.id]
 	if v == nil {
-		v = newSessView(msg.id)
+		v = m.newSessView(msg.id)
 		m.sessions[msg.id] = v
 		m.resort()
 	}
@@ -236,7 +236,7 @@ func (m *model) onFailed(msg failedMsg) tea.Cmd {
 func (m *model) onAttachFailed(msg failedMsg) tea.Cmd {
 	v := m.sessions[msg.id]
 	if v == nil {
-		v = newSessView(msg.id)
+		v = m.newSessView(msg.id)
 		m.sessions[msg.id] = v
 		m.resort()
 	}

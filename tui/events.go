@@ -40,7 +40,7 @@ func (m *model) scrollEvents(msg tea.KeyMsg) {
 	case key.Matches(msg, k.Bottom):
 		v.scroll = 0
 	}
-	maxScroll := max(0, v.ring.len()+boolInt(v.pend != "")-m.eventRows())
+	maxScroll := max(0, v.ring.len()+len(v.pending())-m.eventRows())
 	v.scroll = min(max(v.scroll, 0), maxScroll)
 	if v.scroll == 0 {
 		v.follow = true
@@ -48,7 +48,13 @@ func (m *model) scrollEvents(msg tea.KeyMsg) {
 }
 
 // settleScroll keeps a scrolled-back events view still while lines arrive.
+// The lines shown are the ring's and the pending output lines (output.go):
+// lines pushed into the ring are counted as they come, the pending ones by
+// how many more (or fewer) there are than at the last settling.
 func (m *model) settleScroll(v *sessView) {
+	n := len(v.pending())
+	v.added += n - v.pendSeen
+	v.pendSeen = n
 	if !v.follow {
 		v.scroll += v.added
 	}
@@ -94,10 +100,8 @@ func (m *model) eventsPane(w, h int) []string {
 		footer = append(footer, st.warn.s(fit(" ⚠ the journal ends here: turn "+strconv.Itoa(v.f.openTurn.index)+" was running when its holder died — r restores", iw)))
 	}
 	rows -= len(footer)
-	total := v.ring.len()
-	if v.pend != "" {
-		total++
-	}
+	pend := v.pending()
+	total := v.ring.len() + len(pend)
 	scroll := 0
 	if !v.follow {
 		scroll = min(v.scroll, max(0, total-rows))
@@ -110,7 +114,7 @@ func (m *model) eventsPane(w, h int) []string {
 		if i < v.ring.len() {
 			l = v.ring.at(i)
 		} else {
-			l = evLine{cls: v.pendCls, text: "  " + cleanOutput(v.pend)}
+			l = evLine{cls: v.outCls, text: "  " + pend[i-v.ring.len()]}
 		}
 		content = append(content, eventLine(st, l, iw))
 	}
@@ -137,8 +141,8 @@ func (m *model) eventsPane(w, h int) []string {
 	if v.live.dropped > 0 {
 		right = append(right, "dropped "+commas(v.live.dropped))
 	}
-	if v.outLines > 0 {
-		n := commas(v.outLines) + " lines"
+	if outLines := v.outLines + uint64(len(pend)); outLines > 0 {
+		n := commas(outLines) + " lines"
 		if v.live.dropped > 0 {
 			n = "≈" + n // dropped deltas are filled in from checkpoints, by bytes
 		}
@@ -147,9 +151,15 @@ func (m *model) eventsPane(w, h int) []string {
 	return m.box(title, strings.Join(right, " · "), m.focus == paneEvents, w, h, content)
 }
 
+// eventLine draws one line of the pane in its class's colour. Turn output
+// (no time) that carries its own SGR (output.go) keeps its colours: it is
+// cut without splitting a sequence and drawn unpainted.
 func eventLine(st *styles, l evLine, iw int) string {
 	p := st.ev[l.cls]
 	if l.at.IsZero() {
+		if strings.IndexByte(l.text, '\x1b') >= 0 {
+			return fitStyled(l.text, iw)
+		}
 		return p.s(fit(l.text, iw))
 	}
 	ts := l.at.Local().Format("15:04:05") + " "

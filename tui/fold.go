@@ -12,9 +12,6 @@ import (
 // ringCapacity bounds the events pane of one session.
 const ringCapacity = 10_000
 
-// maxPending bounds an unterminated output line kept while it grows.
-const maxPending = 64 << 10
-
 // fold is what the events of a session say about it. The same reducer
 // (sessView.apply) folds records replayed from the journal and events
 // delivered live by the hub, so a restored session, a journal tail of a
@@ -116,7 +113,7 @@ func (v *sessView) apply(env event.Envelope) {
 		if ev.TurnID == f.outTurn {
 			f.shown += int64(len(ev.Text))
 		}
-		v.output(cls, ev.Text)
+		v.output(ev.TurnID, cls, ev.Text)
 	case event.TurnOutput:
 		if ev.Elided > 0 {
 			f.elided = ev.Elided
@@ -132,7 +129,7 @@ func (v *sessView) apply(env event.Envelope) {
 				text = text[int64(len(text))-missing:]
 			}
 			f.shown = f.ckpt
-			v.output(clsOutput, text)
+			v.output(ev.TurnID, clsOutput, text)
 		}
 	case event.TurnDone:
 		v.flushPending()
@@ -194,67 +191,6 @@ func (v *sessView) elidedNote() string {
 func (v *sessView) line(at time.Time, cls lineClass, text string) {
 	v.ring.push(evLine{at: at, cls: cls, text: clean(text)})
 	v.added++
-}
-
-// output adds turn output, splitting it into lines. The unterminated rest
-// waits in pend (and is shown as the last line) until its newline comes.
-// Of a huge chunk only the lines the ring can hold are sanitized and kept;
-// the rest are counted.
-func (v *sessView) output(cls lineClass, text string) {
-	if text == "" {
-		return
-	}
-	if v.pend != "" && v.pendCls != cls {
-		v.flushPending()
-	}
-	v.pendCls = cls
-	s := text
-	if v.pend != "" {
-		s = v.pend + text
-	}
-	last := strings.LastIndexByte(s, '\n')
-	if last < 0 {
-		if len(s) > maxPending {
-			v.pushOut(cls, s)
-			s = ""
-		}
-		v.pend = s
-		return
-	}
-	complete := s[:last]
-	v.pend = s[last+1:]
-	n := strings.Count(complete, "\n") + 1
-	if n > ringCapacity {
-		i := len(complete)
-		for k := 0; k < ringCapacity; k++ {
-			i = strings.LastIndexByte(complete[:i], '\n')
-		}
-		complete = complete[i+1:]
-		v.outLines += uint64(n - ringCapacity)
-		v.added += n - ringCapacity
-	}
-	for {
-		i := strings.IndexByte(complete, '\n')
-		if i < 0 {
-			v.pushOut(cls, complete)
-			break
-		}
-		v.pushOut(cls, complete[:i])
-		complete = complete[i+1:]
-	}
-}
-
-func (v *sessView) pushOut(cls lineClass, s string) {
-	v.outLines++
-	v.added++
-	v.ring.push(evLine{cls: cls, text: "  " + cleanOutput(s)})
-}
-
-func (v *sessView) flushPending() {
-	if v.pend != "" {
-		v.pushOut(v.pendCls, v.pend)
-		v.pend = ""
-	}
 }
 
 func plural(n int, word string) string {

@@ -26,6 +26,8 @@ func ringText(v *sessView) []string {
 	return out
 }
 
+// outputLines are the output lines of the events pane: the ring's, then
+// the pending ones.
 func outputLines(v *sessView) []string {
 	var out []string
 	for _, l := range ringText(v) {
@@ -33,7 +35,7 @@ func outputLines(v *sessView) []string {
 			out = append(out, s)
 		}
 	}
-	return out
+	return append(out, v.pending()...)
 }
 
 // Live: deltas show the output, the checkpoints that follow add nothing.
@@ -92,7 +94,8 @@ func TestFoldSkipsDuplicatesBySeq(t *testing.T) {
 }
 
 // A huge chunk keeps only what the ring holds, counts everything, and the
-// unterminated rest waits for its newline.
+// lines the renderer still holds (the unterminated one last) wait for the
+// turn's end.
 func TestFoldHugeOutputIsBounded(t *testing.T) {
 	v := newSessView("a")
 	v.apply(event.Envelope{Seq: 1, Event: event.TurnStarted{TurnID: "t"}})
@@ -107,33 +110,49 @@ func TestFoldHugeOutputIsBounded(t *testing.T) {
 	if v.ring.len() != ringCapacity {
 		t.Fatalf("ring holds %d", v.ring.len())
 	}
-	if v.outLines != uint64(n) {
-		t.Fatalf("counted %d lines, want %d", v.outLines, n)
+	pend := v.pending()
+	if got := v.outLines + uint64(len(pend)); got != uint64(n)+1 {
+		t.Fatalf("counted %d lines, want %d", got, n+1)
 	}
-	last := v.ring.at(v.ring.len() - 1).text
-	if last != "  "+strconv.Itoa(n-1) || v.pend != "partial" {
-		t.Fatalf("last line %q, pending %q", last, v.pend)
+	if len(pend) == 0 || pend[len(pend)-1] != "partial" || pend[0] != strconv.Itoa(n+1-len(pend)) {
+		t.Fatalf("pending %q", pend)
+	}
+	if last := v.ring.at(v.ring.len() - 1).text; last != "  "+strconv.Itoa(n-len(pend)) {
+		t.Fatalf("last final line %q", last)
 	}
 	v.apply(event.Envelope{Event: event.OutputDelta{TurnID: "t", Text: " done\n"}})
-	if got := v.ring.at(v.ring.len() - 1).text; got != "  partial done" {
+	v.apply(event.Envelope{Seq: 2, Event: event.TurnDone{TurnID: "t"}})
+	if got := v.ring.at(v.ring.len() - 2).text; got != "  partial done" {
 		t.Fatalf("joined line %q", got)
+	}
+	if v.outLines != uint64(n)+1 || v.out != nil || len(v.pending()) != 0 {
+		t.Fatalf("after the turn: %d lines, renderer %v, pending %q", v.outLines, v.out != nil, v.pending())
 	}
 }
 
-func TestCleanOutput(t *testing.T) {
-	cases := map[string]string{
-		"plain":                   "plain",
-		"crlf\r":                  "crlf",
-		"10%\r50%\r100%":          "100%",
-		"a\tb":                    "a       b",
-		"\x1b[2Jx":                "^[[2Jx",
-		"\x1b]52;c;QQ==\x07":      "^[]52;c;QQ==^G",
-		"r\u202eev":               "r<U+202E>ev",
-		strings.Repeat("x", 5000): strings.Repeat("x", maxStoredLine) + " …(+2952 bytes)",
+func TestOutputLines(t *testing.T) {
+	cases := []struct {
+		in   string
+		want []string
+	}{
+		{"plain", []string{"plain"}},
+		{"crlf\r\n", []string{"crlf"}},
+		{"10%\r50%\r100%", []string{"100%"}},
+		{"a\tb", []string{"a       b"}},
+		{"\x1b[2Jx", []string{"x"}},
+		{"a\x1b]52;c;QQ==\x07b", []string{"ab"}},
+		{"r\u202eev", []string{"r<U+202E>ev"}},
+		{"bell\a!", []string{"bell!"}},
+		{"nul\x00", []string{"nul^@"}},
+		{strings.Repeat("x", 5000), []string{strings.Repeat("x", maxLineCells), strings.Repeat("x", maxLineCells), strings.Repeat("x", 5000-2*maxLineCells)}},
 	}
-	for in, want := range cases {
-		if got := cleanOutput(in); got != want {
-			t.Errorf("cleanOutput(%q) = %q, want %q", in, got, want)
+	for _, c := range cases {
+		v := newSessView("a")
+		v.apply(event.Envelope{Seq: 1, Event: event.TurnStarted{TurnID: "t"}})
+		v.apply(event.Envelope{Event: event.OutputDelta{TurnID: "t", Text: c.in}})
+		v.apply(event.Envelope{Seq: 2, Event: event.TurnDone{TurnID: "t"}})
+		if got := outputLines(v); strings.Join(got, "|") != strings.Join(c.want, "|") {
+			t.Errorf("output of %q = %q, want %q", c.in, got, c.want)
 		}
 	}
 }
@@ -248,7 +267,7 @@ func TestNoColorRemovesAllStyling(t *testing.T) {
 	t.Setenv("NO_COLOR", "1")
 	m := New(Options{Store: memstoreNew(), StoreDir: "/s", Now: fixedClock})
 	m.send(tea.WindowSizeMsg{Width: 120, Height: 30})
-	m = withMixedList(t, m)
+	m = withTurnOutput(t, m) // its turns print colours
 	for _, keys := range [][]string{nil, {"?"}, {"esc", "X"}} {
 		m.keys(keys...)
 		if v := m.View(); strings.Contains(v, "\x1b") {

@@ -87,6 +87,7 @@ func goldenScenarios() []scenario {
 			return withCrashHistory(m, crashed)
 		}},
 		{"new_dialog", func(t *testing.T, m Model) Model { return withMixedList(t, m).keys("n") }},
+		{"turn_output", withTurnOutput},
 	}
 	causes := map[rig.RestoreErrorKind]error{
 		rig.RestoreDiscoveryFailed: fmt.Errorf("session %s has no journal in this store", crashed),

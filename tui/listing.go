@@ -53,7 +53,7 @@ func (m *model) onList(msg listMsg) tea.Cmd {
 		seen[info.ID] = true
 		v := m.sessions[info.ID]
 		if v == nil {
-			v = newSessView(info.ID)
+			v = m.newSessView(info.ID)
 			m.sessions[info.ID] = v
 		}
 		v.setInfo(info)

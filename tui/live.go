@@ -22,7 +22,7 @@ import (
 func (m *model) onAttached(msg attachedMsg) tea.Cmd {
 	v := m.sessions[msg.id]
 	if v == nil {
-		v = newSessView(msg.id)
+		v = m.newSessView(msg.id)
 		m.sessions[msg.id] = v
 	}
 	if msg.created && m.creating > 0 {

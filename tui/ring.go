@@ -2,7 +2,9 @@ package tui
 
 import "time"
 
-// evLine is one line of the events pane: plain, sanitized text.
+// evLine is one line of the events pane: plain, sanitized text, or a line
+// of turn output rendered by termrender (output.go), whose only escape
+// sequences are its own SGR.
 type evLine struct {
 	at   time.Time // zero for output lines (no time column)
 	cls  lineClass

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"looprig/host"
+	"looprig/internal/termrender"
 	"looprig/rig"
 	"looprig/rig/event"
 	"looprig/rig/explain"
@@ -34,13 +35,20 @@ type sessView struct {
 	busySince time.Time
 
 	// the folded events (fold.go) and the events pane's lines
-	f        fold
-	ring     *ring
-	pend     string // the unterminated output line, shown last
-	pendCls  lineClass
-	lastSeq  uint64
-	outLines uint64
-	added    int // lines added since the last frame (keeps a scrolled view still)
+	f    fold
+	ring *ring
+	// the output of the turn being shown (output.go): its renderer, the
+	// turn and stream it renders, and its pending lines (drawn last)
+	out       *termrender.Renderer
+	outTurn   string
+	outCls    lineClass
+	prof      termrender.Profile
+	pend      []string // cache of out.Pending(), valid unless pendDirty
+	pendDirty bool
+	pendSeen  int // pending lines at the last settleScroll
+	lastSeq   uint64
+	outLines  uint64
+	added     int // lines added since the last frame (keeps a scrolled view still)
 
 	journal journalReader
 	used    int // LRU clock of the last time it was shown
@@ -309,7 +317,7 @@ func (v *sessView) lastActivity() time.Time {
 func (v *sessView) resetJournal() {
 	v.f = fold{}
 	v.ring.reset()
-	v.pend = ""
+	v.out, v.outTurn, v.pend, v.pendDirty, v.pendSeen = nil, "", nil, false, 0
 	v.lastSeq = 0
 	v.outLines = 0
 	v.journal.state = journalUnread

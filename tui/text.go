@@ -13,59 +13,14 @@ import (
 
 // Text helpers. Everything drawn is built from plain, sanitized text whose
 // width is known, then painted with cached SGR prefixes (styles.go). None
-// of these functions sees escape sequences of its own making.
+// of these functions sees escape sequences of its own making; the one
+// exception, turn output with its own SGR, is drawn by fitStyled
+// (output.go).
 
 // clean makes untrusted one-line text (a title, a path, an error cause)
 // safe to draw: controls, escape sequences and bidi controls are shown as
 // inert text.
 func clean(s string) string { return textsafe.Line(s) }
-
-// maxStoredLine bounds the bytes kept of one output line in the ring.
-const maxStoredLine = 2048
-
-// cleanOutput makes one line of turn output safe to draw: a trailing
-// carriage return (CRLF) is dropped, a progress bar's earlier frames
-// (text before the last CR) are dropped, tabs are expanded and the rest is
-// sanitized. Very long lines are cut, saying how much was cut.
-func cleanOutput(s string) string {
-	s = strings.TrimSuffix(s, "\r")
-	if i := strings.LastIndexByte(s, '\r'); i >= 0 {
-		s = s[i+1:]
-	}
-	cut := 0
-	if len(s) > maxStoredLine {
-		n := maxStoredLine
-		for n > 0 && !utf8.RuneStart(s[n]) {
-			n--
-		}
-		cut = len(s) - n
-		s = s[:n]
-	}
-	s = textsafe.Sanitize(s)
-	if strings.IndexByte(s, '\t') >= 0 {
-		s = expandTabs(s)
-	}
-	if cut > 0 {
-		s += " …(+" + strconv.Itoa(cut) + " bytes)"
-	}
-	return s
-}
-
-func expandTabs(s string) string {
-	var b strings.Builder
-	col := 0
-	for _, r := range s {
-		if r == '\t' {
-			n := 8 - col%8
-			b.WriteString(strings.Repeat(" ", n))
-			col += n
-			continue
-		}
-		b.WriteRune(r)
-		col++
-	}
-	return b.String()
-}
 
 // width is the display width of plain text.
 func width(s string) int {

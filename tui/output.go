@@ -1,0 +1,158 @@
+package tui
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/muesli/termenv"
+
+	"looprig/internal/termrender"
+)
+
+// Turn output in the events pane. The output of the turn being shown is
+// fed to a termrender.Renderer (internal/termrender/doc.go says what it
+// keeps and drops): the lines it makes final go into the ring, the lines
+// it still holds (a "\r" progress bar, a multi-line progress redrawn with
+// cursor-up) are drawn after them and replaced as they change. The turn's
+// end (flushPending) pushes them too and drops the renderer. Journal
+// replays and live streams go through this same path (sessView.apply).
+
+// maxLineCells is the widest line the renderer keeps; a longer line wraps
+// onto the next, as a terminal's autowrap does.
+const maxLineCells = 2048
+
+// maxStoredLine bounds the bytes kept of one rendered output line in the
+// ring (a line of 2048 cells, each with its own colours, is far more).
+const maxStoredLine = 16 << 10
+
+// outProfile is the colour profile turn output is rendered with: the one
+// of the TUI's lipgloss renderer (Ascii, as under NO_COLOR, gives plain
+// text).
+func outProfile(r *lipgloss.Renderer) termrender.Profile {
+	switch r.ColorProfile() {
+	case termenv.TrueColor:
+		return termrender.TrueColor
+	case termenv.ANSI256:
+		return termrender.ANSI256
+	case termenv.ANSI:
+		return termrender.ANSI
+	}
+	return termrender.NoColor
+}
+
+// output feeds text of turn turnID (stream class cls) to the turn's
+// renderer, pushing the lines that became final into the ring. A renderer
+// belongs to one turn and one class: output of another turn, or of the
+// other stream, ends the lines of the previous one first.
+func (v *sessView) output(turnID string, cls lineClass, text string) {
+	if text == "" {
+		return
+	}
+	if v.out != nil && (v.outTurn != turnID || v.outCls != cls) {
+		v.flushPending()
+	}
+	if v.out == nil {
+		v.out = termrender.New(termrender.Options{Profile: v.prof, MaxLineCells: maxLineCells})
+		v.outTurn = turnID
+		v.outCls = cls
+	}
+	v.out.WriteString(text)
+	v.pushOut(cls, v.out.Final())
+	v.pendDirty = true
+}
+
+// flushPending ends the output shown so far (the turn ended, or something
+// else is said between its lines): the lines still pending become final
+// and the renderer is dropped.
+func (v *sessView) flushPending() {
+	if v.out == nil {
+		return
+	}
+	v.pushOut(v.outCls, v.out.Flush())
+	v.out = nil
+	v.outTurn = ""
+	v.pend, v.pendDirty = nil, false
+}
+
+// pushOut pushes final output lines into the ring. Of more lines than the
+// ring holds only the last are kept; all are counted.
+func (v *sessView) pushOut(cls lineClass, lines []string) {
+	n := len(lines)
+	if n == 0 {
+		return
+	}
+	v.outLines += uint64(n)
+	v.added += n
+	if n > ringCapacity {
+		lines = lines[n-ringCapacity:]
+	}
+	for _, s := range lines {
+		v.ring.push(evLine{cls: cls, text: "  " + capLine(s)})
+	}
+}
+
+// pending returns the output lines that may still change, drawn after the
+// ring. They are taken from the renderer when the frame needs them, not
+// at every delta.
+func (v *sessView) pending() []string {
+	if v.pendDirty {
+		v.pend = v.out.Pending()
+		v.pendDirty = false
+	}
+	return v.pend
+}
+
+// capLine cuts a rendered line longer than maxStoredLine bytes, outside
+// any escape sequence and UTF-8 character, ends it with a reset when it
+// has SGR, and says how much was cut.
+func capLine(s string) string {
+	if len(s) <= maxStoredLine {
+		return s
+	}
+	n := maxStoredLine
+	// Back out of an SGR sequence (termrender emits only ESC [ … m).
+	if i := strings.LastIndexByte(s[:n], '\x1b'); i >= 0 && strings.IndexByte(s[i:n], 'm') < 0 {
+		n = i
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	out := s[:n]
+	if strings.IndexByte(out, '\x1b') >= 0 {
+		out += "\x1b[0m"
+	}
+	return out + " …(+" + strconv.Itoa(len(s)-n) + " bytes)"
+}
+
+// fitStyled is fit for a line that may carry its own SGR sequences (turn
+// output): the width is measured and the line cut without splitting a
+// sequence (ansi.Truncate keeps every sequence, the final reset
+// included), and a cut line still ends with a reset.
+func fitStyled(s string, w int) string {
+	if strings.IndexByte(s, '\x1b') < 0 {
+		return fit(s, w)
+	}
+	if w <= 0 {
+		return ""
+	}
+	sw := ansi.StringWidth(s)
+	if sw <= w {
+		return s + spaces(w-sw)
+	}
+	t := ansi.Truncate(s, w, "…")
+	if !strings.HasSuffix(t, "\x1b[0m") {
+		t += "\x1b[0m"
+	}
+	return t + spaces(w-ansi.StringWidth(t))
+}
+
+// newSessView is newSessView for this TUI: its output is rendered with
+// the TUI's colour profile.
+func (m *model) newSessView(id string) *sessView {
+	v := newSessView(id)
+	v.prof = outProfile(m.renderer)
+	return v
+}
