@@ -108,18 +108,21 @@ const (
 // opts holds the values of the commands' own flags; each command
 // registers those it takes (command.flags).
 type opts struct {
-	long        bool         // ls -l, --long
-	follow      bool         // log -f, --follow
-	yes         bool         // rm, lease break --yes
-	hold        bool         // restore --hold
-	title, seed string       // new --title, --seed
-	profile     profileFlags // new, run, restore --rig, --placement, --root
-	acceptDrift bool         // run, restore --accept-drift
-	create      bool         // host --new
-	acceptedBy  string       // host --accepted-by: who accepted drift
-	detach      bool         // new, run, restore --detach
-	eof         bool         // send --eof
-	noNewline   bool         // send -n
+	long        bool          // ls -l, --long
+	follow      bool          // log -f, --follow
+	yes         bool          // rm, lease break --yes
+	hold        bool          // restore --hold
+	title, seed string        // new --title, --seed
+	profile     profileFlags  // new, run, restore --rig, --placement, --root
+	acceptDrift bool          // run, restore --accept-drift
+	create      bool          // host --new
+	acceptedBy  string        // host --accepted-by: who accepted drift
+	detach      bool          // new, run, restore --detach
+	eof         bool          // send --eof
+	noNewline   bool          // send -n
+	waitFor     string        // wait --for
+	waitTurn    string        // wait --turn
+	waitTimeout time.Duration // wait --timeout
 }
 
 // call is one invocation of a command, with what invoke prepared for it.
@@ -144,7 +147,7 @@ type call struct {
 var commands []*command
 
 func init() {
-	commands = []*command{cmdLs, cmdNew, cmdRun, cmdRestore, cmdAttach, cmdSend, cmdStop, cmdLog, cmdRm, cmdLease, cmdDemo, cmdHost, cmdVersion, cmdHelp}
+	commands = []*command{cmdLs, cmdNew, cmdRun, cmdRestore, cmdAttach, cmdSend, cmdWait, cmdStop, cmdLog, cmdRm, cmdLease, cmdDemo, cmdHost, cmdVersion, cmdHelp}
 }
 
 var cmdHelp = &command{name: "help", brief: "show help for a command", help: helpHelp, run: runHelp}

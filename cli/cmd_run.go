@@ -153,7 +153,9 @@ func (s localTurn) TerminalState(context.Context) (bool, bool, error) {
 	return terminal, echoOff, nil
 }
 
-func (s localTurn) Resize(_ context.Context, cols, rows int) error { return s.Session.Resize(cols, rows) }
+func (s localTurn) Resize(_ context.Context, cols, rows int) error {
+	return s.Session.Resize(cols, rows)
+}
 
 func (s localTurn) fault() error {
 	if f := s.Err(); f != nil {

@@ -128,6 +128,7 @@ func (e *env) describe(err error) described {
 		storeErr *StoreError
 		notFound *NotFoundError
 		lost     *LeaseLostError
+		waitErr  *WaitError
 	)
 	x := explain.Explain(err)
 	switch {
@@ -186,6 +187,9 @@ func (e *env) describe(err error) described {
 	case !x.Classified() && errors.As(err, &notFound):
 		return described{code: exitError, typ: "UnknownSessionError", kind: "unknown_session", message: err.Error(),
 			hint: hintListSessions}
+	case errors.As(err, &waitErr):
+		return described{code: waitErr.Code, typ: "WaitError", kind: waitErr.Outcome, message: err.Error(),
+			fields: []kv{{"session", waitErr.Session}, {"for", waitErr.For}}}
 	case (x.Kind == "lease_lost" || !x.Classified()) && errors.As(err, &lost):
 		// This process's session lost its lease: the CLI says so in its
 		// own words, about the session it ran.

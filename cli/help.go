@@ -365,3 +365,28 @@ tty = false), or the turn does not read its input within 5 s
 
 JSON: {"id","short_id","bytes","eof","hidden"}.
 `
+
+const helpWait = `Usage: looprig wait ID [--for turn-end|idle|gate] [--turn TURN] [--timeout D] [--json]
+
+Wait until session ID reaches a state, then print it and exit 0:
+
+  turn-end  (the default) the running turn ends; with no turn running, the
+            last turn's end is reported at once (--turn TURN: that turn,
+            by id or prefix, e.g. the id 'run --detach' printed); a session
+            that has run no turn waits for the next one
+  idle      no turn is running
+  gate      a gate is open (its question is printed)
+
+It follows the session's host when the session is live here, else its
+journal (a session held on another machine sharing the store).
+
+Exit codes: 0 the state was reached; 124 --timeout passed; 5 the session
+crashed (its host or holder died) before the state; 6 the session is not
+running or was shut down, so the state cannot come; 4 another process took
+its lease; 1 and 2 as for every command.
+
+JSON: {"id","short_id","for","turn_id","end","exit_code","error","reason",
+"gate_id","prompt"} (the fields that apply; end is done, failed or
+interrupted). A failure: {"error":{"type":"WaitError","kind":"timeout"|
+"crashed"|"stopped"|"lease_lost",...}}.
+`
