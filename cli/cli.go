@@ -123,6 +123,8 @@ type opts struct {
 	waitFor     string        // wait --for
 	waitTurn    string        // wait --turn
 	waitTimeout time.Duration // wait --timeout
+	allCrashed  bool          // restore --all-crashed
+	onlyCrashed bool          // host --only-crashed, and each restore of --all-crashed
 }
 
 // call is one invocation of a command, with what invoke prepared for it.

@@ -21,6 +21,7 @@ var cmdHost = &command{
 	flags: func(fs *flag.FlagSet, o *opts) {
 		restoreFlags(fs, o)
 		fs.BoolVar(&o.create, "new", false, "create a new session instead of restoring ID")
+		fs.BoolVar(&o.onlyCrashed, "only-crashed", false, "restore ID only if it is still crashed once its lease is held (restore --all-crashed)")
 		fs.StringVar(&o.title, "title", "", "title of a new session")
 		fs.StringVar(&o.seed, "seed", "", "directory copied into a new session's workspace")
 		fs.StringVar(&o.acceptedBy, "accepted-by", acceptDriftSource, "who accepted drift, as the journal records it")

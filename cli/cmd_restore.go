@@ -25,6 +25,7 @@ var cmdRestore = &command{
 		restoreFlags(fs, o)
 		fs.BoolVar(&o.hold, "hold", false, "keep the session live until SIGINT/SIGTERM")
 		fs.BoolVar(&o.detach, "detach", false, "leave the session live in a background host")
+		fs.BoolVar(&o.allCrashed, "all-crashed", false, "restore every crashed session (instead of ID), several at once")
 	},
 	run: runRestore,
 }
@@ -34,10 +35,24 @@ func restoreArgs(c *call) error {
 	if c.hold && c.detach {
 		return usageErr(c.cmd, "--hold keeps the session in this process, --detach in a background host: choose one")
 	}
+	if c.allCrashed {
+		switch {
+		case c.hold:
+			return usageErr(c.cmd, "--all-crashed restores many sessions: --hold keeps one in this process; use --detach")
+		case len(c.args) > 0:
+			return usageErr(c.cmd, fmt.Sprintf("--all-crashed restores every crashed session: give no id (got %q)", c.args[0]))
+		case c.dash:
+			return usageErr(c.cmd, `unexpected "--"`)
+		}
+		return nil
+	}
 	return oneID(c)
 }
 
 func runRestore(c *call) int {
+	if c.allCrashed {
+		return restoreAllCrashed(c)
+	}
 	if c.detach {
 		return restoreDetached(c)
 	}

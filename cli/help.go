@@ -172,12 +172,22 @@ Examples:
 
 const helpRestore = `Usage: looprig restore ID [--json] [--accept-drift] [--hold|--detach] [--rig NAME]
                        [--placement P --root DIR]
+       looprig restore --all-crashed [--detach] [--json] [--accept-drift]
 
 Restore session ID (a full id or a unique prefix of at least 4 characters):
 take its lease at a new epoch, replay its journal, close what a crash left
 open (a running turn becomes TurnInterrupted{crash}, an open gate is closed),
 print the outcome and shut down cleanly — or, with --detach, leave it live in
 a background host.
+
+--all-crashed restores every crashed session (after a reboot), several at
+once, printing each outcome as it completes: restored, skipped (another
+process restored it first or holds it: two callers at once restore every
+session once) or failed (with its kind, cause and remedy as a single
+restore prints them). A turn that was running is shown as interrupted;
+nothing is run again. --json prints one object per session:
+{"id","short_id","outcome","reason"|"error", and restore's fields when
+restored}. Exit 3 if any failed.
 
 Exit codes: 0 restored; 3 the restore failed (RestoreError with its kind:
 discovery_failed for an unknown id, replay_failed for an unreadable journal,

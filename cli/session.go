@@ -342,5 +342,9 @@ func (c *call) restoreSession(input string) (*rig.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.RestoreSession(ctx, id)
+	var opts []rig.RestoreOption
+	if c.onlyCrashed {
+		opts = append(opts, rig.OnlyIfCrashed())
+	}
+	return r.RestoreSession(ctx, id, opts...)
 }

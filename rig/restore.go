@@ -85,7 +85,11 @@ func (b baseline) adopt(ca *event.ConfigurationAdopted) baseline {
 //
 // An id with no journal fails with discovery_failed before anything is
 // written: restoring never creates a session.
-func (r *Rig) RestoreSession(ctx context.Context, id uuid.UUID) (_ *Session, err error) {
+func (r *Rig) RestoreSession(ctx context.Context, id uuid.UUID, opts ...RestoreOption) (_ *Session, err error) {
+	var o restoreOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	name := storage.SessionName(id.String())
 	fail := func(kind RestoreErrorKind, cause error) error {
 		if ctx.Err() != nil && kind != RestoreContextDone {
@@ -132,6 +136,18 @@ func (r *Rig) RestoreSession(ctx context.Context, id uuid.UUID) (_ *Session, err
 				err = fmt.Errorf("session %s has no journal in this store (it was deleted)", id)
 			}
 			return nil, fail(RestoreDiscoveryFailed, err)
+		}
+	}
+	if o.onlyCrashed {
+		// Under the lease: a session another process restored and shut
+		// down since it was listed crashed is not restored again.
+		if c, err := ReadCatalog(ctx, r.store, id.String()); err == nil && c.State == CatalogStopped {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.releaseTimeout)
+			defer cancel()
+			if rerr := lease.Release(rctx); rerr != nil {
+				r.log.Warn("release of a session that is not crashed", "session", id, "err", rerr)
+			}
+			return nil, &NotCrashedError{Session: id}
 		}
 	}
 	s := newSession(r, id, lease)
@@ -446,4 +462,27 @@ func (s *Session) recordRestoreErrored(cause error) {
 	if _, err := j.AppendEvent(ctx, "", "", event.RestoreErrored{Kind: kind, Message: cause.Error()}); err != nil {
 		s.rig.log.Warn("cannot record RestoreErrored", "session", s.id, "err", err)
 	}
+}
+
+// RestoreOption adjusts RestoreSession.
+type RestoreOption func(*restoreOptions)
+
+type restoreOptions struct {
+	onlyCrashed bool
+}
+
+// OnlyIfCrashed makes RestoreSession restore the session only if it is
+// still crashed once its lease is held: a session shut down cleanly in the
+// meantime (another process restored it) is *NotCrashedError, and nothing
+// is written. Restoring many crashed sessions at once from several
+// processes restores each once.
+func OnlyIfCrashed() RestoreOption { return func(o *restoreOptions) { o.onlyCrashed = true } }
+
+// NotCrashedError: OnlyIfCrashed found the session shut down cleanly.
+type NotCrashedError struct {
+	Session uuid.UUID
+}
+
+func (e *NotCrashedError) Error() string {
+	return fmt.Sprintf("session %s is not crashed any more (it was restored and shut down meanwhile); nothing was done", ShortID(e.Session.String()))
 }

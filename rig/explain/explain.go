@@ -190,6 +190,7 @@ func Explain(err error) Explanation {
 		corrupt   *storage.CorruptError
 		invalidP  *rig.InvalidProfileError
 		unknownE  *engine.UnknownEngineError
+		notCrash  *rig.NotCrashedError
 	)
 	if err == nil {
 		return Explanation{Type: unclassified, Kind: "error"}
@@ -246,6 +247,10 @@ func Explain(err error) Explanation {
 		return x
 	case errors.As(err, &unknownS):
 		return Explanation{Type: "UnknownSessionError", Kind: "unknown_session", Remedy: RemedyListSessions}
+	case errors.As(err, &notCrash):
+		x := Explanation{Type: "NotCrashedError", Kind: "not_crashed"}
+		x.add("session", notCrash.Session.String())
+		return x
 	case errors.As(err, &lifecycle):
 		return explainLifecycle(err, lifecycle)
 	case errors.As(err, &held):

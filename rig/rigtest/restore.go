@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -21,6 +22,44 @@ import (
 var restoreCases = []testCase{
 	{"AfterCleanShutdown", testRestoreClean},
 	{"UnknownID", testRestoreUnknown},
+	{"OnlyIfCrashed", testRestoreOnlyIfCrashed},
+}
+
+// OnlyIfCrashed restores a crashed session, and refuses one shut down
+// cleanly with *rig.NotCrashedError, writing nothing and leaving its
+// lease free.
+func testRestoreOnlyIfCrashed(t *testing.T, e *env) {
+	r := e.define()
+	crashed := e.newSession(r)
+	e.fs.crash(t, storage.SessionName(crashed.SessionID().String()))
+	select {
+	case <-crashed.Done():
+	case <-time.After(WaitTimeout):
+		t.Fatal("crashed session did not notice")
+	}
+	s, err := r.RestoreSession(t.Context(), crashed.SessionID(), rig.OnlyIfCrashed())
+	if err != nil {
+		t.Fatalf("RestoreSession(crashed, OnlyIfCrashed): %v", err)
+	}
+	shutdown(t, s)
+
+	// Shut down cleanly now (as another process would after its restore).
+	name := storage.SessionName(crashed.SessionID().String())
+	tip, err := e.raw.Tip(t.Context(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.RestoreSession(t.Context(), crashed.SessionID(), rig.OnlyIfCrashed())
+	var nc *rig.NotCrashedError
+	if !errors.As(err, &nc) || nc.Session != crashed.SessionID() {
+		t.Fatalf("RestoreSession(stopped, OnlyIfCrashed) = %v, want *rig.NotCrashedError", err)
+	}
+	if after, err := e.raw.Tip(t.Context(), name); err != nil || after != tip {
+		t.Fatalf("journal tip %d -> %d (%v): a refused restore wrote", tip, after, err)
+	}
+	if st, err := e.raw.Probe(t.Context(), name); err != nil || st.Held {
+		t.Fatalf("lease after a refused restore: %+v, %v; want free", st, err)
+	}
 }
 
 // A restore after a clean shutdown keeps the session and loop ids, appends

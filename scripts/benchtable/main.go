@@ -58,6 +58,7 @@ const (
 	hi = "BenchmarkHostIdle"
 	ti = "BenchmarkTUIIdle"
 	ta = "BenchmarkTUIAttach"
+	ra = "BenchmarkRestoreAllCrashed"
 )
 
 var figures = []figure{
@@ -111,6 +112,7 @@ var figures = []figure{
 	{name: "idle host: peak RSS (VmHWM)", ours: m(hi, "hwm-MB"), kind: "MB"},
 	{name: "idle TUI, 1,000 sessions: CPU % looprig adds to Bubble Tea's frame ticker (vs listing every second)", ours: m(ti, "own-cpu-pct"), base: p(ti, "base-cpu-pct"), ratio: p(ti, "ratio"), kind: "pct", target: "≤ 0.5 %", check: atMost(0.5)},
 	{name: "TUI start to the first frame of a live session's tail, 100k-record journal (vs reading its events in process)", ours: m(ta, "ours-ms"), base: p(ta, "base-ms"), ratio: p(ta, "ratio"), kind: "ms", target: "≤ 300 ms", check: atMost(300)},
+	{name: "restore 50 crashed sessions: `restore --all-crashed` (vs 50 sequential `looprig restore ID`)", ours: m(ra, "ours-ms"), base: p(ra, "base-ms"), ratio: p(ra, "ratio"), kind: "ms", target: "≥ 3×", check: atLeast(3)},
 	{name: "idle TUI, 1,000 sessions: CPU % in all (vs a Bubble Tea program drawing one line at the same frame rate)", ours: m(ti, "cpu-pct"), base: p(ti, "floor-cpu-pct"), kind: "pct"},
 	{name: "hub publish ephemeral, 1 sub never reading (vs raw channel fan-out)", ours: m("BenchmarkPublishEphemeral/01subs", "ns/op"), base: p("BenchmarkRawFanout/01subs", "ns/op"), kind: "ns"},
 	{name: "hub publish ephemeral, 4 subs, 1 never reading", ours: m("BenchmarkPublishEphemeral/04subs", "ns/op"), base: p("BenchmarkRawFanout/04subs", "ns/op"), kind: "ns"},
