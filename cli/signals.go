@@ -60,7 +60,7 @@ func (in *interrupts) stop() {
 
 // isTerminal reports whether f is a terminal.
 func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	_, err := unix.IoctlGetTermios(int(f.Fd()), termiosGet)
 	return err == nil
 }
 

@@ -19,14 +19,15 @@ import (
 // of the store directory to now, after the change; a holder's death, which
 // changes no file, shows in the kernel's lock table. A stamp is therefore
 // the directory's mtime plus a summary of /proc/locks (lease.LockTableStamp):
-// one stat and one read, whatever the number of sessions.
+// one stat and one read, whatever the number of sessions (Linux).
 //
 // Timestamps come from a clock that ticks in steps of a few milliseconds,
 // so two changes may leave the same mtime. A stamp taken less than
 // changeSettle after the last change is therefore unsettled: it includes a
 // counter, so it equals no other stamp and the caller looks again (as git
 // treats a file modified in the second its index was written). Without a
-// lock table (not Linux) every stamp is unsettled.
+// lock table (Darwin has none; Linux without /proc) every stamp is
+// unsettled: a holder's death would not move it.
 
 // changeSettle is how old the last change must be for a stamp to be
 // trusted: several ticks of the kernel's coarse clock.

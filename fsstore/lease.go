@@ -59,8 +59,9 @@ func (s *Store) Probe(ctx context.Context, name string) (storage.LeaseStatus, er
 	return s.leases.Probe(ctx, name, lockPath, epochPath)
 }
 
-// ProbeMany probes many names at once, reading the kernel's lock table once:
-// listing thousands of sessions costs one /proc/locks read, not thousands.
+// ProbeMany probes many names at once. On Linux it reads the kernel's lock
+// table once: listing thousands of sessions costs one /proc/locks read,
+// not thousands. On Darwin it asks fcntl(F_GETLK) of each lock file.
 func (s *Store) ProbeMany(ctx context.Context, names []string) ([]storage.LeaseStatus, error) {
 	reqs := make([]lease.ProbeRequest, len(names))
 	for i, name := range names {

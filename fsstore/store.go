@@ -99,7 +99,8 @@ func WithHolder(pid int, host string) Option {
 	return func(o *options) { o.pid, o.host = pid, host }
 }
 
-// WithNetworkFilesystem allows a store on NFS or SMB. flock there does not
+// WithNetworkFilesystem allows a store on a network file system (NFS or
+// SMB; on Darwin also AFP, WebDAV, FTP: see netfs.go). flock there does not
 // exclude processes on other hosts; only use it when one host uses the store.
 func WithNetworkFilesystem() Option { return func(o *options) { o.allowNetwork = true } }
 
@@ -230,21 +231,6 @@ func ownerUID(fi fs.FileInfo) (uint32, bool) {
 		return 0, false
 	}
 	return st.Uid, true
-}
-
-// networkFilesystem reports whether dir is on NFS or SMB/CIFS.
-func networkFilesystem(dir string) (string, bool) {
-	var sfs unix.Statfs_t
-	if err := unix.Statfs(dir, &sfs); err != nil {
-		return "", false
-	}
-	switch uint32(sfs.Type) {
-	case unix.NFS_SUPER_MAGIC:
-		return "NFS", true
-	case unix.SMB_SUPER_MAGIC, 0xFF534D42 /* CIFS */, 0xFE534D42 /* SMB2 */ :
-		return "SMB", true
-	}
-	return "", false
 }
 
 // Dir returns the store's absolute directory.

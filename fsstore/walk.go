@@ -1,13 +1,11 @@
 package fsstore
 
 import (
-	"bytes"
 	"errors"
 	"io/fs"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -17,9 +15,9 @@ import (
 // accepts, in no particular order, without following symbolic links; a
 // directory that vanishes during the walk is skipped and a missing dir is
 // empty. It is filepath.WalkDir reduced to what Keys needs, on the system
-// calls directly (openat, getdents64, close per directory; no sorting, no
-// per-entry allocation), and it walks the subdirectories of a wide
-// directory on several goroutines: the catalog has one directory per
+// calls directly (openat, getdents64 on Linux, close per directory; no
+// sorting, no per-entry allocation), and it walks the subdirectories of a
+// wide directory on several goroutines: the catalog has one directory per
 // session.
 func walkFiles(dir string, keep func(base string) bool) ([]string, error) {
 	fd, err := openDirAt(unix.AT_FDCWD, dir)
@@ -114,55 +112,32 @@ func (w *walker) walkSub(parent int, path, rel, name string) error {
 	return nil
 }
 
-// readDir reads the entries of the open directory fd (path, relative path
-// rel): files that keep accepts are collected, subdirectory names returned.
-func (w *walker) readDir(fd int, path, rel string) (subdirs []string, err error) {
-	buf := w.buf
-	for {
-		n, err := unix.Getdents(fd, buf)
-		if err == unix.EINTR {
-			continue
+// entry files the entry name (whose d_type is typ) of the open directory
+// fd, walked as relative path rel: a directory is returned (to be walked),
+// a file that keep accepts is collected.
+func (w *walker) entry(fd int, rel string, nameb []byte, typ uint8) (subdir string, isDir bool) {
+	if len(nameb) == 0 || string(nameb) == "." || string(nameb) == ".." {
+		return "", false
+	}
+	if typ == unix.DT_UNKNOWN {
+		var st unix.Stat_t
+		if err := unix.Fstatat(fd, string(nameb), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return "", false // vanished
 		}
-		if err != nil {
-			return nil, &fs.PathError{Op: "getdents", Path: path, Err: err}
-		}
-		if n <= 0 {
-			return subdirs, nil
-		}
-		for off := 0; off < n; {
-			// struct linux_dirent64: ino u64, off s64, reclen u16, type u8,
-			// name (NUL-terminated).
-			reclen := int(*(*uint16)(unsafe.Pointer(&buf[off+16])))
-			typ := buf[off+18]
-			nameb := buf[off+19 : off+reclen]
-			if i := bytes.IndexByte(nameb, 0); i >= 0 {
-				nameb = nameb[:i]
-			}
-			off += reclen
-			if len(nameb) == 0 || string(nameb) == "." || string(nameb) == ".." {
-				continue
-			}
-			if typ == unix.DT_UNKNOWN {
-				var st unix.Stat_t
-				if err := unix.Fstatat(fd, string(nameb), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-					continue // vanished
-				}
-				if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-					typ = unix.DT_DIR
-				}
-			}
-			if typ == unix.DT_DIR {
-				subdirs = append(subdirs, string(nameb))
-				continue
-			}
-			if !w.keep(string(nameb)) {
-				continue
-			}
-			if rel == "" {
-				w.out = append(w.out, string(nameb))
-			} else {
-				w.out = append(w.out, rel+"/"+string(nameb))
-			}
+		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			typ = unix.DT_DIR
 		}
 	}
+	if typ == unix.DT_DIR {
+		return string(nameb), true
+	}
+	if !w.keep(string(nameb)) {
+		return "", false
+	}
+	if rel == "" {
+		w.out = append(w.out, string(nameb))
+	} else {
+		w.out = append(w.out, rel+"/"+string(nameb))
+	}
+	return "", false
 }

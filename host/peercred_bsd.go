@@ -3,13 +3,19 @@
 package host
 
 import (
+	"fmt"
 	"net"
 
 	"golang.org/x/sys/unix"
 )
 
-// peerUID returns the uid of the process at the other end of c
-// (LOCAL_PEERCRED, what getpeereid reads).
+// xucredVersion is XUCRED_VERSION (sys/ucred.h), the only layout of struct
+// xucred there is; getpeereid(3) refuses any other the same way.
+const xucredVersion = 0
+
+// peerUID returns the uid of the process at the other end of c: the
+// effective uid it had when it connected (getsockopt SOL_LOCAL,
+// LOCAL_PEERCRED: what getpeereid(3) reads).
 func peerUID(c *net.UnixConn) (int, error) {
 	raw, err := c.SyscallConn()
 	if err != nil {
@@ -24,6 +30,9 @@ func peerUID(c *net.UnixConn) (int, error) {
 	}
 	if serr != nil {
 		return -1, serr
+	}
+	if cred.Version != xucredVersion {
+		return -1, fmt.Errorf("peer credentials: unknown xucred version %d", cred.Version)
 	}
 	return int(cred.Uid), nil
 }

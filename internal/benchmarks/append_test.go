@@ -15,7 +15,6 @@ import (
 
 	"github.com/google/uuid"
 	bolt "go.etcd.io/bbolt"
-	"golang.org/x/sys/unix"
 
 	"looprig/rig/event"
 	"looprig/rig/journal"
@@ -88,7 +87,7 @@ func BenchmarkDurableAppend(b *testing.B) {
 					if _, err := raw.Write(buf); err != nil {
 						b.Fatal(err)
 					}
-					if err := unix.Fdatasync(int(raw.Fd())); err != nil {
+					if err := dataSync(raw); err != nil {
 						b.Fatal(err)
 					}
 					d := time.Since(t0)

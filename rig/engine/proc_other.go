@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package engine
 
@@ -8,8 +8,8 @@ import (
 	"runtime"
 )
 
-// The shell engine relies on Linux process handling (setsid, waitid
-// WNOWAIT, /proc); elsewhere it refuses to run.
+// The shell engine relies on process handling only written for Linux and
+// Darwin (proc_unix.go); elsewhere it refuses to run.
 func (s *shell) run(ctx context.Context, turn Turn, sink Sink) (Result, error) {
 	return Result{ExitCode: NoExitCode}, fmt.Errorf("engine shell: not supported on %s", runtime.GOOS)
 }

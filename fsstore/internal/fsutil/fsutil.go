@@ -1,6 +1,8 @@
 // Package fsutil holds the file system helpers that fsstore and its
-// internal packages share: system calls retried on EINTR, the fsync of a
-// directory, and the atomic replacement of a small file.
+// internal packages share: system calls retried on EINTR, the syncs that
+// make data durable (Fsync, DataSync: fsync and fdatasync on Linux,
+// fcntl F_FULLFSYNC on Darwin; see sync.go), the fsync of a directory, and
+// the atomic replacement of a small file.
 package fsutil
 
 import (
@@ -23,23 +25,8 @@ func Open(path string, flags int, mode uint32) (int, error) {
 	}
 }
 
-// Fsync is fsync(2) of fd retried on EINTR. A failure is returned as an
-// *fs.PathError naming path, the file fd is open on.
-func Fsync(fd int, path string) error {
-	for {
-		err := unix.Fsync(fd)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return &fs.PathError{Op: "fsync", Path: path, Err: err}
-		}
-		return nil
-	}
-}
-
-// SyncDir fsyncs the directory dir, which makes the entries created,
-// renamed or removed in it durable. Errors are *fs.PathError.
+// SyncDir syncs the directory dir (Fsync), which makes the entries
+// created, renamed or removed in it durable. Errors are *fs.PathError.
 func SyncDir(dir string) error {
 	fd, err := Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -58,7 +45,7 @@ type Seams struct {
 
 // WriteFileAtomic replaces the file at path with data: it writes a temp
 // file in the same directory (named ".<base>.tmp-*", mode perm exactly,
-// whatever the umask), fsyncs it, renames it over path and fsyncs the
+// whatever the umask), syncs it (Fsync), renames it over path and syncs the
 // directory. A reader sees the old contents or the new, never a mix, and
 // once it returns nil the new contents survive a crash. On failure before
 // the rename the temp file is removed and path is untouched.
@@ -84,7 +71,7 @@ func WriteFileAtomic(path string, data []byte, perm fs.FileMode, dirFD int, seam
 	if _, err := tmp.Write(data); err != nil {
 		return err
 	}
-	if err := tmp.Sync(); err != nil {
+	if err := SyncFile(tmp); err != nil {
 		return err
 	}
 	if err := tmp.Close(); err != nil {

@@ -86,9 +86,9 @@ type Manager struct {
 	stop    chan struct{}
 	wg      sync.WaitGroup
 	live    map[*Lease]struct{}
-	// lockDevs maps a st_dev seen by stat to the device number the kernel
-	// prints for locks on that filesystem in /proc/locks (see probe.go).
-	lockDevs map[uint64]devNum
+	// probe is what probes learnt of the lock table (per platform: see
+	// probe_linux.go, probe_darwin.go).
+	probe probeState
 	// lockInodes are the inode numbers of the lock files probes saw, for
 	// LockTableStamp.
 	lockInodes map[uint64]struct{}
@@ -108,14 +108,14 @@ const notifiedPoll = 10 * time.Second
 // NewManager returns a Manager with the given options.
 func NewManager(opts Options) *Manager {
 	m := &Manager{
-		period:   opts.Watchdog,
-		pid:      opts.PID,
-		host:     opts.Host,
-		now:      opts.Now,
-		changed:  opts.Changed,
-		stop:     make(chan struct{}),
-		live:     make(map[*Lease]struct{}),
-		lockDevs: make(map[uint64]devNum),
+		period:  opts.Watchdog,
+		pid:     opts.PID,
+		host:    opts.Host,
+		now:     opts.Now,
+		changed: opts.Changed,
+		stop:    make(chan struct{}),
+		live:    make(map[*Lease]struct{}),
+		probe:   newProbeState(),
 	}
 	if m.period <= 0 {
 		m.period = DefaultWatchdog

@@ -1,42 +1,22 @@
 package lease
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"io"
 	"io/fs"
-	"math/rand/v2"
-	"os"
 	"path/filepath"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 
-	"looprig/fsstore/internal/fsutil"
 	"looprig/rig/storage"
 )
 
-// ErrProbeUnsupported is wrapped by Probe errors when the lock table cannot
-// be read (no /proc/locks: not Linux, or /proc not mounted). Probe then
-// refuses to answer rather than guess.
-var ErrProbeUnsupported = errors.New("/proc/locks is unavailable, so whether a lease is held cannot be told without taking its lock")
-
-// procLocksPath and readProcLocksHook are variables for tests.
-var (
-	procLocksPath     = "/proc/locks"
-	readProcLocksHook func()
-)
-
-const (
-	// maxProcLocks bounds the bytes read from /proc/locks (about 600k locks).
-	maxProcLocks = 64 << 20
-	// maxProcLocksLine bounds one line of it (real lines are < 100 bytes).
-	maxProcLocksLine = 4 << 10
-)
+// ErrProbeUnsupported is wrapped by the errors of Probe and LockTableStamp
+// when the kernel's lock table cannot be read (Linux: /proc/locks is not
+// mounted; Darwin has none, so there LockTableStamp always fails with it).
+// They then refuse to answer rather than guess.
+var ErrProbeUnsupported = errors.New("the kernel's lock table (/proc/locks) is unavailable, so whether a lease is held cannot be told without taking its lock")
 
 // ProbeRequest names one lease for ProbeMany.
 type ProbeRequest struct {
@@ -54,28 +34,29 @@ func (m *Manager) Probe(ctx context.Context, name, lockPath, epochPath string) (
 	return st[0], nil
 }
 
-// ProbeMany probes many leases, reading the kernel lock table once for all
-// of them.
+// ProbeMany probes many leases.
 //
 // The epoch and holder come from the epoch file (absent: epoch 0). Held is
-// decided from /proc/locks: the name is held when a granted (not waiting)
-// FLOCK entry names the inode of the lock file, on its device. No lock is
-// taken, so a probe cannot make a concurrent Acquire fail. /proc/locks is
-// read only if at least one lock file exists; if it cannot be read the
-// error wraps ErrProbeUnsupported. An unreadable epoch file fails the whole
-// call with *storage.CorruptError.
+// asked of the kernel without taking any lock, so a probe cannot make a
+// concurrent Acquire fail, and without writing anything:
+//
+//   - Linux: from /proc/locks, read once for all the names and only if at
+//     least one lock file exists: the name is held when a granted (not
+//     waiting) FLOCK entry names the inode of the lock file, on its device
+//     (probe_linux.go). If it cannot be read the error wraps
+//     ErrProbeUnsupported.
+//   - Darwin: with fcntl(F_GETLK) on a read-only descriptor of each lock
+//     file: there flock(2) and fcntl locks share one lock list per file,
+//     so F_GETLK reports a flock held through any other open file
+//     description, this process's own included (probe_darwin.go).
+//
+// An unreadable epoch file fails the whole call with *storage.CorruptError.
 //
 // The result is a snapshot: Held and Epoch are read at slightly different
 // instants and may straddle a concurrent grant.
 func (m *Manager) ProbeMany(ctx context.Context, reqs []ProbeRequest) ([]storage.LeaseStatus, error) {
 	out := make([]storage.LeaseStatus, len(reqs))
-	type pending struct {
-		i   int
-		dev uint64
-		ino uint64
-		dir string
-	}
-	var pend []pending
+	var pend []pendingProbe
 	want := make(map[uint64]struct{})
 	files := readProbeFiles(ctx, reqs) // in parallel for many
 	for i, r := range reqs {
@@ -100,25 +81,27 @@ func (m *Manager) ProbeMany(ctx context.Context, reqs []ProbeRequest) ([]storage
 		if st.Mode&unix.S_IFMT != unix.S_IFREG {
 			continue // Acquire refuses to lock such a path; nobody holds it
 		}
-		pend = append(pend, pending{i: i, dev: uint64(st.Dev), ino: uint64(st.Ino), dir: filepath.Dir(r.LockPath)})
+		pend = append(pend, pendingProbe{i: i, dev: uint64(st.Dev), ino: uint64(st.Ino), dir: filepath.Dir(r.LockPath)})
 		want[uint64(st.Ino)] = struct{}{}
 	}
 	m.noteLockInodes(want)
 	if len(pend) == 0 {
 		return out, nil
 	}
-	table, err := readProcLocks(want)
-	if err != nil {
+	if err := m.probeHeld(ctx, reqs, pend, want, out); err != nil {
 		return nil, err
 	}
-	for _, p := range pend {
-		held, err := m.heldIn(table, p.dev, p.ino, p.dir)
-		if err != nil {
-			return nil, fmt.Errorf("probe lease %q: %w", reqs[p.i].Name, err)
-		}
-		out[p.i].Held = held
-	}
 	return out, nil
+}
+
+// pendingProbe is a lease of ProbeMany whose lock file exists: reqs[i],
+// its lock file's inode (dev, ino) as lstat saw it, in directory dir.
+// probeHeld (per platform) sets out[i].Held for each.
+type pendingProbe struct {
+	i   int
+	dev uint64
+	ino uint64
+	dir string
 }
 
 func wrapProbe(name string, err error) error {
@@ -127,209 +110,6 @@ func wrapProbe(name string, err error) error {
 		return err
 	}
 	return fmt.Errorf("probe lease %q: %w", name, err)
-}
-
-// devNum is a device number as /proc/locks prints it.
-type devNum struct{ major, minor uint32 }
-
-func devOf(dev uint64) devNum { return devNum{major: unix.Major(dev), minor: unix.Minor(dev)} }
-
-// lockEntry is one granted FLOCK entry of /proc/locks.
-type lockEntry struct {
-	dev devNum
-	pid int
-}
-
-// lockTable maps inode numbers to the granted FLOCK entries on them.
-type lockTable map[uint64][]lockEntry
-
-// heldIn decides whether the inode (dev, ino) is flocked according to
-// table.
-//
-// Normally st_dev from stat equals the device the kernel prints for the
-// lock. On some filesystems it does not (btrfs subvolumes report an
-// anonymous st_dev; overlayfs reports its own while locks sit on the upper
-// layer's inode). When the inode number matches but the device does not,
-// the Manager learns, once per st_dev, which device the lock table uses for
-// that filesystem by locking a private unlinked temp file next to the lock
-// file and finding it in /proc/locks (see calibrate).
-func (m *Manager) heldIn(table lockTable, dev, ino uint64, dir string) (bool, error) {
-	entries := table[ino]
-	if len(entries) == 0 {
-		return false, nil
-	}
-	want := devOf(dev)
-	for _, e := range entries {
-		if e.dev == want {
-			return true, nil
-		}
-	}
-	ld, err := m.lockDev(dev, dir)
-	if err != nil {
-		return false, err
-	}
-	if ld == want {
-		return false, nil
-	}
-	for _, e := range entries {
-		if e.dev == ld {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-// lockDev returns the /proc/locks device for files whose st_dev is dev.
-func (m *Manager) lockDev(dev uint64, dir string) (devNum, error) {
-	m.mu.Lock()
-	d, ok := m.lockDevs[dev]
-	m.mu.Unlock()
-	if ok {
-		return d, nil
-	}
-	statDev, d, err := calibrate(dir)
-	if err != nil {
-		return devNum{}, err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.lockDevs[statDev] = d
-	if statDev != dev {
-		// dir is on another filesystem than the lock file (a bind mount
-		// of the file itself): trust st_dev, and do not calibrate again.
-		d = devOf(dev)
-		m.lockDevs[dev] = d
-	}
-	return d, nil
-}
-
-// calibrate locks a fresh, immediately unlinked temp file in dir and finds
-// it in /proc/locks. It returns the file's st_dev and the device the lock
-// table shows for it. The temp file cannot conflict with any lease lock.
-func calibrate(dir string) (uint64, devNum, error) {
-	var fd int
-	for tries := 0; ; tries++ {
-		p := filepath.Join(dir, ".probe-"+strconv.FormatUint(rand.Uint64(), 36))
-		var err error
-		fd, err = fsutil.Open(p, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, fileMode)
-		if err == unix.EEXIST && tries < 100 {
-			continue
-		}
-		if err != nil {
-			return 0, devNum{}, fmt.Errorf("calibrate lock table: %w", &fs.PathError{Op: "create", Path: p, Err: err})
-		}
-		unix.Unlink(p)
-		break
-	}
-	defer unix.Close(fd)
-	if err := flockRetry(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		return 0, devNum{}, fmt.Errorf("calibrate lock table: flock: %w", err)
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return 0, devNum{}, fmt.Errorf("calibrate lock table: fstat: %w", err)
-	}
-	table, err := readProcLocks(map[uint64]struct{}{uint64(st.Ino): {}})
-	if err != nil {
-		return 0, devNum{}, err
-	}
-	entries := table[uint64(st.Ino)]
-	pid := os.Getpid()
-	for _, e := range entries {
-		if e.pid == pid {
-			return uint64(st.Dev), e.dev, nil
-		}
-	}
-	if len(entries) == 1 {
-		return uint64(st.Dev), entries[0].dev, nil
-	}
-	return 0, devNum{}, fmt.Errorf("calibrate lock table: cannot find our own lock on inode %d in %s", st.Ino, procLocksPath)
-}
-
-// readProcLocks reads /proc/locks once (bounded) and returns the granted
-// FLOCK entries on the wanted inode numbers.
-func readProcLocks(want map[uint64]struct{}) (lockTable, error) {
-	if readProcLocksHook != nil {
-		readProcLocksHook()
-	}
-	f, err := os.Open(procLocksPath)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrProbeUnsupported, err)
-	}
-	defer f.Close()
-	return parseProcLocks(io.LimitReader(f, maxProcLocks+1), want)
-}
-
-// parseProcLocks parses lines like
-//
-//	1: FLOCK  ADVISORY  WRITE 2306 fd:00:1835042 0 EOF
-//	2: -> FLOCK  ADVISORY  WRITE 2310 fd:00:1835042 0 EOF
-//
-// keeping granted FLOCK entries (not "->" waiters) on wanted inodes. The
-// device is major:minor in hex, the inode decimal. Input over maxProcLocks
-// bytes, or a line over maxProcLocksLine, is an error.
-func parseProcLocks(r io.Reader, want map[uint64]struct{}) (lockTable, error) {
-	br := bufio.NewReaderSize(r, maxProcLocksLine)
-	table := make(lockTable)
-	total := 0
-	for {
-		line, err := br.ReadSlice('\n')
-		total += len(line)
-		if total > maxProcLocks {
-			return nil, fmt.Errorf("%s is larger than %d bytes", procLocksPath, maxProcLocks)
-		}
-		if err == bufio.ErrBufferFull {
-			return nil, fmt.Errorf("%s has a line longer than %d bytes", procLocksPath, maxProcLocksLine)
-		}
-		if len(line) > 0 {
-			if ino, e, ok := parseProcLocksLine(line); ok {
-				if _, w := want[ino]; w {
-					table[ino] = append(table[ino], e)
-				}
-			}
-		}
-		if err == io.EOF {
-			return table, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", procLocksPath, err)
-		}
-	}
-}
-
-func parseProcLocksLine(line []byte) (uint64, lockEntry, bool) {
-	var fields [6][]byte
-	n := 0
-	for rest := line; n < len(fields); n++ {
-		rest = bytes.TrimLeft(rest, " \t\n")
-		if len(rest) == 0 {
-			break
-		}
-		end := bytes.IndexAny(rest, " \t\n")
-		if end < 0 {
-			end = len(rest)
-		}
-		fields[n], rest = rest[:end], rest[end:]
-	}
-	// fields: "id:" "FLOCK" "ADVISORY" "WRITE" pid "maj:min:ino"
-	if n < len(fields) || string(fields[1]) != "FLOCK" {
-		return 0, lockEntry{}, false // waiters have "->" in fields[1]
-	}
-	pid, err := strconv.Atoi(string(fields[4]))
-	if err != nil {
-		return 0, lockEntry{}, false
-	}
-	parts := bytes.Split(fields[5], []byte{':'})
-	if len(parts) != 3 {
-		return 0, lockEntry{}, false // "<none>:0"
-	}
-	maj, err1 := strconv.ParseUint(string(parts[0]), 16, 32)
-	min, err2 := strconv.ParseUint(string(parts[1]), 16, 32)
-	ino, err3 := strconv.ParseUint(string(parts[2]), 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil {
-		return 0, lockEntry{}, false
-	}
-	return ino, lockEntry{dev: devNum{major: uint32(maj), minor: uint32(min)}, pid: pid}, true
 }
 
 // maxLockInodes bounds the lock files LockTableStamp watches.
@@ -358,66 +138,4 @@ func (m *Manager) noteLockInodes(inodes map[uint64]struct{}) {
 	for ino := range inodes {
 		m.lockInodes[ino] = struct{}{}
 	}
-}
-
-// LockTableStamp summarises the granted FLOCK entries of /proc/locks on
-// the lock files the Manager watches (see WatchLockFiles; until it was
-// told, every entry of the table): it changes when one of them is locked or unlocked, a
-// holder's death included, and stays the same while none is. Locks on
-// other files sharing an inode number (of another filesystem) may change
-// it too. A lock file created or replaced since the last probe is not
-// watched; the epoch file written with it is the change to notice. The
-// error wraps ErrProbeUnsupported when the table cannot be read.
-func (m *Manager) LockTableStamp() (uint64, error) {
-	m.mu.Lock()
-	watched := m.lockInodes
-	m.mu.Unlock()
-	if readProcLocksHook != nil {
-		readProcLocksHook()
-	}
-	f, err := os.Open(procLocksPath)
-	if err != nil {
-		return 0, fmt.Errorf("%w: %w", ErrProbeUnsupported, err)
-	}
-	defer f.Close()
-	return stampProcLocks(io.LimitReader(f, maxProcLocks+1), watched)
-}
-
-// stampProcLocks is LockTableStamp's parse: the entries are summed, not
-// chained, so the order /proc/locks lists them in does not matter.
-// Only entries on inodes in watched count, unless watched is nil.
-func stampProcLocks(r io.Reader, watched map[uint64]struct{}) (uint64, error) {
-	br := bufio.NewReaderSize(r, maxProcLocksLine)
-	var sum, count uint64
-	total := 0
-	for {
-		line, err := br.ReadSlice('\n')
-		total += len(line)
-		if total > maxProcLocks {
-			return 0, fmt.Errorf("%s is larger than %d bytes", procLocksPath, maxProcLocks)
-		}
-		if err == bufio.ErrBufferFull {
-			return 0, fmt.Errorf("%s has a line longer than %d bytes", procLocksPath, maxProcLocksLine)
-		}
-		if ino, e, ok := parseProcLocksLine(line); ok && isWatched(watched, ino) {
-			h := fnv.New64a()
-			fmt.Fprintf(h, "%d %x:%x:%d", e.pid, e.dev.major, e.dev.minor, ino)
-			sum += h.Sum64()
-			count++
-		}
-		if err == io.EOF {
-			return sum ^ count<<56, nil
-		}
-		if err != nil {
-			return 0, fmt.Errorf("read %s: %w", procLocksPath, err)
-		}
-	}
-}
-
-func isWatched(watched map[uint64]struct{}, ino uint64) bool {
-	if watched == nil {
-		return true
-	}
-	_, ok := watched[ino]
-	return ok
 }

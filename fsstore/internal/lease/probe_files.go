@@ -26,20 +26,27 @@ type probeFiles struct {
 // the rest unread; ProbeMany checks ctx before it uses them.
 func readProbeFiles(ctx context.Context, reqs []ProbeRequest) []probeFiles {
 	out := make([]probeFiles, len(reqs))
-	read := func(i int) {
+	inParallel(ctx, len(reqs), func(i int) {
 		r := reqs[i]
 		f := &out[i]
 		f.epoch, f.holder, f.epochErr = readEpochFile(r.Name, r.EpochPath)
 		if f.epochErr == nil {
 			f.lockErr = unix.Lstat(r.LockPath, &f.lock)
 		}
-	}
-	workers := min(4, len(reqs)/128)
+	})
+	return out
+}
+
+// inParallel calls do(i) for every i in [0, n), on up to 4 goroutines when
+// n is large (one per 128 calls), else on this one. Once ctx is done it
+// stops early, leaving some i undone: callers check ctx afterwards.
+func inParallel(ctx context.Context, n int, do func(i int)) {
+	workers := min(4, n/128)
 	if workers <= 1 {
-		for i := range reqs {
-			read(i)
+		for i := range n {
+			do(i)
 		}
-		return out
+		return
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -47,13 +54,12 @@ func readProbeFiles(ctx context.Context, reqs []ProbeRequest) []probeFiles {
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1)) - 1
-				if i >= len(reqs) || (i%64 == 0 && ctx.Err() != nil) {
+				if i >= n || (i%64 == 0 && ctx.Err() != nil) {
 					return
 				}
-				read(i)
+				do(i)
 			}
 		})
 	}
 	wg.Wait()
-	return out
 }

@@ -2,16 +2,9 @@ package lease
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-
-	"golang.org/x/sys/unix"
 
 	"looprig/rig/storage"
 )
@@ -98,62 +91,6 @@ func TestProbeMany(t *testing.T) {
 	mustRelease(t, held)
 }
 
-// ProbeMany over many names reads /proc/locks once, not once per name.
-func TestProbeManyReadsLockTableOnce(t *testing.T) {
-	dir := t.TempDir()
-	m := testManager(t, 0, "")
-	var reqs []ProbeRequest
-	var leases []*Lease
-	for i := 0; i < 50; i++ {
-		name := fmt.Sprintf("sessions/n%02d", i)
-		l := mustAcquire(t, m, dir, name)
-		if i%2 == 0 {
-			leases = append(leases, l)
-		} else {
-			mustRelease(t, l)
-		}
-		lockPath, epochPath := leasePaths(dir, name)
-		reqs = append(reqs, ProbeRequest{Name: name, LockPath: lockPath, EpochPath: epochPath})
-	}
-	var reads atomic.Int32
-	readProcLocksHook = func() { reads.Add(1) }
-	t.Cleanup(func() { readProcLocksHook = nil })
-	sts, err := m.ProbeMany(context.Background(), reqs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := reads.Load(); n != 1 {
-		t.Fatalf("lock table read %d times for %d names", n, len(reqs))
-	}
-	for i, st := range sts {
-		if st.Held != (i%2 == 0) || st.Epoch != 1 {
-			t.Fatalf("status %d: %+v", i, st)
-		}
-	}
-	for _, l := range leases {
-		mustRelease(t, l)
-	}
-}
-
-func TestProbeWithoutProcLocks(t *testing.T) {
-	dir := t.TempDir()
-	m := testManager(t, 0, "")
-	l := mustAcquire(t, m, dir, "sessions/np")
-	defer mustRelease(t, l)
-	orig := procLocksPath
-	procLocksPath = filepath.Join(dir, "no-such-proc-locks")
-	defer func() { procLocksPath = orig }()
-	lockPath, epochPath := leasePaths(dir, "sessions/np")
-	st, err := m.Probe(context.Background(), "sessions/np", lockPath, epochPath)
-	if !errors.Is(err, ErrProbeUnsupported) {
-		t.Fatalf("Probe without /proc/locks: %+v, %v; want ErrProbeUnsupported", st, err)
-	}
-	// A name whose lock file does not exist needs no lock table.
-	if st := probe(t, m, dir, "sessions/none"); st.Held || st.Epoch != 0 {
-		t.Fatalf("%+v", st)
-	}
-}
-
 // Probing in a tight loop never makes an Acquire fail.
 func TestProbeNeverFailsAcquire(t *testing.T) {
 	dir := t.TempDir()
@@ -198,74 +135,5 @@ func TestProbeNeverFailsAcquire(t *testing.T) {
 	case err := <-errc:
 		t.Fatal(err)
 	default:
-	}
-}
-
-func TestParseProcLocks(t *testing.T) {
-	const text = `1: POSIX  ADVISORY  WRITE 1187 00:19:526 0 EOF
-2: FLOCK  ADVISORY  WRITE 2306 fd:00:1835042 0 EOF
-2: -> FLOCK  ADVISORY  WRITE 2310 fd:00:1835042 0 EOF
-3: OFDLCK ADVISORY  READ  -1 00:06:1028 0 EOF
-4: FLOCK  ADVISORY  READ  99 103:2a:77 0 EOF
-5: LEASE  ACTIVE    READ  5 08:01:77 0 EOF
-6: FLOCK  ADVISORY  WRITE 4 <none>:0 0 EOF
-7: FLOCK  ADVISORY  WRITE 12 08:01:526 0 EOF
- 8: -> FLOCK  ADVISORY  WRITE 13 08:01:9 0 EOF
-garbage line
-9: FLOCK
-`
-	table, err := parseProcLocks(strings.NewReader(text), map[uint64]struct{}{1835042: {}, 77: {}, 526: {}, 1028: {}, 9: {}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := lockTable{
-		1835042: {{dev: devNum{0xfd, 0}, pid: 2306}},
-		77:      {{dev: devNum{0x103, 0x2a}, pid: 99}},
-		526:     {{dev: devNum{8, 1}, pid: 12}},
-	}
-	if fmt.Sprint(table) != fmt.Sprint(want) {
-		t.Fatalf("table %v, want %v", table, want)
-	}
-	if _, err := parseProcLocks(strings.NewReader(strings.Repeat("x", maxProcLocksLine+10)), nil); err == nil {
-		t.Fatal("overlong line accepted")
-	}
-}
-
-// A filesystem whose st_dev differs from the device in /proc/locks
-// (btrfs subvolumes, overlayfs) is handled by calibration.
-func TestHeldInDeviceMismatch(t *testing.T) {
-	dir := t.TempDir()
-	m := testManager(t, 0, "")
-	statDev := unix.Mkdev(0, 55)
-	table := lockTable{42: {{dev: devNum{0, 31}, pid: 1}}}
-	m.lockDevs[statDev] = devNum{0, 31} // as calibration would learn it
-	if held, err := m.heldIn(table, statDev, 42, dir); err != nil || !held {
-		t.Fatalf("mapped device: held=%v err=%v", held, err)
-	}
-	m.lockDevs[statDev] = devNum{0, 55} // calibration: same device; the entry is another fs
-	if held, err := m.heldIn(table, statDev, 42, dir); err != nil || held {
-		t.Fatalf("other filesystem's inode: held=%v err=%v", held, err)
-	}
-	if held, err := m.heldIn(table, statDev, 43, dir); err != nil || held {
-		t.Fatalf("unlocked inode: held=%v err=%v", held, err)
-	}
-}
-
-func TestCalibrate(t *testing.T) {
-	dir := t.TempDir()
-	dev, ld, err := calibrate(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st unix.Stat_t
-	if err := unix.Stat(dir, &st); err != nil {
-		t.Fatal(err)
-	}
-	if dev != uint64(st.Dev) {
-		t.Fatalf("calibrated st_dev %x, dir st_dev %x", dev, st.Dev)
-	}
-	t.Logf("st_dev %d:%d -> lock table %d:%d", unix.Major(dev), unix.Minor(dev), ld.major, ld.minor)
-	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
-		t.Fatalf("calibration left %v", entries)
 	}
 }

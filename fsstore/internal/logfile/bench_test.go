@@ -12,9 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"looprig/fsstore/internal/frame"
+	"looprig/fsstore/internal/fsutil"
 	"looprig/rig/storage"
 )
 
@@ -62,7 +61,7 @@ func benchRawWriteFdatasync(b *testing.B, payloadSize int) {
 		if _, err := f.Write(buf); err != nil {
 			b.Fatal(err)
 		}
-		if err := unix.Fdatasync(fd); err != nil {
+		if err := fsutil.DataSync(fd, f.Name()); err != nil { // fdatasync; F_FULLFSYNC on Darwin
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(t0))

@@ -5,10 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
-
-	"golang.org/x/sys/unix"
 
 	"looprig/fsstore/internal/frame"
 	"looprig/fsstore/internal/fsutil"
@@ -258,10 +255,9 @@ func (l *Log) commit(batch []*request) {
 		}
 		l.dirSynced = true
 	}
-	if err := unix.Fdatasync(l.fd); err != nil {
+	if err := fsutil.DataSync(l.fd, l.path); err != nil {
 		// After a failed sync the page cache no longer tells us what is on
 		// disk. Try to take the frames back, and refuse further use.
-		err = &os.PathError{Op: "fdatasync", Path: l.path, Err: err}
 		_ = l.f.Truncate(l.end)
 		l.broken = fmt.Errorf("%w after failed sync: %w", ErrBroken, err)
 		fail(err)

@@ -90,6 +90,10 @@
 // leaves the file untouched. Frames another process appends are validated
 // the same way when a Log catches up with them.
 //
+// On Darwin, where fsync leaves the data in the drive's cache, each of
+// these syncs is fcntl(F_FULLFSYNC) instead, falling back to fsync only
+// where the file system refuses it (see fsutil.Fsync and fsutil.DataSync).
+//
 // If fdatasync fails, the Log tries to take the batch back and then refuses
 // all further use with a sticky error: after a failed sync the page cache
 // no longer says what is on disk. Reopen the file to go on.

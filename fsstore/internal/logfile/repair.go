@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"looprig/fsstore/internal/frame"
+	"looprig/fsstore/internal/fsutil"
 	"looprig/rig/storage"
 )
 
@@ -25,7 +26,7 @@ func (l *Log) repairTail(rd *reader, pos, size int64, derr error) error {
 	if err := l.f.Truncate(pos); err != nil {
 		return err
 	}
-	return l.f.Sync()
+	return fsutil.SyncFile(l.f)
 }
 
 var magic = []byte(frame.Magic)

@@ -1,5 +1,8 @@
 package fsstore_test
 
+// The change stamp with a lock table (Linux): it settles, and a holder's
+// death moves it.
+
 import (
 	"syscall"
 	"testing"

@@ -1,0 +1,384 @@
+//go:build linux || darwin
+
+package engine
+
+// Process handling of the shell engine.
+//
+// Each turn is two processes:
+//
+//   - the turn: /bin/sh -c turnScript looprig-turn INPUT, started with
+//     setsid, so its pid is the id of a new session and process group
+//     (pgid). On a pty (the default) it is started with Setctty too: the
+//     slave, its fds 0, 1 and 2, becomes its controlling terminal and its
+//     group the terminal's foreground group. With NoTTY it has no
+//     controlling terminal, stdin /dev/null and stdout, stderr on pipes.
+//     It waits for a go-ahead line on fd 3, then execs /bin/sh -c INPUT
+//     (same pid): from then on it is exactly "sh -c INPUT", with default
+//     signal dispositions.
+//   - the watcher: /bin/sh -c watchScript looprig-watch PGID, in a session
+//     of its own, with stdin on a pipe whose only writer is this process
+//     (close-on-exec, so no other child holds it). It reads one line. "done"
+//     means the turn ended normally. EOF means this process died (any
+//     death, SIGKILL included: the kernel closes its descriptors): the
+//     watcher SIGKILLs the turn's process group.
+//
+// Order in Run: open the pty and attach it to the turn's Console (which
+// sets its size), start the turn (blocked on the go-ahead), close this
+// process's copies of the child's ends (the slave, or the pipes' write
+// ends), start the reader(s) of the master or the pipes, start the watcher
+// with the turn's pgid, then write the go-ahead. If this process dies
+// before the go-ahead, the turn reads EOF on fd 3 and exits without running
+// anything; after it, the watcher is armed.
+//
+// End of a turn: wait for the leader to exit without reaping it (Linux:
+// waitid WNOWAIT; Darwin: kqueue NOTE_EXIT; the unreaped leader keeps its
+// pid, hence the pgid, from being reused while we signal the group), SIGKILL the group (whatever the shell
+// left in the background), detach the Console (its Interrupt may signal the
+// group up to here, while the pgid cannot be reused), tell the watcher
+// "done", reap the leader, wait until no live process is left in the group,
+// then drain the master (until EIO: no slave descriptor left) or the pipes
+// (until EOF), and close the master.
+//
+// Interrupt: SIGTERM to the group; once the leader exited and no live
+// (non-zombie) member is left, the interrupt is over; when ShellGrace passes
+// first, SIGKILL to the group.
+//
+// Limits: a process that leaves the group (setsid, setpgid, job control) is
+// not followed; only cgroups could. If it keeps the slave or the output
+// pipes open, Run stops reading after a short drain period instead of
+// hanging. Watching costs one extra short-lived /bin/sh per turn. A process
+// stuck in uninterruptible sleep outlives SIGKILL until its I/O completes
+// (Run waits up to reapTimeout for it).
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+const (
+	// turnScript: $1 is the input. The go-ahead arrives on fd 3.
+	turnScript = `read -r go <&3 || exit 125; exec 3<&-; exec /bin/sh -c "$1"`
+	// watchScript: $1 is the turn's process group id; stdin is the pipe
+	// from this process.
+	watchScript = `trap '' HUP INT QUIT TERM PIPE; read -r l; [ "$l" = done ] || kill -s KILL -- "-$1" 2>/dev/null; exit 0`
+
+	readSize     = 32 << 10              // bytes per read, hence per Output chunk (plus inserted newlines)
+	pollInterval = 20 * time.Millisecond // group liveness polling
+	reapTimeout  = 5 * time.Second       // wait for a SIGKILLed group / the watcher
+	drainMin     = 200 * time.Millisecond
+	drainMax     = 5 * time.Second
+)
+
+func (s *shell) run(ctx context.Context, turn Turn, sink Sink) (Result, error) {
+	none := Result{ExitCode: NoExitCode}
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			_ = f.Close()
+		}
+	}()
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err == nil {
+			files = append(files, r, w)
+		}
+		return r, w, err
+	}
+	goR, goW, err := pipe()
+	if err != nil {
+		return none, fmt.Errorf("engine shell: %w", err)
+	}
+	watchR, watchW, err := pipe()
+	if err != nil {
+		return none, fmt.Errorf("engine shell: %w", err)
+	}
+
+	cmd := exec.Command("/bin/sh", "-c", turnScript, "looprig-turn", turn.Input)
+	cmd.Dir = turn.Dir
+	cmd.Env = os.Environ()
+	cmd.ExtraFiles = []*os.File{goR}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// childEnds are the descriptors only the child keeps: closed here once
+	// it started, so that EOF (EIO for a pty) marks the end of its output.
+	childEnds := []*os.File{goR}
+	var outputs []*os.File // what the engine reads: the master, or the stdout and stderr pipes
+	var console *Console   // attached (pty mode only)
+	var master *os.File
+	if s.noTTY {
+		outR, outW, err := pipe()
+		if err != nil {
+			return none, fmt.Errorf("engine shell: %w", err)
+		}
+		errR, errW, err := pipe()
+		if err != nil {
+			return none, fmt.Errorf("engine shell: %w", err)
+		}
+		cmd.Stdout = outW // *os.File: handed to the child as is, no copying goroutine
+		cmd.Stderr = errW
+		childEnds = append(childEnds, outW, errW)
+		outputs = []*os.File{outR, errR}
+	} else {
+		m, slave, err := openPTY()
+		if err != nil {
+			return none, fmt.Errorf("engine shell: %w", err)
+		}
+		master = m
+		files = append(files, master, slave)
+		console = turn.Console
+		if console == nil {
+			console = NewConsole(0, 0)
+		}
+		// Before the start: the turn starts with the console's size, and
+		// input written from now on waits in the pty for the turn to read.
+		if err := console.attach(master); err != nil {
+			return none, fmt.Errorf("engine shell: %w", err)
+		}
+		defer console.detach(master) // early returns; normally detached below
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+		// Setsid + Setctty: a session leader whose controlling terminal is
+		// the slave (fd 0 in the child), its group the foreground group.
+		cmd.SysProcAttr.Setctty = true
+		cmd.SysProcAttr.Ctty = 0
+		cmd.Env = append(cmd.Env, "TERM="+s.term)
+		childEnds = append(childEnds, slave)
+		outputs = []*os.File{master}
+	}
+	cmd.Env = append(cmd.Env, turn.Env...)
+	err = cmd.Start()
+	for _, f := range childEnds {
+		_ = f.Close()
+	}
+	if err != nil {
+		return none, fmt.Errorf("engine shell: start: %w", err)
+	}
+	pgid := cmd.Process.Pid
+	if console != nil {
+		console.started(pgid)
+	}
+
+	out := &output{sink: sink}
+	for i, f := range outputs { // pty: one output, stdout and stderr merged
+		out.read(f, []Stream{Stdout, Stderr}[i], s.maxLine)
+	}
+
+	exited := make(chan struct{})
+	go func() {
+		waitExit(pgid)
+		close(exited)
+	}()
+
+	watcher := exec.Command("/bin/sh", "-c", watchScript, "looprig-watch", strconv.Itoa(pgid))
+	watcher.Dir = "/" // pin no directory
+	watcher.Stdin = watchR
+	watcher.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	watchErr := watcher.Start()
+	_ = watchR.Close()
+
+	interruptedTurn := false
+	ran := watchErr == nil && ctx.Err() == nil
+	if ran {
+		_, _ = goW.Write([]byte("go\n"))
+		_ = goW.Close()
+		select {
+		case <-exited:
+		case <-ctx.Done():
+			interruptedTurn = true
+			s.terminate(pgid, exited)
+		}
+	} else {
+		// No go-ahead: the turn exits 125 without running the input.
+		_ = goW.Close()
+		interruptedTurn = watchErr == nil
+	}
+	<-exited
+	// The leader is a zombie we have not reaped: its pgid cannot be reused.
+	_ = unix.Kill(-pgid, unix.SIGKILL) // whatever the shell left behind
+	if console != nil {
+		console.detach(master) // before the reap: Interrupt may signal the group until now
+	}
+	if watchErr == nil {
+		disarm(watcher, watchW)
+	}
+	_ = cmd.Wait() // reap; the status is in cmd.ProcessState
+	waitGone(pgid)
+	out.drain(outputs...)
+
+	if watchErr != nil {
+		return none, fmt.Errorf("engine shell: start watcher: %w", watchErr)
+	}
+	res := none
+	if ran {
+		res.ExitCode = exitCode(cmd.ProcessState)
+	}
+	if interruptedTurn {
+		return res, interrupted(ctx, "shell")
+	}
+	return res, nil
+}
+
+// terminate interrupts the group: SIGTERM, then SIGKILL if the group is not
+// gone after the grace period.
+func (s *shell) terminate(pgid int, exited <-chan struct{}) {
+	_ = unix.Kill(-pgid, unix.SIGTERM)
+	grace := time.NewTimer(s.grace)
+	defer grace.Stop()
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	leaderGone := false
+	for {
+		select {
+		case <-exited:
+			leaderGone, exited = true, nil
+			if !groupAlive(pgid) {
+				return
+			}
+		case <-tick.C:
+			if leaderGone && !groupAlive(pgid) {
+				return
+			}
+		case <-grace.C:
+			_ = unix.Kill(-pgid, unix.SIGKILL)
+			return
+		}
+	}
+}
+
+// disarm tells the watcher the turn ended normally and reaps it.
+func disarm(watcher *exec.Cmd, w *os.File) {
+	_, _ = w.Write([]byte("done\n"))
+	_ = w.Close()
+	done := make(chan struct{})
+	go func() {
+		_ = watcher.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(reapTimeout)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		_ = watcher.Process.Kill()
+		<-done
+	}
+}
+
+// waitGone waits (bounded by reapTimeout) until no live process is left in
+// the process group.
+func waitGone(pgid int) {
+	deadline := time.Now().Add(reapTimeout)
+	for groupAlive(pgid) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func exitCode(ps *os.ProcessState) int {
+	if ps == nil {
+		return NoExitCode
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// output reads a turn's pipes and delivers to the sink, one call at a time.
+type output struct {
+	mu   sync.Mutex
+	sink Sink
+	wg   sync.WaitGroup
+}
+
+func (o *output) deliver(stream Stream, b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	text := string(b)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.sink.Output(stream, text)
+}
+
+// read starts a goroutine delivering what f yields until EOF, an error or a
+// read deadline.
+func (o *output) read(f *os.File, stream Stream, maxLine int) {
+	o.wg.Add(1)
+	go func() {
+		defer o.wg.Done()
+		sp := splitter{max: maxLine}
+		buf := make([]byte, readSize)
+		held := 0 // bytes of an incomplete UTF-8 sequence kept at buf[0:]
+		for {
+			n, err := f.Read(buf[held:])
+			data := buf[:held+n]
+			if err != nil {
+				o.deliver(stream, sp.split(data))
+				return
+			}
+			keep := incompleteTail(data)
+			o.deliver(stream, sp.split(data[:len(data)-keep]))
+			held = copy(buf, data[len(data)-keep:])
+		}
+	}()
+}
+
+// drain waits for the readers to reach EOF. The group is gone by now, so EOF
+// comes once the pipes are empty, unless a process that left the group holds
+// them: then, once nothing is buffered (or after drainMax), reading stops.
+func (o *output) drain(files ...*os.File) {
+	done := make(chan struct{})
+	go func() {
+		o.wg.Wait()
+		close(done)
+	}()
+	first := time.NewTimer(drainMin)
+	defer first.Stop()
+	select {
+	case <-done:
+		return
+	case <-first.C:
+	}
+	deadline := time.Now().Add(drainMax)
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+			if time.Now().Before(deadline) && buffered(files) {
+				continue
+			}
+			for _, f := range files {
+				_ = f.SetReadDeadline(time.Now())
+			}
+			<-done
+			return
+		}
+	}
+}
+
+// buffered reports whether any of the pipes has unread bytes.
+func buffered(files []*os.File) bool {
+	for _, f := range files {
+		rc, err := f.SyscallConn() // unlike Fd, keeps the file non-blocking
+		if err != nil {
+			continue
+		}
+		n := 0
+		_ = rc.Control(func(fd uintptr) {
+			n, _ = unix.IoctlGetInt(int(fd), ioctlInQueue)
+		})
+		if n > 0 {
+			return true
+		}
+	}
+	return false
+}
