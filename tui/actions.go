@@ -73,8 +73,7 @@ func (m *model) sessionKey(v *sessView, msg tea.KeyMsg) tea.Cmd {
 		if why := v.notMutable(); why != "" {
 			return m.status.flash("i: "+why, clsError)
 		}
-		m.input = newInputBar(v.id)
-		return m.input.ti.Focus()
+		return m.openInput(v)
 	case key.Matches(msg, k.Interrupt):
 		if why := v.notMutable(); why != "" {
 			return m.status.flash("I: "+why, clsError)

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,7 +91,13 @@ func testRig(t testing.TB, st storage.Store, opts Options, more ...rig.Option) *
 
 func startFlow(t *testing.T, st *memstore.Store, opts Options) *flow {
 	t.Helper()
-	m := newModel(opts, asciiRenderer())
+	return startFlowLog(t, st, opts, nil)
+}
+
+// startFlowLog is startFlow with the TUI's log going to log (nil: none).
+func startFlowLog(t *testing.T, st *memstore.Store, opts Options, log *slog.Logger) *flow {
+	t.Helper()
+	m := newModelLog(opts, asciiRenderer(), log)
 	tm := teatest.NewTestModel(t, harness{m}, teatest.WithInitialTermSize(140, 45))
 	f := &flow{t: t, m: m, tm: tm, store: st, opts: opts}
 	t.Cleanup(func() {

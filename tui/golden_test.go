@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
@@ -88,6 +89,7 @@ func goldenScenarios() []scenario {
 		}},
 		{"new_dialog", func(t *testing.T, m Model) Model { return withMixedList(t, m).keys("n") }},
 		{"turn_output", withTurnOutput},
+		{"turn_input_masked", withMaskedTurnInput},
 	}
 	causes := map[rig.RestoreErrorKind]error{
 		rig.RestoreDiscoveryFailed: fmt.Errorf("session %s has no journal in this store", crashed),
@@ -185,4 +187,27 @@ func TestGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withMaskedTurnInput: the live session's turn 1 runs and reads a password
+// (echo off): i opens the input line to it, and what is typed shows as one
+// • per character.
+func withMaskedTurnInput(t *testing.T, m Model) Model {
+	m = withMixedList(t, m)
+	id := fakeID(1)
+	v := m.sessions[id]
+	at := fixedNow.Add(-10e9)
+	m.send(streamMsg{id: id, gen: v.live.gen, envs: []event.Envelope{
+		{Seq: 11, At: at, LoopID: "l00p", Event: event.GateResolved{GateID: "g1", Action: event.ActionApprove, Reason: "user"}},
+		{Seq: 12, At: at, LoopID: "l00p", Event: event.OutputDelta{TurnID: "t1", Text: "Password: "}},
+	}})
+	m = m.keys("i")
+	m.send(echoMsg{id: id, gen: m.input.turn.gen, status: host.Status{
+		Turn: &host.TurnStatus{ID: "t1", Index: 1}, Terminal: true, EchoOff: true}})
+	m = m.keys("h", "u", "n", "t", "e", "r", "2")
+	if view := m.View(); strings.Contains(view, "hunter2") {
+		t.Fatalf("the secret is drawn:\n%s", view)
+	}
+	m.send(flashOffMsg{gen: m.status.gen})
+	return m
 }

@@ -11,10 +11,12 @@ import (
 //
 // The destructive keys X, B and D always go through a dialog (B and D ask
 // for the session's short id), and nothing destructive is bound to a bare
-// esc or alt: esc only closes dialogs and the help, clears the filter and
-// dismisses banners. q and ctrl+c detach: the sessions keep running in
-// their hosts. q asks first only while a turn runs in an attached session
-// (it goes on in the background); ctrl+c never asks.
+// esc or alt: esc only closes dialogs, the help and the input line, clears
+// the filter and dismisses banners. I interrupts the running turn as ^C
+// does in a terminal (the host sends the turn ^C first); ctrl+c is the
+// TUI's own and never reaches a turn. q and ctrl+c detach: the sessions
+// keep running in their hosts. q asks first only while a turn runs in an
+// attached session (it goes on in the background); ctrl+c never asks.
 type keyMap struct {
 	Up, Down, Top, Bottom, PageUp, PageDown key.Binding
 	Tab, BackTab, Enter                     key.Binding
@@ -40,8 +42,8 @@ func defaultKeys() keyMap {
 		Enter:     b("enter", "focus the session (its events)", "enter"),
 		New:       b("n", "new session", "n"),
 		Restore:   b("r", "restore the session, or attach to it", "r"),
-		Input:     b("i", "submit input (a turn)", "i"),
-		Interrupt: b("I", "interrupt the running turn", "I"),
+		Input:     b("i", "input (to the running turn if any)", "i"),
+		Interrupt: b("I", "interrupt the running turn (as ^C)", "I"),
 		Approve:   b("a", "approve the open gate", "a"),
 		Deny:      b("d", "deny the open gate", "d"),
 		Shutdown:  b("X", "shut the session down", "X"),
@@ -76,6 +78,10 @@ func (k keyMap) helpGroups() []struct {
 			key.NewBinding(key.WithHelp("tab/⇧tab", "next / previous pane")), k.Enter}},
 		{"sessions", []key.Binding{k.New, k.Restore, k.Break, k.Delete, k.Filter}},
 		{"the selected session", []key.Binding{k.Input, k.Interrupt, k.Approve, k.Deny, k.Shutdown}},
+		{"the input line", []key.Binding{
+			key.NewBinding(key.WithHelp("enter", "submit it, or send it to the turn")),
+			key.NewBinding(key.WithHelp("ctrl+d", "end of file to the running turn")),
+			key.NewBinding(key.WithHelp("esc", "close the input line"))}},
 		{"the TUI", []key.Binding{k.Theme, k.Help, k.Dismiss, k.Quit, k.ForceQuit}},
 	}
 }

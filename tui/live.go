@@ -63,6 +63,7 @@ func (m *model) onAttached(msg attachedMsg) tea.Cmd {
 	return tea.Batch(
 		m.historyCmd(v.id, v.journal.gen, nil, 0),
 		m.status.flash(note, clsOK),
+		m.resizeTurn(v),
 	)
 }
 
@@ -96,8 +97,9 @@ func (m *model) onStream(msg streamMsg) tea.Cmd {
 	}
 	m.settleScroll(v)
 	v.live.dropped = max(v.live.dropped, msg.dropped)
+	closed := m.checkTurnLine(v)
 	if msg.end == nil {
-		return m.streamCmd(v.id, v.live.gen, v.live.c, v.live.stream, v.live.status.Epoch)
+		return tea.Batch(closed, m.streamCmd(v.id, v.live.gen, v.live.c, v.live.stream, v.live.status.Epoch))
 	}
 	if msg.end.kind == endLost {
 		after := max(v.lastSeq, msg.end.lastSeq)
@@ -118,6 +120,7 @@ func (m *model) detach(v *sessView, end *streamEnd) tea.Cmd {
 	c, pid, stopping := v.live.c, v.live.pid, v.live.stopping
 	cmds := []tea.Cmd{m.closeClientCmd(c)}
 	v.live.c, v.live.stream, v.live.recovering, v.live.stopping = nil, nil, false, false
+	v.live.sending, v.live.queue, v.live.resizing = false, nil, false
 	v.live.gen++
 	v.forgetHost()
 	if v.busy == busyShuttingDown || v.busy == busyInterrupting {
@@ -153,7 +156,7 @@ func (m *model) detach(v *sessView, end *streamEnd) tea.Cmd {
 	if v == m.selected() {
 		cmds = append(cmds, m.ensureLoaded(v))
 	}
-	cmds = append(cmds, m.refreshList())
+	cmds = append(cmds, m.refreshList(), m.checkTurnLine(v))
 	return tea.Batch(cmds...)
 }
 

@@ -9,10 +9,11 @@
 // Options.StartHost starts for n, r and B. The TUI is a client of those
 // hosts: it attaches to a session (history from the journal, then the
 // host's event stream after the last sequence read), sends it commands
-// (submit, interrupt, gate answers, shutdown) and detaches when it quits,
-// on q, ctrl+c, SIGHUP or SIGTERM alike: the sessions keep running. A
-// session held by a host on this machine (host.Probe answers) lists as
-// live with the host's pid, and opening it attaches to it.
+// (submit, input to the running turn's terminal, interrupt, gate answers,
+// shutdown; the turn's terminal size follows the events pane) and detaches
+// when it quits, on q, ctrl+c, SIGHUP or SIGTERM alike: the sessions keep
+// running. A session held by a host on this machine (host.Probe answers)
+// lists as live with the host's pid, and opening it attaches to it.
 //
 // Rules it keeps (docs/ARCHITECTURE.md): Update never blocks, and its only
 // I/O is writing warnings to the log file (Options.LogPath) as it folds
@@ -28,8 +29,9 @@
 // delegates. Each component has a file with its keys next to its drawing:
 // the sessions list (list.go), the detail pane (detail.go), the events
 // pane (events.go), the errors/lease strip (strip.go), the status bar
-// (status.go), the help screen (help.go), the input line (input.go), the
-// dialogs (dialogs.go, newsession.go). What the model knows of a session
+// (status.go), the help screen (help.go), the input line (input.go; to a
+// running turn, with its echo state and its terminal size: turninput.go),
+// the dialogs (dialogs.go, newsession.go). What the model knows of a session
 // is sessView (session.go), folded from its events (fold.go); the listing
 // (listing.go), journal reading (journal.go), attached sessions (live.go),
 // the keys acting on a session (actions.go) and quitting (quit.go) fold the
@@ -159,6 +161,7 @@ type model struct {
 	dialog    dialog
 	help      *helpView
 	input     *inputBar
+	inputGen  int // the input lines opened in turn-input mode (their echo polls)
 	status    statusBar
 	spin      spinner
 	globalErr *opFailure // a failure of no session (a create), shown in the strip

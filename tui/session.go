@@ -114,6 +114,15 @@ type attachment struct {
 	// or an attach); kept after the detach.
 	outcome *rig.RestoreInfo
 	broke   *rig.BreakResult // the lease break (B) before that restore, nil for none
+
+	// input to the running turn (turninput.go): a send in flight, and the
+	// sends waiting for it
+	sending bool
+	queue   []turnSend
+	// the turn's terminal size (turninput.go): a Resize in flight, the
+	// size it sent and the size wanted now
+	resizing           bool
+	sentSize, wantSize [2]int
 }
 
 // leaseLost is an attached session that stopped accepting work on its own:

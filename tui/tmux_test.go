@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -376,4 +377,49 @@ func tmuxTwo(t *testing.T, bin, looprig string) {
 	e.waitFor("b", 15*time.Second, "○ idle")
 	e.send("b", "q")
 	e.waitFor("b", 20*time.Second, "[exit 0]")
+}
+
+// TestTmuxTurnTerminal: a turn's output arrives in the events pane as a
+// terminal shows it — a colour as an SGR of the pane (capture-pane -e), a
+// "\r" progress line as its last state — and i + a typed line answers the
+// turn's read through its terminal.
+func TestTmuxTurnTerminal(t *testing.T) {
+	looprig := binary(t)
+	e := newTmux(t, looprig)
+	e.start("tty")
+	e.started("tty")
+	e.waitFor("tty", 10*time.Second, "no sessions yet")
+	e.send("tty", "n")
+	e.waitFor("tty", 5*time.Second, "New session")
+	e.typeText("tty", "terminal")
+	e.send("tty", "Enter")
+	e.waitFor("tty", 10*time.Second, "live", "terminal", "session started")
+	e.send("tty", "i")
+	e.waitFor("tty", 15*time.Second, "enter submit")
+	e.typeText("tty", `printf "\033[31mred\033[0m plain\n"; printf "progress 10%%\rprogress 100%%\n"; read name; echo "got $name"`)
+	e.send("tty", "Enter")
+	s := e.waitFor("tty", 15*time.Second, "red plain", "progress 100%")
+	// (the turn's own line quotes the command: only output lines count)
+	if regexp.MustCompile(`[│┃]  progress 10%`).MatchString(s) || !regexp.MustCompile(`[│┃]  progress 100% `).MatchString(s) {
+		t.Errorf("the \\r progress line shows its first state:\n%s", s)
+	}
+	colour := e.tmux("capture-pane", "-e", "-p", "-t", "tty")
+	// red in red (31, or its 256-colour or truecolor form), then the colour
+	// reset before " plain"
+	red := regexp.MustCompile(`\x1b\[(?:[0-9;]*;)?(?:31|38;5;(?:1|9|124|160|196)|38;2;\d+;\d+;\d+)m(?:\x1b\[[0-9;]*m)*red\x1b\[(?:0|39)?m plain`)
+	if !red.MatchString(colour) {
+		t.Errorf("red is not drawn as a red SGR:\n%q", colour)
+	}
+
+	e.send("tty", "i")
+	e.waitFor("tty", 10*time.Second, "to turn 0 ›")
+	e.typeText("tty", "from-tmux")
+	e.send("tty", "Enter")
+	e.waitFor("tty", 15*time.Second, "got from-tmux", "turn 0 done: exit 0")
+	e.send("tty", "X")
+	e.waitFor("tty", 5*time.Second, "Shut down session")
+	e.send("tty", "Right", "Enter")
+	e.waitFor("tty", 15*time.Second, "○ idle")
+	e.send("tty", "q")
+	e.waitFor("tty", 20*time.Second, "[exit 0]")
 }

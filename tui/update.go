@@ -41,7 +41,7 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.keepVisible()
-		return nil
+		return m.resizeAll()
 	case tea.KeyMsg:
 		return m.onKey(msg)
 	case listTickMsg:
@@ -76,6 +76,14 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 		return m.onDeleted(msg)
 	case opMsg:
 		return m.onOp(msg)
+	case echoMsg:
+		return m.onEcho(msg)
+	case echoTickMsg:
+		return m.onEchoTick(msg)
+	case inputSentMsg:
+		return m.onInputSent(msg)
+	case resizedMsg:
+		return m.onResized(msg)
 	case flashOffMsg:
 		m.status.flashOff(msg.gen)
 		return nil
