@@ -469,11 +469,12 @@ func (t *turnRunner) gate(gctx context.Context, g event.GateOpened) {
 		}
 		return
 	}
-	fmt.Fprintf(e.stderr, "looprig: gate: %s\napprove? [y/N] ", textsafe.Line(g.Prompt))
-	if t.input != nil { // stdin is read by the input forwarder
+	if t.input != nil { // stdin is read by the input forwarder: the next line answers
 		t.input.answerGate(g)
+		fmt.Fprintf(e.stderr, "looprig: gate: %s\napprove? [y/N] ", textsafe.Line(g.Prompt))
 		return
 	}
+	fmt.Fprintf(e.stderr, "looprig: gate: %s\napprove? [y/N] ", textsafe.Line(g.Prompt))
 	t.gateWG.Add(1)
 	go func() {
 		defer t.gateWG.Done()
