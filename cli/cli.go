@@ -431,6 +431,7 @@ func runTUI(e *env) int {
 		Profiles: profiles, DefaultProfile: cfg.DefaultProfile,
 		Theme: theme, ConfigDir: configDir,
 		LogPath: filepath.Join(st.LocalDir(), "tui.log"),
+		Version: Version,
 	})
 	if err != nil {
 		return e.fail(err)

@@ -42,6 +42,15 @@ type shared struct {
 	closed  bool                    // closeAll ran: no client is kept any more
 }
 
+// dialOptions are the options of every connection to a host: the TUI's
+// version for the hello, then dialOpts.
+func (h *shared) dialOptions() []host.DialOption {
+	if h.opts.Version == "" {
+		return h.dialOpts
+	}
+	return append([]host.DialOption{host.WithClientVersion(h.opts.Version)}, h.dialOpts...)
+}
+
 // errNoStartHost: the TUI was given no way to start hosts.
 var errNoStartHost = errors.New("tui: no way to start a host (Options.StartHost is not set)")
 
@@ -142,7 +151,7 @@ func (h *shared) startHost(req HostRequest, timeout time.Duration) (host.Ready, 
 func (h *shared) attach(id string) (attachedMsg, error) {
 	ctx, cancel := context.WithTimeout(h.ctx, attachTimeout)
 	defer cancel()
-	c, err := host.Connect(ctx, h.opts.StoreKey, id, h.dialOpts...)
+	c, err := host.Connect(ctx, h.opts.StoreKey, id, h.dialOptions()...)
 	if err != nil {
 		return attachedMsg{}, err
 	}

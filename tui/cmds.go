@@ -211,7 +211,7 @@ func (m *model) probeCmd(id, key string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(h.ctx, probeTimeout)
 		defer cancel()
-		hello, err := host.Probe(ctx, h.opts.StoreKey, id, h.dialOpts...)
+		hello, err := host.Probe(ctx, h.opts.StoreKey, id, h.dialOptions()...)
 		if err != nil && h.ctx.Err() != nil {
 			return nil
 		}

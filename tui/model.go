@@ -79,6 +79,9 @@ type Options struct {
 	// LeaseHeldError ...), or a *host.HostExitedError. Nil: n, r and B
 	// fail saying so.
 	StartHost func(ctx context.Context, req HostRequest) (host.Ready, error)
+	// Version is looprig's version, told to hosts in the hello (a host of
+	// another protocol names it in its refusal). "" says "devel".
+	Version string
 }
 
 // HostRequest asks for a host process for a session.
