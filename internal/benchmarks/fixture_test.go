@@ -184,21 +184,7 @@ func manySessions(tb testing.TB, n, bigRecords int) *storeFixture {
 	start := time.Now()
 	st := openStore(tb, f.Dir)
 	defer st.Close()
-	r := defineRig(tb, st)
-	tid, _ := realSession(tb, r, "template")
-	tname := storage.SessionName(tid.String())
-	tjournal := readPayloads(tb, st, tname)
-	tcat, err := rig.ReadCatalog(bg, st, tid.String())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := st.Delete(bg, tname); err != nil {
-		tb.Fatal(err)
-	}
-	if err := st.DeleteKey(bg, storage.CatalogKey(tid.String()), storage.AnyRevision); err != nil {
-		tb.Fatal(err)
-	}
-	os.Remove(filepath.Join(f.Dir, "kv", "sessions", tid.String())) // now empty
+	tjournal, tcat := templateSession(tb, st)
 
 	f.IDs = make([]string, n)
 	epoch0 := time.Now().Add(-time.Duration(n) * time.Minute).UTC()
@@ -227,7 +213,7 @@ func manySessions(tb testing.TB, n, bigRecords int) *storeFixture {
 		tb.Fatal(err)
 	}
 	if bigRecords > 0 {
-		id, loop := realSession(tb, r, "the long one")
+		id, loop := realSession(tb, defineRig(tb, st), "the long one")
 		appendLongTurn(tb, st, id, loop, bigRecords, false)
 		f.Big = id.String()
 		f.IDs = append(f.IDs, f.Big)
@@ -238,6 +224,28 @@ func manySessions(tb testing.TB, n, bigRecords int) *storeFixture {
 	}
 	fixtures[key] = f
 	return f
+}
+
+// templateSession makes a real (demo) session in st, shut down cleanly,
+// and returns its journal's payloads and catalog entry after removing it
+// from st: the template copySession copies.
+func templateSession(tb testing.TB, st *fsstore.Store) ([][]byte, rig.CatalogEntry) {
+	tb.Helper()
+	tid, _ := realSession(tb, defineRig(tb, st), "template")
+	tname := storage.SessionName(tid.String())
+	tjournal := readPayloads(tb, st, tname)
+	tcat, err := rig.ReadCatalog(bg, st, tid.String())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := st.Delete(bg, tname); err != nil {
+		tb.Fatal(err)
+	}
+	if err := st.DeleteKey(bg, storage.CatalogKey(tid.String()), storage.AnyRevision); err != nil {
+		tb.Fatal(err)
+	}
+	os.Remove(filepath.Join(st.LocalDir(), "kv", "sessions", tid.String())) // now empty
+	return tjournal, tcat
 }
 
 // copySession writes session id as a copy of the template journal and

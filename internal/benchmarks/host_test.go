@@ -537,37 +537,54 @@ func BenchmarkHostIdle(b *testing.B) {
 				floor.Wait()
 			}()
 			time.Sleep(time.Second) // let the host (and the floor) finish starting
-			t0, ns0, err := procCPU(pid)
-			if err != nil {
-				b.Fatal(err)
-			}
-			_, fns0, err := procCPU(floor.Process.Pid)
-			if err != nil {
-				b.Fatal(err)
-			}
-			w0 := time.Now()
-			time.Sleep(window)
-			t1, ns1, err := procCPU(pid)
-			if err != nil {
-				b.Fatal(err)
-			}
-			_, fns1, err := procCPU(floor.Process.Pid)
-			if err != nil {
-				b.Fatal(err)
-			}
-			wall := time.Since(w0)
-			b.ReportMetric(100*(fns1-fns0).Seconds()/wall.Seconds(), "base-cpu-ns-pct")
-			b.ReportMetric(float64(ns1-ns0)/float64(max(fns1-fns0, 1)), "ratio")
+			used := cpuOver(b, window, pid, floor.Process.Pid)
+			host, fl := used[0], used[1]
+			b.ReportMetric(fl.pct(fl.ns), "base-cpu-ns-pct")
+			b.ReportMetric(float64(host.ns)/float64(max(fl.ns, 1)), "ratio")
 			rss, hwm, err := procMem(pid)
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.ReportMetric(100*(t1-t0).Seconds()/wall.Seconds(), "cpu-pct")
-			b.ReportMetric(100*(ns1-ns0).Seconds()/wall.Seconds(), "cpu-ns-pct")
+			b.ReportMetric(host.pct(host.ticks), "cpu-pct")
+			b.ReportMetric(host.pct(host.ns), "cpu-ns-pct")
 			b.ReportMetric(float64(rss)/(1<<20), "rss-MB")
 			b.ReportMetric(float64(hwm)/(1<<20), "hwm-MB")
 		}()
 	}
+}
+
+// cpuUse is the CPU time a process used in a window (procCPU's two
+// measures) and the window's length.
+type cpuUse struct {
+	ticks, ns, wall time.Duration
+}
+
+// pct is d as a percentage of one core over the window.
+func (u cpuUse) pct(d time.Duration) float64 { return 100 * d.Seconds() / u.wall.Seconds() }
+
+// cpuOver watches the processes pids for window and returns, for each, the
+// CPU time it used meanwhile.
+func cpuOver(tb testing.TB, window time.Duration, pids ...int) []cpuUse {
+	tb.Helper()
+	sample := func() [][2]time.Duration {
+		out := make([][2]time.Duration, len(pids))
+		for i, pid := range pids {
+			ticks, ns, err := procCPU(pid)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			out[i] = [2]time.Duration{ticks, ns}
+		}
+		return out
+	}
+	before, w0 := sample(), time.Now()
+	time.Sleep(window)
+	after, wall := sample(), time.Since(w0)
+	use := make([]cpuUse, len(pids))
+	for i := range pids {
+		use[i] = cpuUse{ticks: after[i][0] - before[i][0], ns: after[i][1] - before[i][1], wall: wall}
+	}
+	return use
 }
 
 // alive reports whether pid names a process that is not a zombie.

@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 
 	"looprig/rig"
-	"looprig/rig/storage"
 )
 
 // crashedStore makes a store of n crashed sessions in a new directory
@@ -27,20 +26,7 @@ func crashedStore(tb testing.TB, root string, n int) (string, []string) {
 	}
 	st := openStore(tb, dir)
 	defer st.Close()
-	r := defineRig(tb, st)
-	tid, _ := realSession(tb, r, "template")
-	tname := storage.SessionName(tid.String())
-	tjournal := readPayloads(tb, st, tname)
-	tcat, err := rig.ReadCatalog(bg, st, tid.String())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := st.Delete(bg, tname); err != nil {
-		tb.Fatal(err)
-	}
-	if err := st.DeleteKey(bg, storage.CatalogKey(tid.String()), storage.AnyRevision); err != nil {
-		tb.Fatal(err)
-	}
+	tjournal, tcat := templateSession(tb, st)
 	tcat.State = rig.CatalogRunning
 	ids := make([]string, n)
 	at := time.Now().Add(-time.Hour).UTC()

@@ -126,40 +126,14 @@ func BenchmarkTUIIdle(b *testing.B) {
 				base.Wait()
 			}()
 			time.Sleep(3 * time.Second)
-			_, ns0, err := procCPU(pid)
-			if err != nil {
-				b.Fatal(err)
-			}
-			_, bns0, err := procCPU(base.Process.Pid)
-			if err != nil {
-				b.Fatal(err)
-			}
-			_, fns0, err := procCPU(floorPID)
-			if err != nil {
-				b.Fatal(err)
-			}
-			w0 := time.Now()
-			time.Sleep(window)
-			_, ns1, err := procCPU(pid)
-			if err != nil {
-				b.Fatal(err)
-			}
-			_, bns1, err := procCPU(base.Process.Pid)
-			if err != nil {
-				b.Fatal(err)
-			}
-			_, fns1, err := procCPU(floorPID)
-			if err != nil {
-				b.Fatal(err)
-			}
-			wall := time.Since(w0)
-			pct := func(d time.Duration) float64 { return 100 * d.Seconds() / wall.Seconds() }
-			own := max(ns1-ns0-(fns1-fns0), time.Microsecond)
-			b.ReportMetric(pct(ns1-ns0), "cpu-pct")
-			b.ReportMetric(pct(fns1-fns0), "floor-cpu-pct")
-			b.ReportMetric(pct(own), "own-cpu-pct")
-			b.ReportMetric(pct(bns1-bns0), "base-cpu-pct")
-			b.ReportMetric(float64(bns1-bns0)/float64(own), "ratio")
+			used := cpuOver(b, window, pid, base.Process.Pid, floorPID)
+			tui, baseline, floor := used[0], used[1], used[2]
+			own := max(tui.ns-floor.ns, time.Microsecond)
+			b.ReportMetric(tui.pct(tui.ns), "cpu-pct")
+			b.ReportMetric(tui.pct(floor.ns), "floor-cpu-pct")
+			b.ReportMetric(tui.pct(own), "own-cpu-pct")
+			b.ReportMetric(tui.pct(baseline.ns), "base-cpu-pct")
+			b.ReportMetric(float64(baseline.ns)/float64(own), "ratio")
 		}()
 	}
 }
