@@ -42,15 +42,7 @@ func outputProfile(w io.Writer) termrender.Profile {
 	}
 	// Our own check said terminal: termenv's (which also says no under CI)
 	// is not asked again.
-	switch termenv.NewOutput(f, termenv.WithTTY(true)).ColorProfile() {
-	case termenv.TrueColor:
-		return termrender.TrueColor
-	case termenv.ANSI256:
-		return termrender.ANSI256
-	case termenv.ANSI:
-		return termrender.ANSI
-	}
-	return termrender.NoColor
+	return termrender.ProfileOf(termenv.NewOutput(f, termenv.WithTTY(true)).ColorProfile())
 }
 
 // outputPrinter prints the output of one turn (one stream of it) on w as

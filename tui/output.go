@@ -7,7 +7,6 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/muesli/termenv"
 
 	"looprig/internal/termrender"
 )
@@ -32,15 +31,7 @@ const maxStoredLine = 16 << 10
 // of the TUI's lipgloss renderer (Ascii, as under NO_COLOR, gives plain
 // text).
 func outProfile(r *lipgloss.Renderer) termrender.Profile {
-	switch r.ColorProfile() {
-	case termenv.TrueColor:
-		return termrender.TrueColor
-	case termenv.ANSI256:
-		return termrender.ANSI256
-	case termenv.ANSI:
-		return termrender.ANSI
-	}
-	return termrender.NoColor
+	return termrender.ProfileOf(r.ColorProfile())
 }
 
 // output feeds text of turn turnID (stream class cls) to the turn's
