@@ -65,21 +65,19 @@ func (e *WaitError) Error() string {
 
 // waitState is what the journal says of a session, folded.
 type waitState struct {
-	turn     string // the running turn's id
-	index    int
-	gate     *event.GateOpened
-	ends     map[string]event.Event // turn id → its end
-	lastEnd  string                 // the last turn that ended
-	stopped  bool                   // SessionStopped is the last word
-	lastSeq  uint64
-	anyTurns bool
+	turn    string // the running turn's id
+	gate    *event.GateOpened
+	ends    map[string]event.Event // turn id → its end
+	lastEnd string                 // the last turn that ended
+	stopped bool                   // SessionStopped is the last word
+	lastSeq uint64
 }
 
 func (w *waitState) apply(seq uint64, ev event.Event) {
 	w.lastSeq = max(w.lastSeq, seq)
 	switch e := ev.(type) {
 	case event.TurnStarted:
-		w.turn, w.index, w.anyTurns = e.TurnID, e.Index, true
+		w.turn = e.TurnID
 	case event.TurnDone:
 		w.end(e.TurnID, e)
 	case event.TurnFailed:
@@ -371,30 +369,35 @@ func (w *waiter) ended(ctx context.Context, err error) error {
 		we.Outcome, we.Code, we.Reason = "lease_lost", exitWaitLeaseLost, "another process took its lease"
 		return we
 	}
-	// The host or holder went away: the journal tells a clean stop from a
-	// crash.
-	if !errors.Is(err, errNotRunning) && !errors.Is(err, host.ErrClientClosed) && !isHostGone(err) {
+	// Whatever else ended the wait, the session's lease says whether it
+	// still runs. Held: the error is wait's own. Free: its holder is gone,
+	// and the journal tells a clean stop from a crash.
+	bg := context.WithoutCancel(ctx)
+	if !errors.Is(err, errNotRunning) && !w.released(bg) {
 		return err
 	}
-	if _, rerr := w.readJournal(context.WithoutCancel(ctx)); rerr != nil {
+	w.st = waitState{}
+	if _, rerr := w.readJournal(bg); rerr != nil {
 		return err
 	}
-	if w.st.stopped || !w.st.anyTurns && w.st.turn == "" {
+	if w.st.stopped {
 		we.Outcome, we.Code, we.Reason = "stopped", exitWaitStopped, "it is not running (restore it to go on)"
-		if !w.st.stopped {
-			we.Reason = "it is not running"
-		}
 		return we
 	}
 	we.Outcome, we.Code, we.Reason = "crashed", exitWaitCrashed, "its holder died: it crashed (restore it with 'looprig restore "+rig.ShortID(w.id.String())+"')"
 	return we
 }
 
-// isHostGone reports whether err says the connection to the host ended
-// (not an error the host reported).
-func isHostGone(err error) bool {
-	var remote *host.RemoteError
-	return !errors.As(err, &remote)
+// released reports whether nobody holds the session, looking for up to a
+// second: a killed host's lease is freed when its last thread has exited.
+func (w *waiter) released(ctx context.Context) bool {
+	for range 20 {
+		if ls, err := rig.ProbeSession(ctx, w.c.st, w.id); err == nil && !ls.Held {
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return false
 }
 
 // isLeaseLost reports whether the host said its session lost its lease.
