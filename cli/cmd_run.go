@@ -259,7 +259,7 @@ func (t *turnRunner) run(input string) int {
 		t.gateWG.Wait()
 	}()
 
-	_, stopInput := t.startInput(gctx)
+	stopInput := t.startInput(gctx)
 	defer stopInput()
 	t.started = time.Now()
 	ti, err := s.Submit(e.sig.ctx, input)

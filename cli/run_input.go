@@ -26,10 +26,11 @@ import (
 // shown here either, and is journaled as hidden), and our window size is
 // the turn's.
 
-// terminalState is polled this often to follow the turn's echo.
+// echoPoll is how often the turn's terminal state is asked, to follow its
+// echo.
 const echoPoll = 150 * time.Millisecond
 
-// inputTimeout bounds one line sent to the turn.
+// lineTimeout bounds one line sent to the turn.
 const lineTimeout = 10 * time.Second
 
 // termInput forwards a terminal's lines to the running turn.
@@ -43,27 +44,26 @@ type termInput struct {
 	wg   sync.WaitGroup
 }
 
-// startInput starts forwarding when stdin and stdout are terminals (and
-// not --json); it returns a stop function that waits for its goroutines
-// and restores the terminal.
-func (t *turnRunner) startInput(ctx context.Context) (gateHandled bool, stop func()) {
+// startInput starts forwarding when stdin is a terminal (and not --json;
+// the window size follows only when stdout is one too); it returns a stop
+// function that waits for its goroutines and restores the terminal.
+func (t *turnRunner) startInput(ctx context.Context) (stop func()) {
 	e := t.c
 	in, ok := e.stdin.(*os.File)
 	if e.json || !ok || !isTerminal(in) {
-		return false, func() {}
+		return func() {}
 	}
 	orig, err := unix.IoctlGetTermios(int(in.Fd()), termiosGet)
 	if err != nil {
-		return false, func() {}
+		return func() {}
 	}
 	ti := &termInput{t: t, in: in, orig: orig}
 	t.input = ti
 	ctx, cancel := context.WithCancel(ctx)
-	ti.wg.Add(3)
-	go ti.forward(ctx)
-	go ti.followEcho(ctx)
-	go ti.followSize(ctx)
-	return true, func() {
+	ti.wg.Go(func() { ti.forward(ctx) })
+	ti.wg.Go(func() { ti.followEcho(ctx) })
+	ti.wg.Go(func() { ti.followSize(ctx) })
+	return func() {
 		cancel()
 		ti.wg.Wait()
 		unix.IoctlSetTermios(int(in.Fd()), termiosSet, ti.orig)
@@ -79,7 +79,6 @@ func (ti *termInput) answerGate(g event.GateOpened) {
 
 // forward reads lines and sends each to the turn, or to an open gate.
 func (ti *termInput) forward(ctx context.Context) {
-	defer ti.wg.Done()
 	e, s := ti.t.c, ti.t.s
 	for {
 		line, err := readLine(ctx, ti.in)
@@ -125,7 +124,6 @@ func (ti *termInput) forward(ctx context.Context) {
 
 // followEcho turns our terminal's echo off while the turn's is off.
 func (ti *termInput) followEcho(ctx context.Context) {
-	defer ti.wg.Done()
 	fd := int(ti.in.Fd())
 	hidden := false
 	tick := time.NewTicker(echoPoll)
@@ -158,7 +156,6 @@ func (ti *termInput) followEcho(ctx context.Context) {
 
 // followSize gives the turn our window size now and after each change.
 func (ti *termInput) followSize(ctx context.Context) {
-	defer ti.wg.Done()
 	out, ok := ti.t.c.stdout.(*os.File)
 	if !ok || !isTerminal(out) {
 		return
