@@ -31,9 +31,10 @@ const (
 // RemoteError is an error reported by the host, in the shape of the CLI's
 // JSON errors. Fields holds the typed fields (numbers as json.Number).
 //
-// errors.As turns a RemoteError of kind busy, no_turn, no_terminal or
-// no_gate into *rig.BusyError, *rig.NoTurnError, *rig.NoTerminalError or
-// *rig.NoGateError, and errors.Is
+// errors.As turns a RemoteError of kind busy, no_turn, no_terminal,
+// input_timeout or no_gate into *rig.BusyError, *rig.NoTurnError,
+// *rig.NoTerminalError, *rig.InputTimeoutError or *rig.NoGateError, and
+// errors.Is
 // matches kind session_closed with rig.ErrSessionClosed.
 type RemoteError struct {
 	Type    string
@@ -71,6 +72,11 @@ func (e *RemoteError) As(target any) bool {
 	case **rig.NoTerminalError:
 		if e.Kind == "no_terminal" {
 			*t = &rig.NoTerminalError{TurnID: e.str("turn_id")}
+			return true
+		}
+	case **rig.InputTimeoutError:
+		if e.Kind == "input_timeout" {
+			*t = &rig.InputTimeoutError{TurnID: e.str("turn_id"), Written: int(e.num("written")), Len: int(e.num("len"))}
 			return true
 		}
 	case **rig.NoGateError:
@@ -286,7 +292,7 @@ func describe(err error) *RemoteError {
 		d.Hint = "the turn runs on pipes (tty = false in its profile) or has just ended"
 	case errors.As(err, &timeout):
 		d.Type, d.Kind = "InputTimeoutError", "input_timeout"
-		d.Fields = map[string]any{"written": timeout.Written, "len": timeout.Len}
+		d.Fields = map[string]any{"turn_id": timeout.TurnID, "written": timeout.Written, "len": timeout.Len}
 		d.Hint = "the turn is not reading its input"
 	case errors.As(err, &noGate):
 		d.Type, d.Kind = "NoGateError", "no_gate"

@@ -315,7 +315,6 @@ func (m *model) inputErrText(v *sessView, err error) string {
 		noTurn   *rig.NoTurnError
 		noTerm   *rig.NoTerminalError
 		timeout  *rig.InputTimeoutError
-		remote   *host.RemoteError
 		deadline = errors.Is(err, context.DeadlineExceeded)
 	)
 	switch {
@@ -326,7 +325,7 @@ func (m *model) inputErrText(v *sessView, err error) string {
 			return "the turn waits at a gate (a approves, d denies)"
 		}
 		return "the turn has no terminal (profile tty = false)"
-	case errors.As(err, &timeout), errors.As(err, &remote) && remote.Kind == "input_timeout":
+	case errors.As(err, &timeout):
 		return "the turn is not reading its input"
 	case deadline:
 		return "the host did not answer within " + inputTimeout.String()
