@@ -15,7 +15,6 @@ const (
 	sEscInter        // ESC and intermediate bytes
 	sCSI             // CSI parameters
 	sCSIIgnore       // CSI to drop: skip to its final byte
-	sCSIPriv         // CSI ? parameters (private modes)
 	sStr             // OSC, DCS, APC, PM or SOS payload
 	sStrEsc          // ESC inside a string
 )
@@ -72,7 +71,7 @@ func (r *Renderer) feed(p []byte) {
 		case sEsc:
 			switch {
 			case b == '[':
-				r.np, r.pcur, r.sub = 0, -1, false
+				r.np, r.pcur, r.sub, r.priv = 0, -1, false, false
 				r.state = sCSI
 			case b == ']' || b == 'P' || b == '_' || b == '^' || b == 'X':
 				r.strN = 0
@@ -111,33 +110,15 @@ func (r *Renderer) feed(p []byte) {
 			case b >= 0x40 && b < del:
 				r.pushParam()
 				r.state = sGround
-				if !r.alt {
+				switch {
+				case r.priv:
+					r.privateMode(b)
+				case !r.alt:
 					r.dispatch(b)
 				}
-			case b == '?' && r.np == 0 && r.pcur < 0:
-				r.state = sCSIPriv
+			case b == '?' && r.np == 0 && r.pcur < 0 && !r.priv:
+				r.priv = true
 			case b >= 0x20 && b <= 0x3f: // private marker, intermediate
-				r.state = sCSIIgnore
-			case b >= 0x80:
-				r.state = sGround
-				continue
-			default:
-				r.seqControl(b)
-			}
-		case sCSIPriv:
-			switch {
-			case b >= '0' && b <= '9':
-				if r.pcur < 0 {
-					r.pcur = 0
-				}
-				r.pcur = min(r.pcur*10+int32(b-'0'), maxParam)
-			case b == ';':
-				r.pushParam()
-			case b >= 0x40 && b < del:
-				r.pushParam()
-				r.state = sGround
-				r.privateMode(b)
-			case b >= 0x20 && b <= 0x3f:
 				r.state = sCSIIgnore
 			case b >= 0x80:
 				r.state = sGround

@@ -96,6 +96,7 @@ type Renderer struct {
 	np    int
 	pcur  int32
 	sub   bool
+	priv  bool              // CSI ? …: a private mode (see privateMode)
 	ub    [utf8.UTFMax]byte // incomplete UTF-8 character at the end of a Write
 	nu    int
 
