@@ -79,6 +79,7 @@ type turnRun struct {
 	started time.Time
 	cancel  context.CancelCauseFunc
 	done    chan struct{} // closed when runTurn is over (or Submit failed)
+	ending  chan struct{} // closed when runTurn records the turn's end
 	console *engine.Console
 	// interrupted: Interrupt sent the terminal's ^C; however the turn then
 	// ends, it ended because the user interrupted it.
@@ -197,14 +198,30 @@ func (s *Session) Submit(ctx context.Context, input string) (TurnInfo, error) {
 		s.mu.Unlock()
 		return TurnInfo{}, err
 	}
-	if s.turn != nil {
+	for s.turn != nil {
 		t := s.turn
 		s.mu.Unlock()
-		return TurnInfo{}, &BusyError{TurnID: t.id, Index: t.index}
+		select {
+		case <-t.ending:
+		default:
+			return TurnInfo{}, &BusyError{TurnID: t.id, Index: t.index}
+		}
+		// Its end is being recorded (a client that saw it may submit the
+		// next turn at once): wait for the turn to be over.
+		select {
+		case <-t.done:
+		case <-ctx.Done():
+			return TurnInfo{}, &BusyError{TurnID: t.id, Index: t.index}
+		}
+		s.mu.Lock()
+		if err := s.admitLocked(); err != nil {
+			s.mu.Unlock()
+			return TurnInfo{}, err
+		}
 	}
 	turnCtx, cancel := context.WithCancelCause(s.ctx)
 	t := &turnRun{id: uuid.NewString(), index: s.nextIndex, input: input, started: s.rig.now(),
-		cancel: cancel, done: make(chan struct{}), gone: make(chan struct{}),
+		cancel: cancel, done: make(chan struct{}), ending: make(chan struct{}), gone: make(chan struct{}),
 		console: engine.NewConsole(s.window.cols, s.window.rows)}
 	s.turn = t
 	s.mu.Unlock()
@@ -304,6 +321,7 @@ func (s *Session) runTurn(ctx context.Context, t *turnRun) {
 	default:
 		end = event.TurnDone{TurnID: t.id, ExitCode: res.ExitCode, Duration: s.rig.now().Sub(t.started)}
 	}
+	close(t.ending)
 	bg, cancel := s.bg()
 	s.hub.Publish(bg, s.loopID, end)
 	cancel()
