@@ -52,7 +52,7 @@ func (e *tmuxEnv) tmux(args ...string) string {
 // shellLine runs the binary, then reports its exit status and keeps the
 // pane open, so a crash or a quit can be read and the pane respawned.
 func (e *tmuxEnv) shellLine() string {
-	env := fmt.Sprintf("HOME=%q XDG_CONFIG_HOME=%q XDG_STATE_HOME=%q LOOPRIG_STORE= NO_COLOR= TERM=xterm-256color",
+	env := fmt.Sprintf("HOME=%q XDG_CONFIG_HOME=%q XDG_STATE_HOME=%q LOOPRIG_STORE= NO_COLOR= CI= COLORTERM= TERM=xterm-256color",
 		e.home, filepath.Join(e.home, "config"), filepath.Join(e.home, "state"))
 	return fmt.Sprintf("env %s %q --store %q; echo \"[exit $?]\"; exec sleep 3600", env, e.bin, e.store)
 }
