@@ -75,6 +75,9 @@ func (e *env) tuiStartHost(st *openedStore) func(ctx context.Context, req tui.Ho
 			if req.AcceptDrift {
 				args = append(args, "--accept-drift", "--accepted-by", tuiAcceptSource)
 			}
+			if req.OnlyIfCrashed {
+				args = append(args, "--only-crashed")
+			}
 			args = append(args, req.Session)
 		}
 		return e.startDetachedHost(ctx, st, args...)

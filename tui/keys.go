@@ -23,7 +23,7 @@ type keyMap struct {
 	New, Restore, Input, Interrupt          key.Binding
 	Approve, Deny, Shutdown, Break, Delete  key.Binding
 	Filter, Theme, Help, Quit, ForceQuit    key.Binding
-	Dismiss                                 key.Binding
+	Dismiss, NeedsMe, RestoreAll            key.Binding
 }
 
 func defaultKeys() keyMap {
@@ -31,30 +31,32 @@ func defaultKeys() keyMap {
 		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
 	}
 	return keyMap{
-		Up:        b("↑/k", "move up", "up", "k"),
-		Down:      b("↓/j", "move down", "down", "j"),
-		Top:       b("g", "go to the top", "g", "home"),
-		Bottom:    b("G", "go to the bottom (events: follow)", "G", "end"),
-		PageUp:    b("pgup", "page up", "pgup"),
-		PageDown:  b("pgdn", "page down", "pgdown"),
-		Tab:       b("tab", "next pane", "tab"),
-		BackTab:   b("shift+tab", "previous pane", "shift+tab"),
-		Enter:     b("enter", "focus the session (its events)", "enter"),
-		New:       b("n", "new session", "n"),
-		Restore:   b("r", "restore the session, or attach to it", "r"),
-		Input:     b("i", "input (to the running turn if any)", "i"),
-		Interrupt: b("I", "interrupt the running turn (as ^C)", "I"),
-		Approve:   b("a", "approve the open gate", "a"),
-		Deny:      b("d", "deny the open gate", "d"),
-		Shutdown:  b("X", "shut the session down", "X"),
-		Break:     b("B", "break the lease and take over", "B"),
-		Delete:    b("D", "delete the session for good", "D"),
-		Filter:    b("/", "filter sessions", "/"),
-		Theme:     b("t", "next theme", "t"),
-		Help:      b("?", "help", "?"),
-		Quit:      b("q", "quit (live sessions keep running)", "q"),
-		ForceQuit: b("ctrl+c", "quit now, without asking", "ctrl+c"),
-		Dismiss:   b("esc", "close a dialog, clear the filter, dismiss a banner", "esc"),
+		Up:         b("↑/k", "move up", "up", "k"),
+		Down:       b("↓/j", "move down", "down", "j"),
+		Top:        b("g", "go to the top", "g", "home"),
+		Bottom:     b("G", "go to the bottom (events: follow)", "G", "end"),
+		PageUp:     b("pgup", "page up", "pgup"),
+		PageDown:   b("pgdn", "page down", "pgdown"),
+		Tab:        b("tab", "next pane", "tab"),
+		BackTab:    b("shift+tab", "previous pane", "shift+tab"),
+		Enter:      b("enter", "focus the session (its events)", "enter"),
+		New:        b("n", "new session", "n"),
+		Restore:    b("r", "restore the session, or attach to it", "r"),
+		Input:      b("i", "input (to the running turn if any)", "i"),
+		Interrupt:  b("I", "interrupt the running turn (as ^C)", "I"),
+		Approve:    b("a", "approve the open gate", "a"),
+		Deny:       b("d", "deny the open gate", "d"),
+		Shutdown:   b("X", "shut the session down", "X"),
+		Break:      b("B", "break the lease and take over", "B"),
+		Delete:     b("D", "delete the session for good", "D"),
+		Filter:     b("/", "filter sessions", "/"),
+		Theme:      b("t", "next theme", "t"),
+		Help:       b("?", "help", "?"),
+		Quit:       b("q", "quit (live sessions keep running)", "q"),
+		ForceQuit:  b("ctrl+c", "quit now, without asking", "ctrl+c"),
+		Dismiss:    b("esc", "close a dialog, clear the filter, dismiss a banner", "esc"),
+		NeedsMe:    b("w", "jump to the next session waiting for you (oldest first)", "w"),
+		RestoreAll: b("R", "restore every crashed session", "R"),
 	}
 }
 
@@ -76,7 +78,7 @@ func (k keyMap) helpGroups() []struct {
 		{"move", []key.Binding{k.Up, k.Down, k.Top, k.Bottom,
 			key.NewBinding(key.WithHelp("pgup/pgdn", "page up / down")),
 			key.NewBinding(key.WithHelp("tab/⇧tab", "next / previous pane")), k.Enter}},
-		{"sessions", []key.Binding{k.New, k.Restore, k.Break, k.Delete, k.Filter}},
+		{"sessions", []key.Binding{k.New, k.Restore, k.RestoreAll, k.Break, k.Delete, k.Filter, k.NeedsMe}},
 		{"the selected session", []key.Binding{k.Input, k.Interrupt, k.Approve, k.Deny, k.Shutdown}},
 		{"the input line", []key.Binding{
 			key.NewBinding(key.WithHelp("enter", "submit it, or send it to the turn")),

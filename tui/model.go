@@ -99,6 +99,10 @@ type HostRequest struct {
 	// AcceptDrift, for a restore, accepts any configuration drift (the
 	// TUI's confirm; journaled as adopted by "tui confirm").
 	AcceptDrift bool
+	// OnlyIfCrashed, for a restore, restores the session only if it is
+	// crashed (rig.OnlyIfCrashed): R restoring every crashed session never
+	// restores one that another client restored and stopped meanwhile.
+	OnlyIfCrashed bool
 }
 
 // Timeouts of the commands.

@@ -151,6 +151,10 @@ func (m *model) onKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.New):
 		m.dialog = newCreateDialog(m)
 		return nil
+	case key.Matches(msg, k.NeedsMe):
+		return m.jumpToNeeds()
+	case key.Matches(msg, k.RestoreAll):
+		return m.openRestoreAll()
 	case key.Matches(msg, k.Enter):
 		if m.focus == paneList && m.selected() != nil {
 			m.focus = paneEvents
