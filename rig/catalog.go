@@ -52,9 +52,15 @@ type CatalogEntry struct {
 	OpenTurn  string       `json:"open_turn,omitempty"`
 	TurnIndex int          `json:"turn_index"`
 	OpenGate  string       `json:"open_gate,omitempty"`
-	Turns     int          `json:"turns"`
-	Created   time.Time    `json:"created"`
-	Updated   time.Time    `json:"updated"`
+	// TurnSince and GateSince are when the open turn started and the open
+	// gate opened (zero when none is open).
+	TurnSince time.Time `json:"turn_since,omitzero"`
+	GateSince time.Time `json:"gate_since,omitzero"`
+	// LastEnd is how the last turn that ended ended; nil before any did.
+	LastEnd *TurnEnd  `json:"last_end,omitempty"`
+	Turns   int       `json:"turns"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
 }
 
 const catalogVersion = 1

@@ -40,10 +40,15 @@ type SessionInfo struct {
 	OpenTurn string
 	Turn     int
 	OpenGate string
-	LastSeq  uint64
-	Turns    int
-	Created  time.Time
-	Updated  time.Time
+	// TurnSince and GateSince: when the open turn started and the open
+	// gate opened (zero when none is, or the entry predates them).
+	TurnSince, GateSince time.Time
+	// LastEnd: how the last turn that ended ended (nil before any did).
+	LastEnd *TurnEnd
+	LastSeq uint64
+	Turns   int
+	Created time.Time
+	Updated time.Time
 }
 
 // ShortID is the first eight characters of the id.
@@ -108,6 +113,7 @@ func ListSessions(ctx context.Context, store storage.Store) ([]SessionInfo, erro
 		info.Title, info.Profile, info.Engine = c.Title, c.Profile, c.Engine
 		info.Epoch = max(c.Epoch, st.Epoch)
 		info.OpenTurn, info.Turn, info.OpenGate = c.OpenTurn, c.TurnIndex, c.OpenGate
+		info.TurnSince, info.GateSince, info.LastEnd = c.TurnSince, c.GateSince, c.LastEnd
 		info.LastSeq, info.Turns, info.Created, info.Updated = c.LastSeq, c.Turns, c.Created, c.Updated
 		switch {
 		case st.Held:

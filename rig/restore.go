@@ -29,6 +29,9 @@ type replayed struct {
 	nextIndex int
 	turns     int
 	lastFence uint64
+	lastEnd   *TurnEnd // how the last turn that ended ended
+	// turnStarted is when each open turn started
+	turnStarted map[string]time.Time
 
 	// baseline is the configuration the next restore compares against:
 	// SessionStarted's, then that of each committed adoption. pending is
@@ -211,11 +214,15 @@ func (r *Rig) RestoreSession(ctx context.Context, id uuid.UUID, opts ...RestoreO
 		}
 		info.GatesClosed = append(info.GatesClosed, g.GateID)
 	}
+	s.lastEnd = rep.lastEnd
 	for _, t := range rep.openTurns {
-		if err := publish(s.loopID, event.TurnInterrupted{TurnID: t.TurnID, Index: t.Index, Reason: event.ReasonCrash}); err != nil {
+		end := event.TurnInterrupted{TurnID: t.TurnID, Index: t.Index, Reason: event.ReasonCrash}
+		if err := publish(s.loopID, end); err != nil {
 			return nil, err
 		}
 		info.Interrupted = append(info.Interrupted, t.TurnID)
+		e, _ := turnEndOf(end, t.Index, rep.turnStarted[t.TurnID], r.now().UTC())
+		s.lastEnd = &e
 	}
 	if adopted.Drifted() {
 		ca := event.ConfigurationAdopted{Changes: adopted.Changes, Source: adopted.source,
@@ -255,6 +262,16 @@ func (r *Rig) replay(ctx context.Context, s *Session) (*replayed, error) {
 	rep := &replayed{}
 	turnAt := map[string]int{} // open turn id -> index in openTurns
 	gateAt := map[string]int{}
+	rep.turnStarted = map[string]time.Time{}
+	ended := func(ev event.Event, turnID string, at time.Time) {
+		if i, ok := turnAt[turnID]; ok {
+			if e, ok := turnEndOf(ev, rep.openTurns[i].Index, rep.turnStarted[turnID], at); ok {
+				rep.lastEnd = &e
+			}
+			delete(rep.turnStarted, turnID)
+		}
+		closeOpen(&rep.openTurns, turnAt, turnID, func(t event.TurnStarted) string { return t.TurnID })
+	}
 	for rp.Next() {
 		rec := rp.Record()
 		rep.records++
@@ -298,14 +315,15 @@ func (r *Rig) replay(ctx context.Context, s *Session) (*replayed, error) {
 		case event.TurnStarted:
 			turnAt[ev.TurnID] = len(rep.openTurns)
 			rep.openTurns = append(rep.openTurns, ev)
+			rep.turnStarted[ev.TurnID] = rec.At
 			rep.nextIndex = max(rep.nextIndex, ev.Index+1)
 			rep.turns++
 		case event.TurnDone:
-			closeOpen(&rep.openTurns, turnAt, ev.TurnID, func(t event.TurnStarted) string { return t.TurnID })
+			ended(ev, ev.TurnID, rec.At)
 		case event.TurnFailed:
-			closeOpen(&rep.openTurns, turnAt, ev.TurnID, func(t event.TurnStarted) string { return t.TurnID })
+			ended(ev, ev.TurnID, rec.At)
 		case event.TurnInterrupted:
-			closeOpen(&rep.openTurns, turnAt, ev.TurnID, func(t event.TurnStarted) string { return t.TurnID })
+			ended(ev, ev.TurnID, rec.At)
 		case event.GateOpened:
 			gateAt[ev.GateID] = len(rep.openGates)
 			rep.openGates = append(rep.openGates, ev)

@@ -60,6 +60,8 @@ type Session struct {
 	// window is the size of the terminal of the next turns (Resize).
 	window struct{ cols, rows int }
 	turns  int
+	// lastEnd is how the last turn ended (the catalog's LastEnd).
+	lastEnd *TurnEnd
 
 	catMu     sync.Mutex // orders catalog writes
 	catSealed bool       // guarded by catMu: Shutdown wrote the last entry
@@ -96,6 +98,7 @@ type turnRun struct {
 
 type gateState struct {
 	id, turnID, prompt string
+	at                 time.Time // when it opened
 	answer             chan bool
 	// opened is closed once GateOpened is journaled, or its append failed
 	// (then openErr is set first). The gate is answerable from the moment
@@ -323,7 +326,9 @@ func (s *Session) runTurn(ctx context.Context, t *turnRun) {
 	}
 	close(t.ending)
 	bg, cancel := s.bg()
-	s.hub.Publish(bg, s.loopID, end)
+	if _, err := s.hub.Publish(bg, s.loopID, end); err == nil {
+		s.noteTurnEnd(end, t)
+	}
 	cancel()
 	s.mu.Lock()
 	s.turn = nil
@@ -457,6 +462,7 @@ type Status struct {
 	Turns     int    // turns started, over the session's life
 	Turn      *TurnStatus
 	Gate      *GateStatus
+	LastEnd   *TurnEnd // how the last turn that ended ended; nil before any did
 	Fault     error
 	Closed    bool
 }
@@ -474,6 +480,7 @@ type GateStatus struct {
 	ID     string
 	TurnID string
 	Prompt string
+	Opened time.Time
 }
 
 // Status returns a snapshot of the session.
@@ -489,7 +496,11 @@ func (s *Session) Status() Status {
 		st.Turn = &TurnStatus{ID: t.id, Index: t.index, Input: t.input, Started: t.started}
 	}
 	if g := s.gate; g != nil {
-		st.Gate = &GateStatus{ID: g.id, TurnID: g.turnID, Prompt: g.prompt}
+		st.Gate = &GateStatus{ID: g.id, TurnID: g.turnID, Prompt: g.prompt, Opened: g.at}
+	}
+	if e := s.lastEnd; e != nil {
+		end := *e
+		st.LastEnd = &end
 	}
 	return st
 }
@@ -500,13 +511,13 @@ func (s *Session) catalogEntry(state CatalogState) CatalogEntry {
 	c := CatalogEntry{
 		ID: s.id.String(), Title: s.title, Profile: st.Profile, Engine: st.Engine, Placement: st.Placement,
 		Root: st.Root, State: state, Epoch: st.Epoch, LastSeq: st.Tip, Turns: st.Turns,
-		Created: s.created, Updated: s.rig.now().UTC(),
+		Created: s.created, Updated: s.rig.now().UTC(), LastEnd: st.LastEnd,
 	}
 	if st.Turn != nil {
-		c.OpenTurn, c.TurnIndex = st.Turn.ID, st.Turn.Index
+		c.OpenTurn, c.TurnIndex, c.TurnSince = st.Turn.ID, st.Turn.Index, st.Turn.Started.UTC()
 	}
 	if st.Gate != nil {
-		c.OpenGate = st.Gate.ID
+		c.OpenGate, c.GateSince = st.Gate.ID, st.Gate.Opened.UTC()
 	}
 	return c
 }

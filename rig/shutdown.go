@@ -169,8 +169,10 @@ func (s *Session) abandonTurn(t *turnRun, waited time.Duration) (*EngineUnrespon
 			return stuck, fmt.Errorf("record the abandoned turn's gate: %w", s.mutationErr(err))
 		}
 	}
-	if _, err := s.hub.Publish(ctx, s.loopID, event.TurnInterrupted{TurnID: t.id, Index: t.index, Reason: event.ReasonEngineStuck}); err != nil {
+	end := event.TurnInterrupted{TurnID: t.id, Index: t.index, Reason: event.ReasonEngineStuck}
+	if _, err := s.hub.Publish(ctx, s.loopID, end); err != nil {
 		return stuck, fmt.Errorf("record the abandoned turn: %w", s.mutationErr(err))
 	}
+	s.noteTurnEnd(end, t)
 	return stuck, nil
 }

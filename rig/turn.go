@@ -86,7 +86,7 @@ func (k *turnSink) Output(stream engine.Stream, text string) {
 func (k *turnSink) Gate(ctx context.Context, prompt string) (bool, error) {
 	s := k.s
 	k.flush(false) // output before the question stays before it in the journal
-	g := &gateState{id: newID(), turnID: k.t.id, prompt: prompt, answer: make(chan bool, 1), opened: make(chan struct{})}
+	g := &gateState{id: newID(), turnID: k.t.id, prompt: prompt, at: s.rig.now().UTC(), answer: make(chan bool, 1), opened: make(chan struct{})}
 	// Open before publishing: a subscriber may answer as soon as GateOpened
 	// is delivered, which happens inside Publish.
 	s.mu.Lock()

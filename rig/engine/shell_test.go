@@ -376,8 +376,11 @@ func TestShellInterrupt(t *testing.T) {
 		cfg.ShellGrace = grace
 		ch := runAsync(ctx, NewShell(cfg), shellTurn(t, input), sink)
 		sink.waitOutput(t, Stdout, "ready")
-		if n := len(procsWith(marker)); n < 3 {
-			t.Fatalf("%d marker processes running, want ≥ 3", n)
+		// the third sleep starts after the echo: wait for it
+		for deadline := time.Now().Add(10 * time.Second); len(procsWith(marker)) < 3; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d marker processes running, want ≥ 3", len(procsWith(marker)))
+			}
 		}
 		start := time.Now()
 		cancel(cause)

@@ -629,6 +629,7 @@ func testContextDone(t *testing.T, e *env) {
 
 var catalogCases = []testCase{
 	{"RestoreRebuildsDeletedEntry", testCatalogRebuilt},
+	{"AttentionFields", testCatalogAttention},
 }
 
 func listed(t testing.TB, store storage.Store, id uuid.UUID) (rig.SessionInfo, bool) {
