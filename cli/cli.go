@@ -432,6 +432,7 @@ func runTUI(e *env) int {
 		Theme: theme, ConfigDir: configDir,
 		LogPath: filepath.Join(st.LocalDir(), "tui.log"),
 		Version: Version,
+		Notify:  cfg.Notify, NotifyAfter: cfg.NotifyAfter,
 	})
 	if err != nil {
 		return e.fail(err)

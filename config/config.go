@@ -6,6 +6,9 @@
 //
 //	default_profile = "work"     # profile of `looprig new` without --rig
 //	theme = "dark"               # TUI theme
+//	notify = "bell"              # bell | osc9 | osc777 | none: how the TUI tells you a
+//	                             # session in the background needs you (default bell)
+//	notify_after = "10s"         # a finished turn notifies when it ran at least this long
 //
 //	[profiles.work]
 //	engine = "shell"             # shell | demo            (default shell)
@@ -34,11 +37,23 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 
 	"looprig/rig"
 	"looprig/rig/engine"
+)
+
+// NotifyModes are the values of notify: the terminal bell, a desktop
+// notification by OSC 9 (iTerm2, kitty, WezTerm, foot, Windows Terminal)
+// or OSC 777 (urxvt, foot, kitty, WezTerm, Ghostty), or nothing.
+var NotifyModes = []string{"bell", "osc9", "osc777", "none"}
+
+// Defaults of notify and notify_after.
+const (
+	DefaultNotify      = "bell"
+	DefaultNotifyAfter = 10 * time.Second
 )
 
 // Built-in profile names.
@@ -57,6 +72,11 @@ type Config struct {
 	DefaultProfile string
 	// Theme is the TUI theme the file asks for ("" for the default).
 	Theme string
+	// Notify is how the TUI notifies (one of NotifyModes; "bell" unless
+	// the file says otherwise).
+	Notify string
+	// NotifyAfter is how long a turn must have run for its end to notify.
+	NotifyAfter time.Duration
 
 	profiles  map[string]rig.Profile // user profiles only
 	rootLines map[string]int         // line of each user profile's root key (0: unknown)
@@ -117,7 +137,8 @@ func DefaultPath() (string, error) {
 
 // Builtin returns the configuration without a file.
 func Builtin() *Config {
-	return &Config{DefaultProfile: DefaultProfile, profiles: map[string]rig.Profile{}, rootLines: map[string]int{}}
+	return &Config{DefaultProfile: DefaultProfile, Notify: DefaultNotify, NotifyAfter: DefaultNotifyAfter,
+		profiles: map[string]rig.Profile{}, rootLines: map[string]int{}}
 }
 
 // Load reads the configuration file at path. A missing file is the
@@ -141,7 +162,7 @@ func Load(path string, mustExist bool) (*Config, error) {
 // keys of a profile table, in the order they are documented.
 var profileKeys = []string{"engine", "placement", "root", "gate_policy", "seed", "tty", "term"}
 
-var topKeys = []string{"default_profile", "theme", "profiles"}
+var topKeys = []string{"default_profile", "theme", "notify", "notify_after", "profiles"}
 
 var profileName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
@@ -164,7 +185,7 @@ func Parse(path string, data []byte) (*Config, error) {
 	c.Path = path
 	for _, k := range sortedKeys(doc, loc) {
 		if !slices.Contains(topKeys, k) {
-			return nil, fail(fmt.Sprintf("unknown key %q (known keys: %s, and [profiles.NAME] tables)", k, strings.Join(topKeys[:2], ", ")), k)
+			return nil, fail(fmt.Sprintf("unknown key %q (known keys: %s, and [profiles.NAME] tables)", k, strings.Join(topKeys[:len(topKeys)-1], ", ")), k)
 		}
 	}
 	if v, ok := doc["profiles"]; ok {
@@ -198,6 +219,27 @@ func Parse(path string, data []byte) (*Config, error) {
 			return nil, fail(fmt.Sprintf("must be a string, not %s", typeName(v)), "theme")
 		}
 		c.Theme = s
+	}
+	if v, ok := doc["notify"]; ok {
+		s, ok := v.(string)
+		if !ok {
+			return nil, fail(fmt.Sprintf("must be a string, not %s", typeName(v)), "notify")
+		}
+		if !slices.Contains(NotifyModes, s) {
+			return nil, fail(fmt.Sprintf("unknown mode %q (known modes: %s)", s, strings.Join(NotifyModes, ", ")), "notify")
+		}
+		c.Notify = s
+	}
+	if v, ok := doc["notify_after"]; ok {
+		s, ok := v.(string)
+		if !ok {
+			return nil, fail(fmt.Sprintf("must be a duration string such as \"10s\" or \"2m\", not %s", typeName(v)), "notify_after")
+		}
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return nil, fail(fmt.Sprintf("%q is not a duration (write it as \"10s\", \"90s\" or \"2m\")", s), "notify_after")
+		}
+		c.NotifyAfter = d
 	}
 	if v, ok := doc["default_profile"]; ok {
 		s, ok := v.(string)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"looprig/rig"
 )
@@ -18,6 +19,8 @@ func TestParseGood(t *testing.T) {
 	doc := `# looprig
 default_profile = "work"
 theme = "dark"
+notify = "osc9"
+notify_after = "90s"
 
 [profiles.work]
 engine = "shell"
@@ -47,8 +50,11 @@ term = "vt100"
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.DefaultProfile != "work" || c.Theme != "dark" {
+	if c.DefaultProfile != "work" || c.Theme != "dark" || c.Notify != "osc9" || c.NotifyAfter != 90*time.Second {
 		t.Fatalf("top level: %+v", c)
+	}
+	if b := Builtin(); b.Notify != "bell" || b.NotifyAfter != 10*time.Second {
+		t.Fatalf("built-in notify %q after %v, want bell after 10s", b.Notify, b.NotifyAfter)
 	}
 	home, _ := os.UserHomeDir()
 	want := rig.Profile{Name: "work", Engine: "shell", Placement: rig.PlacementExclusive,
@@ -104,6 +110,10 @@ func TestParseErrors(t *testing.T) {
 		{"profiles not a table", "profiles = 1\n", 1, "profiles", "must be a table of profiles"},
 		{"dotted key", "[profiles]\nwork.engine = 1\n", 2, "profiles.work.engine", "must be a string"},
 		{"bad profile name", "[profiles.\"my profile\"]\n", 1, "profiles.my profile", "a profile name is"},
+		{"bad notify", "notify = \"beep\"\n", 1, "notify", `unknown mode "beep" (known modes: bell, osc9, osc777, none)`},
+		{"notify type", "notify = true\n", 1, "notify", "must be a string"},
+		{"bad notify_after", "\nnotify_after = \"ten seconds\"\n", 2, "notify_after", "is not a duration"},
+		{"negative notify_after", "notify_after = \"-1s\"\n", 1, "notify_after", "is not a duration"},
 		{"after multiline string", "theme = \"\"\"\nfoo = 1\n\"\"\"\nfoo = 2\n", 4, "foo", `unknown key "foo"`},
 	}
 	for _, tt := range tests {

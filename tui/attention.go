@@ -1,6 +1,286 @@
 package tui
 
-import tea "github.com/charmbracelet/bubbletea"
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"time"
 
-// jumpToNeeds moves the cursor to the next session waiting for the user.
-func (m *model) jumpToNeeds() tea.Cmd { return nil }
+	tea "github.com/charmbracelet/bubbletea"
+
+	"looprig/rig"
+)
+
+// What each session asks of the user: the sessions pane's TURN column
+// (running, waiting at a gate, a turn that ended since the user last
+// looked), the w key and the needs:me filter (the sessions that need the
+// user, oldest first), and the notifications (notify.go). It reads the
+// folded journal of a session attached to or read, else its listing row
+// (the catalog keeps the last end and when the open turn and gate began).
+
+// needsFilter is the filter word listing only the sessions that need the
+// user (a gate, an unseen turn end, a crash), oldest first.
+const needsFilter = "needs:me"
+
+// lastEnd is how v's last turn ended: the newer of the folded journal's
+// and the listing's; nil before any turn ended.
+func (v *sessView) lastEnd() *rig.TurnEnd {
+	f, l := v.f.lastEnd, v.info.LastEnd
+	switch {
+	case f == nil:
+		return l
+	case l == nil || !l.Ended.After(f.Ended):
+		return f
+	}
+	return l
+}
+
+// gate is v's open gate (id, prompt-free) and when it opened.
+func (v *sessView) gate() (id string, since time.Time) {
+	if v.attached() || v.journal.state.loaded() {
+		if g := v.f.openGate; g != nil {
+			return g.id, g.at
+		}
+		return "", time.Time{}
+	}
+	if !v.active() {
+		return "", time.Time{}
+	}
+	return v.info.OpenGate, v.info.GateSince
+}
+
+// turnSince is when v's running turn started; zero when none runs (or the
+// listing predates the field).
+func (v *sessView) turnSince() (time.Time, bool) {
+	if v.attached() || v.journal.state.loaded() {
+		if t := v.f.openTurn; t != nil {
+			return t.started, true
+		}
+		return time.Time{}, false
+	}
+	if !v.active() || v.info.OpenTurn == "" {
+		return time.Time{}, false
+	}
+	return v.info.TurnSince, true
+}
+
+// active says whether somebody holds v (a turn it lists open can be
+// running); a crashed session's open turn is not running.
+func (v *sessView) active() bool {
+	s := v.state()
+	return s == rig.StateLive || s == rig.StateHeld
+}
+
+// unseenEnd is v's last turn end when the user has not looked at it yet.
+func (m *model) unseenEnd(v *sessView) *rig.TurnEnd {
+	e := v.lastEnd()
+	if e == nil || m.seen.seen(v.id, e.TurnID) {
+		return nil
+	}
+	return e
+}
+
+// needs says whether v needs the user, and since when: a gate waits, a
+// turn ended since the user last looked, or it crashed.
+func (m *model) needs(v *sessView) (since time.Time, ok bool) {
+	add := func(t time.Time) {
+		if !ok || t.Before(since) {
+			since = t
+		}
+		ok = true
+	}
+	if id, at := v.gate(); id != "" {
+		add(orTime(at, v.lastActivity()))
+	}
+	if e := m.unseenEnd(v); e != nil {
+		add(e.Ended)
+	}
+	if v.state() == rig.StateCrashed {
+		add(v.info.Updated)
+	}
+	return since, ok
+}
+
+func orTime(t, alt time.Time) time.Time {
+	if t.IsZero() {
+		return alt
+	}
+	return t
+}
+
+// needing lists the sessions that need the user, oldest first.
+func (m *model) needing() []*sessView {
+	type need struct {
+		v     *sessView
+		since time.Time
+	}
+	var ns []need
+	for _, v := range m.sessions {
+		if since, ok := m.needs(v); ok {
+			ns = append(ns, need{v, since})
+		}
+	}
+	sort.Slice(ns, func(i, j int) bool {
+		if !ns[i].since.Equal(ns[j].since) {
+			return ns[i].since.Before(ns[j].since)
+		}
+		return ns[i].v.id < ns[j].v.id
+	})
+	out := make([]*sessView, len(ns))
+	for i, n := range ns {
+		out[i] = n.v
+	}
+	return out
+}
+
+// jumpToNeeds (w) moves the cursor to the session that has needed the
+// user longest, and on to the next one at each press (the one shown
+// stops needing the user once its end is seen; a gate or a crash needs
+// the user until it is dealt with).
+func (m *model) jumpToNeeds() tea.Cmd {
+	list := m.needing()
+	if len(list) == 0 {
+		return m.status.flash("w: no session is waiting for you", clsMuted)
+	}
+	next := list[0]
+	if cur := m.selected(); cur != nil {
+		for i, v := range list {
+			if v == cur {
+				next = list[(i+1)%len(list)]
+				break
+			}
+		}
+	}
+	if !m.inView(next) {
+		m.setFilter("")
+	}
+	prev := m.selected()
+	m.selectID(next.id)
+	if m.selected() == prev {
+		return nil
+	}
+	m.detail.top = 0
+	m.list.settleGen++
+	return settle(m.list.settleGen)
+}
+
+func (m *model) inView(v *sessView) bool {
+	for _, w := range m.list.vis {
+		if w == v {
+			return true
+		}
+	}
+	return false
+}
+
+// markSeen records that the user looked at the session in front of them
+// (the selected one): its last end no longer marks it.
+func (m *model) markSeen() tea.Cmd {
+	v := m.selected()
+	if v == nil {
+		return nil
+	}
+	e := v.lastEnd()
+	if e == nil {
+		return nil
+	}
+	return m.seen.mark(v.id, e.TurnID)
+}
+
+// primeSeen, at the first listing of a store this TUI never ran on,
+// counts every end listed as seen.
+func (m *model) primeSeen() tea.Cmd {
+	if !m.seen.fresh {
+		return nil
+	}
+	m.seen.fresh = false
+	var cmd tea.Cmd
+	for _, v := range m.sessions {
+		if e := v.lastEnd(); e != nil {
+			if c := m.seen.mark(v.id, e.TurnID); c != nil {
+				cmd = c
+			}
+		}
+	}
+	if cmd == nil {
+		// nothing ended yet: still write the file, so the next start is
+		// not a first run
+		m.seen.dirty = true
+		cmd = m.seen.save()
+	}
+	return cmd
+}
+
+// onSeenSaved: a save of the seen state finished.
+func (m *model) onSeenSaved(msg seenSavedMsg) tea.Cmd {
+	if msg.err != nil && !m.seenWarned {
+		m.seenWarned = true
+		m.h.log.Warn("the seen state (what you looked at) is not saved", "path", m.seen.path, "err", msg.err)
+	}
+	return m.seen.saved()
+}
+
+// turnMark is the TURN column of v's row: glyph and word (readable
+// without colour) and its class.
+func (m *model) turnMark(v *sessView, now time.Time) (string, lineClass) {
+	if id, at := v.gate(); id != "" {
+		s := "? gate"
+		if !at.IsZero() {
+			s += " " + ago(now, at)
+		}
+		return s, clsGate
+	}
+	if at, ok := v.turnSince(); ok {
+		if at.IsZero() {
+			return "▶ running", clsTurn
+		}
+		return "▶ " + ago(now, at), clsTurn
+	}
+	if e := m.unseenEnd(v); e != nil {
+		return endMark(*e)
+	}
+	return "", clsMuted
+}
+
+// endMark is an unseen turn end's mark.
+func endMark(e rig.TurnEnd) (string, lineClass) {
+	switch e.Outcome {
+	case rig.TurnOutcomeDone:
+		if e.ExitCode == 0 {
+			return "✓ done", clsOK
+		}
+		return "✗ exit " + strconv.Itoa(e.ExitCode), clsError
+	case rig.TurnOutcomeFailed:
+		return "✗ failed", clsError
+	case rig.TurnOutcomeInterrupted:
+		word := map[string]string{"user": "stopped", "crash": "crash", "shutdown": "shutdown", "engine_unresponsive": "stuck"}[e.Reason]
+		if word == "" {
+			word = "interrupted"
+		}
+		return "⏹ " + word, clsError
+	}
+	return "? " + clean(string(e.Outcome)), clsMuted
+}
+
+// endText describes a turn end in words (the detail pane, notifications).
+func endText(e rig.TurnEnd) string {
+	s := "turn " + strconv.Itoa(e.Index) + " "
+	switch e.Outcome {
+	case rig.TurnOutcomeDone:
+		s += "done: exit " + strconv.Itoa(e.ExitCode)
+	case rig.TurnOutcomeFailed:
+		s += "failed: " + e.Reason
+	case rig.TurnOutcomeInterrupted:
+		s += "interrupted (" + e.Reason + ")"
+	default:
+		s += string(e.Outcome)
+	}
+	if d := e.Duration(); d > 0 {
+		s += " after " + dur(d)
+	}
+	return clean(s)
+}
+
+// matchesNeeds reports whether filter f asks for the sessions that need
+// the user.
+func matchesNeeds(f string) bool { return strings.TrimSpace(f) == needsFilter }

@@ -3,6 +3,7 @@ package tui
 import (
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
@@ -148,6 +149,18 @@ func (m *model) detailLines(v *sessView) []kv {
 		add("gate", "? "+clean(firstLine(g.prompt))+" — a approve · d deny", st.ev[clsGate])
 	} else {
 		add("gate", "none open", st.muted)
+	}
+	if e := v.lastEnd(); e != nil {
+		when := ago(m.now(), e.Ended)
+		if when != "now" && when != "-" {
+			when += " ago"
+		}
+		txt := "#" + strings.TrimPrefix(endText(*e), "turn ") + " · " + when
+		_, cls := endMark(*e)
+		if m.unseenEnd(v) != nil {
+			txt += " · new since you last looked"
+		}
+		add("last turn", txt, st.ev[cls])
 	}
 	if o := v.live.outcome; o != nil {
 		add("restored", "epoch "+strconv.FormatUint(o.Epoch, 10)+": "+plural(len(o.Interrupted), "turn")+" interrupted, "+

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"looprig/rig"
 	"looprig/rig/event"
 )
 
@@ -22,6 +23,7 @@ type fold struct {
 	turns                    int
 	openTurn                 *openTurn
 	openGate                 *openGate
+	lastEnd                  *rig.TurnEnd // how the last turn that ended ended
 	lastRestore              *event.RestoreDone
 	lastAt                   time.Time
 
@@ -42,6 +44,7 @@ type openTurn struct {
 
 type openGate struct {
 	id, prompt string
+	at         time.Time // when it opened
 }
 
 // apply folds one envelope into v: state, and lines for the events pane.
@@ -134,6 +137,7 @@ func (v *sessView) apply(env event.Envelope) {
 	case event.TurnDone:
 		v.flushPending()
 		idx := v.turnIndex(ev.TurnID)
+		v.noteEnd(rig.TurnEnd{TurnID: ev.TurnID, Outcome: rig.TurnOutcomeDone, ExitCode: ev.ExitCode, Started: at.Add(-ev.Duration), Ended: at})
 		f.openTurn = nil
 		cls := clsOK
 		glyph := "✓"
@@ -144,15 +148,17 @@ func (v *sessView) apply(env event.Envelope) {
 	case event.TurnFailed:
 		v.flushPending()
 		idx := v.turnIndex(ev.TurnID)
+		v.noteEnd(rig.TurnEnd{TurnID: ev.TurnID, Outcome: rig.TurnOutcomeFailed, Reason: firstLine(ev.Err), Ended: at})
 		f.openTurn, f.openGate = nil, nil
 		v.line(at, clsError, "✗ turn "+idx+" failed: "+firstLine(ev.Err))
 	case event.TurnInterrupted:
 		v.flushPending()
+		v.noteEnd(rig.TurnEnd{TurnID: ev.TurnID, Index: ev.Index, Outcome: rig.TurnOutcomeInterrupted, Reason: ev.Reason, Ended: at})
 		f.openTurn, f.openGate = nil, nil
 		v.line(at, clsError, "⏹ turn "+strconv.Itoa(ev.Index)+" interrupted ("+ev.Reason+")"+v.elidedNote())
 	case event.GateOpened:
 		v.flushPending()
-		f.openGate = &openGate{id: ev.GateID, prompt: ev.Prompt}
+		f.openGate = &openGate{id: ev.GateID, prompt: ev.Prompt, at: at}
 		v.line(at, clsGate, "? gate: "+firstLine(ev.Prompt)+" — a approve · d deny")
 	case event.GateResolved:
 		if f.openGate != nil && f.openGate.id == ev.GateID {
@@ -170,6 +176,21 @@ func (v *sessView) apply(env event.Envelope) {
 	default:
 		v.line(at, clsMuted, string(env.Event.Type()))
 	}
+}
+
+// noteEnd folds a turn's end: its index and start come from the open
+// turn when it is the one that ended.
+func (v *sessView) noteEnd(e rig.TurnEnd) {
+	if t := v.f.openTurn; t != nil && t.id == e.TurnID {
+		e.Index = t.index
+		if e.Started.IsZero() {
+			e.Started = t.started
+		}
+	}
+	if e.Started.IsZero() {
+		e.Started = e.Ended
+	}
+	v.f.lastEnd = &e
 }
 
 func (v *sessView) turnIndex(turnID string) string {

@@ -26,6 +26,10 @@ type sessionList struct {
 	filterActive bool // the filter line has the keys
 
 	settleGen int // bumped by every move; the selection's journal is read once it settles
+
+	// needs says whether a session needs the user, since when (the
+	// needs:me filter; attention.go)
+	needs func(*sessView) (time.Time, bool)
 }
 
 func (l *sessionList) selected() *sessView {
@@ -60,9 +64,13 @@ func (l *sessionList) resort(sessions map[string]*sessView) {
 func (l *sessionList) refilter(keep string) {
 	l.vis = l.vis[:0]
 	f := strings.ToLower(l.filter)
-	for _, v := range l.rows {
-		if f == "" || matches(v, f) {
-			l.vis = append(l.vis, v)
+	if matchesNeeds(f) && l.needs != nil {
+		l.filterNeeds()
+	} else {
+		for _, v := range l.rows {
+			if f == "" || matches(v, f) {
+				l.vis = append(l.vis, v)
+			}
 		}
 	}
 	l.cursor = 0
@@ -75,6 +83,18 @@ func (l *sessionList) refilter(keep string) {
 		}
 	}
 	l.clampCursor()
+}
+
+// filterNeeds shows the sessions that need the user, oldest first.
+func (l *sessionList) filterNeeds() {
+	since := map[*sessView]time.Time{}
+	for _, v := range l.rows {
+		if t, ok := l.needs(v); ok {
+			since[v] = t
+			l.vis = append(l.vis, v)
+		}
+	}
+	sort.SliceStable(l.vis, func(i, j int) bool { return since[l.vis[i]].Before(since[l.vis[j]]) })
 }
 
 // matches says whether the lower-cased filter f matches v.
@@ -217,23 +237,30 @@ func (m *model) filterKey(msg tea.KeyMsg) tea.Cmd {
 
 // listCols are the widths of the list's columns that vary.
 type listCols struct {
-	title, epoch, holder, act int
+	turn, title, epoch, holder, act int
 }
+
+// turnWidth is the TURN column's: a glyph and a word or an age
+// ("? gate 12m", "✗ exit 127").
+const turnWidth = 11
 
 func listColumns(iw int) listCols {
 	// fixed: cursor 2, state 10, id 9
-	c := listCols{epoch: 6, holder: 20, act: 5}
+	c := listCols{turn: turnWidth, epoch: 6, holder: 20, act: 5}
 	rest := iw - 2 - 10 - 9
-	if rest-c.epoch-c.holder-c.act < 16 {
+	if rest-c.turn-c.epoch-c.holder-c.act < 16 {
 		c.holder = 0
 	}
-	if rest-c.epoch-c.holder-c.act < 12 {
+	if rest-c.turn-c.epoch-c.holder-c.act < 12 {
 		c.act = 0
 	}
-	if rest-c.epoch-c.holder-c.act < 10 {
+	if rest-c.turn-c.epoch-c.holder-c.act < 10 {
 		c.epoch = 0
 	}
-	c.title = max(0, rest-c.epoch-c.holder-c.act)
+	if rest-c.turn-c.epoch-c.holder-c.act < 8 {
+		c.turn = 0
+	}
+	c.title = max(0, rest-c.turn-c.epoch-c.holder-c.act)
 	return c
 }
 
@@ -247,7 +274,11 @@ func (l *sessionList) view(m *model, w, h int) []string {
 		content = append(content, renderInput(st, l.filterInput, iw, "/ "))
 	}
 	c := listColumns(iw)
-	hdr := "  " + fit("STATE", 10) + fit("ID", 9) + fit("TITLE", c.title)
+	hdr := "  " + fit("STATE", 10) + fit("ID", 9)
+	if c.turn > 0 {
+		hdr += fit("TURN", c.turn)
+	}
+	hdr += fit("TITLE", c.title)
 	if c.epoch > 0 {
 		hdr += padLeft("EPOCH", c.epoch-1) + " "
 	}
@@ -268,7 +299,9 @@ func (l *sessionList) view(m *model, w, h int) []string {
 	top = max(0, top)
 	now := m.now()
 	for i := top; i < len(l.vis) && i < top+rows; i++ {
-		content = append(content, listRow(st, l.vis[i], i == l.cursor, iw, c, now))
+		v := l.vis[i]
+		mark, cls := m.turnMark(v, now)
+		content = append(content, listRow(st, v, i == l.cursor, iw, c, now, mark, cls))
 	}
 	if len(l.vis) == 0 && rows > 0 {
 		msg := "no sessions yet — n creates one"
@@ -296,7 +329,8 @@ func (l *sessionList) view(m *model, w, h int) []string {
 	return m.box(title, right, m.focus == paneList, w, h, content)
 }
 
-func listRow(st *styles, v *sessView, selected bool, iw int, c listCols, now time.Time) string {
+// listRow draws a session's row; mark is its TURN column (turnMark).
+func listRow(st *styles, v *sessView, selected bool, iw int, c listCols, now time.Time, mark string, cls lineClass) string {
 	state := v.state()
 	cur := "  "
 	if selected {
@@ -307,17 +341,14 @@ func listRow(st *styles, v *sessView, selected bool, iw int, c listCols, now tim
 	if title == "" {
 		title = "(untitled)"
 	}
-	if t := v.openTurnIndex(); t >= 0 {
-		mark := "▶" + strconv.Itoa(t)
-		if v.hasGate() {
-			mark += "?"
-		}
-		title = mark + " " + title
-	}
 	if v.busy != notBusy {
 		title = "⟳ " + title
 	}
-	parts := [6]string{cur, word, fit(v.short, 8) + " ", fit(title, c.title), "", ""}
+	turn := ""
+	if c.turn > 0 {
+		turn = fit(mark, c.turn-1) + " "
+	}
+	parts := [7]string{cur, word, fit(v.short, 8) + " ", turn, fit(title, c.title), "", ""}
 	var tail strings.Builder
 	if c.epoch > 0 {
 		tail.WriteString(padLeft(strconv.FormatUint(v.epoch(), 10), c.epoch-1) + " ")
@@ -332,12 +363,16 @@ func listRow(st *styles, v *sessView, selected bool, iw int, c listCols, now tim
 	if c.act > 0 {
 		tail.WriteString(padLeft(ago(now, v.lastActivity()), c.act))
 	}
-	parts[4] = tail.String()
-	used := 2 + 10 + 9 + c.title + c.epoch + c.holder + c.act
-	parts[5] = spaces(iw - used)
+	parts[5] = tail.String()
+	used := 2 + 10 + 9 + c.turn + c.title + c.epoch + c.holder + c.act
+	parts[6] = spaces(iw - used)
 	if selected {
-		return st.sel.s(parts[0] + parts[1] + parts[2] + parts[3] + parts[4] + parts[5])
+		return st.sel.s(strings.Join(parts[:], ""))
 	}
 	sp := st.state[state]
-	return parts[0] + sp.s(parts[1]) + st.muted.s(parts[2]) + st.text.s(parts[3]) + st.muted.s(parts[4]) + parts[5]
+	turnPaint := st.ev[cls]
+	if mark == "" {
+		turnPaint = st.muted
+	}
+	return parts[0] + sp.s(parts[1]) + st.muted.s(parts[2]) + turnPaint.s(parts[3]) + st.text.s(parts[4]) + st.muted.s(parts[5]) + parts[6]
 }

@@ -82,6 +82,24 @@ type Options struct {
 	// Version is looprig's version, told to hosts in the hello (a host of
 	// another protocol names it in its refusal). "" says "devel".
 	Version string
+
+	// SeenFile keeps what the user has looked at (the marks' "since you
+	// last looked") across restarts; "" is seen.json in Store.LocalDir(),
+	// and nowhere for a store with no local directory.
+	SeenFile string
+	// Notify is how a session in the background that needs the user is
+	// announced: "bell" (the default), "osc9", "osc777" or "none"
+	// (config.NotifyModes). NotifyAfter is how long a turn must have run
+	// for its end to be announced (config.DefaultNotifyAfter when 0).
+	Notify      string
+	NotifyAfter time.Duration
+	// NotifyTo is where the announcements are written: the terminal the
+	// TUI draws on (Run: os.Stdout, as Bubble Tea's output). Nil announces
+	// nothing.
+	NotifyTo io.Writer
+	// InTmux says looprig runs inside tmux ($TMUX set): desktop
+	// notifications are wrapped for tmux's passthrough.
+	InTmux bool
 }
 
 // HostRequest asks for a host process for a session.
@@ -175,6 +193,10 @@ type model struct {
 	liveN     int        // sessions live in a host (countLive, after each message that may change it)
 
 	quitting string // shown while the TUI detaches at quit
+
+	// what the user looked at (attention.go, seen.go)
+	seen       *seenState
+	seenWarned bool // a failed save was logged
 }
 
 // New returns the root model.
@@ -251,6 +273,15 @@ func newModelLog(opts Options, r *lipgloss.Renderer, log *slog.Logger) Model {
 	}
 	m.st = newStyles(r, th)
 	m.list.filterInput = newInput("filter: ", 200)
+	m.list.needs = m.needs
+	if opts.SeenFile == "" && opts.Store != nil {
+		opts.SeenFile = seenPath(opts.Store.LocalDir())
+		h.opts.SeenFile = opts.SeenFile
+	}
+	m.seen, err = loadSeen(opts.SeenFile)
+	if err != nil {
+		h.log.Warn("seen state not read", "err", err)
+	}
 	if themeError != "" {
 		m.status.msg, m.status.cls = clean(themeError), clsError
 	}
@@ -294,6 +325,10 @@ func Run(ctx context.Context, opts Options) error {
 		}
 		defer f.Close()
 		log = slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	if opts.NotifyTo == nil {
+		opts.NotifyTo = os.Stdout
+		opts.InTmux = opts.InTmux || os.Getenv("TMUX") != ""
 	}
 	m := newModelLog(opts, defaultRenderer(), log)
 	m.h.log.Info("tui start", "store", opts.StoreDir, "pid", os.Getpid())

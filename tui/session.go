@@ -57,6 +57,9 @@ type sessView struct {
 	follow bool
 	scroll int // lines above the bottom, when not following
 
+	// what the announcements last saw of it (notify.go)
+	heard heard
+
 	// errors and banners
 	failed *opFailure // the last restore, break, delete or attach of it that failed
 	lost   *leaseLost // its host lost its lease while attached, or faulted

@@ -18,6 +18,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // message that may have changed a session's state.
 func (m *model) update(msg tea.Msg) tea.Cmd {
 	cmd := m.route(msg)
+	cmd = tea.Batch(cmd, m.attend(msg))
 	switch msg := msg.(type) {
 	case listMsg, probedMsg, attachedMsg, failedMsg, deletedMsg:
 		m.countLive()
@@ -84,6 +85,10 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 		return m.onInputSent(msg)
 	case resizedMsg:
 		return m.onResized(msg)
+	case seenSavedMsg:
+		return m.onSeenSaved(msg)
+	case notifiedMsg:
+		return m.onNotified(msg)
 	case flashOffMsg:
 		m.status.flashOff(msg.gen)
 		return nil

@@ -1,0 +1,177 @@
+package tui
+
+import (
+	"io"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"looprig/config"
+)
+
+// Announcements: when a session that is not the one in front of the user
+// opens a gate, or ends a turn that ran at least NotifyAfter, the TUI
+// writes a bell or a desktop notification (OSC 9, OSC 777) to its
+// terminal, once per gate and per turn end. What a session showed when
+// the TUI first saw it is not news: only what changes afterwards is
+// announced. The text comes from sessions (titles, gate questions): only
+// printable characters of it are kept, and looprig builds the escape
+// sequence itself.
+
+// heard is what the announcements last saw of a session.
+type heard struct {
+	primed    bool   // the session was seen once: changes from now on are news
+	gate, end string // the gate and the turn end last seen
+}
+
+// announce announces what changed in v since it was last looked at here.
+func (m *model) announce(v *sessView) tea.Cmd {
+	if v.replaying() || v.journal.state == journalReading {
+		return nil // a partial fold shows old gates and ends
+	}
+	gate, _ := v.gate()
+	var end string
+	e := v.lastEnd()
+	if e != nil {
+		end = e.TurnID
+	}
+	if !v.heard.primed {
+		v.heard = heard{primed: true, gate: gate, end: end}
+		return nil
+	}
+	front := v == m.selected()
+	var cmds []tea.Cmd
+	if gate != "" && gate != v.heard.gate {
+		v.heard.gate = gate
+		if !front {
+			prompt := ""
+			if v.f.openGate != nil && v.f.openGate.id == gate {
+				prompt = ": " + v.f.openGate.prompt
+			}
+			cmds = append(cmds, m.notifyCmd(v, "waits at a gate"+prompt))
+		}
+	}
+	if end != "" && end != v.heard.end {
+		v.heard.end = end
+		if !front && e.Duration() >= m.notifyAfter() {
+			cmds = append(cmds, m.notifyCmd(v, endText(*e)))
+		}
+	}
+	return tea.Batch(cmds...)
+}
+
+// attend follows what the sessions ask of the user after msg: a listing
+// primes the seen state (first run) and forgets deleted sessions; what
+// changed in the sessions msg concerns is announced; the session in front
+// of the user is seen.
+func (m *model) attend(msg tea.Msg) tea.Cmd {
+	var cmds []tea.Cmd
+	switch msg := msg.(type) {
+	case listMsg:
+		if msg.err == nil && !msg.same && m.listed {
+			cmds = append(cmds, m.primeSeen())
+			m.seen.forget(func(id string) bool { return m.sessions[id] != nil })
+			for _, v := range m.sessions {
+				cmds = append(cmds, m.announce(v))
+			}
+		}
+	case streamMsg:
+		cmds = append(cmds, m.announceID(msg.id))
+	case historyMsg:
+		cmds = append(cmds, m.announceID(msg.id))
+	case attachedMsg:
+		cmds = append(cmds, m.announceID(msg.id))
+	}
+	cmds = append(cmds, m.markSeen())
+	return tea.Batch(cmds...)
+}
+
+func (m *model) announceID(id string) tea.Cmd {
+	if v := m.sessions[id]; v != nil {
+		return m.announce(v)
+	}
+	return nil
+}
+
+func (m *model) notifyAfter() time.Duration {
+	if d := m.h.opts.NotifyAfter; d > 0 {
+		return d
+	}
+	return config.DefaultNotifyAfter
+}
+
+// notifiedMsg: an announcement was written (or failed to be).
+type notifiedMsg struct{ err error }
+
+func (m *model) onNotified(msg notifiedMsg) tea.Cmd {
+	if msg.err != nil {
+		m.h.log.Warn("notification not written", "err", msg.err)
+	}
+	return nil
+}
+
+// notifyCmd writes the announcement that session v says what.
+func (m *model) notifyCmd(v *sessView, what string) tea.Cmd {
+	w, mode := m.h.opts.NotifyTo, m.h.opts.Notify
+	if w == nil || mode == "none" {
+		return nil
+	}
+	title := v.rawTitle
+	if title == "" {
+		title = v.short
+	}
+	seq := notifySequence(mode, m.h.opts.InTmux, "looprig: "+title, what)
+	m.h.log.Info("notify", "session", v.id, "mode", mode, "what", notifyText(what, 200))
+	return func() tea.Msg {
+		_, err := io.WriteString(w, seq)
+		return notifiedMsg{err: err}
+	}
+}
+
+// notifySequence builds the announcement for mode ("" is the bell): the
+// title and body are reduced to printable text (notifyText), so nothing
+// a session printed can end the sequence early or start another. Inside
+// tmux a desktop notification is wrapped for its passthrough (tmux needs
+// allow-passthrough on); the bell is tmux's own (its bell flag and
+// bell-action).
+func notifySequence(mode string, inTmux bool, title, body string) string {
+	var seq string
+	switch mode {
+	case "osc9":
+		seq = "\x1b]9;" + notifyText(title+": "+body, 240) + "\x07"
+	case "osc777":
+		seq = "\x1b]777;notify;" + strings.ReplaceAll(notifyText(title, 80), ";", ",") + ";" +
+			strings.ReplaceAll(notifyText(body, 200), ";", ",") + "\x07"
+	default:
+		return "\a"
+	}
+	if inTmux {
+		seq = "\x1bPtmux;" + strings.ReplaceAll(seq, "\x1b", "\x1b\x1b") + "\x1b\\"
+	}
+	return seq
+}
+
+// notifyText keeps the printable characters of s (spaces for the rest),
+// at most n of them.
+func notifyText(s string, n int) string {
+	var b strings.Builder
+	count := 0
+	for _, r := range s {
+		if count == n {
+			b.WriteString("…")
+			break
+		}
+		switch {
+		case r == utf8.RuneError:
+			r = '?'
+		case !unicode.IsPrint(r):
+			r = ' '
+		}
+		b.WriteRune(r)
+		count++
+	}
+	return b.String()
+}
