@@ -1,6 +1,606 @@
 package tui
 
-import tea "github.com/charmbracelet/bubbletea"
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
 
-// openRestoreAll opens the dialog restoring every crashed session (R).
-func (m *model) openRestoreAll() tea.Cmd { return nil }
+	tea "github.com/charmbracelet/bubbletea"
+
+	"looprig/host"
+	"looprig/rig"
+	"looprig/rig/explain"
+	"looprig/rig/storage"
+)
+
+// R restores every crashed session: a dialog lists them (Cancel is the
+// default); Restore starts a host for each, restoreAllWorkers at a time,
+// each asked to restore its session only if it is still crashed once it
+// holds the lease (HostRequest.OnlyIfCrashed). The dialog stays open and
+// shows each outcome as it completes; esc hides it (the restores go on,
+// the status bar counts them, R shows them again).
+//
+// Nothing is attached: the hosts run in the background, the listing and
+// its probes show them live, and opening one attaches to it (as for any
+// live session). A failure is the session's failed restore, shown in the
+// errors strip exactly as r's (onFailed). Another process that restored
+// the session first (two TUIs pressing R at once: the lease lets one
+// restore it) is said calmly: the lease held by another process, or the
+// session no longer crashed.
+
+// restoreAllWorkers is how many hosts R starts at once: each start waits
+// for a process to restore its session and serve it, so a few side by
+// side go much faster than one after the other, without crowding a small
+// machine with restores.
+const restoreAllWorkers = 4
+
+// restoreAllMsg: the host for one session of an R run started (rd), or
+// did not (err).
+type restoreAllMsg struct {
+	run *restoreRun
+	i   int // the row of run
+	rd  host.Ready
+	err error
+}
+
+// raOutcome is where one session of an R run stands.
+type raOutcome int
+
+const (
+	raWaiting    raOutcome = iota // not started yet
+	raRunning                     // its host is starting
+	raRestored                    // live in its own host
+	raNotCrashed                  // not crashed any more: nothing was done
+	raTaken                       // another process holds its lease (it restored it first)
+	raFailed                      // the restore failed (the strip explains it)
+)
+
+// calm says whether the outcome is another process's doing: nothing to
+// fix here.
+func (o raOutcome) calm() bool { return o == raNotCrashed || o == raTaken }
+
+// raRow is one crashed session of an R run, as listed when R was pressed.
+type raRow struct {
+	id, short string
+	title     string // sanitized
+	lastTurn  string
+	updated   time.Time
+
+	outcome raOutcome
+	note    string // sanitized detail of the outcome: the host's pid, who holds it, the failure's kind
+}
+
+type raPhase int
+
+const (
+	raAsking raPhase = iota
+	raRunningPhase
+	raDone
+)
+
+// restoreRun is an R: the dialog (it is one) and the run it starts. The
+// commands carry it back in their messages but never read or change it:
+// only Update does.
+type restoreRun struct {
+	rows  []*raRow
+	phase raPhase
+	sel   int // asking: 0 Cancel, 1 Restore
+	top   int // the first row shown, once scrolled
+	// scrolled: the user scrolled; until then, a running table follows
+	// the restores
+	scrolled bool
+	next     int // the next row to start
+	running  int // hosts starting
+	done     int // rows with an outcome
+}
+
+// openRestoreAll opens the dialog restoring every crashed session (R); a
+// run in progress (its dialog hidden) is shown again.
+func (m *model) openRestoreAll() tea.Cmd {
+	if r := m.status.run; r != nil && r.phase == raRunningPhase {
+		m.dialog = r
+		return nil
+	}
+	m.status.offer = false
+	var rows []*raRow
+	for _, v := range m.list.rows {
+		if v.state() != rig.StateCrashed || v.busy != notBusy {
+			continue
+		}
+		rows = append(rows, &raRow{id: v.id, short: v.short, title: v.title, lastTurn: lastTurnText(v.info), updated: v.info.Updated})
+	}
+	if len(rows) == 0 {
+		return m.status.flash("R: no crashed sessions", clsMuted)
+	}
+	m.dialog = &restoreRun{rows: rows}
+	return nil
+}
+
+// lastTurnText says what the session's last turn was: running when it
+// crashed (the restore closes it as interrupted), or how it ended.
+func lastTurnText(info rig.SessionInfo) string {
+	switch {
+	case info.OpenTurn != "":
+		return "#" + strconv.Itoa(info.Turn) + " running"
+	case info.LastEnd != nil:
+		e := info.LastEnd
+		s := "#" + strconv.Itoa(e.Index) + " "
+		switch {
+		case e.Outcome == rig.TurnOutcomeDone:
+			return s + "exit " + strconv.Itoa(e.ExitCode)
+		case e.Outcome != "":
+			return s + clean(string(e.Outcome))
+		}
+		return s + "ended"
+	case info.Turns > 0:
+		return "#" + strconv.Itoa(info.Turns-1)
+	}
+	return "none"
+}
+
+func (r *restoreRun) key(m *model, msg tea.KeyMsg) (bool, tea.Cmd) {
+	switch msg.String() {
+	case "up", "k":
+		r.scroll(m, -1)
+		return false, nil
+	case "down", "j":
+		r.scroll(m, 1)
+		return false, nil
+	case "pgup":
+		r.scroll(m, -r.pageRows(m))
+		return false, nil
+	case "pgdown":
+		r.scroll(m, r.pageRows(m))
+		return false, nil
+	}
+	switch r.phase {
+	case raAsking:
+		switch msg.String() {
+		case "esc":
+			return true, nil
+		case "left", "h", "shift+tab":
+			r.sel = 0
+		case "right", "l", "tab":
+			r.sel = 1
+		case "enter":
+			if r.sel == 0 {
+				return true, nil
+			}
+			return false, m.startRestoreAll(r)
+		}
+	case raRunningPhase:
+		if msg.String() == "esc" {
+			return true, nil // hidden: the restores go on (R shows them)
+		}
+	case raDone:
+		switch msg.String() {
+		case "esc", "enter":
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// scroll moves the rows shown by d.
+func (r *restoreRun) scroll(m *model, d int) {
+	r.top = max(0, min(r.firstShown(r.pageRows(m))+d, len(r.rows)-r.pageRows(m)))
+	r.scrolled = true
+}
+
+// firstShown is the first row shown, page rows a page: where the user
+// scrolled to, else, while the restores run, a little above the first
+// one still starting or waiting.
+func (r *restoreRun) firstShown(page int) int {
+	top := r.top
+	if r.phase == raRunningPhase && !r.scrolled {
+		for i, row := range r.rows {
+			if row.outcome == raRunning || row.outcome == raWaiting {
+				top = i - page/3
+				break
+			}
+		}
+	}
+	return max(0, min(top, len(r.rows)-page))
+}
+
+// startRestoreAll starts the run: restoreAllWorkers hosts, then one more
+// as each ends.
+func (m *model) startRestoreAll(r *restoreRun) tea.Cmd {
+	r.phase = raRunningPhase
+	m.status.run, m.status.offer = r, false
+	return m.restoreAllNext(r)
+}
+
+// restoreAllNext starts the next rows while fewer than restoreAllWorkers
+// hosts are starting. A row whose session is not crashed any more as
+// listed now, or that is busy with something else, is not started.
+func (m *model) restoreAllNext(r *restoreRun) tea.Cmd {
+	var cmds []tea.Cmd
+	for r.running < restoreAllWorkers && r.next < len(r.rows) && m.quitting == "" {
+		row := r.rows[r.next]
+		i := r.next
+		r.next++
+		v := m.sessions[row.id]
+		switch {
+		case v == nil:
+			r.finish(row, raNotCrashed, "gone from the store")
+			continue
+		case v.busy != notBusy:
+			r.finish(row, raNotCrashed, "busy: "+v.busy.String())
+			continue
+		case v.state() == rig.StateLive || v.state() == rig.StateHeld:
+			r.finish(row, raTaken, takenNote)
+			continue
+		case v.state() != rig.StateCrashed:
+			r.finish(row, raNotCrashed, "no longer crashed ("+string(v.state())+")")
+			continue
+		}
+		v.busy, v.busySince, v.failed = busyRestoring, m.now(), nil
+		row.outcome = raRunning
+		r.running++
+		cmds = append(cmds, m.restoreAllCmd(r, i, row.id))
+	}
+	if len(cmds) > 0 {
+		cmds = append(cmds, m.spin.start())
+	}
+	if r.running == 0 && r.next >= len(r.rows) && r.phase == raRunningPhase {
+		r.phase = raDone
+		cmds = append(cmds, m.status.flash("R: "+r.summary(), r.summaryClass()))
+	}
+	return tea.Batch(cmds...)
+}
+
+// restoreAllCmd starts a host that restores session id if it is still
+// crashed; it does not attach.
+func (m *model) restoreAllCmd(r *restoreRun, i int, id string) tea.Cmd {
+	h := m.h
+	return func() tea.Msg {
+		if h.ctx.Err() != nil {
+			return nil // quitting: not started
+		}
+		rd, err := h.startHost(HostRequest{Session: id, OnlyIfCrashed: true}, restoreTimeout)
+		if err == nil {
+			h.log.Info("host started", "session", rd.Session, "pid", rd.PID, "epoch", rd.Epoch, "log", rd.Log, "restore_all", true)
+		} else if o, detail := classifyRestoreAll(err); o.calm() {
+			h.log.Info("restore all: skipped", "session", id, "outcome", o.String(), "holder", detail)
+		}
+		return restoreAllMsg{run: r, i: i, rd: rd, err: err}
+	}
+}
+
+// classifyRestoreAll says what a failed start of an R run means: the
+// session not crashed any more (the host's *rig.NotCrashedError), its
+// lease held by another process (restoring or running it; detail is the
+// holder, sanitized, when known), or a failure (detail is its kind).
+func classifyRestoreAll(err error) (o raOutcome, detail string) {
+	if err == nil {
+		return raRestored, ""
+	}
+	var notCrashed *rig.NotCrashedError
+	x := explain.Explain(err)
+	switch {
+	case errors.As(err, &notCrashed) || x.Kind == "not_crashed":
+		return raNotCrashed, ""
+	case x.Remedy == explain.RemedyWaitOrBreakLease:
+		// The session's own lease (an exclusive root's is another
+		// remedy): another process restored it first or runs it.
+		who := ""
+		if h, ok := (facts{x}).holder("holder"); ok {
+			who = clean(holderText(h))
+		}
+		return raTaken, who
+	}
+	return raFailed, diagnose(err).kind
+}
+
+// The notes of the calm outcomes.
+const (
+	takenNote      = "restored by another process"
+	notCrashedNote = "no longer crashed"
+)
+
+func (o raOutcome) String() string {
+	switch o {
+	case raWaiting:
+		return "waiting"
+	case raRunning:
+		return "running"
+	case raRestored:
+		return "restored"
+	case raNotCrashed:
+		return "not_crashed"
+	case raTaken:
+		return "taken"
+	case raFailed:
+		return "failed"
+	}
+	return "raOutcome(" + strconv.Itoa(int(o)) + ")"
+}
+
+// finish records a row's outcome.
+func (r *restoreRun) finish(row *raRow, o raOutcome, note string) {
+	row.outcome, row.note = o, note
+	r.done++
+}
+
+// onRestoreAll: a host of an R run started, or did not. A failure goes
+// the way r's does (onFailed: the strip shows its kind, cause and remedy);
+// the next session starts.
+func (m *model) onRestoreAll(msg restoreAllMsg) tea.Cmd {
+	r := msg.run
+	if r == nil || msg.i < 0 || msg.i >= len(r.rows) || r.rows[msg.i].outcome != raRunning {
+		return nil
+	}
+	row := r.rows[msg.i]
+	r.running--
+	o, detail := classifyRestoreAll(msg.err)
+	note := detail
+	switch o {
+	case raTaken:
+		note = takenNote
+	case raNotCrashed:
+		note = notCrashedNote
+	}
+	v := m.sessions[row.id]
+	var cmds []tea.Cmd
+	if o == raFailed {
+		cmds = append(cmds, m.onFailed(failedMsg{id: row.id, op: opRestore, err: msg.err}))
+		v = m.sessions[row.id]
+	} else if v != nil && v.busy == busyRestoring {
+		v.busy = notBusy
+	}
+	if o == raRestored {
+		note = "live · pid " + strconv.Itoa(msg.rd.PID)
+		if v != nil {
+			m.servedHere(v, msg.rd)
+		}
+	}
+	r.finish(row, o, note)
+	progress := " · " + strconv.Itoa(r.done) + "/" + strconv.Itoa(len(r.rows))
+	switch o {
+	case raRestored:
+		cmds = append(cmds, m.status.flash("restored "+row.short+" at epoch "+strconv.FormatUint(msg.rd.Epoch, 10)+
+			" (host pid "+strconv.Itoa(msg.rd.PID)+")"+progress, clsOK))
+	case raFailed:
+		cmds = append(cmds, m.status.flash("restore of "+row.short+" failed: "+note+progress, clsError))
+	default:
+		if o == raTaken && detail != "" {
+			note += " (" + detail + ")" // the flash names the holder; the row has no room
+		}
+		cmds = append(cmds, m.status.flash(row.short+": "+note+progress, clsMuted))
+	}
+	if o != raFailed {
+		cmds = append(cmds, m.refreshList())
+		if v != nil && v == m.selected() {
+			cmds = append(cmds, m.ensureLoaded(v))
+		}
+	}
+	cmds = append(cmds, m.restoreAllNext(r))
+	return tea.Batch(cmds...)
+}
+
+// servedHere: a host on this machine restored v and serves it. Until the
+// listing says so, v is listed held by that host, as the listing will,
+// and its probe has answered: it is live (opening it or r attaches).
+func (m *model) servedHere(v *sessView, rd host.Ready) {
+	v.failed = nil
+	if rd.PID <= 0 {
+		return
+	}
+	v.info.State, v.info.Holder = rig.StateHeld, &storage.Holder{PID: rd.PID, Host: m.h.hostname}
+	v.info.Epoch = max(v.info.Epoch, rd.Epoch)
+	v.holder = clean(holderText(*v.info.Holder))
+	v.probe = hostProbe{key: v.holding(), pid: rd.PID, at: m.now()}
+}
+
+// counts are the outcomes so far: restored, skipped (calm) and failed.
+func (r *restoreRun) counts() (restored, skipped, failed int) {
+	for _, row := range r.rows {
+		switch {
+		case row.outcome == raRestored:
+			restored++
+		case row.outcome.calm():
+			skipped++
+		case row.outcome == raFailed:
+			failed++
+		}
+	}
+	return
+}
+
+func (r *restoreRun) summary() string {
+	restored, skipped, failed := r.counts()
+	s := "restored " + strconv.Itoa(restored) + " of " + plural(len(r.rows), "crashed session")
+	var more []string
+	if skipped > 0 {
+		more = append(more, strconv.Itoa(skipped)+" restored elsewhere")
+	}
+	if failed > 0 {
+		more = append(more, strconv.Itoa(failed)+" failed")
+	}
+	if len(more) > 0 {
+		s += " (" + strings.Join(more, ", ") + ")"
+	}
+	return s
+}
+
+func (r *restoreRun) summaryClass() lineClass {
+	if _, _, failed := r.counts(); failed > 0 {
+		return clsError
+	}
+	return clsOK
+}
+
+// progress is the status bar's line while the dialog is hidden.
+func (r *restoreRun) progress() string {
+	return "restoring " + strconv.Itoa(r.done) + "/" + strconv.Itoa(len(r.rows)) + "…"
+}
+
+// The drawing.
+
+// head and foot are the lines above and below the table.
+func (r *restoreRun) head(m *model, w int) []string {
+	st := m.st
+	switch r.phase {
+	case raAsking:
+		n := len(r.rows)
+		what := plural(n, "session") + " crashed."
+		if n == 1 {
+			what = "1 session crashed."
+		}
+		text := what + " Each is restored from its journal into its own background host, " +
+			strconv.Itoa(restoreAllWorkers) + " at a time; a turn that was running is closed as interrupted."
+		var out []string
+		for _, l := range wrapText(text, w) {
+			out = append(out, st.text.s(l))
+		}
+		return append(out, "")
+	case raRunningPhase:
+		restored, skipped, failed := r.counts()
+		line := m.spin.glyph() + " " + r.progress()
+		return []string{st.accent.s(trunc(line, w)), st.muted.s(trunc(countsText(restored, skipped, failed), w)), ""}
+	}
+	restored, skipped, failed := r.counts()
+	p := st.ev[clsOK]
+	if failed > 0 {
+		p = st.errorP
+	}
+	return []string{p.s(trunc("done: "+countsText(restored, skipped, failed), w)), ""}
+}
+
+func countsText(restored, skipped, failed int) string {
+	return strconv.Itoa(restored) + " restored · " + strconv.Itoa(skipped) + " restored elsewhere · " + strconv.Itoa(failed) + " failed"
+}
+
+func (r *restoreRun) foot(m *model, w int) []string {
+	st := m.st
+	switch r.phase {
+	case raAsking:
+		return []string{"", buttons(st, []string{"Cancel", "Restore " + strconv.Itoa(len(r.rows))}, r.sel, false),
+			st.muted.s(trunc("←/→ choose · enter press · esc cancel", w))}
+	case raRunningPhase:
+		return []string{"", st.muted.s(trunc("esc hides: the restores go on, R shows them again", w))}
+	}
+	out := []string{""}
+	if _, _, failed := r.counts(); failed > 0 {
+		for _, l := range wrapText("select a failed one in the list: the errors strip says why, r retries it", w) {
+			out = append(out, st.muted.s(l))
+		}
+		out = append(out, "")
+	}
+	return append(out, buttons(st, []string{"Close"}, 0, false), st.muted.s(trunc("enter/esc close", w)))
+}
+
+// pageRows is how many table rows fit in the window.
+func (r *restoreRun) pageRows(m *model) int {
+	w := min(m.width-4, 72) - 4
+	avail := m.geometry().bodyH - 4 - len(r.head(m, w)) - len(r.foot(m, w)) - 1 // box and padding, the table's header
+	if len(r.rows) > avail {
+		avail-- // the "more" line
+	}
+	return max(1, avail)
+}
+
+func (r *restoreRun) view(m *model, w int) (string, []string) {
+	st := m.st
+	out := r.head(m, w)
+	page := r.pageRows(m)
+	top := r.firstShown(page)
+	end := min(len(r.rows), top+page)
+	shown := r.rows[top:end]
+	if r.phase == raAsking {
+		out = append(out, r.askTable(m, shown, w)...)
+	} else {
+		out = append(out, r.outcomeTable(m, shown, w)...)
+	}
+	if len(r.rows) > page {
+		more := strconv.Itoa(top+1) + "–" + strconv.Itoa(end) + " of " + strconv.Itoa(len(r.rows)) + " · ↑/↓ scroll"
+		out = append(out, st.muted.s(trunc(more, w)))
+	}
+	out = append(out, r.foot(m, w)...)
+	return "Restore crashed sessions", out
+}
+
+// askTable lists the sessions: id, title, last turn and when they were
+// last active (the last write of their catalog entry, before the crash).
+func (r *restoreRun) askTable(m *model, rows []*raRow, w int) []string {
+	now := m.now()
+	cells := make([][]string, 0, len(rows)+1)
+	cells = append(cells, []string{"ID", "TITLE", "LAST TURN", "LAST ACTIVE"})
+	turnW, actW := width("LAST TURN"), width("LAST ACTIVE")
+	for _, row := range rows {
+		turnW = max(turnW, min(width(row.lastTurn), 16))
+		actW = max(actW, width(agoText(now, row.updated)))
+	}
+	titleW := max(5, w-8-turnW-actW-6)
+	for _, row := range rows {
+		cells = append(cells, []string{row.short, trunc(untitled(row.title), titleW), row.lastTurn, agoText(now, row.updated)})
+	}
+	return renderTable(m.st, cells, w)
+}
+
+// outcomeTable lists the sessions with their outcomes, each painted by
+// what it is: failures red, another process's doing muted.
+func (r *restoreRun) outcomeTable(m *model, rows []*raRow, w int) []string {
+	st := m.st
+	outW := width("OUTCOME")
+	titleW := width("TITLE")
+	for _, row := range rows {
+		outW = max(outW, width(r.outcomeText(m, row)))
+		titleW = max(titleW, width(untitled(row.title)))
+	}
+	titleW = max(5, min(titleW, 24, w-8-4-min(outW, 30)))
+	outW = max(0, w-8-titleW-4)
+	lines := []string{st.muted.s(fit("ID", 8) + "  " + fit("TITLE", titleW) + "  " + fit("OUTCOME", outW))}
+	for _, row := range rows {
+		lines = append(lines, st.text.s(fit(row.short, 8)+"  "+fit(untitled(row.title), titleW)+"  ")+
+			r.outcomePaint(st, row).s(fit(r.outcomeText(m, row), outW)))
+	}
+	return lines
+}
+
+func (r *restoreRun) outcomeText(m *model, row *raRow) string {
+	switch row.outcome {
+	case raWaiting:
+		return "· waiting"
+	case raRunning:
+		s := m.spin.glyph() + " restoring…"
+		if v := m.sessions[row.id]; v != nil && v.busy == busyRestoring {
+			s += " " + dur(m.now().Sub(v.busySince))
+		}
+		return s
+	case raRestored:
+		return "✓ " + row.note
+	case raFailed:
+		return "✗ failed: " + row.note
+	}
+	return "– " + row.note
+}
+
+func (r *restoreRun) outcomePaint(st *styles, row *raRow) paint {
+	switch row.outcome {
+	case raRunning:
+		return st.accent
+	case raRestored:
+		return st.ev[clsOK]
+	case raFailed:
+		return st.errorP
+	}
+	return st.muted
+}
+
+func untitled(t string) string {
+	if t == "" {
+		return "(untitled)"
+	}
+	return t
+}
+
+func agoText(now, t time.Time) string {
+	a := ago(now, t)
+	if a == "-" || a == "now" {
+		return a
+	}
+	return a + " ago"
+}

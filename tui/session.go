@@ -294,29 +294,6 @@ func (v *sessView) epoch() uint64 {
 	return e
 }
 
-// openTurnIndex is the index of the running turn, -1 for none: per the
-// folded journal once it is read, else per the catalog.
-func (v *sessView) openTurnIndex() int {
-	if v.attached() || v.journal.state.loaded() {
-		if v.f.openTurn != nil {
-			return v.f.openTurn.index
-		}
-		return -1
-	}
-	if v.info.OpenTurn != "" {
-		return v.info.Turn
-	}
-	return -1
-}
-
-// hasGate says whether a gate is open, as openTurnIndex reads it.
-func (v *sessView) hasGate() bool {
-	if v.attached() || v.journal.state.loaded() {
-		return v.f.openGate != nil
-	}
-	return v.info.OpenGate != ""
-}
-
 func (v *sessView) lastActivity() time.Time {
 	t := v.info.Updated
 	if v.f.lastAt.After(t) {

@@ -11,11 +11,24 @@ import (
 
 // statusBar is the bottom line: the brand, the store, a flash message (or
 // the keys most useful in the focused pane), how many sessions run in the
-// background and the theme; while quitting, that it detaches.
+// background and the theme; while quitting, that it detaches. Before the
+// hints, it offers R when sessions crashed, and counts R's restores while
+// its dialog is hidden.
 type statusBar struct {
 	msg string    // the flash message, sanitized; "" shows the hints
 	cls lineClass // how it is painted
 	gen int       // the last flash; only its timer clears it
+
+	// crashed is how many sessions are listed crashed (and not being
+	// restored), counted with the live ones (countLive).
+	crashed int
+	// offer: say how many crashed and that R restores them. It is made
+	// when the count of crashed sessions rises (the first listing, a
+	// session that crashes), and goes with the next flash.
+	offer bool
+	// run is the last R (restoreall.go); while it runs with its dialog
+	// hidden, the bar counts its restores.
+	run *restoreRun
 }
 
 // flash shows text for a few seconds.
@@ -29,7 +42,7 @@ func (s *statusBar) flash(text string, cls lineClass) tea.Cmd {
 // followed it.
 func (s *statusBar) flashOff(gen int) {
 	if gen == s.gen {
-		s.msg = ""
+		s.msg, s.offer = "", false
 	}
 }
 
@@ -66,20 +79,88 @@ func (s *statusBar) view(m *model, w int) string {
 		mid = st.ev[s.cls].s(fit(s.msg, rest))
 	} else {
 		mid = m.hints(rest)
+		if lead, lw := s.lead(m, rest); lw > 0 {
+			// the hints that fit after it, if any
+			mid = lead + spaces(rest-lw)
+			if h := m.hints(rest - lw - 3); strings.TrimSpace(h) != "" {
+				mid = lead + st.muted.s(" · ") + h
+			}
+		}
 	}
 	return st.accBadge.s(brand) + " " + st.muted.s(storeTxt) + " " + mid + st.muted.s(right)
 }
 
-// countLive counts the sessions of the store that run in the background,
-// live in a host (attached or not), for the status bar (model.liveN).
-func (m *model) countLive() {
+// lead is what the bar says before the hints, and its width, at most w:
+// the progress of R while its dialog is hidden, else the offer of R.
+func (s *statusBar) lead(m *model, w int) (string, int) {
+	st := m.st
+	var parts [][2]string // text, and how it is painted: "key", "crashed", "accent" or muted
+	more := 0             // the parts a narrow bar may leave out, at the end
+	switch {
+	case s.run != nil && s.run.phase == raRunningPhase && m.dialog != dialog(s.run):
+		parts = [][2]string{{m.spin.glyph() + " " + s.run.progress(), "accent"}, {" · ", ""}, {"R", "key"}, {" shows them", ""}}
+		more = 3
+	case s.offer && s.crashed > 0:
+		parts = [][2]string{{stateGlyph(rig.StateCrashed) + " " + strconv.Itoa(s.crashed) + " crashed", "crashed"}, {" — ", ""}, {"R", "key"}, {" restores them", ""}}
+		more = 1
+	default:
+		return "", 0
+	}
 	n := 0
+	for _, p := range parts {
+		n += width(p[0])
+	}
+	for n > w && more > 0 {
+		n -= width(parts[len(parts)-1][0])
+		parts = parts[:len(parts)-1]
+		more--
+		if last := parts[len(parts)-1][0]; more > 0 && (last == " · " || last == " — ") {
+			n -= width(last)
+			parts = parts[:len(parts)-1]
+			more--
+		}
+	}
+	if n > w {
+		return "", 0
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		switch p[1] {
+		case "key":
+			b.WriteString(st.key.s(p[0]))
+		case "crashed":
+			b.WriteString(st.state[rig.StateCrashed].s(p[0]))
+		case "accent":
+			b.WriteString(st.accent.s(p[0]))
+		default:
+			b.WriteString(st.muted.s(p[0]))
+		}
+	}
+	return b.String(), n
+}
+
+// countLive counts the sessions of the store that run in the background,
+// live in a host (attached or not), for the status bar (model.liveN), and
+// the crashed ones not being restored (statusBar.crashed): when there are
+// more of those than before (but while R runs: its failures), the bar
+// offers R.
+func (m *model) countLive() {
+	n, crashed := 0, 0
 	for _, v := range m.list.rows {
-		if v.state() == rig.StateLive {
+		switch v.state() {
+		case rig.StateLive:
 			n++
+		case rig.StateCrashed:
+			if v.busy == notBusy {
+				crashed++
+			}
 		}
 	}
 	m.liveN = n
+	if r := m.status.run; crashed > m.status.crashed && (r == nil || r.phase != raRunningPhase) {
+		m.status.offer = true
+	}
+	m.status.crashed = crashed
 }
 
 // hints are the most useful keys for the focused pane, as many as fit.

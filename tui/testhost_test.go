@@ -188,7 +188,11 @@ func (th *testHosts) open(ctx context.Context, req HostRequest) (*rig.Session, e
 	if err != nil {
 		return nil, err
 	}
-	return r.RestoreSession(ctx, uid)
+	var ro []rig.RestoreOption
+	if req.OnlyIfCrashed {
+		ro = append(ro, rig.OnlyIfCrashed())
+	}
+	return r.RestoreSession(ctx, uid, ro...)
 }
 
 // remoteErr is err as a client of a host gets it: host.Describe, through

@@ -20,7 +20,7 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 	cmd := m.route(msg)
 	cmd = tea.Batch(cmd, m.attend(msg))
 	switch msg := msg.(type) {
-	case listMsg, probedMsg, attachedMsg, failedMsg, deletedMsg:
+	case listMsg, probedMsg, attachedMsg, failedMsg, deletedMsg, restoreAllMsg:
 		m.countLive()
 	case streamMsg:
 		if msg.end != nil {
@@ -73,6 +73,8 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 		return m.onShutdown(msg)
 	case failedMsg:
 		return m.onFailed(msg)
+	case restoreAllMsg:
+		return m.onRestoreAll(msg)
 	case deletedMsg:
 		return m.onDeleted(msg)
 	case opMsg:
