@@ -176,6 +176,11 @@ type sessionRow struct {
 	} `json:"holder"`
 	OpenTurn *string `json:"open_turn"`
 	Reason   string  `json:"reason"`
+	LastEnd  *struct {
+		Index    int    `json:"index"`
+		Outcome  string `json:"outcome"`
+		ExitCode *int   `json:"exit_code"`
+	} `json:"last_end"`
 }
 
 type record struct {
@@ -436,8 +441,12 @@ func TestNewRunLog(t *testing.T) {
 			t.Fatalf("TurnDone %+v", rec)
 		}
 	}
-	if row := h.row(id); row.State != "idle" || row.Title != "e2e" || row.Profile != "default" || row.Epoch != 2 {
+	row := h.row(id)
+	if row.State != "idle" || row.Title != "e2e" || row.Profile != "default" || row.Epoch != 2 {
 		t.Fatalf("ls row %+v", row)
+	}
+	if e := row.LastEnd; e == nil || e.Index != 0 || e.Outcome != "done" || e.ExitCode == nil || *e.ExitCode != 0 {
+		t.Fatalf("ls last_end %+v, want turn 0 done exit 0", e)
 	}
 	// Human forms.
 	if out := h.must(0, "ls").stdout; !strings.Contains(out, "○ idle") || !strings.Contains(out, id[:8]) || !strings.Contains(out, "e2e") {

@@ -67,11 +67,14 @@ Flags:
   --json       print a JSON array, one object per session:
                {"id","short_id","state","title","profile","epoch",
                 "holder":{"acquired","host","pid"}|null,"open_turn","turn_index",
-                "open_gate","updated","reason","engine","turns","last_seq","created"}
+                "open_gate","updated","reason","engine","turns","last_seq","created",
+                "turn_since","gate_since",
+                "last_end":{"turn_id","index","outcome","exit_code","reason","started","ended"}|null}
   -l, --long   show full ids instead of the first 8 characters
 
 Example:
   looprig ls --json | jq -r '.[] | select(.state == "crashed") | .id'
+  looprig ls --json | jq -r '.[] | select(.open_gate != null) | .id'   # waiting at a gate
 `
 
 const helpNew = `Usage: looprig new [--rig NAME] [--title T] [--seed DIR] [--detach]

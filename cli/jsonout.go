@@ -156,6 +156,20 @@ type sessionJSON struct {
 	Turns     int              `json:"turns"`
 	LastSeq   uint64           `json:"last_seq"`
 	Created   jsonTime         `json:"created"`
+	TurnSince *jsonTime        `json:"turn_since"` // when the open turn started; null when none (or not recorded)
+	GateSince *jsonTime        `json:"gate_since"` // when the open gate opened; null when none (or not recorded)
+	LastEnd   *turnEndJSON     `json:"last_end"`   // how the last turn that ended ended; null before any did
+}
+
+// turnEndJSON is how a session's last turn ended (rig.TurnEnd).
+type turnEndJSON struct {
+	TurnID   string          `json:"turn_id"`
+	Index    int             `json:"index"`
+	Outcome  rig.TurnOutcome `json:"outcome"`   // done | failed | interrupted
+	ExitCode *int            `json:"exit_code"` // done only
+	Reason   string          `json:"reason"`    // interrupted: why; failed: the error's first line
+	Started  jsonTime        `json:"started"`
+	Ended    jsonTime        `json:"ended"`
 }
 
 func newSessionJSON(in rig.SessionInfo) sessionJSON {
@@ -170,6 +184,23 @@ func newSessionJSON(in rig.SessionInfo) sessionJSON {
 	}
 	if in.OpenGate != "" {
 		s.OpenGate = &in.OpenGate
+	}
+	if in.OpenTurn != "" && !in.TurnSince.IsZero() {
+		t := jsonTime(in.TurnSince)
+		s.TurnSince = &t
+	}
+	if in.OpenGate != "" && !in.GateSince.IsZero() {
+		t := jsonTime(in.GateSince)
+		s.GateSince = &t
+	}
+	if e := in.LastEnd; e != nil {
+		j := &turnEndJSON{TurnID: e.TurnID, Index: e.Index, Outcome: e.Outcome, Reason: e.Reason,
+			Started: jsonTime(e.Started), Ended: jsonTime(e.Ended)}
+		if e.Outcome == rig.TurnOutcomeDone {
+			code := e.ExitCode
+			j.ExitCode = &code
+		}
+		s.LastEnd = j
 	}
 	return s
 }

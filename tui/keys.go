@@ -49,7 +49,7 @@ func defaultKeys() keyMap {
 		Shutdown:   b("X", "shut the session down", "X"),
 		Break:      b("B", "break the lease and take over", "B"),
 		Delete:     b("D", "delete the session for good", "D"),
-		Filter:     b("/", "filter sessions", "/"),
+		Filter:     b("/", "filter sessions (needs:me: those waiting for you)", "/"),
 		Theme:      b("t", "next theme", "t"),
 		Help:       b("?", "help", "?"),
 		Quit:       b("q", "quit (live sessions keep running)", "q"),
