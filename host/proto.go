@@ -269,9 +269,10 @@ type TurnStatus struct {
 
 // GateStatus describes the open gate.
 type GateStatus struct {
-	ID     string `json:"id"`
-	TurnID string `json:"turn_id"`
-	Prompt string `json:"prompt"`
+	ID     string    `json:"id"`
+	TurnID string    `json:"turn_id"`
+	Prompt string    `json:"prompt"`
+	Opened time.Time `json:"opened,omitzero"`
 }
 
 func statusOf(st rig.Status, pid int) Status {
@@ -284,7 +285,7 @@ func statusOf(st rig.Status, pid int) Status {
 		out.Turn = &TurnStatus{ID: t.ID, Index: t.Index, Input: t.Input, Started: t.Started.UTC()}
 	}
 	if g := st.Gate; g != nil {
-		out.Gate = &GateStatus{ID: g.ID, TurnID: g.TurnID, Prompt: g.Prompt}
+		out.Gate = &GateStatus{ID: g.ID, TurnID: g.TurnID, Prompt: g.Prompt, Opened: g.Opened}
 	}
 	if st.Fault != nil {
 		out.Fault = describe(st.Fault)

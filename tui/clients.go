@@ -33,6 +33,11 @@ type shared struct {
 	// readTimeout bounds each read of a journal (historyTimeout; tests
 	// shorten it).
 	readTimeout time.Duration
+	// chunk is how many events a journal read folds at a time
+	// (historyChunk) and tail how many of the last records an attach
+	// replays after the first chunk (tailReplay); tests shrink both.
+	chunk int
+	tail  uint64
 	// dialOpts are passed to every host.Connect (tests shrink the stream
 	// buffer).
 	dialOpts []host.DialOption

@@ -330,7 +330,7 @@ func (r *replay) close() {
 	r.cancel(context.Canceled)
 }
 
-// historyCmd reads up to historyChunk events of a journal after "after",
+// historyCmd reads up to h.chunk events of a journal after "after",
 // continuing rd when it is given (rig.ReadEvents; its tip, rig.JournalTip).
 func (m *model) historyCmd(id string, gen int, rd *replay, after uint64) tea.Cmd {
 	h := m.h
@@ -362,7 +362,7 @@ func (m *model) historyCmd(id string, gen int, rd *replay, after uint64) tea.Cmd
 		rp := rd.rp
 		deadline := time.Now().Add(30 * time.Millisecond)
 		exhausted := false
-		for len(msg.envs) < historyChunk {
+		for len(msg.envs) < h.chunk {
 			if !rp.Next() {
 				exhausted = true
 				break

@@ -97,7 +97,12 @@ func startFlow(t *testing.T, st *memstore.Store, opts Options) *flow {
 // startFlowLog is startFlow with the TUI's log going to log (nil: none).
 func startFlowLog(t *testing.T, st *memstore.Store, opts Options, log *slog.Logger) *flow {
 	t.Helper()
-	m := newModelLog(opts, asciiRenderer(), log)
+	return startFlowModel(t, st, opts, newModelLog(opts, asciiRenderer(), log))
+}
+
+// startFlowModel runs m (made for opts) as startFlow does.
+func startFlowModel(t *testing.T, st *memstore.Store, opts Options, m Model) *flow {
+	t.Helper()
 	tm := teatest.NewTestModel(t, harness{m}, teatest.WithInitialTermSize(140, 45))
 	f := &flow{t: t, m: m, tm: tm, store: st, opts: opts}
 	t.Cleanup(func() {

@@ -78,6 +78,9 @@ func (m *model) onHistory(msg historyMsg) tea.Cmd {
 		v.line(m.now(), clsError, "✗ journal read stopped after seq "+strconv.FormatUint(msg.lastSeq, 10)+": "+errText(msg.err))
 		v.lastSeq = max(v.lastSeq, msg.lastSeq)
 	} else if msg.more {
+		if j := v.journal.jump; j > msg.lastSeq && v.replaying() {
+			return tea.Batch(closeCmd(msg.rd), m.skipTo(v, msg.lastSeq, j))
+		}
 		return m.historyCmd(v.id, v.journal.gen, msg.rd, msg.lastSeq)
 	}
 	// Records that are not events (fences, commands) count too.
@@ -103,6 +106,34 @@ func (m *model) onHistory(msg historyMsg) tea.Cmd {
 	}
 	v.journal.state = journalRead
 	return nil
+}
+
+// tailReplay is how many of the last records an attach replays after
+// the journal's first chunk: as many as the events pane keeps lines, so
+// its scrollback is what a full replay would leave, while a journal of a
+// million records is on screen as fast as one of ten thousand.
+const tailReplay = ringCapacity
+
+// skipTo jumps an attach's replay from the first chunk (read up to seq
+// from) to the records after seq to: the host's status stands in for what
+// the records between say (the running turn, the open gate, the number
+// of turns), and a line says what was skipped and where to read it.
+func (m *model) skipTo(v *sessView, from, to uint64) tea.Cmd {
+	v.journal.jump = 0
+	st := v.live.status
+	f := &v.f
+	f.turns = max(f.turns, st.Turns)
+	f.openTurn, f.openGate = nil, nil
+	if t := st.Turn; t != nil {
+		f.openTurn = &openTurn{id: t.ID, index: t.Index, input: t.Input, started: t.Started}
+	}
+	if g := st.Gate; g != nil {
+		f.openGate = &openGate{id: g.ID, prompt: g.Prompt, at: g.Opened}
+	}
+	v.line(m.now(), clsMuted, "⋯ records "+strconv.FormatUint(from+1, 10)+"–"+strconv.FormatUint(to, 10)+
+		" not replayed here: looprig log "+v.short+" shows them")
+	v.lastSeq = to
+	return m.historyCmd(v.id, v.journal.gen, nil, to)
 }
 
 // mayGrow says whether anyone may be appending to v's journal: only a

@@ -38,6 +38,9 @@ func (m *model) onAttached(msg attachedMsg) tea.Cmd {
 	v.probe.pid, v.probe.noAttach = msg.pid, ""
 	v.resetJournal()
 	v.journal.state, v.journal.tip = journalReplaying, msg.status.Tip
+	if t := msg.status.Tip; t > m.h.tail+uint64(m.h.chunk) {
+		v.journal.jump = t - m.h.tail
+	}
 	if !v.listed {
 		v.info = rig.SessionInfo{ID: msg.id, State: rig.StateHeld, Title: msg.status.Title,
 			Profile: msg.status.Profile, Engine: msg.status.Engine, Epoch: msg.status.Epoch,

@@ -238,6 +238,7 @@ func newModelLog(opts Options, r *lipgloss.Renderer, log *slog.Logger) Model {
 	h := &shared{
 		opts: opts, store: opts.Store, ctx: ctx, cancel: cancel,
 		log: log, readTimeout: historyTimeout, hostname: hostname,
+		chunk: historyChunk, tail: tailReplay,
 		lister:  rig.NewLister(opts.Store),
 		clients: map[*host.Client]string{},
 	}

@@ -217,6 +217,10 @@ type journalReader struct {
 	state journalState
 	gen   int    // bumped when the journal is forgotten: reads in flight for it are dropped
 	tip   uint64 // the tip the running read heads for (the replay's progress)
+	// jump: an attach replays the journal's first chunk (the session and
+	// its loop), then goes on after jump, so the first frame does not wait
+	// for a long history; 0 replays everything (tailReplay).
+	jump uint64
 }
 
 func newSessView(id string) *sessView {
