@@ -433,6 +433,7 @@ func runTUI(e *env) int {
 		LogPath: filepath.Join(st.LocalDir(), "tui.log"),
 		Version: Version,
 		Notify:  cfg.Notify, NotifyAfter: cfg.NotifyAfter,
+		Warning: tuiWarning(),
 	})
 	if err != nil {
 		return e.fail(err)

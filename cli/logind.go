@@ -85,3 +85,12 @@ func (e *env) warnIfLogindKillsHosts() {
 		e.stderr.Write([]byte("looprig: warning: " + lingerHint + "\n"))
 	}
 }
+
+// tuiWarning is what the TUI shows at start: lingerHint when logind kills
+// hosts at logout, else nothing.
+func tuiWarning() string {
+	if logindKillsHosts("/") {
+		return lingerHint
+	}
+	return ""
+}

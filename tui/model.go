@@ -97,6 +97,9 @@ type Options struct {
 	// TUI draws on (Run: os.Stdout, as Bubble Tea's output). Nil announces
 	// nothing.
 	NotifyTo io.Writer
+	// Warning is shown in the status bar at start (e.g. that logind will
+	// kill the hosts at logout), until the first flash replaces it.
+	Warning string
 	// InTmux says looprig runs inside tmux ($TMUX set): desktop
 	// notifications are wrapped for tmux's passthrough.
 	InTmux bool
@@ -283,8 +286,12 @@ func newModelLog(opts Options, r *lipgloss.Renderer, log *slog.Logger) Model {
 	if err != nil {
 		h.log.Warn("seen state not read", "err", err)
 	}
-	if themeError != "" {
+	switch {
+	case themeError != "":
 		m.status.msg, m.status.cls = clean(themeError), clsError
+	case opts.Warning != "":
+		m.status.msg, m.status.cls = "warning: "+clean(opts.Warning), clsError
+		h.log.Warn(opts.Warning)
 	}
 	return Model{m}
 }
