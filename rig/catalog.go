@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"looprig/rig/storage"
 )
@@ -56,6 +57,9 @@ type CatalogEntry struct {
 	// gate opened (zero when none is open).
 	TurnSince time.Time `json:"turn_since,omitzero"`
 	GateSince time.Time `json:"gate_since,omitzero"`
+	// GatePrompt is the open gate's question, cut to MaxCatalogPrompt
+	// bytes (the journal has all of it).
+	GatePrompt string `json:"gate_prompt,omitempty"`
 	// LastEnd is how the last turn that ended ended; nil before any did.
 	LastEnd *TurnEnd  `json:"last_end,omitempty"`
 	Turns   int       `json:"turns"`
@@ -64,6 +68,20 @@ type CatalogEntry struct {
 }
 
 const catalogVersion = 1
+
+// MaxCatalogPrompt bounds the gate question a catalog entry keeps.
+const MaxCatalogPrompt = 256
+
+// cutUTF8 cuts s to at most n bytes, at a character boundary.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
 
 // ReadCatalog reads the catalog entry of session id. A missing entry is
 // *storage.NotFoundError; an unreadable one *storage.CorruptError.

@@ -43,6 +43,9 @@ type SessionInfo struct {
 	// TurnSince and GateSince: when the open turn started and the open
 	// gate opened (zero when none is, or the entry predates them).
 	TurnSince, GateSince time.Time
+	// GatePrompt: the open gate's question (at most MaxCatalogPrompt
+	// bytes of it).
+	GatePrompt string
 	// LastEnd: how the last turn that ended ended (nil before any did).
 	LastEnd *TurnEnd
 	LastSeq uint64
@@ -113,7 +116,7 @@ func ListSessions(ctx context.Context, store storage.Store) ([]SessionInfo, erro
 		info.Title, info.Profile, info.Engine = c.Title, c.Profile, c.Engine
 		info.Epoch = max(c.Epoch, st.Epoch)
 		info.OpenTurn, info.Turn, info.OpenGate = c.OpenTurn, c.TurnIndex, c.OpenGate
-		info.TurnSince, info.GateSince, info.LastEnd = c.TurnSince, c.GateSince, c.LastEnd
+		info.TurnSince, info.GateSince, info.LastEnd, info.GatePrompt = c.TurnSince, c.GateSince, c.LastEnd, c.GatePrompt
 		info.LastSeq, info.Turns, info.Created, info.Updated = c.LastSeq, c.Turns, c.Created, c.Updated
 		switch {
 		case st.Held:

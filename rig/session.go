@@ -517,7 +517,7 @@ func (s *Session) catalogEntry(state CatalogState) CatalogEntry {
 		c.OpenTurn, c.TurnIndex, c.TurnSince = st.Turn.ID, st.Turn.Index, st.Turn.Started.UTC()
 	}
 	if st.Gate != nil {
-		c.OpenGate, c.GateSince = st.Gate.ID, st.Gate.Opened.UTC()
+		c.OpenGate, c.GateSince, c.GatePrompt = st.Gate.ID, st.Gate.Opened.UTC(), cutUTF8(st.Gate.Prompt, MaxCatalogPrompt)
 	}
 	return c
 }

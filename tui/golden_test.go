@@ -89,6 +89,15 @@ func goldenScenarios() []scenario {
 		}},
 		{"new_dialog", func(t *testing.T, m Model) Model { return withMixedList(t, m).keys("n") }},
 		{"turn_output", withTurnOutput},
+		{"attention", func(t *testing.T, m Model) Model {
+			m = attentionList(m)
+			m.selectID(fakeID(6))
+			return m
+		}},
+		{"needs_filter", func(t *testing.T, m Model) Model {
+			m = attentionList(m)
+			return m.keys("/").typeKeys(needsFilter).keys("enter")
+		}},
 		{"turn_input_masked", withMaskedTurnInput},
 	}
 	causes := map[rig.RestoreErrorKind]error{

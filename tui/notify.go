@@ -48,8 +48,11 @@ func (m *model) announce(v *sessView) tea.Cmd {
 		v.heard.gate = gate
 		if !front {
 			prompt := ""
-			if v.f.openGate != nil && v.f.openGate.id == gate {
+			switch {
+			case v.f.openGate != nil && v.f.openGate.id == gate:
 				prompt = ": " + v.f.openGate.prompt
+			case v.info.OpenGate == gate && v.info.GatePrompt != "":
+				prompt = ": " + v.info.GatePrompt
 			}
 			cmds = append(cmds, m.notifyCmd(v, "waits at a gate"+prompt))
 		}

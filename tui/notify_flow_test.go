@@ -117,3 +117,35 @@ func waitIdleSession(t *testing.T, s *rig.Session) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// With notify = "osc9", a gate in the background is one OSC 9 desktop
+// notification naming the session and the gate's question, with what the
+// session printed in it reduced to printable text.
+func TestFlowNotifyOSC9(t *testing.T) {
+	st := memstoreNew()
+	opts := flowOptions(t, st)
+	out := &lockedBuffer{}
+	opts.Notify, opts.NotifyTo = "osc9", out
+	r := testRig(t, st, opts, rig.WithProfile(opts.Profiles["gated"]))
+	ctx := context.Background()
+	var sessions []*rig.Session
+	for _, title := range []string{"deploy\x1b]0;evil\x07", "front"} {
+		s, err := r.NewSession(ctx, rig.WithTitle(title))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Shutdown(context.Background()) })
+		sessions = append(sessions, s)
+	}
+	f := startFlow(t, st, opts)
+	f.waitView("front", "deploy")
+	if _, err := sessions[0].Submit(ctx, "touch prod"); err != nil {
+		t.Fatal(err)
+	}
+	waitCount(t, out, "\x1b]9;", 1, "a gate opened in the background")
+	want := "\x1b]9;looprig: deploy ]0;evil : waits at a gate: run command matching gate policy \"touch\"? touch prod\x07"
+	if got := out.String(); got != want {
+		t.Fatalf("written %q, want %q", got, want)
+	}
+	f.quit()
+}

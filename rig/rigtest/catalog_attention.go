@@ -1,6 +1,7 @@
 package rigtest
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -52,6 +53,9 @@ func testCatalogAttention(t *testing.T, e *env) {
 	second := submit(t, s, gatedInput(m))
 	waitJournal(t, e.raw, id, "GateOpened", isGateOpened)
 	info = listedWhen(t, e.raw, id, "the open gate", func(i rig.SessionInfo) bool { return i.OpenGate != "" })
+	if !strings.Contains(info.GatePrompt, "gated-"+m) {
+		t.Errorf("the listing's gate question %q, want the command", info.GatePrompt)
+	}
 	if info.TurnSince.IsZero() || info.GateSince.IsZero() || info.GateSince.Before(info.TurnSince) {
 		t.Errorf("open turn since %v, gate since %v: want both, the gate's not before the turn's", info.TurnSince, info.GateSince)
 	}
