@@ -35,15 +35,16 @@ func (v *sessView) lastEnd() *rig.TurnEnd {
 	return l
 }
 
-// gate is v's open gate (id, prompt-free) and when it opened.
+// gate is v's open gate (id, prompt-free) and when it opened; none
+// unless somebody holds v.
 func (v *sessView) gate() (id string, since time.Time) {
+	if !v.active() {
+		return "", time.Time{} // a crashed session's gate waits for nobody
+	}
 	if v.attached() || v.journal.state.loaded() {
 		if g := v.f.openGate; g != nil {
 			return g.id, g.at
 		}
-		return "", time.Time{}
-	}
-	if !v.active() {
 		return "", time.Time{}
 	}
 	return v.info.OpenGate, v.info.GateSince
@@ -52,13 +53,16 @@ func (v *sessView) gate() (id string, since time.Time) {
 // turnSince is when v's running turn started; zero when none runs (or the
 // listing predates the field).
 func (v *sessView) turnSince() (time.Time, bool) {
+	if !v.active() {
+		return time.Time{}, false // a crashed session's open turn is not running
+	}
 	if v.attached() || v.journal.state.loaded() {
 		if t := v.f.openTurn; t != nil {
 			return t.started, true
 		}
 		return time.Time{}, false
 	}
-	if !v.active() || v.info.OpenTurn == "" {
+	if v.info.OpenTurn == "" {
 		return time.Time{}, false
 	}
 	return v.info.TurnSince, true

@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"looprig/rig"
+	"looprig/rig/event"
 	"looprig/rig/storage"
 )
 
@@ -203,4 +204,26 @@ func TestNotifySequence(t *testing.T) {
 	if got := notifyText(strings.Repeat("x", 300), 10); got != strings.Repeat("x", 10)+"…" {
 		t.Errorf("notifyText does not cut at 10: %q", got)
 	}
+}
+
+// A crashed session whose journal was read (selected) shows no running
+// turn or waiting gate: its open turn and gate wait for a restore.
+func TestCrashedOpenTurnIsNotRunning(t *testing.T) {
+	m := fakeModel(t, 160, 45, asciiRenderer())
+	id := fakeID(9)
+	m.send(listMsg{infos: []rig.SessionInfo{{ID: id, State: rig.StateCrashed, Title: "cut", Epoch: 1, OpenTurn: "t0", OpenGate: "g0", Created: fixedNow, Updated: fixedNow}}})
+	v := m.sessions[id]
+	v.apply(envAt(1, event.TurnStarted{TurnID: "t0", Index: 0, Input: "sleep 300"}))
+	v.apply(envAt(2, event.GateOpened{GateID: "g0", TurnID: "t0", Prompt: "ok?"}))
+	v.journal.state = journalRead
+	if mark, _ := m.turnMark(v, fixedNow); mark != "" {
+		t.Errorf("crashed session marked %q, want nothing (its state says crashed)", mark)
+	}
+	if _, ok := m.needs(v); !ok {
+		t.Errorf("a crashed session does not need the user")
+	}
+}
+
+func envAt(seq uint64, ev event.Event) event.Envelope {
+	return event.Envelope{Seq: seq, At: fixedNow, Event: ev}
 }
