@@ -227,3 +227,30 @@ func TestCrashedOpenTurnIsNotRunning(t *testing.T) {
 func envAt(seq uint64, ev event.Event) event.Envelope {
 	return event.Envelope{Seq: seq, At: fixedNow, Event: ev}
 }
+
+// A turn end is announced when it ran long, but not the interruption a
+// restore records for a turn a crash cut off.
+func TestAnnounceSkipsCrashInterruptions(t *testing.T) {
+	m := newModel(Options{Store: memstoreNew(), Now: fixedClock, NotifyTo: &strings.Builder{}, Notify: "bell"}, asciiRenderer())
+	m.send(tea.WindowSizeMsg{Width: 160, Height: 45})
+	id, other := fakeID(1), fakeID(2)
+	info := func(end *rig.TurnEnd) []rig.SessionInfo {
+		return []rig.SessionInfo{
+			{ID: id, State: rig.StateIdle, Title: "bg", LastEnd: end, Created: fixedNow.Add(-time.Hour)},
+			{ID: other, State: rig.StateIdle, Title: "front", Created: fixedNow},
+		}
+	}
+	m.send(listMsg{infos: info(nil)})
+	v := m.sessions[id]
+	long := func(turn string, outcome rig.TurnOutcome, reason string) *rig.TurnEnd {
+		return &rig.TurnEnd{TurnID: turn, Outcome: outcome, Reason: reason, Started: fixedNow.Add(-time.Minute), Ended: fixedNow}
+	}
+	v.setInfo(info(long("t1", rig.TurnOutcomeInterrupted, event.ReasonCrash))[0])
+	if cmd := m.announce(v); cmd != nil {
+		t.Errorf("a crash's interruption, recorded by a restore, is announced")
+	}
+	v.setInfo(info(long("t2", rig.TurnOutcomeDone, ""))[0])
+	if cmd := m.announce(v); cmd == nil {
+		t.Errorf("a minute-long turn's end in the background is not announced")
+	}
+}

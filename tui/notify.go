@@ -10,12 +10,15 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"looprig/config"
+	"looprig/rig"
+	"looprig/rig/event"
 )
 
 // Announcements: when a session that is not the one in front of the user
 // opens a gate, or ends a turn that ran at least NotifyAfter, the TUI
 // writes a bell or a desktop notification (OSC 9, OSC 777) to its
-// terminal, once per gate and per turn end. What a session showed when
+// terminal, once per gate and per turn end (but the interruption a
+// restore records for a turn a crash cut off). What a session showed when
 // the TUI first saw it is not news: only what changes afterwards is
 // announced. The text comes from sessions (titles, gate questions): only
 // printable characters of it are kept, and looprig builds the escape
@@ -59,7 +62,10 @@ func (m *model) announce(v *sessView) tea.Cmd {
 	}
 	if end != "" && end != v.heard.end {
 		v.heard.end = end
-		if !front && e.Duration() >= m.notifyAfter() {
+		// A crash's interruption is recorded by whoever restores the
+		// session (R, r): not news to announce.
+		crash := e.Outcome == rig.TurnOutcomeInterrupted && e.Reason == event.ReasonCrash
+		if !front && !crash && e.Duration() >= m.notifyAfter() {
 			cmds = append(cmds, m.notifyCmd(v, endText(*e)))
 		}
 	}
