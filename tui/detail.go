@@ -151,11 +151,7 @@ func (m *model) detailLines(v *sessView) []kv {
 		add("gate", "none open", st.muted)
 	}
 	if e := v.lastEnd(); e != nil {
-		when := ago(m.now(), e.Ended)
-		if when != "now" && when != "-" {
-			when += " ago"
-		}
-		txt := "#" + strings.TrimPrefix(endText(*e), "turn ") + " · " + when
+		txt := "#" + strings.TrimPrefix(endText(*e), "turn ") + " · " + agoText(m.now(), e.Ended)
 		_, cls := endMark(*e)
 		if m.unseenEnd(v) != nil {
 			txt += " · new since you last looked"

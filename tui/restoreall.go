@@ -597,10 +597,3 @@ func untitled(t string) string {
 	return t
 }
 
-func agoText(now, t time.Time) string {
-	a := ago(now, t)
-	if a == "-" || a == "now" {
-		return a
-	}
-	return a + " ago"
-}

@@ -230,3 +230,11 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+func agoText(now, t time.Time) string {
+	a := ago(now, t)
+	if a == "-" || a == "now" {
+		return a
+	}
+	return a + " ago"
+}
