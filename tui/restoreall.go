@@ -596,4 +596,3 @@ func untitled(t string) string {
 	}
 	return t
 }
-
