@@ -231,6 +231,7 @@ func boolInt(b bool) int {
 	return 0
 }
 
+// agoText is ago as words: "5m ago", or "now" and "-" as they are.
 func agoText(now, t time.Time) string {
 	a := ago(now, t)
 	if a == "-" || a == "now" {
