@@ -254,3 +254,12 @@ func TestAnnounceSkipsCrashInterruptions(t *testing.T) {
 		t.Errorf("a minute-long turn's end in the background is not announced")
 	}
 }
+
+func TestNeedsFilterEmpty(t *testing.T) {
+	m := fakeModel(t, 160, 45, asciiRenderer())
+	m.send(listMsg{infos: []rig.SessionInfo{{ID: fakeID(1), State: rig.StateIdle, Title: "calm", Created: fixedNow}}})
+	m.keys("/").typeKeys(needsFilter).keys("enter")
+	if view := m.View(); !strings.Contains(view, "no session is waiting for you — esc clears the filter") {
+		t.Errorf("an empty needs:me list does not say so:\n%s", view)
+	}
+}

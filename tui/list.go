@@ -310,6 +310,8 @@ func (l *sessionList) view(m *model, w, h int) []string {
 			msg = "reading the store…"
 		case m.listErr != nil:
 			msg = "cannot list sessions: " + errText(m.listErr)
+		case matchesNeeds(strings.ToLower(l.filter)):
+			msg = "no session is waiting for you — esc clears the filter"
 		case l.filter != "":
 			msg = "no session matches " + strconv.Quote(l.filter) + " — esc clears the filter"
 		}
