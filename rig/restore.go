@@ -221,7 +221,7 @@ func (r *Rig) RestoreSession(ctx context.Context, id uuid.UUID, opts ...RestoreO
 			return nil, err
 		}
 		info.Interrupted = append(info.Interrupted, t.TurnID)
-		e, _ := turnEndOf(end, t.Index, rep.turnStarted[t.TurnID], r.now().UTC())
+		e, _ := TurnEndOf(end, t.Index, rep.turnStarted[t.TurnID], r.now().UTC())
 		s.lastEnd = &e
 	}
 	if adopted.Drifted() {
@@ -265,7 +265,7 @@ func (r *Rig) replay(ctx context.Context, s *Session) (*replayed, error) {
 	rep.turnStarted = map[string]time.Time{}
 	ended := func(ev event.Event, turnID string, at time.Time) {
 		if i, ok := turnAt[turnID]; ok {
-			if e, ok := turnEndOf(ev, rep.openTurns[i].Index, rep.turnStarted[turnID], at); ok {
+			if e, ok := TurnEndOf(ev, rep.openTurns[i].Index, rep.turnStarted[turnID], at); ok {
 				rep.lastEnd = &e
 			}
 			delete(rep.turnStarted, turnID)

@@ -38,9 +38,12 @@ func (e TurnEnd) Failed() bool { return e.Outcome != TurnOutcomeDone || e.ExitCo
 // Duration is how long the turn ran.
 func (e TurnEnd) Duration() time.Duration { return e.Ended.Sub(e.Started) }
 
-// turnEndOf summarizes a turn-ending event of the turn that started at
-// started with index; ok is false for any other event.
-func turnEndOf(ev event.Event, index int, started, ended time.Time) (TurnEnd, bool) {
+// TurnEndOf summarizes a turn-ending event (TurnDone, TurnFailed,
+// TurnInterrupted) recorded at ended, of the turn that started at started
+// with index (a TurnDone's duration and a TurnInterrupted's index win over
+// them); ok is false for any other event. The runtime's catalog and the
+// TUI's fold both summarize ends with it.
+func TurnEndOf(ev event.Event, index int, started, ended time.Time) (TurnEnd, bool) {
 	e := TurnEnd{Index: index, Started: started, Ended: ended}
 	switch ev := ev.(type) {
 	case event.TurnDone:
@@ -60,7 +63,7 @@ func turnEndOf(ev event.Event, index int, started, ended time.Time) (TurnEnd, bo
 
 // noteTurnEnd remembers how the turn t ended (the catalog's LastEnd).
 func (s *Session) noteTurnEnd(ev event.Event, t *turnRun) {
-	e, ok := turnEndOf(ev, t.index, t.started, s.rig.now().UTC())
+	e, ok := TurnEndOf(ev, t.index, t.started, s.rig.now().UTC())
 	if !ok {
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"looprig/rig"
+	"looprig/rig/event"
 )
 
 // What each session asks of the user: the sessions pane's TURN column
@@ -257,7 +258,8 @@ func endMark(e rig.TurnEnd) (string, lineClass) {
 	case rig.TurnOutcomeFailed:
 		return "✗ failed", clsError
 	case rig.TurnOutcomeInterrupted:
-		word := map[string]string{"user": "stopped", "crash": "crash", "shutdown": "shutdown", "engine_unresponsive": "stuck"}[e.Reason]
+		word := map[string]string{event.ReasonUser: "stopped", event.ReasonCrash: "crash", event.ReasonShutdown: "shutdown",
+			event.ReasonEngineStuck: "stuck", event.ReasonLeaseLost: "lost"}[e.Reason]
 		if word == "" {
 			word = "interrupted"
 		}
@@ -268,7 +270,10 @@ func endMark(e rig.TurnEnd) (string, lineClass) {
 
 // endText describes a turn end in words (the detail pane, notifications).
 func endText(e rig.TurnEnd) string {
-	s := "turn " + strconv.Itoa(e.Index) + " "
+	s := "turn ? "
+	if e.Index >= 0 {
+		s = "turn " + strconv.Itoa(e.Index) + " "
+	}
 	switch e.Outcome {
 	case rig.TurnOutcomeDone:
 		s += "done: exit " + strconv.Itoa(e.ExitCode)

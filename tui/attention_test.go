@@ -60,13 +60,18 @@ func TestTurnMarks(t *testing.T) {
 	}
 	// interruptions and failures say which
 	for e, w := range map[rig.TurnEnd]string{
-		{Outcome: rig.TurnOutcomeInterrupted, Reason: "crash"}: "⏹ crash",
-		{Outcome: rig.TurnOutcomeInterrupted, Reason: "user"}:  "⏹ stopped",
-		{Outcome: rig.TurnOutcomeFailed, Reason: "no shell"}:   "✗ failed",
+		{Outcome: rig.TurnOutcomeInterrupted, Reason: "crash"}:               "⏹ crash",
+		{Outcome: rig.TurnOutcomeInterrupted, Reason: "user"}:                "⏹ stopped",
+		{Outcome: rig.TurnOutcomeFailed, Reason: "no shell"}:                 "✗ failed",
+		{Outcome: rig.TurnOutcomeInterrupted, Reason: event.ReasonLeaseLost}: "⏹ lost",
 	} {
 		if got, _ := endMark(e); got != w {
 			t.Errorf("endMark(%+v) = %q, want %q", e, got, w)
 		}
+	}
+	// an end whose start the fold never saw has no index to name
+	if got := endText(rig.TurnEnd{Index: -1, Outcome: rig.TurnOutcomeDone, ExitCode: 1}); got != "turn ? done: exit 1" {
+		t.Errorf("endText of an unknown turn = %q", got)
 	}
 }
 

@@ -137,7 +137,7 @@ func (v *sessView) apply(env event.Envelope) {
 	case event.TurnDone:
 		v.flushPending()
 		idx := v.turnIndex(ev.TurnID)
-		v.noteEnd(rig.TurnEnd{TurnID: ev.TurnID, Outcome: rig.TurnOutcomeDone, ExitCode: ev.ExitCode, Started: at.Add(-ev.Duration), Ended: at})
+		v.noteEnd(ev, ev.TurnID, at)
 		f.openTurn = nil
 		cls := clsOK
 		glyph := "✓"
@@ -148,12 +148,12 @@ func (v *sessView) apply(env event.Envelope) {
 	case event.TurnFailed:
 		v.flushPending()
 		idx := v.turnIndex(ev.TurnID)
-		v.noteEnd(rig.TurnEnd{TurnID: ev.TurnID, Outcome: rig.TurnOutcomeFailed, Reason: firstLine(ev.Err), Ended: at})
+		v.noteEnd(ev, ev.TurnID, at)
 		f.openTurn, f.openGate = nil, nil
 		v.line(at, clsError, "✗ turn "+idx+" failed: "+firstLine(ev.Err))
 	case event.TurnInterrupted:
 		v.flushPending()
-		v.noteEnd(rig.TurnEnd{TurnID: ev.TurnID, Index: ev.Index, Outcome: rig.TurnOutcomeInterrupted, Reason: ev.Reason, Ended: at})
+		v.noteEnd(ev, ev.TurnID, at)
 		f.openTurn, f.openGate = nil, nil
 		v.line(at, clsError, "⏹ turn "+strconv.Itoa(ev.Index)+" interrupted ("+ev.Reason+")"+v.elidedNote())
 	case event.GateOpened:
@@ -178,19 +178,17 @@ func (v *sessView) apply(env event.Envelope) {
 	}
 }
 
-// noteEnd folds a turn's end: its index and start come from the open
-// turn when it is the one that ended.
-func (v *sessView) noteEnd(e rig.TurnEnd) {
-	if t := v.f.openTurn; t != nil && t.id == e.TurnID {
-		e.Index = t.index
-		if e.Started.IsZero() {
-			e.Started = t.started
-		}
+// noteEnd folds the end ev of turn turnID, recorded at: its index and
+// start come from the open turn when it is the one that ended
+// (rig.TurnEndOf).
+func (v *sessView) noteEnd(ev event.Event, turnID string, at time.Time) {
+	index, started := -1, at
+	if t := v.f.openTurn; t != nil && t.id == turnID {
+		index, started = t.index, t.started
 	}
-	if e.Started.IsZero() {
-		e.Started = e.Ended
+	if e, ok := rig.TurnEndOf(ev, index, started, at); ok {
+		v.f.lastEnd = &e
 	}
-	v.f.lastEnd = &e
 }
 
 func (v *sessView) turnIndex(turnID string) string {

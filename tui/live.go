@@ -39,7 +39,7 @@ func (m *model) onAttached(msg attachedMsg) tea.Cmd {
 	v.resetJournal()
 	v.journal.state, v.journal.tip = journalReplaying, msg.status.Tip
 	if t := msg.status.Tip; t > m.h.tail+uint64(m.h.chunk) {
-		v.journal.jump = t - m.h.tail
+		v.journal.jump = t - m.h.tail // resetJournal cleared it otherwise
 	}
 	if !v.listed {
 		v.info = rig.SessionInfo{ID: msg.id, State: rig.StateHeld, Title: msg.status.Title,

@@ -278,11 +278,11 @@ func newModelLog(opts Options, r *lipgloss.Renderer, log *slog.Logger) Model {
 	m.st = newStyles(r, th)
 	m.list.filterInput = newInput("filter: ", 200)
 	m.list.needs = m.needs
-	if opts.SeenFile == "" && opts.Store != nil {
-		opts.SeenFile = seenPath(opts.Store.LocalDir())
-		h.opts.SeenFile = opts.SeenFile
+	seenFile := opts.SeenFile
+	if seenFile == "" && opts.Store != nil {
+		seenFile = seenPath(opts.Store.LocalDir())
 	}
-	m.seen, err = loadSeen(opts.SeenFile)
+	m.seen, err = loadSeen(seenFile)
 	if err != nil {
 		h.log.Warn("seen state not read", "err", err)
 	}
@@ -336,8 +336,8 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	if opts.NotifyTo == nil {
 		opts.NotifyTo = os.Stdout
-		opts.InTmux = opts.InTmux || os.Getenv("TMUX") != ""
 	}
+	opts.InTmux = opts.InTmux || os.Getenv("TMUX") != ""
 	m := newModelLog(opts, defaultRenderer(), log)
 	m.h.log.Info("tui start", "store", opts.StoreDir, "pid", os.Getpid())
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithFPS(FPS))

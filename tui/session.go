@@ -313,7 +313,7 @@ func (v *sessView) resetJournal() {
 	v.out, v.outTurn, v.pend, v.pendDirty, v.pendSeen = nil, "", nil, false, 0
 	v.lastSeq = 0
 	v.outLines = 0
-	v.journal.state = journalUnread
+	v.journal.state, v.journal.jump = journalUnread, 0
 	v.journal.gen++
 	v.scroll = 0
 	v.follow = true
