@@ -13,7 +13,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"looprig/rig"
-	"looprig/rig/hub"
 )
 
 // TestDiskFullTmpfs fills a real (small) tmpfs with a turn's output. The
@@ -34,17 +33,8 @@ func TestDiskFullTmpfs(t *testing.T) {
 	}
 	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
 	dir := filepath.Join(mnt, "store")
-	id := newStoppedSession(t, dir)
-	st := openStore(t, dir)
 	ctx := context.Background()
-	s, err := defineRig(t, st).RestoreSession(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := collect(s.Subscribe(hub.Filter{AllLoops: true}))
-	if _, err := s.Submit(ctx, chatty); err != nil {
-		t.Fatal(err)
-	}
+	id, st, s, c := startChatty(t, dir)
 	checkDiskFullFault(t, s, c)
 	s.Shutdown(ctx)
 	<-c.done

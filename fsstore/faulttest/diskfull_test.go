@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"looprig/fsstore"
 	"looprig/fsstore/internal/seam"
 	"looprig/rig"
 	"looprig/rig/event"
@@ -84,6 +85,23 @@ func (c *collector) snapshot() (map[uint64]string, bool) {
 // (SessionFaulted — an ephemeral event, which the hub may drop for a
 // subscriber whose queue is full of live output, as it says by counting
 // drops), and refuses further writes.
+// startChatty creates a stopped session in a store at dir, restores it
+// and submits chatty to it, collecting its events.
+func startChatty(t *testing.T, dir string) (uuid.UUID, *fsstore.Store, *rig.Session, *collector) {
+	t.Helper()
+	id := newStoppedSession(t, dir)
+	st := openStore(t, dir)
+	s, err := defineRig(t, st).RestoreSession(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := collect(s.Subscribe(hub.Filter{AllLoops: true}))
+	if _, err := s.Submit(context.Background(), chatty); err != nil {
+		t.Fatal(err)
+	}
+	return id, st, s, c
+}
+
 func checkDiskFullFault(t *testing.T, s *rig.Session, c *collector) {
 	t.Helper()
 	select {
@@ -131,17 +149,8 @@ func ledgerSize(t *testing.T, dir string, id uuid.UUID) int64 {
 // acknowledged is lost, and the store reopens and restores.
 func TestDiskFullInjected(t *testing.T) {
 	dir := t.TempDir()
-	id := newStoppedSession(t, dir)
-	st := openStore(t, dir)
 	ctx := context.Background()
-	s, err := defineRig(t, st).RestoreSession(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := collect(s.Subscribe(hub.Filter{AllLoops: true}))
-	if _, err := s.Submit(ctx, chatty); err != nil {
-		t.Fatal(err)
-	}
+	id, st, s, c := startChatty(t, dir)
 	c.waitOutputs(t, 3)
 	restore := seam.Set(func(p seam.Point, path string) error {
 		if p == seam.LedgerWrite {
