@@ -143,6 +143,9 @@ func (m *model) eventsPane(w, h int) []string {
 	}
 	if outLines := v.outLines + uint64(len(pend)); outLines > 0 {
 		n := commas(outLines) + " lines"
+		if outLines == 1 {
+			n = "1 line"
+		}
 		if v.live.dropped > 0 {
 			n = "≈" + n // dropped deltas are filled in from checkpoints, by bytes
 		}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"looprig/internal/atomicfile"
 )
 
 // seenFile is the file in the store's local directory that remembers,
@@ -118,26 +120,11 @@ func (s *seenState) saved() tea.Cmd {
 	return s.save()
 }
 
-// writeSeen writes doc to path atomically (a temporary file, 0600, renamed
-// over it).
+// writeSeen writes doc to path atomically (0600).
 func writeSeen(path string, doc seenDoc) error {
 	b, err := json.Marshal(doc)
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".seen-*")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(b)
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil {
-		os.Remove(tmp.Name())
-		return errors.Join(werr, cerr)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	return atomicfile.WriteFile(path, b)
 }
