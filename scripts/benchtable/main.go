@@ -95,6 +95,8 @@ var figures = []figure{
 	{name: "TUI View, 10k sessions + 10k lines, 200×60", ours: m("BenchmarkView", "ns/op"), kind: "ns", target: "≤ 2 ms", check: atMost(2e6)},
 	{name: "TUI 2M-line turn (seq): key→frame p99", ours: m("BenchmarkEventPath2M/seq", "p99-key-ms"), kind: "ms", target: "≤ 100 ms", check: atMost(100)},
 	{name: "TUI 2M-line turn (line by line): key→frame p99", ours: m("BenchmarkEventPath2M/flushed", "p99-key-ms"), kind: "ms", target: "≤ 100 ms", check: atMost(100)},
+	{name: "TUI 2M-line turn, every line coloured (SGR rendered by termrender): key→frame p99", ours: m("BenchmarkEventPath2M/colour", "p99-key-ms"), kind: "ms", target: "≤ 100 ms", check: atMost(100)},
+	{name: "TUI 2M-line turn, every line coloured: peak heap (incl. garbage)", ours: m("BenchmarkEventPath2M/colour", "peak-heap-MB"), kind: "MB", target: "bounded (≤ 256 MB)", check: atMost(256)},
 	{name: "TUI 2M-line turn (line by line): peak heap (incl. garbage)", ours: m("BenchmarkEventPath2M/flushed", "peak-heap-MB"), kind: "MB", target: "bounded (≤ 256 MB)", check: atMost(256)},
 	{name: "TUI 2M-line turn (line by line): lines/s absorbed", ours: m("BenchmarkEventPath2M/flushed", "lines/s"), kind: "rate"},
 	{name: "TUI 2M-line turn (line by line): frames, MB written", ours: m("BenchmarkEventPath2M/flushed", "frames"), base: p("BenchmarkEventPath2M/flushed", "written-MB"), kind: "n"},
