@@ -83,6 +83,11 @@ func (m *model) sessionKey(v *sessView, msg tea.KeyMsg) tea.Cmd {
 		}
 		v.busy = busyInterrupting
 		return tea.Batch(m.interruptCmd(v.id, v.live.c), m.spin.start())
+	case key.Matches(msg, k.Screen):
+		if why := v.notMutable(); why != "" {
+			return m.status.flash("f: "+why, clsError)
+		}
+		return m.focusScreen(v)
 	case key.Matches(msg, k.Approve, k.Deny):
 		approve := key.Matches(msg, k.Approve)
 		if why := v.notMutable(); why != "" {

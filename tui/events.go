@@ -100,6 +100,9 @@ func (m *model) eventsPane(w, h int) []string {
 		footer = append(footer, st.warn.s(fit(" ⚠ the journal ends here: turn "+strconv.Itoa(v.f.openTurn.index)+" was running when its holder died — r restores", iw)))
 	}
 	rows -= len(footer)
+	if v.screen != nil && v.follow {
+		return m.screenPane(v, w, h, rows, footer)
+	}
 	pend := v.pending()
 	total := v.ring.len() + len(pend)
 	scroll := 0
@@ -184,4 +187,33 @@ func (m *model) progressLine(v *sessView, iw int) string {
 	}
 	bar := strings.Repeat("█", filled) + strings.Repeat("░", bw-filled)
 	return st.ev[clsRestore].s(fit(label+bar, iw))
+}
+
+// screenPane draws the events pane while the turn's full-screen program
+// shows its screen (screen.go): the screen's rows, indented as output is,
+// the rows that do not fit cut at the bottom, then the footer.
+func (m *model) screenPane(v *sessView, w, h, rows int, footer []string) []string {
+	iw := w - 2
+	focused := m.focusedView() == v
+	lines := v.screen.lines(v.prof, focused)
+	content := make([]string, 0, h)
+	for i := 0; i < rows && i < len(lines); i++ {
+		content = append(content, "  "+fitStyled(lines[i], iw-2))
+	}
+	for len(content) < rows {
+		content = append(content, spaces(iw))
+	}
+	content = append(content, footer...)
+	right := "full-screen · f gives it the keys"
+	if focused {
+		right = "full-screen · keys go to it · ctrl+] gives them back"
+	}
+	if !v.takesCommands() {
+		right = "full-screen"
+	}
+	title := "Events · screen"
+	if t := v.f.openTurn; t != nil && t.id == v.screen.turnID {
+		title = "Events · turn " + strconv.Itoa(t.index) + "'s screen"
+	}
+	return m.box(title, right, m.focus == paneEvents || focused, w, h, content)
 }

@@ -14,13 +14,15 @@ import (
 // esc or alt: esc only closes dialogs, the help and the input line, clears
 // the filter and dismisses banners. I interrupts the running turn as ^C
 // does in a terminal (the host sends the turn ^C first); ctrl+c is the
-// TUI's own and never reaches a turn. q and ctrl+c detach: the sessions
+// TUI's own and never reaches a turn, except while f has given the keys
+// to a full-screen program (screenfocus.go: ctrl+] gives them back). q
+// and ctrl+c detach: the sessions
 // keep running in their hosts. q asks first only while a turn runs in an
 // attached session (it goes on in the background); ctrl+c never asks.
 type keyMap struct {
 	Up, Down, Top, Bottom, PageUp, PageDown key.Binding
 	Tab, BackTab, Enter                     key.Binding
-	New, Restore, Input, Interrupt          key.Binding
+	New, Restore, Input, Interrupt, Screen  key.Binding
 	Approve, Deny, Shutdown, Break, Delete  key.Binding
 	Filter, Theme, Help, Quit, ForceQuit    key.Binding
 	Dismiss, NeedsMe, RestoreAll            key.Binding
@@ -44,6 +46,7 @@ func defaultKeys() keyMap {
 		Restore:    b("r", "restore the session, or attach to it", "r"),
 		Input:      b("i", "input (to the running turn if any)", "i"),
 		Interrupt:  b("I", "interrupt the running turn (as ^C)", "I"),
+		Screen:     b("f", "keys to the full-screen program (ctrl+] gives them back)", "f"),
 		Approve:    b("a", "approve the open gate", "a"),
 		Deny:       b("d", "deny the open gate", "d"),
 		Shutdown:   b("X", "shut the session down", "X"),
@@ -63,7 +66,7 @@ func defaultKeys() keyMap {
 // mutating are the bindings that change a session; they are disabled (and
 // help says why) for sessions that are read-only.
 func (k keyMap) mutating() []key.Binding {
-	return []key.Binding{k.Input, k.Interrupt, k.Approve, k.Deny, k.Shutdown}
+	return []key.Binding{k.Input, k.Interrupt, k.Screen, k.Approve, k.Deny, k.Shutdown}
 }
 
 // helpGroups orders the bindings in the help screen.
@@ -79,7 +82,7 @@ func (k keyMap) helpGroups() []struct {
 			key.NewBinding(key.WithHelp("pgup/pgdn", "page up / down")),
 			key.NewBinding(key.WithHelp("tab/⇧tab", "next / previous pane")), k.Enter}},
 		{"sessions", []key.Binding{k.New, k.Restore, k.RestoreAll, k.Break, k.Delete, k.Filter, k.NeedsMe}},
-		{"the selected session", []key.Binding{k.Input, k.Interrupt, k.Approve, k.Deny, k.Shutdown}},
+		{"the selected session", []key.Binding{k.Input, k.Interrupt, k.Screen, k.Approve, k.Deny, k.Shutdown}},
 		{"the input line", []key.Binding{
 			key.NewBinding(key.WithHelp("enter", "submit it, or send it to the turn")),
 			key.NewBinding(key.WithHelp("ctrl+d", "end of file to the running turn")),

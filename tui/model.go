@@ -183,17 +183,19 @@ type model struct {
 	creating int                  // creates in flight
 
 	// the components
-	focus     pane
-	list      sessionList
-	detail    detailPane
-	dialog    dialog
-	help      *helpView
-	input     *inputBar
-	inputGen  int // the input lines opened in turn-input mode (their echo polls)
-	status    statusBar
-	spin      spinner
-	globalErr *opFailure // a failure of no session (a create), shown in the strip
-	liveN     int        // sessions live in a host (countLive, after each message that may change it)
+	focus    pane
+	list     sessionList
+	detail   detailPane
+	dialog   dialog
+	help     *helpView
+	input    *inputBar
+	inputGen int // the input lines opened in turn-input mode (their echo polls)
+	// screenFocus: the full-screen program that has the keys (screenfocus.go)
+	screenFocus *screenFocus
+	status      statusBar
+	spin        spinner
+	globalErr   *opFailure // a failure of no session (a create), shown in the strip
+	liveN       int        // sessions live in a host (countLive, after each message that may change it)
 
 	quitting string // shown while the TUI detaches at quit
 

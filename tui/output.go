@@ -50,9 +50,33 @@ func (v *sessView) output(turnID string, cls lineClass, text string) {
 		v.outTurn = turnID
 		v.outCls = cls
 	}
+	wasFull := v.out.FullScreen()
 	v.out.WriteString(text)
 	v.pushOut(cls, v.out.Final())
 	v.pendDirty = true
+	v.feedScreen(turnID, text, wasFull || v.out.FullScreen())
+}
+
+// feedScreen feeds text to the screen of the turn's full-screen program
+// (screen.go), starting one when the output has (or had, in this text)
+// the alternate screen, and dropping it once the program left it.
+func (v *sessView) feedScreen(turnID, text string, full bool) {
+	if v.screen != nil && v.screen.turnID != turnID {
+		v.screen = nil
+	}
+	if v.screen == nil {
+		if !full {
+			return
+		}
+		v.screen = newTurnScreen(turnID, v.screenSize[0], v.screenSize[1])
+		if v.screen == nil {
+			return
+		}
+	}
+	v.screen.write(text)
+	if !v.screen.active() {
+		v.screen = nil
+	}
 }
 
 // flushPending ends the output shown so far (the turn ended, or something
@@ -66,6 +90,7 @@ func (v *sessView) flushPending() {
 	v.out = nil
 	v.outTurn = ""
 	v.pend, v.pendDirty = nil, false
+	v.screen = nil
 }
 
 // pushOut pushes final output lines into the ring. Of more lines than the
@@ -145,5 +170,7 @@ func fitStyled(s string, w int) string {
 func (m *model) newSessView(id string) *sessView {
 	v := newSessView(id)
 	v.prof = outProfile(m.renderer)
+	cols, rows := m.turnSize()
+	v.screenSize = [2]int{cols, rows}
 	return v
 }

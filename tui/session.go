@@ -46,9 +46,14 @@ type sessView struct {
 	pend      []string // cache of out.Pending(), valid unless pendDirty
 	pendDirty bool
 	pendSeen  int // pending lines at the last settleScroll
-	lastSeq   uint64
-	outLines  uint64
-	added     int // lines added since the last frame (keeps a scrolled view still)
+	// screen: the turn's full-screen program, while it has the alternate
+	// screen (screen.go); screenSize: the size it is made with, the turn
+	// terminal's (model.turnSize).
+	screen     *turnScreen
+	screenSize [2]int
+	lastSeq    uint64
+	outLines   uint64
+	added      int // lines added since the last frame (keeps a scrolled view still)
 
 	journal journalReader
 	used    int // LRU clock of the last time it was shown

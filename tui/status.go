@@ -75,9 +75,16 @@ func (s *statusBar) view(m *model, w int) string {
 	}
 	rest := max(0, avail-storeW-2)
 	var mid string
-	if s.msg != "" {
+	switch {
+	case m.screenFocus != nil && (s.msg == "" || s.cls != clsError):
+		text := " ⌨ keys go to the full-screen program · ctrl+] gives them back"
+		if m.focusedView() == nil {
+			text = " the full-screen program ended: the next key returns to looprig"
+		}
+		mid = st.warn.s(fit(text, rest))
+	case s.msg != "":
 		mid = st.ev[s.cls].s(fit(s.msg, rest))
-	} else {
+	default:
 		mid = m.hints(rest)
 		if lead, lw := s.lead(m, rest); lw > 0 {
 			// the hints that fit after it, if any

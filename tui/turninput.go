@@ -75,6 +75,7 @@ type turnSend struct {
 	index  int
 	text   string // sent first when not empty
 	eof    bool   // then an end of file
+	quiet  bool   // keys to a full-screen program: no note when sent
 }
 
 type (
@@ -231,6 +232,13 @@ func (b *inputBar) turnKey(m *model, msg tea.KeyMsg) (handled bool, cmd tea.Cmd)
 // queueSend sends s to v's running turn, after the sends before it.
 func (m *model) queueSend(v *sessView, s turnSend) tea.Cmd {
 	if v.live.sending {
+		// Keys typed while a send is in flight go together in one send.
+		if n := len(v.live.queue); n > 0 && s.quiet {
+			if last := &v.live.queue[n-1]; last.quiet && last.turnID == s.turnID && !last.eof {
+				last.text += s.text
+				return nil
+			}
+		}
 		v.live.queue = append(v.live.queue, s)
 		return nil
 	}
@@ -282,8 +290,11 @@ func (m *model) onInputSent(msg inputSentMsg) tea.Cmd {
 		}
 		return m.status.flash(note, clsError)
 	}
-	m.h.log.Info("input sent", "session", v.id, "turn", s.index, "bytes", n, "hidden", hidden, "eof", s.eof)
+	if s.quiet {
+		return m.sendNext(v, nil)
+	}
 	var note string
+	m.h.log.Info("input sent", "session", v.id, "turn", s.index, "bytes", n, "hidden", hidden, "eof", s.eof)
 	switch {
 	case hidden && s.eof:
 		note = "sent hidden input (" + plural(n, "byte") + ") and end of file"
@@ -296,7 +307,12 @@ func (m *model) onInputSent(msg inputSentMsg) tea.Cmd {
 	default:
 		note = "sent " + plural(n, "byte") + " to turn " + strconv.Itoa(s.index)
 	}
-	cmd := m.status.flash(note, clsOK)
+	return m.sendNext(v, m.status.flash(note, clsOK))
+}
+
+// sendNext starts the next queued send of v, if any still has its turn
+// running, batched with cmd.
+func (m *model) sendNext(v *sessView, cmd tea.Cmd) tea.Cmd {
 	for len(v.live.queue) > 0 && v.attached() {
 		next := v.live.queue[0]
 		v.live.queue = v.live.queue[1:]
@@ -349,7 +365,12 @@ func (m *model) turnSize() (cols, rows int) {
 // session (a window resize).
 func (m *model) resizeAll() tea.Cmd {
 	var cmds []tea.Cmd
+	cols, rows := m.turnSize()
 	for _, v := range m.sessions {
+		v.screenSize = [2]int{cols, rows}
+		if v.screen != nil {
+			v.screen.resize(cols, rows)
+		}
 		cmds = append(cmds, m.resizeTurn(v))
 	}
 	return tea.Batch(cmds...)

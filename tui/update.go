@@ -112,6 +112,9 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 // of the selected session (actions.go).
 func (m *model) onKey(msg tea.KeyMsg) tea.Cmd {
 	k := m.keys
+	if m.screenFocus != nil {
+		return m.screenKey(msg)
+	}
 	if key.Matches(msg, k.ForceQuit) {
 		return m.forceQuit()
 	}

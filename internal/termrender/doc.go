@@ -49,8 +49,10 @@
 //   - the screen of a full-screen program (top, less, vim): from the
 //     switch to the alternate screen (CSI ? 1049 h, 1047 h or 47 h) to the
 //     switch back, nothing is shown; a notice line stands in its place
-//     ("[full-screen program: its screen is not shown here; …]") and
-//     another marks its end, so the transcript stays line output;
+//     ("[full-screen program: its screen is not part of the line
+//     output]") and another marks its end, so the transcript stays line
+//     output (FullScreen says when a view that can draw a screen, such as
+//     the TUI's, should feed the bytes to a terminal emulator instead);
 //   - OSC, DCS, APC, PM and SOS strings, payload included (OSC 52
 //     clipboard, OSC 8 hyperlinks: the link text that follows the OSC is
 //     kept, the URL is not). A string ends at ST (ESC \) or BEL, or is

@@ -221,7 +221,7 @@ func (r *Renderer) param(i int, def int) int {
 
 // Notices that stand for a full-screen program's screen.
 const (
-	altEnter = "[full-screen program: its screen is not shown here; looprig shows line output]"
+	altEnter = "[full-screen program: its screen is not part of the line output]"
 	altLeave = "[full-screen program ended]"
 )
 

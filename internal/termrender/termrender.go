@@ -149,6 +149,12 @@ func (r *Renderer) WriteString(s string) (int, error) {
 	return r.Write([]byte(s))
 }
 
+// FullScreen says whether a full-screen program has the alternate screen
+// at the end of what was written so far: its screen is not rendered here
+// (a notice line stands in for it), so a view that can show a screen may
+// feed the same bytes to a terminal emulator meanwhile.
+func (r *Renderer) FullScreen() bool { return r.alt }
+
 // Final returns the lines that became final since the last call: they
 // can no longer change. Call it after each Write (or regularly): the
 // renderer keeps them until then.

@@ -1,0 +1,134 @@
+package tui
+
+import (
+	"io"
+	"strings"
+
+	uv "github.com/charmbracelet/ultraviolet"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/vt"
+
+	"looprig/internal/termrender"
+)
+
+// A full-screen program's screen in the events pane. While a turn's
+// output has the alternate screen (termrender.Renderer.FullScreen: top,
+// less, vim), the bytes of that turn are also fed to a virtual terminal
+// (charmbracelet/x/vt) the size of the turn's terminal, and the events
+// pane draws its screen instead of the transcript. The transcript keeps
+// the renderer's notice lines; the screen is gone when the program leaves
+// the alternate screen or the turn ends.
+//
+// Safety: nothing of the emulator reaches the user's terminal directly.
+// Each row is rebuilt from the emulator's cells (their text and style
+// only: no hyperlinks, titles or other state) as plain text with SGR, and
+// that goes through termrender like any output line, so the row holds
+// printable text and SGR that looprig itself emits, mapped to the TUI's
+// colour profile.
+//
+// The emulator answers a program's queries (device attributes, cursor
+// position, colours) on its input pipe, a synchronous io.Pipe that would
+// block Update until read. looprig does not relay them, so the pipe is
+// closed at once: an answer fails at once and is dropped, as if the
+// terminal did not support the query (programs time out and go on).
+
+// turnScreen is the virtual terminal of one turn's full-screen program.
+type turnScreen struct {
+	turnID string
+	emu    *vt.Emulator
+	// rows caches the rendered screen; nil after a write or resize.
+	rows   []string
+	prof   termrender.Profile
+	cursor bool // rows were rendered with the cursor drawn
+	// appCursor: the program asked for application cursor keys (DECCKM),
+	// so arrows are sent as ESC O A rather than ESC [ A.
+	appCursor bool
+}
+
+// newTurnScreen returns a screen of cols×rows for turn turnID, or nil if
+// the emulator's answers could not be switched off (an emulator whose
+// input pipe is not closable would block the TUI on the first query).
+func newTurnScreen(turnID string, cols, rows int) *turnScreen {
+	emu := vt.NewEmulator(max(1, cols), max(1, rows))
+	c, ok := emu.InputPipe().(io.Closer)
+	if !ok || c.Close() != nil {
+		return nil
+	}
+	s := &turnScreen{turnID: turnID, emu: emu}
+	emu.SetCallbacks(vt.Callbacks{
+		EnableMode: func(m ansi.Mode) {
+			if m == ansi.ModeCursorKeys {
+				s.appCursor = true
+			}
+		},
+		DisableMode: func(m ansi.Mode) {
+			if m == ansi.ModeCursorKeys {
+				s.appCursor = false
+			}
+		},
+	})
+	return s
+}
+
+// write feeds output bytes to the emulator.
+func (s *turnScreen) write(p string) {
+	s.emu.WriteString(p)
+	s.rows = nil
+}
+
+// resize follows the turn's terminal size.
+func (s *turnScreen) resize(cols, rows int) {
+	cols, rows = max(1, cols), max(1, rows)
+	if cols == s.emu.Width() && rows == s.emu.Height() {
+		return
+	}
+	s.emu.Resize(cols, rows)
+	s.rows = nil
+}
+
+// active says whether the program still has the alternate screen.
+func (s *turnScreen) active() bool { return s.emu.IsAltScreen() }
+
+// lines returns the screen's rows rendered for profile p, the cursor
+// drawn in reverse video when cursor is set and the program shows it.
+func (s *turnScreen) lines(p termrender.Profile, cursor bool) []string {
+	if s.rows != nil && s.prof == p && s.cursor == cursor {
+		return s.rows
+	}
+	w, h := s.emu.Width(), s.emu.Height()
+	cur := s.emu.CursorPosition()
+	showCursor := cursor && !s.emu.CursorHidden()
+	rows := make([]string, h)
+	var b strings.Builder
+	for y := range h {
+		b.Reset()
+		var pen uv.Style
+		for x := 0; x < w; x++ {
+			c := s.emu.CellAt(x, y)
+			content, st, width := " ", uv.Style{}, 1
+			if c != nil {
+				if c.Width == 0 && c.Content == "" {
+					continue // the second column of a wide character
+				}
+				st, width = c.Style, max(1, c.Width)
+				if c.Content != "" {
+					content = c.Content
+				}
+			}
+			if showCursor && x == cur.X && y == cur.Y {
+				st.Attrs ^= uv.AttrReverse
+			}
+			if !st.Equal(&pen) {
+				b.WriteString(uv.StyleDiff(&pen, &st))
+				pen = st
+			}
+			b.WriteString(content)
+			x += width - 1
+		}
+		// termrender keeps the text and the SGR, drops anything else, and
+		// maps colours to the profile.
+		rows[y] = strings.TrimRight(termrender.String(b.String(), p), "\n")
+	}
+	s.rows, s.prof, s.cursor = rows, p, cursor
+	return rows
+}

@@ -1,0 +1,137 @@
+package tui
+
+import (
+	"unicode/utf8"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// Focus on a full-screen program. While the selected, attached session's
+// turn shows its screen (screen.go), f focuses it: every key, ctrl+c
+// included, goes to the program as a terminal would send it, until
+// ctrl+] (leaveScreenKey) gives the keys back to looprig. When the
+// program ends meanwhile, the next key only gives them back, so a key
+// meant for the program never reaches looprig's own bindings (a q typed
+// to quit less must not quit looprig as well).
+//
+// The keys are sent as input to the turn's terminal, queued per session
+// with the input line's sends (turninput.go), quietly: no status note per
+// key. Programs that draw a screen turn their terminal's echo off, so the
+// host journals each send as hidden input, its length only.
+
+const leaveScreenKey = tea.KeyCtrlCloseBracket
+
+// screenFocus is the session whose full-screen program has the keys.
+type screenFocus struct {
+	id     string
+	turnID string
+}
+
+// focusScreen gives the keys to the full-screen program of v (f).
+func (m *model) focusScreen(v *sessView) tea.Cmd {
+	switch {
+	case v == nil || v.screen == nil:
+		return m.status.flash("no full-screen program is showing (i types a line into a running turn)", clsError)
+	case !v.takesCommands():
+		return m.status.flash("not attached to its host: r attaches", clsError)
+	}
+	m.screenFocus = &screenFocus{id: v.id, turnID: v.screen.turnID}
+	v.follow, v.scroll = true, 0
+	return m.status.flash("keys go to the program · ctrl+] gives them back", clsOK)
+}
+
+// focusedView returns the session whose program has the keys and still
+// shows its screen, or nil when the focus is gone (the program or its
+// turn ended, the host went away).
+func (m *model) focusedView() *sessView {
+	f := m.screenFocus
+	if f == nil {
+		return nil
+	}
+	v := m.sessions[f.id]
+	if v == nil || v.screen == nil || v.screen.turnID != f.turnID || !v.takesCommands() {
+		return nil
+	}
+	return v
+}
+
+// screenKey handles a key while a program has the focus.
+func (m *model) screenKey(msg tea.KeyMsg) tea.Cmd {
+	v := m.focusedView()
+	if v == nil {
+		m.screenFocus = nil
+		return m.status.flash("the full-screen program ended: keys go to looprig again", clsOK)
+	}
+	if msg.Type == leaveScreenKey {
+		m.screenFocus = nil
+		return m.status.flash("keys go to looprig again (f gives them to the program)", clsOK)
+	}
+	b := keyBytes(msg, v.screen.appCursor)
+	if len(b) == 0 {
+		return nil
+	}
+	return m.queueSend(v, turnSend{turnID: v.screen.turnID, index: v.f.openTurn.index, text: string(b), quiet: true})
+}
+
+// keyBytes is what a terminal sends for key k: its text, its control
+// character, or its escape sequence (xterm's), with ESC before it for
+// alt. appCursor selects the application cursor keys (ESC O A). Keys with
+// no such bytes give nil.
+func keyBytes(k tea.KeyMsg, appCursor bool) []byte {
+	var b []byte
+	switch {
+	case k.Type == tea.KeyRunes:
+		for _, r := range k.Runes {
+			b = utf8.AppendRune(b, r)
+		}
+		if k.Paste {
+			return b
+		}
+	case k.Type == tea.KeySpace:
+		b = []byte{' '}
+	case k.Type >= 0 && k.Type <= 127:
+		// The control keys are their own codes: ctrl+a is 1, enter 13,
+		// tab 9, esc 27, backspace 127.
+		b = []byte{byte(k.Type)}
+	default:
+		seq, ok := keySeqs[k.Type]
+		if !ok {
+			return nil
+		}
+		if appCursor {
+			if app, ok := appCursorSeqs[k.Type]; ok {
+				seq = app
+			}
+		}
+		b = []byte(seq)
+	}
+	if k.Alt {
+		b = append([]byte{0x1b}, b...)
+	}
+	return b
+}
+
+// keySeqs are xterm's sequences for the keys that have one.
+var keySeqs = map[tea.KeyType]string{
+	tea.KeyUp: "\x1b[A", tea.KeyDown: "\x1b[B", tea.KeyRight: "\x1b[C", tea.KeyLeft: "\x1b[D",
+	tea.KeyHome: "\x1b[H", tea.KeyEnd: "\x1b[F",
+	tea.KeyShiftTab: "\x1b[Z",
+	tea.KeyInsert:   "\x1b[2~", tea.KeyDelete: "\x1b[3~", tea.KeyPgUp: "\x1b[5~", tea.KeyPgDown: "\x1b[6~",
+	tea.KeyCtrlPgUp: "\x1b[5;5~", tea.KeyCtrlPgDown: "\x1b[6;5~",
+	tea.KeyShiftUp: "\x1b[1;2A", tea.KeyShiftDown: "\x1b[1;2B", tea.KeyShiftRight: "\x1b[1;2C", tea.KeyShiftLeft: "\x1b[1;2D",
+	tea.KeyShiftHome: "\x1b[1;2H", tea.KeyShiftEnd: "\x1b[1;2F",
+	tea.KeyCtrlUp: "\x1b[1;5A", tea.KeyCtrlDown: "\x1b[1;5B", tea.KeyCtrlRight: "\x1b[1;5C", tea.KeyCtrlLeft: "\x1b[1;5D",
+	tea.KeyCtrlHome: "\x1b[1;5H", tea.KeyCtrlEnd: "\x1b[1;5F",
+	tea.KeyCtrlShiftUp: "\x1b[1;6A", tea.KeyCtrlShiftDown: "\x1b[1;6B", tea.KeyCtrlShiftRight: "\x1b[1;6C", tea.KeyCtrlShiftLeft: "\x1b[1;6D",
+	tea.KeyCtrlShiftHome: "\x1b[1;6H", tea.KeyCtrlShiftEnd: "\x1b[1;6F",
+	tea.KeyF1: "\x1bOP", tea.KeyF2: "\x1bOQ", tea.KeyF3: "\x1bOR", tea.KeyF4: "\x1bOS",
+	tea.KeyF5: "\x1b[15~", tea.KeyF6: "\x1b[17~", tea.KeyF7: "\x1b[18~", tea.KeyF8: "\x1b[19~",
+	tea.KeyF9: "\x1b[20~", tea.KeyF10: "\x1b[21~", tea.KeyF11: "\x1b[23~", tea.KeyF12: "\x1b[24~",
+}
+
+// appCursorSeqs replace keySeqs' while the program asked for application
+// cursor keys (DECCKM).
+var appCursorSeqs = map[tea.KeyType]string{
+	tea.KeyUp: "\x1bOA", tea.KeyDown: "\x1bOB", tea.KeyRight: "\x1bOC", tea.KeyLeft: "\x1bOD",
+	tea.KeyHome: "\x1bOH", tea.KeyEnd: "\x1bOF",
+}
