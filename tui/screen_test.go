@@ -1,0 +1,257 @@
+package tui
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"looprig/internal/termrender"
+	"looprig/rig/event"
+	"looprig/rig/journal"
+	"looprig/rig/storage/memstore"
+)
+
+// The emulator's answers to a program's queries must never block: its
+// input pipe is synchronous and nobody reads it.
+func TestScreenQueriesDoNotBlock(t *testing.T) {
+	s := newTurnScreen("t", 80, 24)
+	if s == nil {
+		t.Fatal("newTurnScreen: nil")
+	}
+	queries := []string{
+		"\x1b[?1049h",
+		"\x1b[c", "\x1b[>c", "\x1b[0c", // device attributes
+		"\x1b[5n", "\x1b[6n", "\x1b[?6n", // status and cursor position reports
+		"\x1b[?1$p", "\x1b[4$p", // mode reports
+		"\x1b]10;?\x07", "\x1b]11;?\x07", "\x1b]12;?\x1b\\", // colour queries
+		"\x1b[?2048h", // in-band resize reports, then a resize
+		"\x1b[?1004h", // focus reports
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, q := range queries {
+			s.write(q)
+		}
+		s.resize(100, 30)
+		s.write("still here")
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the emulator blocked on a query's answer")
+	}
+	if got := strings.Join(s.lines(termrender.NoColor, false), "\n"); !strings.Contains(got, "still here") {
+		t.Fatalf("screen after the queries:\n%s", got)
+	}
+}
+
+// A screen's rows hold printable text and looprig's SGR only, whatever the
+// program writes: no OSC (52, 8, titles), no DCS, no cursor movement or
+// mode switch, no C1 or bidi controls.
+func TestScreenRowsAreSafe(t *testing.T) {
+	hostile := "\x1b[?1049h\x1b[2J\x1b[H" +
+		"\x1b]52;c;SGVsbG8=\x07\x1b]0;title\x07\x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\ " +
+		"\x1bP1$qm\x1b\\\x1b[5;5H\x1b[31;1mred\x1b[0m \u202eevil\u202c \u009b31m c1 " +
+		"\x1b[10;1H\x1b[38;2;1;2;3;48;5;200m" + strings.Repeat("日本", 50) + "\x1b[0m" +
+		"\x1b[?25l\x1b[?1000h\x1b[12;1H\x1b[4:3mcurly\x1b[0m\x1b[?2004h"
+	for _, p := range []termrender.Profile{termrender.NoColor, termrender.ANSI, termrender.ANSI256, termrender.TrueColor} {
+		s := newTurnScreen("t", 60, 14)
+		s.write(hostile)
+		if !s.active() {
+			t.Fatal("not on the alternate screen")
+		}
+		for _, cursor := range []bool{false, true} {
+			rows := s.lines(p, cursor)
+			if len(rows) != 14 {
+				t.Fatalf("%d rows, want 14", len(rows))
+			}
+			all := strings.Join(rows, "\n")
+			for _, want := range []string{"link", "red", "evil", "curly", "日本"} {
+				if !strings.Contains(all, want) {
+					t.Errorf("profile %d: %q not drawn:\n%s", p, want, all)
+				}
+			}
+			for _, bad := range []string{"\u202e", "\u009b", "SGVsbG8", "title", "http://evil"} {
+				if strings.Contains(all, bad) {
+					t.Errorf("profile %d: %q drawn:\n%q", p, bad, all)
+				}
+			}
+			for i, r := range rows {
+				if err := onlySGR(r); err != nil {
+					t.Errorf("profile %d, row %d: %v: %q", p, i, err, r)
+				}
+				if p == termrender.NoColor && strings.ContainsRune(r, '\x1b') {
+					t.Errorf("plain profile, row %d has escapes: %q", i, r)
+				}
+			}
+		}
+	}
+}
+
+// The screen keeps a program's colours (mapped to the profile) and draws
+// the cursor in reverse video only when asked (the program has the keys).
+func TestScreenColoursAndCursor(t *testing.T) {
+	s := newTurnScreen("t", 20, 4)
+	s.write("\x1b[?1049h\x1b[H\x1b[31mred\x1b[0m plain\x1b[2;3H")
+	rows := s.lines(termrender.ANSI, false)
+	if !strings.Contains(rows[0], "\x1b[31mred") || !strings.Contains(rows[0], " plain") {
+		t.Fatalf("row 0: %q", rows[0])
+	}
+	if strings.Contains(rows[1], "\x1b[7m") {
+		t.Fatalf("cursor drawn without the keys: %q", rows[1])
+	}
+	rows = s.lines(termrender.ANSI, true)
+	if !strings.HasPrefix(rows[1], "  \x1b[7m \x1b[") {
+		t.Fatalf("cursor not at row 1, column 2 in reverse video: %q", rows[1])
+	}
+	s.write("\x1b[?25l") // the program hides it
+	if rows = s.lines(termrender.ANSI, true); strings.Contains(rows[1], "\x1b[7m") {
+		t.Fatalf("hidden cursor drawn: %q", rows[1])
+	}
+	s.write("\x1b[?1049l")
+	if s.active() {
+		t.Fatal("still on the alternate screen after 1049l")
+	}
+}
+
+func TestKeyBytes(t *testing.T) {
+	cases := []struct {
+		k         tea.KeyMsg
+		appCursor bool
+		want      string
+	}{
+		{tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")}, false, "q"},
+		{tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("é/")}, false, "é/"},
+		{tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("x"), Alt: true}, false, "\x1bx"},
+		{tea.KeyMsg{Type: tea.KeySpace}, false, " "},
+		{tea.KeyMsg{Type: tea.KeyEnter}, false, "\r"},
+		{tea.KeyMsg{Type: tea.KeyTab}, false, "\t"},
+		{tea.KeyMsg{Type: tea.KeyBackspace}, false, "\x7f"},
+		{tea.KeyMsg{Type: tea.KeyEsc}, false, "\x1b"},
+		{tea.KeyMsg{Type: tea.KeyCtrlC}, false, "\x03"},
+		{tea.KeyMsg{Type: tea.KeyCtrlD}, false, "\x04"},
+		{tea.KeyMsg{Type: tea.KeyUp}, false, "\x1b[A"},
+		{tea.KeyMsg{Type: tea.KeyUp}, true, "\x1bOA"},
+		{tea.KeyMsg{Type: tea.KeyLeft}, true, "\x1bOD"},
+		{tea.KeyMsg{Type: tea.KeyHome}, false, "\x1b[H"},
+		{tea.KeyMsg{Type: tea.KeyPgDown}, true, "\x1b[6~"},
+		{tea.KeyMsg{Type: tea.KeyShiftTab}, false, "\x1b[Z"},
+		{tea.KeyMsg{Type: tea.KeyCtrlRight}, false, "\x1b[1;5C"},
+		{tea.KeyMsg{Type: tea.KeyF1}, false, "\x1bOP"},
+		{tea.KeyMsg{Type: tea.KeyF12}, false, "\x1b[24~"},
+		{tea.KeyMsg{Type: tea.KeyF20}, false, ""},
+	}
+	for _, c := range cases {
+		if got := string(keyBytes(c.k, c.appCursor)); got != c.want {
+			t.Errorf("keyBytes(%v, app %v) = %q, want %q", c.k, c.appCursor, got, c.want)
+		}
+	}
+}
+
+// withFullScreen is a live session whose running turn shows a full-screen
+// program (a colour golden shows its screen in the events pane).
+func withFullScreen(t *testing.T, m Model) Model {
+	m = withMixedList(t, m)
+	v := m.sessions[fakeID(1)]
+	at := fixedNow.Add(-5e9)
+	screen := "\x1b[?1049h\x1b[2J\x1b[H\x1b[7m top - 10:00:00 up 3 days, load average: 0.42 \x1b[0m\r\n" +
+		"\r\n\x1b[1m  PID USER      %CPU COMMAND\x1b[0m\r\n" +
+		"  101 dev       \x1b[31m98.0\x1b[0m make\r\n" +
+		"  202 dev        1.5 \x1b]52;c;SGVsbG8=\x07go\r\n" +
+		"\x1b[12;1H\x1b[32m-- q quits --\x1b[0m"
+	m.send(streamMsg{id: v.id, gen: v.live.gen, envs: []event.Envelope{
+		{Seq: 11, At: at, LoopID: "l00p", Event: event.TurnStarted{TurnID: "fs", Index: 2, Input: "top"}},
+		{At: at, LoopID: "l00p", Event: event.OutputDelta{TurnID: "fs", Stream: event.StreamStdout, Text: screen}},
+	}})
+	return m
+}
+
+func TestGoldenScreenColour(t *testing.T) {
+	for _, sz := range goldenSizes {
+		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			m := fakeModel(t, sz[0], sz[1], ansiRenderer())
+			m = withFullScreen(t, m)
+			view := m.View()
+			checkFrame(t, view, sz[0], sz[1])
+			if sz[1] >= 30 && (!strings.Contains(view, "\x1b[31m98.0") || !strings.Contains(view, "q quits")) {
+				t.Errorf("the program's screen is not drawn:\n%s", view)
+			}
+			if strings.Contains(view, "SGVsbG8") || strings.Contains(view, "full-screen program:") {
+				t.Errorf("OSC payload or the transcript's notice drawn:\n%s", view)
+			}
+			var b strings.Builder
+			for _, l := range strings.Split(view, "\n") {
+				if err := onlySGR(l); err != nil {
+					t.Errorf("%v: %q", err, l)
+				}
+				b.WriteString(strconv.Quote(l))
+				b.WriteByte('\n')
+			}
+			golden.RequireEqual(t, []byte(b.String()))
+		})
+	}
+}
+
+// The real program: a turn that takes the alternate screen, draws, and
+// reads keys; f gives it the keys, ctrl+] takes them back, and when the
+// program leaves the alternate screen the transcript is back with its
+// notices, and the next key only returns the keys to looprig.
+func TestFlowFullScreenProgram(t *testing.T) {
+	st := memstore.New()
+	f := startFlow(t, st, flowOptions(t, st))
+	id := f.newLiveSession()
+	script := filepath.Join(t.TempDir(), "program.sh")
+	program := `printf '\033[?1049h\033[2J\033[Hscreen-ready'
+IFS= read -rsn1 a; printf '\033[3;1Hgot-%s' "$a"
+IFS= read -rsn3 b; [ "$b" = "$(printf '\033[A')" ] && printf '\033[4;1Hgot-up'
+IFS= read -rsn1 c; printf '\033[?1049l'; echo "after-screen $c"
+`
+	if err := os.WriteFile(script, []byte(program), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.submit(id, "bash "+script)
+	f.waitView("screen-ready", "turn 0's screen")
+	f.typeText("f")
+	f.waitView("keys go to the full-screen program")
+	f.typeText("x")
+	f.waitView("got-x")
+	f.key("up")
+	f.waitView("got-up")
+	// ctrl+] gives the keys back: j moves in looprig, it is not sent.
+	f.key("ctrl+]")
+	f.waitModel("the keys back", func(m Model) bool { return m.screenFocus == nil })
+	f.typeText("f")
+	f.waitView("keys go to the full-screen program")
+	f.typeText("q")
+	f.waitView("after-screen q", "[full-screen program ended]", "turn 0 done: exit 0")
+	// The program ended: the next key (a q, as if typed to quit it once
+	// more) only gives the keys back; looprig does not quit.
+	f.typeText("q")
+	f.waitView("keys go to looprig again")
+	f.inspect(func(m Model) {
+		if m.screenFocus != nil || m.quitting != "" {
+			t.Errorf("after the program: focus %v, quitting %q", m.screenFocus, m.quitting)
+		}
+	})
+	var inputs int
+	for _, r := range records(t, st, id) {
+		if c := r.Command; r.Kind == journal.KindCommand && c != nil && c.Name == journal.CommandInput {
+			inputs++
+			if !c.Hidden || c.Input != "" {
+				t.Errorf("a key to the program was journaled as visible input: %+v", c)
+			}
+		}
+	}
+	if inputs < 3 {
+		t.Errorf("%d input commands journaled, want at least 3 (x, up, q):%s", inputs, describeRecords(records(t, st, id)))
+	}
+	f.quit()
+}
