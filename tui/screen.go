@@ -43,6 +43,10 @@ type turnScreen struct {
 	// appCursor: the program asked for application cursor keys (DECCKM),
 	// so arrows are sent as ESC O A rather than ESC [ A.
 	appCursor bool
+	// opened: f opened it for a turn with no alternate screen (top and
+	// watch draw with cursor addressing on the main screen); it lasts
+	// until the turn ends or ctrl+] closes it.
+	opened bool
 }
 
 // newTurnScreen returns a screen of cols×rows for turn turnID, or nil if
@@ -71,7 +75,18 @@ func newTurnScreen(turnID string, cols, rows int) *turnScreen {
 }
 
 // write feeds output bytes to the emulator.
+//
+// The shell engine's terminal has ONLCR off (rig/engine: a turn's "\n"
+// is journaled as written), which full-screen programs see and allow for:
+// they move the cursor themselves. A program that draws on the main
+// screen with plain lines (top, watch) does not, and on a terminal with
+// ONLCR its "\n" returns the carriage too; on a screen opened with f and
+// not on the alternate screen, a "\n" is fed as "\r\n", as that terminal
+// would show it.
 func (s *turnScreen) write(p string) {
+	if s.opened && !s.emu.IsAltScreen() {
+		p = strings.ReplaceAll(p, "\n", "\r\n")
+	}
 	s.emu.WriteString(p)
 	s.rows = nil
 }
@@ -86,8 +101,9 @@ func (s *turnScreen) resize(cols, rows int) {
 	s.rows = nil
 }
 
-// active says whether the program still has the alternate screen.
-func (s *turnScreen) active() bool { return s.emu.IsAltScreen() }
+// active says whether the screen is still wanted: the program has the
+// alternate screen, or f opened it.
+func (s *turnScreen) active() bool { return s.opened || s.emu.IsAltScreen() }
 
 // lines returns the screen's rows rendered for profile p, the cursor
 // drawn in reverse video when cursor is set and the program shows it.

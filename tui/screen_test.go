@@ -255,3 +255,57 @@ IFS= read -rsn1 c; printf '\033[?1049l'; echo "after-screen $c"
 	}
 	f.quit()
 }
+
+// A program that draws on the main screen with plain lines (as top does)
+// gets a screen from f: it is made to redraw (SIGWINCH), its "\n" return
+// the carriage as on a terminal with ONLCR, and ctrl+] closes the screen.
+func TestFlowScreenOpenedWithF(t *testing.T) {
+	st := memstore.New()
+	f := startFlow(t, st, flowOptions(t, st))
+	id := f.newLiveSession()
+	script := filepath.Join(t.TempDir(), "main-screen.sh")
+	program := `trap 'printf "\033[H\033[2Jredrawn\n"' WINCH
+printf 'line-one\nline-two\n'
+while :; do
+  IFS= read -rsn1 -t 0.2 k || continue
+  printf 'key-%s\nsecond-%s\n' "$k" "$k"
+  [ "$k" = q ] && break
+done
+echo main-screen-done
+`
+	if err := os.WriteFile(script, []byte(program), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.submit(id, "bash "+script)
+	f.waitView("line-two")
+	f.inspect(func(m Model) {
+		if m.sessions[id].screen != nil {
+			t.Error("a screen before f, with no alternate screen")
+		}
+	})
+	f.typeText("f")
+	f.waitView("turn 0's screen", "redrawn")
+	f.typeText("a")
+	f.waitModel("second-a at the start of a row", func(m Model) bool {
+		v := m.sessions[id]
+		if v.screen == nil {
+			return false
+		}
+		for _, r := range v.screen.lines(termrender.NoColor, false) {
+			if strings.HasPrefix(r, "second-a") {
+				return true
+			}
+		}
+		return false
+	})
+	f.key("ctrl+]")
+	f.waitModel("the screen closed", func(m Model) bool { return m.sessions[id].screen == nil && m.screenFocus == nil })
+	f.waitView("Events · live", "key-a")
+	f.typeText("f")
+	f.waitView("keys go to the full-screen program")
+	f.typeText("q")
+	f.waitView("main-screen-done", "turn 0 done: exit 0", "the next key returns to looprig")
+	f.key("ctrl+]")
+	f.waitView("keys go to looprig again")
+	f.quit()
+}

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"unicode/utf8"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -9,7 +10,9 @@ import (
 // Focus on a full-screen program. While the selected, attached session's
 // turn shows its screen (screen.go), f focuses it: every key, ctrl+c
 // included, goes to the program as a terminal would send it, until
-// ctrl+] (leaveScreenKey) gives the keys back to looprig. When the
+// ctrl+] (leaveScreenKey) gives the keys back to looprig. A running turn
+// with no screen gets one from f (a program that draws on the main
+// screen, such as top), until ctrl+] or the turn's end. When the
 // program ends meanwhile, the next key only gives them back, so a key
 // meant for the program never reaches looprig's own bindings (a q typed
 // to quit less must not quit looprig as well).
@@ -27,17 +30,54 @@ type screenFocus struct {
 	turnID string
 }
 
-// focusScreen gives the keys to the full-screen program of v (f).
+// focusScreen gives the keys to the full-screen program of v (f). A
+// turn whose program draws on the main screen (top, watch) has no screen
+// yet: f opens one, filled in from the program's next redraw.
 func (m *model) focusScreen(v *sessView) tea.Cmd {
+	var redraw tea.Cmd
 	switch {
-	case v == nil || v.screen == nil:
-		return m.status.flash("no full-screen program is showing (i types a line into a running turn)", clsError)
 	case !v.takesCommands():
 		return m.status.flash("not attached to its host: r attaches", clsError)
+	case v.screen == nil && v.f.openTurn == nil:
+		return m.status.flash("no turn is running (i submits one)", clsError)
+	case v.screen == nil:
+		cols, rows := m.turnSize()
+		v.screen = newTurnScreen(v.f.openTurn.id, cols, rows)
+		if v.screen == nil {
+			return m.status.flash("the screen could not be opened", clsError)
+		}
+		v.screen.opened = true
+		redraw = m.redrawCmd(v, cols, rows)
 	}
 	m.screenFocus = &screenFocus{id: v.id, turnID: v.screen.turnID}
 	v.follow, v.scroll = true, 0
-	return m.status.flash("keys go to the program · ctrl+] gives them back", clsOK)
+	return tea.Batch(redraw, m.status.flash("keys go to the program · ctrl+] gives them back", clsOK))
+}
+
+// redrawCmd makes the program of v's turn draw its whole screen again: the
+// terminal shrinks by a row and grows back, so the program gets SIGWINCH
+// twice and redraws for the size it ends with. A screen opened in the
+// middle of a program's output starts empty; this fills it.
+func (m *model) redrawCmd(v *sessView, cols, rows int) tea.Cmd {
+	if v.live.resizing || rows < 2 {
+		return nil // a resize in flight makes it redraw anyway
+	}
+	v.live.resizing = true
+	v.live.wantSize = [2]int{cols, rows}
+	v.live.sentSize = v.live.wantSize
+	h, id, c := m.h, v.id, v.live.c
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(h.ctx, opTimeout)
+		defer cancel()
+		err := c.Resize(ctx, cols, rows-1)
+		if err == nil {
+			err = c.Resize(ctx, cols, rows)
+		}
+		if err != nil && h.ctx.Err() != nil {
+			return nil
+		}
+		return resizedMsg{id: id, c: c, err: err}
+	}
 }
 
 // focusedView returns the session whose program has the keys and still
@@ -64,6 +104,9 @@ func (m *model) screenKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	if msg.Type == leaveScreenKey {
 		m.screenFocus = nil
+		if v.screen.opened && !v.screen.emu.IsAltScreen() {
+			v.screen = nil // back to the transcript
+		}
 		return m.status.flash("keys go to looprig again (f gives them to the program)", clsOK)
 	}
 	b := keyBytes(msg, v.screen.appCursor)
