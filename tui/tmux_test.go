@@ -416,6 +416,34 @@ func TestTmuxTurnTerminal(t *testing.T) {
 	e.typeText("tty", "from-tmux")
 	e.send("tty", "Enter")
 	e.waitFor("tty", 15*time.Second, "got from-tmux", "turn 0 done: exit 0")
+
+	// A full-screen program: its screen in the events pane, in colour,
+	// and the keys through f; the transcript after it.
+	script := filepath.Join(t.TempDir(), "screen.sh")
+	program := `printf '\033[?1049h\033[2J\033[H\033[32mscreen-ready\033[0m'
+IFS= read -rsn1 a; printf '\033[3;1Hgot-%s' "$a"
+IFS= read -rsn1 b; printf '\033[?1049l'; echo "screen-left"
+`
+	if err := os.WriteFile(script, []byte(program), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.send("tty", "i")
+	e.waitFor("tty", 15*time.Second, "enter submit")
+	e.typeText("tty", "bash "+script)
+	e.send("tty", "Enter")
+	e.waitFor("tty", 15*time.Second, "turn 1's screen", "screen-ready")
+	if green := regexp.MustCompile(`\x1b\[(?:[0-9;]*;)?(?:32|38;5;(?:2|10|34|40|46)|38;2;\d+;\d+;\d+)m(?:\x1b\[[0-9;]*m)*screen-ready`); !green.MatchString(e.tmux("capture-pane", "-e", "-p", "-t", "tty")) {
+		t.Errorf("the screen's green is not drawn as a green SGR")
+	}
+	e.send("tty", "f")
+	e.waitFor("tty", 5*time.Second, "keys go to the full-screen program")
+	e.send("tty", "x")
+	e.waitFor("tty", 10*time.Second, "got-x")
+	e.send("tty", "y")
+	e.waitFor("tty", 15*time.Second, "screen-left", "[full-screen program ended]", "turn 1 done: exit 0")
+	e.send("tty", "C-]")
+	e.waitFor("tty", 5*time.Second, "keys go to looprig again")
+
 	e.send("tty", "X")
 	e.waitFor("tty", 5*time.Second, "Shut down session")
 	e.send("tty", "Right", "Enter")
