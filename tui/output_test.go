@@ -72,17 +72,30 @@ func withTurnOutput(t *testing.T, m Model) Model {
 // TestGoldenColour: the turn output scenario drawn with colours. Its
 // goldens keep the escape sequences, one quoted line per row.
 func TestGoldenColour(t *testing.T) {
+	colourGolden(t, withTurnOutput, func(t *testing.T, view string, w, h int) {
+		if w >= 160 && !strings.Contains(view, "\x1b[31mred\x1b[0m plain") {
+			t.Errorf("no red %q followed by %q:\n%q", "red", " plain", view)
+		}
+	})
+}
+
+// colourGolden draws scenario at each golden size with colours, lets check
+// look at the view, checks that every line holds only SGR sequences, and
+// compares the view with its golden: one quoted line per row, escape
+// sequences kept.
+func colourGolden(t *testing.T, scenario func(*testing.T, Model) Model, check func(t *testing.T, view string, w, h int)) {
 	for _, sz := range goldenSizes {
 		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
 			m := fakeModel(t, sz[0], sz[1], ansiRenderer())
-			m = withTurnOutput(t, m)
+			m = scenario(t, m)
 			view := m.View()
 			checkFrame(t, view, sz[0], sz[1])
-			if sz[0] >= 160 && !strings.Contains(view, "\x1b[31mred\x1b[0m plain") {
-				t.Errorf("no red %q followed by %q:\n%q", "red", " plain", view)
-			}
+			check(t, view, sz[0], sz[1])
 			var b strings.Builder
 			for _, l := range strings.Split(view, "\n") {
+				if err := onlySGR(l); err != nil {
+					t.Errorf("%v: %q", err, l)
+				}
 				b.WriteString(strconv.Quote(l))
 				b.WriteByte('\n')
 			}

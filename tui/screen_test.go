@@ -1,16 +1,13 @@
 package tui
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/exp/golden"
 
 	"looprig/internal/termrender"
 	"looprig/rig/event"
@@ -175,29 +172,14 @@ func withFullScreen(t *testing.T, m Model) Model {
 }
 
 func TestGoldenScreenColour(t *testing.T) {
-	for _, sz := range goldenSizes {
-		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
-			m := fakeModel(t, sz[0], sz[1], ansiRenderer())
-			m = withFullScreen(t, m)
-			view := m.View()
-			checkFrame(t, view, sz[0], sz[1])
-			if sz[1] >= 30 && (!strings.Contains(view, "\x1b[31m98.0") || !strings.Contains(view, "q quits")) {
-				t.Errorf("the program's screen is not drawn:\n%s", view)
-			}
-			if strings.Contains(view, "SGVsbG8") || strings.Contains(view, "full-screen program:") {
-				t.Errorf("OSC payload or the transcript's notice drawn:\n%s", view)
-			}
-			var b strings.Builder
-			for _, l := range strings.Split(view, "\n") {
-				if err := onlySGR(l); err != nil {
-					t.Errorf("%v: %q", err, l)
-				}
-				b.WriteString(strconv.Quote(l))
-				b.WriteByte('\n')
-			}
-			golden.RequireEqual(t, []byte(b.String()))
-		})
-	}
+	colourGolden(t, withFullScreen, func(t *testing.T, view string, w, h int) {
+		if h >= 30 && (!strings.Contains(view, "\x1b[31m98.0") || !strings.Contains(view, "q quits")) {
+			t.Errorf("the program's screen is not drawn:\n%s", view)
+		}
+		if strings.Contains(view, "SGVsbG8") || strings.Contains(view, "full-screen program:") {
+			t.Errorf("OSC payload or the transcript's notice drawn:\n%s", view)
+		}
+	})
 }
 
 // The real program: a turn that takes the alternate screen, draws, and
