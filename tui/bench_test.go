@@ -130,6 +130,9 @@ func BenchmarkEventPath2M(b *testing.B) {
 		// coloured: every line has SGR colours (what ls --color, compilers
 		// and test runners print under the pty), bulk writes
 		{"colour", `awk 'BEGIN{for(i=0;i<2000000;i++) printf "\033[1;3%dm%d\033[0m plain \033[38;5;%dmx\033[0m\n", i%8, i, i%256}'`},
+		// a full-screen program's screen flooded: the lines scroll its
+		// virtual terminal (screen.go), not the transcript
+		{"screen", `printf '\033[?1049h'; seq 2000000; printf '\033[?1049l'`},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {

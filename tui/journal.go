@@ -72,6 +72,7 @@ func (m *model) onHistory(msg historyMsg) tea.Cmd {
 	for _, env := range msg.envs {
 		v.apply(env)
 	}
+	v.flushScreen()
 	m.settleScroll(v)
 	v.journal.tip = max(v.journal.tip, msg.tip)
 	if msg.err != nil {

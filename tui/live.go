@@ -98,6 +98,7 @@ func (m *model) onStream(msg streamMsg) tea.Cmd {
 	for _, env := range msg.envs {
 		v.apply(env)
 	}
+	v.flushScreen()
 	m.settleScroll(v)
 	v.live.dropped = max(v.live.dropped, msg.dropped)
 	closed := m.checkTurnLine(v)

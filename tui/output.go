@@ -74,6 +74,16 @@ func (v *sessView) feedScreen(turnID, text string, full bool) {
 		}
 	}
 	v.screen.write(text)
+}
+
+// flushScreen feeds the screen what the events just folded wrote to it,
+// once per batch (live.go, journal.go), and drops it when the program
+// left the alternate screen.
+func (v *sessView) flushScreen() {
+	if v.screen == nil {
+		return
+	}
+	v.screen.flush()
 	if !v.screen.active() {
 		v.screen = nil
 	}

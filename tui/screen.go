@@ -47,13 +47,27 @@ type turnScreen struct {
 	// watch draw with cursor addressing on the main screen); it lasts
 	// until the turn ends or ctrl+] closes it.
 	opened bool
+	// pending: output written since the last flush.
+	pending []byte
 }
+
+// screenFeedBudget bounds the bytes one flush feeds a screen's emulator,
+// which absorbs about 10 MB/s of cursor-addressed output
+// (BenchmarkScreen): about 25 ms of an Update at most. Of more, only the
+// last screenFeedBudget bytes are fed (and the screen switches before
+// them); the screen is wrong until the program draws again, which a
+// program flooding its screen does at once.
+const screenFeedBudget = 256 << 10
 
 // newTurnScreen returns a screen of cols×rows for turn turnID, or nil if
 // the emulator's answers could not be switched off (an emulator whose
 // input pipe is not closable would block the TUI on the first query).
 func newTurnScreen(turnID string, cols, rows int) *turnScreen {
 	emu := vt.NewEmulator(max(1, cols), max(1, rows))
+	// Nothing scrolls back on a screen here (the transcript is the
+	// history), and a full scrollback costs a copy of it per line scrolled
+	// off: keep one line, the least the emulator takes.
+	emu.SetScrollbackSize(1)
 	c, ok := emu.InputPipe().(io.Closer)
 	if !ok || c.Close() != nil {
 		return nil
@@ -74,7 +88,19 @@ func newTurnScreen(turnID string, cols, rows int) *turnScreen {
 	return s
 }
 
-// write feeds output bytes to the emulator.
+// write queues output for the emulator; flush feeds it. The fold writes
+// chunk by chunk and the model flushes once per batch of events
+// (sessView.flushScreen), so a flood costs one bounded feed per Update,
+// not one per chunk.
+func (s *turnScreen) write(p string) {
+	s.pending = append(s.pending, p...)
+	if len(s.pending) > 4*screenFeedBudget { // a long replay: bound the memory
+		cut := len(s.pending) - screenFeedBudget
+		s.pending = []byte(keepModes(string(s.pending[cut:]), string(s.pending[:cut])))
+	}
+}
+
+// flush feeds the queued output to the emulator.
 //
 // The shell engine's terminal has ONLCR off (rig/engine: a turn's "\n"
 // is journaled as written), which full-screen programs see and allow for:
@@ -83,12 +109,55 @@ func newTurnScreen(turnID string, cols, rows int) *turnScreen {
 // ONLCR its "\n" returns the carriage too; on a screen opened with f and
 // not on the alternate screen, a "\n" is fed as "\r\n", as that terminal
 // would show it.
-func (s *turnScreen) write(p string) {
+func (s *turnScreen) flush() {
+	if len(s.pending) == 0 {
+		return
+	}
+	p := trimScroll(string(s.pending), s.emu.Height())
+	s.pending = s.pending[:0]
+	if cut := len(p) - screenFeedBudget; cut > 0 {
+		p = keepModes(p[cut:], p[:cut])
+	}
 	if s.opened && !s.emu.IsAltScreen() {
 		p = strings.ReplaceAll(p, "\n", "\r\n")
 	}
 	s.emu.WriteString(p)
 	s.rows = nil
+}
+
+// trimScroll bounds the work of output that scrolls the screen many
+// times (yes, a build log on a screen opened with f). The emulator moves
+// the whole screen for each line scrolled off (about 17 µs at 120×40), so
+// of output with more than 4 screenfuls of line feeds only the last
+// screenful of lines is fed, after the alternate-screen switch the
+// dropped part ended with, if any. What a program drew with cursor
+// addressing in the dropped part is lost until it draws again; a screen
+// only ever shows its last screenful of a scroll.
+func trimScroll(p string, rows int) string {
+	if strings.Count(p, "\n") <= 4*rows {
+		return p
+	}
+	cut, n := len(p), 0
+	for cut > 0 && n <= rows {
+		cut = strings.LastIndexByte(p[:cut], '\n')
+		n++
+	}
+	return keepModes(p[cut+1:], p[:cut+1])
+}
+
+// keepModes returns kept after the alternate-screen switch that dropped
+// ends with, if any: skipped output must not leave the emulator on the
+// wrong screen.
+func keepModes(kept, dropped string) string {
+	enter := max(strings.LastIndex(dropped, "\x1b[?1049h"), strings.LastIndex(dropped, "\x1b[?1047h"), strings.LastIndex(dropped, "\x1b[?47h"))
+	leave := max(strings.LastIndex(dropped, "\x1b[?1049l"), strings.LastIndex(dropped, "\x1b[?1047l"), strings.LastIndex(dropped, "\x1b[?47l"))
+	switch {
+	case enter > leave:
+		return "\x1b[?1049h" + kept
+	case leave > enter:
+		return "\x1b[?1049l" + kept
+	}
+	return kept
 }
 
 // resize follows the turn's terminal size.

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,10 +36,10 @@ func TestScreenQueriesDoNotBlock(t *testing.T) {
 	go func() {
 		defer close(done)
 		for _, q := range queries {
-			s.write(q)
+			feed(s, q)
 		}
 		s.resize(100, 30)
-		s.write("still here")
+		feed(s, "still here")
 	}()
 	select {
 	case <-done:
@@ -61,7 +62,7 @@ func TestScreenRowsAreSafe(t *testing.T) {
 		"\x1b[?25l\x1b[?1000h\x1b[12;1H\x1b[4:3mcurly\x1b[0m\x1b[?2004h"
 	for _, p := range []termrender.Profile{termrender.NoColor, termrender.ANSI, termrender.ANSI256, termrender.TrueColor} {
 		s := newTurnScreen("t", 60, 14)
-		s.write(hostile)
+		feed(s, hostile)
 		if !s.active() {
 			t.Fatal("not on the alternate screen")
 		}
@@ -97,7 +98,7 @@ func TestScreenRowsAreSafe(t *testing.T) {
 // the cursor in reverse video only when asked (the program has the keys).
 func TestScreenColoursAndCursor(t *testing.T) {
 	s := newTurnScreen("t", 20, 4)
-	s.write("\x1b[?1049h\x1b[H\x1b[31mred\x1b[0m plain\x1b[2;3H")
+	feed(s, "\x1b[?1049h\x1b[H\x1b[31mred\x1b[0m plain\x1b[2;3H")
 	rows := s.lines(termrender.ANSI, false)
 	if !strings.Contains(rows[0], "\x1b[31mred") || !strings.Contains(rows[0], " plain") {
 		t.Fatalf("row 0: %q", rows[0])
@@ -109,11 +110,11 @@ func TestScreenColoursAndCursor(t *testing.T) {
 	if !strings.HasPrefix(rows[1], "  \x1b[7m \x1b[") {
 		t.Fatalf("cursor not at row 1, column 2 in reverse video: %q", rows[1])
 	}
-	s.write("\x1b[?25l") // the program hides it
+	feed(s, "\x1b[?25l") // the program hides it
 	if rows = s.lines(termrender.ANSI, true); strings.Contains(rows[1], "\x1b[7m") {
 		t.Fatalf("hidden cursor drawn: %q", rows[1])
 	}
-	s.write("\x1b[?1049l")
+	feed(s, "\x1b[?1049l")
 	if s.active() {
 		t.Fatal("still on the alternate screen after 1049l")
 	}
@@ -290,4 +291,58 @@ echo main-screen-done
 	f.key("ctrl+]")
 	f.waitView("keys go to looprig again")
 	f.quit()
+}
+
+// A chunk that scrolls the screen many times is cut to its last
+// screenful (the emulator moves the whole screen per line scrolled off),
+// keeping the alternate-screen switch of the part dropped.
+func TestScreenScrollFlood(t *testing.T) {
+	var b strings.Builder
+	for i := range 10000 {
+		fmt.Fprintf(&b, "%d\n", i)
+	}
+	flood := b.String()
+
+	s := newTurnScreen("t", 20, 10)
+	s.opened = true
+	feed(s, flood)
+	rows := s.lines(termrender.NoColor, false)
+	if got := strings.TrimSpace(rows[8]); got != "9999" {
+		t.Fatalf("row 8 = %q, want the last line 9999; rows:\n%s", got, strings.Join(rows, "\n"))
+	}
+	if got := strings.TrimSpace(rows[0]); got != "9991" {
+		t.Fatalf("row 0 = %q, want 9991", got)
+	}
+
+	alt := newTurnScreen("t", 20, 10)
+	feed(alt, "\x1b[?1049h"+flood)
+	if !alt.active() {
+		t.Fatal("the alternate screen was lost with the lines dropped")
+	}
+	feed(alt, flood+"\x1b[?1049l"+flood)
+	if alt.active() {
+		t.Fatal("the switch back was lost with the lines dropped")
+	}
+}
+
+// One flush feeds a screen at most screenFeedBudget bytes: of more, the
+// last ones, after the screen switch the part dropped ended with.
+func TestScreenFeedBudget(t *testing.T) {
+	s := newTurnScreen("t", 40, 10)
+	s.write("\x1b[?1049h\x1b[2J\x1b[Hhead-marker")
+	for len(s.pending) <= screenFeedBudget {
+		s.write("\x1b[5;5Hframe")
+	}
+	s.write("\x1b[8;1Htail-marker")
+	s.flush()
+	got := strings.Join(s.lines(termrender.NoColor, false), "\n")
+	if strings.Contains(got, "head-marker") || !strings.Contains(got, "tail-marker") || !s.active() {
+		t.Fatalf("fed beyond the budget, or lost its tail or the alternate screen (active %v):\n%s", s.active(), got)
+	}
+}
+
+// feed writes p to s and flushes it, as one batch of events does.
+func feed(s *turnScreen, p string) {
+	s.write(p)
+	s.flush()
 }
