@@ -41,8 +41,9 @@ type turnScreen struct {
 	prof   termrender.Profile
 	cursor bool // rows were rendered with the cursor drawn
 	// appCursor: the program asked for application cursor keys (DECCKM),
-	// so arrows are sent as ESC O A rather than ESC [ A.
-	appCursor bool
+	// so arrows are sent as ESC O A rather than ESC [ A; bracketedPaste:
+	// it asked for pastes between ESC [ 200 ~ and ESC [ 201 ~.
+	appCursor, bracketedPaste bool
 	// opened: f opened it for a turn with no alternate screen (top and
 	// watch draw with cursor addressing on the main screen); it lasts
 	// until the turn ends or ctrl+] closes it.
@@ -74,18 +75,20 @@ func newTurnScreen(turnID string, cols, rows int) *turnScreen {
 	}
 	s := &turnScreen{turnID: turnID, emu: emu}
 	emu.SetCallbacks(vt.Callbacks{
-		EnableMode: func(m ansi.Mode) {
-			if m == ansi.ModeCursorKeys {
-				s.appCursor = true
-			}
-		},
-		DisableMode: func(m ansi.Mode) {
-			if m == ansi.ModeCursorKeys {
-				s.appCursor = false
-			}
-		},
+		EnableMode:  func(m ansi.Mode) { s.setMode(m, true) },
+		DisableMode: func(m ansi.Mode) { s.setMode(m, false) },
 	})
 	return s
+}
+
+// setMode follows the modes that change what keys send.
+func (s *turnScreen) setMode(m ansi.Mode, on bool) {
+	switch m {
+	case ansi.ModeCursorKeys:
+		s.appCursor = on
+	case ansi.ModeBracketedPaste:
+		s.bracketedPaste = on
+	}
 }
 
 // write queues output for the emulator; flush feeds it. The fold writes

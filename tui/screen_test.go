@@ -346,3 +346,20 @@ func feed(s *turnScreen, p string) {
 	s.write(p)
 	s.flush()
 }
+
+// The modes that change what keys send follow the program: application
+// cursor keys and bracketed paste, on and off.
+func TestScreenKeyModes(t *testing.T) {
+	s := newTurnScreen("t", 20, 5)
+	feed(s, "\x1b[?1049h\x1b[?1h\x1b[?2004h")
+	if !s.appCursor || !s.bracketedPaste {
+		t.Fatalf("modes set: app cursor %v, bracketed paste %v", s.appCursor, s.bracketedPaste)
+	}
+	if got := string(keyBytes(tea.KeyMsg{Type: tea.KeyUp}, s.appCursor)); got != "\x1bOA" {
+		t.Fatalf("up with application cursor keys = %q", got)
+	}
+	feed(s, "\x1b[?1l\x1b[?2004l")
+	if s.appCursor || s.bracketedPaste {
+		t.Fatalf("modes reset: app cursor %v, bracketed paste %v", s.appCursor, s.bracketedPaste)
+	}
+}

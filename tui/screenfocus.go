@@ -110,6 +110,9 @@ func (m *model) screenKey(msg tea.KeyMsg) tea.Cmd {
 		return m.status.flash("keys go to looprig again (f gives them to the program)", clsOK)
 	}
 	b := keyBytes(msg, v.screen.appCursor)
+	if msg.Paste && v.screen.bracketedPaste {
+		b = append(append([]byte("\x1b[200~"), b...), "\x1b[201~"...)
+	}
 	if len(b) == 0 {
 		return nil
 	}
