@@ -9,6 +9,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"looprig/internal/termrender"
 	"looprig/rig/event"
@@ -85,6 +86,9 @@ func TestScreenRowsAreSafe(t *testing.T) {
 			for i, r := range rows {
 				if err := onlySGR(r); err != nil {
 					t.Errorf("profile %d, row %d: %v: %q", p, i, err, r)
+				}
+				if w := ansi.StringWidth(r); w != 60 {
+					t.Errorf("profile %d, row %d is %d cells wide, want the screen's 60: %q", p, i, w, r)
 				}
 				if p == termrender.NoColor && strings.ContainsRune(r, '\x1b') {
 					t.Errorf("plain profile, row %d has escapes: %q", i, r)
