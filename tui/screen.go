@@ -12,12 +12,15 @@ import (
 )
 
 // A full-screen program's screen in the events pane. While a turn's
-// output has the alternate screen (termrender.Renderer.FullScreen: top,
-// less, vim), the bytes of that turn are also fed to a virtual terminal
+// output has the alternate screen (termrender.Renderer.FullScreen: less,
+// vim, htop), the bytes of that turn are also fed to a virtual terminal
 // (charmbracelet/x/vt) the size of the turn's terminal, and the events
 // pane draws its screen instead of the transcript. The transcript keeps
 // the renderer's notice lines; the screen is gone when the program leaves
-// the alternate screen or the turn ends.
+// the alternate screen or the turn ends. For a program that draws on the
+// main screen (top), f opens a screen (screenfocus.go) that lasts until
+// ctrl+] or the turn's end. Output is queued and fed once per batch of
+// events, within bounds (flush).
 //
 // Safety: nothing of the emulator reaches the user's terminal directly.
 // Each row is rebuilt from the emulator's cells (their text and style
