@@ -367,3 +367,21 @@ func TestScreenKeyModes(t *testing.T) {
 		t.Fatalf("modes reset: app cursor %v, bracketed paste %v", s.appCursor, s.bracketedPaste)
 	}
 }
+
+// A window resize resizes a shown screen with the turn's terminal.
+func TestScreenFollowsWindowSize(t *testing.T) {
+	m := fakeModel(t, 100, 30, ansiRenderer())
+	m = withFullScreen(t, m)
+	v := m.sessions[fakeID(1)]
+	if v.screen == nil {
+		t.Fatal("no screen")
+	}
+	for _, sz := range [][2]int{{160, 45}, {60, 20}} {
+		m.send(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		cols, rows := m.turnSize()
+		if v.screen.emu.Width() != cols || v.screen.emu.Height() != rows {
+			t.Fatalf("window %v: screen %dx%d, turn terminal %dx%d", sz, v.screen.emu.Width(), v.screen.emu.Height(), cols, rows)
+		}
+		checkFrame(t, m.View(), sz[0], sz[1])
+	}
+}
