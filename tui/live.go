@@ -124,7 +124,7 @@ func (m *model) detach(v *sessView, end *streamEnd) tea.Cmd {
 	c, pid, stopping := v.live.c, v.live.pid, v.live.stopping
 	cmds := []tea.Cmd{m.closeClientCmd(c)}
 	v.live.c, v.live.stream, v.live.recovering, v.live.stopping = nil, nil, false, false
-	v.live.sending, v.live.queue, v.live.resizing = false, nil, false
+	v.live.sending, v.live.queue, v.live.resizing, v.live.redraw = false, nil, false, false
 	v.live.gen++
 	v.forgetHost()
 	if v.busy == busyShuttingDown || v.busy == busyInterrupting {

@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
+	"looprig/host"
 	"looprig/internal/termrender"
 	"looprig/rig/event"
 	"looprig/rig/journal"
@@ -270,7 +271,20 @@ echo main-screen-done
 			t.Error("a screen before f, with no alternate screen")
 		}
 	})
+	// f while a resize is in flight: the redraw waits for its answer.
+	var c *host.Client
+	f.inspect(func(m Model) {
+		v := m.sessions[id]
+		v.live.resizing, c = true, v.live.c
+	})
 	f.typeText("f")
+	f.waitView("turn 0's screen")
+	f.inspect(func(m Model) {
+		if !m.sessions[id].live.redraw {
+			t.Error("no redraw waits for the resize in flight")
+		}
+	})
+	f.tm.Send(resizedMsg{id: id, c: c})
 	f.waitView("turn 0's screen", "redrawn")
 	f.typeText("a")
 	f.waitModel("second-a at the start of a row", func(m Model) bool {

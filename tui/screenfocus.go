@@ -59,9 +59,14 @@ func (m *model) focusScreen(v *sessView) tea.Cmd {
 // twice and redraws for the size it ends with. A screen opened in the
 // middle of a program's output starts empty; this fills it.
 func (m *model) redrawCmd(v *sessView, cols, rows int) tea.Cmd {
-	if v.live.resizing || rows < 2 {
-		return nil // a resize in flight makes it redraw anyway
+	if rows < 2 {
+		return nil
 	}
+	if v.live.resizing {
+		v.live.redraw = true // after the resize in flight (onResized)
+		return nil
+	}
+	v.live.redraw = false
 	v.live.resizing = true
 	v.live.wantSize = [2]int{cols, rows}
 	v.live.sentSize = v.live.wantSize

@@ -131,6 +131,7 @@ type attachment struct {
 	// size it sent and the size wanted now
 	resizing           bool
 	sentSize, wantSize [2]int
+	redraw             bool // a redraw (screenfocus.go) waits for the resize in flight
 }
 
 // leaseLost is an attached session that stopped accepting work on its own:

@@ -415,6 +415,11 @@ func (m *model) onResized(msg resizedMsg) tea.Cmd {
 	if msg.err != nil {
 		m.h.log.Warn("terminal resize failed", "session", v.id, "size", v.live.sentSize, "err", msg.err)
 	}
+	if v.live.redraw && v.screen != nil {
+		v.live.redraw = false
+		cols, rows := m.turnSize()
+		return m.redrawCmd(v, cols, rows)
+	}
 	if v.live.wantSize == v.live.sentSize {
 		return nil
 	}
