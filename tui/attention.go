@@ -114,27 +114,23 @@ func orTime(t, alt time.Time) time.Time {
 }
 
 // needing lists the sessions that need the user, oldest first.
-func (m *model) needing() []*sessView {
-	type need struct {
-		v     *sessView
-		since time.Time
-	}
-	var ns []need
-	for _, v := range m.sessions {
-		if since, ok := m.needs(v); ok {
-			ns = append(ns, need{v, since})
+func (m *model) needing() []*sessView { return oldestNeeding(nil, m.list.rows, m.needs) }
+
+// oldestNeeding appends to out the sessions of rows that need the user
+// (needs), the one that has needed the user longest first; sessions that
+// began needing at the same time keep their order in rows (the list's).
+// It serves w and the needs:me filter.
+func oldestNeeding(out, rows []*sessView, needs func(*sessView) (time.Time, bool)) []*sessView {
+	since := map[*sessView]time.Time{}
+	first := len(out)
+	for _, v := range rows {
+		if t, ok := needs(v); ok {
+			since[v] = t
+			out = append(out, v)
 		}
 	}
-	sort.Slice(ns, func(i, j int) bool {
-		if !ns[i].since.Equal(ns[j].since) {
-			return ns[i].since.Before(ns[j].since)
-		}
-		return ns[i].v.id < ns[j].v.id
-	})
-	out := make([]*sessView, len(ns))
-	for i, n := range ns {
-		out[i] = n.v
-	}
+	found := out[first:]
+	sort.SliceStable(found, func(i, j int) bool { return since[found[i]].Before(since[found[j]]) })
 	return out
 }
 
@@ -258,14 +254,19 @@ func endMark(e rig.TurnEnd) (string, lineClass) {
 	case rig.TurnOutcomeFailed:
 		return "✗ failed", clsError
 	case rig.TurnOutcomeInterrupted:
-		word := map[string]string{event.ReasonUser: "stopped", event.ReasonCrash: "crash", event.ReasonShutdown: "shutdown",
-			event.ReasonEngineStuck: "stuck", event.ReasonLeaseLost: "lost"}[e.Reason]
+		word := interruptWords[e.Reason]
 		if word == "" {
 			word = "interrupted"
 		}
 		return "⏹ " + word, clsError
 	}
 	return "? " + clean(string(e.Outcome)), clsMuted
+}
+
+// interruptWords name the reasons of an interruption in a mark.
+var interruptWords = map[string]string{
+	event.ReasonUser: "stopped", event.ReasonCrash: "crash", event.ReasonShutdown: "shutdown",
+	event.ReasonEngineStuck: "stuck", event.ReasonLeaseLost: "lost",
 }
 
 // endText describes a turn end in words (the detail pane, notifications).

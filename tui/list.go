@@ -65,7 +65,7 @@ func (l *sessionList) refilter(keep string) {
 	l.vis = l.vis[:0]
 	f := strings.ToLower(l.filter)
 	if matchesNeeds(f) && l.needs != nil {
-		l.filterNeeds()
+		l.vis = oldestNeeding(l.vis, l.rows, l.needs)
 	} else {
 		for _, v := range l.rows {
 			if f == "" || matches(v, f) {
@@ -83,18 +83,6 @@ func (l *sessionList) refilter(keep string) {
 		}
 	}
 	l.clampCursor()
-}
-
-// filterNeeds shows the sessions that need the user, oldest first.
-func (l *sessionList) filterNeeds() {
-	since := map[*sessView]time.Time{}
-	for _, v := range l.rows {
-		if t, ok := l.needs(v); ok {
-			since[v] = t
-			l.vis = append(l.vis, v)
-		}
-	}
-	sort.SliceStable(l.vis, func(i, j int) bool { return since[l.vis[i]].Before(since[l.vis[j]]) })
 }
 
 // matches says whether the lower-cased filter f matches v.
