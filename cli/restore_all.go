@@ -1,14 +1,12 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 
 	"looprig/rig"
 	"looprig/rig/explain"
-	"looprig/rig/storage"
 )
 
 // restoreWorkers is how many sessions restore --all-crashed restores at
@@ -150,21 +148,16 @@ func (c *call) restoreOneCrashed(id string) allCrashedJSON {
 			}
 		}
 	}
-	var notCrashed *rig.NotCrashedError
-	x := explain.Explain(err)
+	skip, holder := explain.RestoreSkipped(err)
 	switch {
 	case err == nil:
-	case errors.As(err, &notCrashed) || x.Kind == "not_crashed":
+	case skip == explain.SkipNotCrashed:
 		out.Outcome, out.Reason, out.restoreJSON = "skipped", "another process restored it first", nil
-	case x.Kind == string(rig.RestoreLeaseFailed) && x.Remedy == explain.RemedyWaitOrBreakLease:
-		// The session's own lease (not an exclusive root's): another
-		// process restores or runs it right now.
+	case skip == explain.SkipHeld:
 		out.Outcome, out.restoreJSON = "skipped", nil
 		out.Reason = "another process holds it (it is restoring or running it)"
-		if h, ok := x.Field("holder"); ok {
-			if holder, ok := h.(storage.Holder); ok {
-				out.Reason = fmt.Sprintf("held by pid %d@%s (another process is restoring or running it)", holder.PID, holder.Host)
-			}
+		if holder.PID != 0 || holder.Host != "" {
+			out.Reason = fmt.Sprintf("held by pid %d@%s (another process is restoring or running it)", holder.PID, holder.Host)
 		}
 	default:
 		d := c.describe(err)

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -277,16 +276,12 @@ func classifyRestoreAll(err error) (o raOutcome, detail string) {
 	if err == nil {
 		return raRestored, ""
 	}
-	var notCrashed *rig.NotCrashedError
-	x := explain.Explain(err)
-	switch {
-	case errors.As(err, &notCrashed) || x.Kind == "not_crashed":
+	switch skip, h := explain.RestoreSkipped(err); skip {
+	case explain.SkipNotCrashed:
 		return raNotCrashed, ""
-	case x.Remedy == explain.RemedyWaitOrBreakLease:
-		// The session's own lease (an exclusive root's is another
-		// remedy): another process restored it first or runs it.
+	case explain.SkipHeld:
 		who := ""
-		if h, ok := (facts{x}).holder("holder"); ok {
+		if h.PID != 0 || h.Host != "" {
 			who = clean(holderText(h))
 		}
 		return raTaken, who
