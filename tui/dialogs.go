@@ -71,20 +71,42 @@ type confirmDialog struct {
 }
 
 func (d *confirmDialog) key(m *model, msg tea.KeyMsg) (bool, tea.Cmd) {
-	switch msg.String() {
-	case "esc":
+	switch cancelOrConfirm(&d.sel, msg.String()) {
+	case choseCancel:
 		return true, nil
-	case "left", "h", "shift+tab":
-		d.sel = 0
-	case "right", "l", "tab":
-		d.sel = 1
-	case "enter":
-		if d.sel == 1 {
-			return true, d.onConfirm(m)
-		}
-		return true, nil
+	case choseConfirm:
+		return true, d.onConfirm(m)
 	}
 	return false, nil
+}
+
+// choice is what a key did to a Cancel / confirm pair of buttons.
+type choice int
+
+const (
+	choseNothing choice = iota // moved the selection, or was not theirs
+	choseCancel                // esc, or enter on Cancel
+	choseConfirm               // enter on the confirm button
+)
+
+// cancelOrConfirm handles key k for the buttons Cancel (sel 0) and a
+// confirm button (sel 1): ←/h/⇧tab and →/l/tab move the selection, enter
+// presses the selected one, esc cancels.
+func cancelOrConfirm(sel *int, k string) choice {
+	switch k {
+	case "esc":
+		return choseCancel
+	case "left", "h", "shift+tab":
+		*sel = 0
+	case "right", "l", "tab":
+		*sel = 1
+	case "enter":
+		if *sel == 1 {
+			return choseConfirm
+		}
+		return choseCancel
+	}
+	return choseNothing
 }
 
 func (d *confirmDialog) view(m *model, w int) (string, []string) {

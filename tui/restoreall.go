@@ -155,18 +155,11 @@ func (r *restoreRun) key(m *model, msg tea.KeyMsg) (bool, tea.Cmd) {
 	}
 	switch r.phase {
 	case raAsking:
-		switch msg.String() {
-		case "esc":
+		switch cancelOrConfirm(&r.sel, msg.String()) {
+		case choseCancel:
 			return true, nil
-		case "left", "h", "shift+tab":
-			r.sel = 0
-		case "right", "l", "tab":
-			r.sel = 1
-		case "enter":
-			if r.sel == 0 {
-				return true, nil
-			}
-			return false, m.startRestoreAll(r)
+		case choseConfirm:
+			return false, m.startRestoreAll(r) // the dialog stays, showing the run
 		}
 	case raRunningPhase:
 		if msg.String() == "esc" {
