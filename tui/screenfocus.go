@@ -94,7 +94,8 @@ func (m *model) focusedView() *sessView {
 		return nil
 	}
 	v := m.sessions[f.id]
-	if v == nil || v.screen == nil || v.screen.turnID != f.turnID || !v.takesCommands() {
+	if v == nil || v.screen == nil || v.screen.turnID != f.turnID || !v.takesCommands() ||
+		v.f.openTurn == nil || v.f.openTurn.id != f.turnID {
 		return nil
 	}
 	return v
