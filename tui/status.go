@@ -101,27 +101,33 @@ func (s *statusBar) view(m *model, w int) string {
 // the progress of R while its dialog is hidden, else the offer of R.
 func (s *statusBar) lead(m *model, w int) (string, int) {
 	st := m.st
-	var parts [][2]string // text, and how it is painted: "key", "crashed", "accent" or muted
-	more := 0             // the parts a narrow bar may leave out, at the end
+	type part struct {
+		text  string
+		paint paint
+	}
+	sep := func(t string) part { return part{t, st.muted} }
+	var parts []part
+	more := 0 // the parts a narrow bar may leave out, at the end
 	switch {
 	case s.run != nil && s.run.phase == raRunningPhase && m.dialog != dialog(s.run):
-		parts = [][2]string{{m.spin.glyph() + " " + s.run.progress(), "accent"}, {" · ", ""}, {"R", "key"}, {" shows them", ""}}
+		parts = []part{{m.spin.glyph() + " " + s.run.progress(), st.accent}, sep(" · "), {"R", st.key}, sep(" shows them")}
 		more = 3
 	case s.offer && s.crashed > 0:
-		parts = [][2]string{{stateGlyph(rig.StateCrashed) + " " + strconv.Itoa(s.crashed) + " crashed", "crashed"}, {" — ", ""}, {"R", "key"}, {" restores them", ""}}
+		parts = []part{{stateGlyph(rig.StateCrashed) + " " + strconv.Itoa(s.crashed) + " crashed", st.state[rig.StateCrashed]},
+			sep(" — "), {"R", st.key}, sep(" restores them")}
 		more = 1
 	default:
 		return "", 0
 	}
 	n := 0
 	for _, p := range parts {
-		n += width(p[0])
+		n += width(p.text)
 	}
 	for n > w && more > 0 {
-		n -= width(parts[len(parts)-1][0])
+		n -= width(parts[len(parts)-1].text)
 		parts = parts[:len(parts)-1]
 		more--
-		if last := parts[len(parts)-1][0]; more > 0 && (last == " · " || last == " — ") {
+		if last := parts[len(parts)-1].text; more > 0 && (last == " · " || last == " — ") {
 			n -= width(last)
 			parts = parts[:len(parts)-1]
 			more--
@@ -132,16 +138,7 @@ func (s *statusBar) lead(m *model, w int) (string, int) {
 	}
 	var b strings.Builder
 	for _, p := range parts {
-		switch p[1] {
-		case "key":
-			b.WriteString(st.key.s(p[0]))
-		case "crashed":
-			b.WriteString(st.state[rig.StateCrashed].s(p[0]))
-		case "accent":
-			b.WriteString(st.accent.s(p[0]))
-		default:
-			b.WriteString(st.muted.s(p[0]))
-		}
+		b.WriteString(p.paint.s(p.text))
 	}
 	return b.String(), n
 }
