@@ -78,7 +78,7 @@ func runHost(c *call) int {
 		log.Warn("host: " + lingerHint)
 	}
 	rd := host.Ready{Created: c.create, Log: logPath, Restored: s.Restored()}
-	err = host.Run(ctx, s, c.st, key, rep, rd, host.WithVersion(Version), host.WithLogger(log))
+	err = host.Run(ctx, s, key, rep, rd, host.WithVersion(Version), host.WithLogger(log))
 	log.Info("host: done", "err", err)
 	if err != nil {
 		return c.fail(err)

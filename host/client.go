@@ -594,6 +594,13 @@ func (s *Stream) signal() {
 // stream fell behind: subscribe again after its LastSeq), ErrStreamClosed,
 // *RemoteError, or the client's error.
 func (s *Stream) Next(ctx context.Context) (event.Envelope, error) {
+	env, _, err := s.next(ctx, true)
+	return env, err
+}
+
+// next is Next; without wait, it returns ok false at once when nothing is
+// queued and the stream has not ended.
+func (s *Stream) next(ctx context.Context, wait bool) (env event.Envelope, ok bool, err error) {
 	for {
 		s.mu.Lock()
 		if len(s.q) > 0 {
@@ -603,7 +610,7 @@ func (s *Stream) Next(ctx context.Context) (event.Envelope, error) {
 			s.seen = it.drops
 			s.mu.Unlock()
 			if it.err != nil {
-				return event.Envelope{}, it.err
+				return event.Envelope{}, true, it.err
 			}
 			env, err := UnmarshalEnvelope(it.raw)
 			if err == nil && env.Seq > 0 {
@@ -611,18 +618,21 @@ func (s *Stream) Next(ctx context.Context) (event.Envelope, error) {
 				s.lastSeq = env.Seq
 				s.mu.Unlock()
 			}
-			return env, err
+			return env, true, err
 		}
 		if s.over {
 			err := s.err
 			s.mu.Unlock()
-			return event.Envelope{}, err
+			return event.Envelope{}, true, err
 		}
 		s.mu.Unlock()
+		if !wait {
+			return event.Envelope{}, false, nil
+		}
 		select {
 		case <-s.wake:
 		case <-ctx.Done():
-			return event.Envelope{}, ctx.Err()
+			return event.Envelope{}, true, ctx.Err()
 		}
 	}
 }

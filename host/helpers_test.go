@@ -81,7 +81,7 @@ func startWith(t *testing.T, rigOpts []rig.Option, opts ...Option) *fixture {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &fixture{t: t, store: store, s: s, path: path, cancel: cancel, done: make(chan error, 1)}
-	go func() { f.done <- Serve(ctx, s, store, ln, append([]Option{WithVersion("test")}, opts...)...) }()
+	go func() { f.done <- Serve(ctx, s, ln, append([]Option{WithVersion("test")}, opts...)...) }()
 	t.Cleanup(func() {
 		cancel()
 		f.wait()

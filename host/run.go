@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 
 	"looprig/rig"
-	"looprig/rig/storage"
 )
 
 // Run makes s's socket in the socket directory of the store named
@@ -21,7 +20,7 @@ import (
 // journals SessionStopped and releases the lease, as a shutdown request
 // does. A failure before the report is reported on rep (and returned),
 // after shutting the session down.
-func Run(ctx context.Context, s *rig.Session, ledger storage.Ledger, storeKey string, rep *Reporter, rd Ready, opts ...Option) error {
+func Run(ctx context.Context, s *rig.Session, storeKey string, rep *Reporter, rd Ready, opts ...Option) error {
 	id := s.SessionID().String()
 	ln, path, err := listenFor(storeKey, id)
 	if err != nil {
@@ -37,7 +36,7 @@ func Run(ctx context.Context, s *rig.Session, ledger storage.Ledger, storeKey st
 		// asked for, and any client can attach.
 		logger(opts).Warn("host: could not report ready", "err", err)
 	}
-	err = Serve(ctx, s, ledger, ln, opts...)
+	err = Serve(ctx, s, ln, opts...)
 	if ctx.Err() != nil && !sessionEnded(s) {
 		if serr := shutdownSession(s); serr != nil && err == nil {
 			err = serr

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"looprig/rig"
-	"looprig/rig/storage"
 )
 
 // Defaults of the server's bounds.
@@ -60,11 +59,9 @@ func WithHelloTimeout(d time.Duration) Option { return func(c *config) { c.hello
 // what was queued for it (and, when the session stopped, its last events).
 func WithDrainTimeout(d time.Duration) Option { return func(c *config) { c.drainTimeout = d } }
 
-// testHook, when set, runs at two points of a subscription: "subscribed"
-// (the hub subscription is open, the journal not read yet) and "replayed"
-// (the replay is over, the live phase not begun). Tests widen those
-// windows: events journaled in the first come twice, in the second only
-// from the hub.
+// testHook, when set, runs once a subscription is open ("subscribed":
+// its Follower's hub subscription is, the reply is not sent yet). Tests
+// widen that window.
 var testHook atomic.Pointer[func(stage string)]
 
 func runTestHook(stage string) {
@@ -75,8 +72,6 @@ func runTestHook(stage string) {
 
 type server struct {
 	s       *rig.Session
-	ledger  storage.Ledger
-	journal string
 	id      string
 	cfg     config
 	uid     int
@@ -90,17 +85,15 @@ type server struct {
 	stopping bool
 }
 
-// Serve serves s on ln until ctx ends or the session ends (s.Done). ledger
-// is the session's store (the rig's Store), which subscriptions replay the
-// journal from. Serve returns once every connection and goroutine it
+// Serve serves s on ln until ctx ends or the session ends (s.Done). Serve returns once every connection and goroutine it
 // started has ended and it has removed the socket file, if that is still
 // the one it served: nil when ctx ended or the session shut down cleanly,
 // the session's fault (its lease lost) when it faulted, or the listener's
 // error. Closing connections are given the drain timeout to take what was
 // queued for them; a request still running (a shutdown) is waited for.
-func Serve(ctx context.Context, s *rig.Session, ledger storage.Ledger, ln *net.UnixListener, opts ...Option) error {
-	if s == nil || ledger == nil || ln == nil {
-		return errors.New("host: Serve needs a session, its store and a listener")
+func Serve(ctx context.Context, s *rig.Session, ln *net.UnixListener, opts ...Option) error {
+	if s == nil || ln == nil {
+		return errors.New("host: Serve needs a session and a listener")
 	}
 	cfg := config{version: "devel", queueEvents: DefaultQueueEvents, queueBytes: DefaultQueueBytes,
 		helloTimeout: DefaultHelloTimeout, drainTimeout: DefaultDrainTimeout}
@@ -123,7 +116,7 @@ func Serve(ctx context.Context, s *rig.Session, ledger storage.Ledger, ln *net.U
 		cfg.log = slog.New(slog.DiscardHandler)
 	}
 	id := s.SessionID().String()
-	srv := &server{s: s, ledger: ledger, journal: storage.SessionName(id), id: id, cfg: cfg,
+	srv := &server{s: s, id: id, cfg: cfg,
 		uid: os.Getuid(), pid: os.Getpid(), stopCh: make(chan struct{}), conns: map[*conn]struct{}{}}
 
 	path := ln.Addr().String()

@@ -47,7 +47,7 @@ func startHelperMain(mode string) int {
 		rep.Fail(err)
 		return 1
 	}
-	if err := Run(ctx, s, store, os.Getenv(helperKeyEnv), rep, Ready{Created: true}); err != nil {
+	if err := Run(ctx, s, os.Getenv(helperKeyEnv), rep, Ready{Created: true}); err != nil {
 		return 1
 	}
 	if !errors.Is(s.Err(), rig.ErrSessionClosed) && s.Err() != nil {

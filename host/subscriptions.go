@@ -2,11 +2,10 @@ package host
 
 import (
 	"context"
-	"fmt"
+	"errors"
 
+	"looprig/rig"
 	"looprig/rig/event"
-	"looprig/rig/hub"
-	"looprig/rig/journal"
 )
 
 type subscription struct {
@@ -22,20 +21,19 @@ type subscription struct {
 	dropTotal  uint64
 }
 
-// subscribe replaces the connection's subscription: hub first, then the
-// journal replay (in forward).
+// subscribe replaces the connection's subscription: the session is
+// followed (rig.Follow: its hub subscription is open before the reply)
+// and forwarded by forward.
 func (c *conn) subscribe(req request) {
 	c.dropSub(0)
 	ctx, cancel := context.WithCancel(c.ctx)
-	hs := c.srv.s.Subscribe(hub.Filter{AllLoops: true})
-	runTestHook("subscribed")
-	rp, err := journal.NewEventReplayer(ctx, c.srv.ledger, c.srv.journal, req.AfterSeq)
+	f, err := rig.Follow(ctx, c.srv.s, req.AfterSeq)
 	if err != nil {
-		hs.Close()
 		cancel()
 		c.send(errReply(req.ID, describe(err)))
 		return
 	}
+	runTestHook("subscribed")
 	c.mu.Lock()
 	c.nextSub++
 	sub := &subscription{id: c.nextSub, ctx: ctx, cancel: cancel, done: make(chan struct{}), lastQueued: req.AfterSeq}
@@ -43,7 +41,7 @@ func (c *conn) subscribe(req request) {
 	c.sendLocked(line(replyMsg{Type: msgReply, ID: req.ID, OK: true, Sub: sub.id}))
 	c.mu.Unlock()
 	c.fwd.add()
-	go c.forward(sub, hs, rp, req.AfterSeq)
+	go c.forward(sub, f)
 }
 
 // dropSub ends the current subscription (when id is 0 or its id) without
@@ -99,18 +97,30 @@ func (c *conn) endSub(sub *subscription, reason string, err *RemoteError) {
 	c.mu.Unlock()
 }
 
-// enqueueReplay queues a replayed event, waiting for room: the replay is
-// pulled, so it can wait for a slow client. It reports false once the
-// subscription is over.
-func (c *conn) enqueueReplay(sub *subscription, b []byte, seq uint64) bool {
+// enqueue queues an event line. A durable event waits for room in the
+// connection's queue: the forwarder then stops reading the session, whose
+// hub drops the subscription it no longer empties, and the Follower reads
+// the journal again from where it was once there is room, so a client
+// that stops reading costs the session nothing and the host no more than
+// its queue. A live delta that does not fit is dropped and counted (the
+// client's transcript takes its bytes from the next checkpoint). It
+// reports false once the subscription is over.
+func (c *conn) enqueue(sub *subscription, b []byte, env event.Envelope) bool {
+	live := env.Seq == 0
 	for {
 		c.mu.Lock()
 		if sub.over || c.closed {
 			c.mu.Unlock()
 			return false
 		}
-		if c.fitsLocked(len(b), false) {
-			c.pushEventLocked(sub, b, seq)
+		if c.fitsLocked(len(b), live) {
+			c.pushEventLocked(sub, b, env.Seq)
+			c.mu.Unlock()
+			return true
+		}
+		if live {
+			sub.drops++
+			sub.dropTotal++
 			c.mu.Unlock()
 			return true
 		}
@@ -124,147 +134,38 @@ func (c *conn) enqueueReplay(sub *subscription, b []byte, seq uint64) bool {
 	}
 }
 
-// enqueueLive queues a live event without waiting: a delta that does not
-// fit is dropped and counted; any other event that does not fit ends the
-// subscription with "lost" — unless the session is shutting down: its
-// last few events are then waited for (finish bounds the wait by the drain
-// timeout), since nobody could subscribe again after them. It reports
-// false once the subscription is over.
-func (c *conn) enqueueLive(sub *subscription, b []byte, env event.Envelope) bool {
-	c.mu.Lock()
-	if sub.over || c.closed {
-		c.mu.Unlock()
-		return false
-	}
-	delta := isDelta(env)
-	if c.fitsLocked(len(b), delta) {
-		c.pushEventLocked(sub, b, env.Seq)
-		c.mu.Unlock()
-		return true
-	}
-	if delta {
-		sub.drops++
-		sub.dropTotal++
-		c.mu.Unlock()
-		return true
-	}
-	if c.srv.s.Status().Closed {
-		c.mu.Unlock()
-		return c.enqueueReplay(sub, b, env.Seq)
-	}
-	defer c.mu.Unlock()
-	sub.over = true
-	c.flushDropsLocked(sub)
-	c.sendLocked(line(lostMsg{Type: msgLost, Sub: sub.id, LastSeq: sub.lastQueued,
-		Message: fmt.Sprintf("this connection fell behind the session's events: subscribe again after seq %d", sub.lastQueued)}))
-	sub.cancel()
-	return false
-}
-
-func isDelta(env event.Envelope) bool {
-	_, ok := env.Event.(event.OutputDelta)
-	return ok
-}
-
-// forward feeds one subscription: the journal after after, then the hub,
-// skipping every durable event not above the last one queued. When it
-// falls behind the hub itself it subscribes again and replays the gap.
-func (c *conn) forward(sub *subscription, hs *hub.Subscription, rp *journal.EventReplayer, after uint64) {
+// forward feeds one subscription from its Follower until the session's
+// events end (an "end" line, session_stopped), the subscription is
+// dropped, or following fails (an "end" line with the error).
+func (c *conn) forward(sub *subscription, f *rig.Follower) {
 	defer c.fwd.done()
 	defer close(sub.done)
-	defer func() { hs.Close() }()
-	last := after
-	hooked := false
+	defer f.Close()
 	for {
-		replayed := false
-		for rp.Next() {
-			env := rp.Envelope()
-			b, err := eventLine(sub.id, env)
-			if err != nil {
-				rp.Close()
-				c.endSub(sub, ReasonError, protoErr(KindEventTooLarge, err.Error(), map[string]any{"seq": env.Seq}))
-				return
-			}
-			if !c.enqueueReplay(sub, b, env.Seq) {
-				rp.Close()
-				return
-			}
-			last, replayed = env.Seq, true
-		}
-		rerr := rp.Err()
-		rp.Close()
-		if rerr != nil {
-			if sub.ctx.Err() == nil {
-				c.endSub(sub, ReasonError, describe(rerr))
-			}
+		batch, err := f.Next(sub.ctx)
+		switch {
+		case sub.ctx.Err() != nil:
+			return
+		case errors.Is(err, rig.ErrFollowEnded):
+			c.endSub(sub, ReasonSessionStopped, nil)
+			return
+		case err != nil:
+			c.endSub(sub, ReasonError, describe(err))
 			return
 		}
-		if !hooked {
-			hooked = true
-			runTestHook("replayed")
-		}
-		// catching: output published while the replay ran may predate what
-		// it sent; it is dropped (and counted) until the hub is caught up.
-		catching := replayed
-		replayedTo := last
-		var hubDrops uint64
-		for {
-			batch, ok, err := hs.Next(sub.ctx, 0)
+		for _, env := range batch {
+			b, err := eventLine(sub.id, env)
 			if err != nil {
-				return // the subscription's context ended
-			}
-			if d := hs.Dropped(); d > hubDrops {
-				c.addDrops(sub, d-hubDrops)
-				hubDrops = d
-			}
-			for _, env := range batch {
-				if env.Seq > 0 {
-					if env.Seq >= replayedTo {
-						catching = false
-					}
-					if env.Seq <= last {
-						continue
-					}
-				} else if catching && isDelta(env) {
+				if env.Seq == 0 {
 					c.addDrops(sub, 1)
 					continue
 				}
-				b, err := eventLine(sub.id, env)
-				if err != nil {
-					if env.Seq == 0 {
-						c.addDrops(sub, 1)
-						continue
-					}
-					c.endSub(sub, ReasonError, protoErr(KindEventTooLarge, err.Error(), map[string]any{"seq": env.Seq}))
-					return
-				}
-				if !c.enqueueLive(sub, b, env) {
-					return
-				}
-				if env.Seq > 0 {
-					last = env.Seq
-				}
-			}
-			if ok && len(batch) < hub.BufferSize {
-				catching = false // the hub had nothing more: what comes now is live
-			}
-			if ok {
-				continue
-			}
-			if hs.Err() == nil { // the hub stopped: the session is over
-				c.endSub(sub, ReasonSessionStopped, nil)
+				c.endSub(sub, ReasonError, protoErr(KindEventTooLarge, err.Error(), map[string]any{"seq": env.Seq}))
 				return
 			}
-			// This forwarder fell behind the hub: subscribe again first,
-			// then replay what it missed.
-			hs = c.srv.s.Subscribe(hub.Filter{AllLoops: true})
-			if rp, err = journal.NewEventReplayer(sub.ctx, c.srv.ledger, c.srv.journal, last); err != nil {
-				if sub.ctx.Err() == nil {
-					c.endSub(sub, ReasonError, describe(err))
-				}
+			if !c.enqueue(sub, b, env) {
 				return
 			}
-			break
 		}
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/google/uuid"
 
 	"looprig/rig/event"
-	"looprig/rig/hub"
 	"looprig/rig/journal"
 	"looprig/rig/storage"
 )
@@ -99,7 +98,7 @@ func (r *Rig) NewSession(ctx context.Context, opts ...SessionOption) (_ *Session
 		return nil, fail(StageJournal, err)
 	}
 	// 5. The checked appenders: the hub's durable tap over the journal.
-	s.hub = hub.New(id.String(), s.journal, hub.WithClock(r.now), hub.WithFaultHandler(s.faultWith))
+	s.hub = s.newHub()
 
 	// 6. Placement, seed, root loop.
 	ws, err := r.placeWorkspace(ctx, id.String())

@@ -54,15 +54,15 @@ func ReadEvents(ctx context.Context, store storage.Store, id uuid.UUID, after ui
 // sequence after, then for each record appended later, looking at the tip
 // every poll, until ctx ends (then it returns nil), fn returns an error
 // (returned as it is), or reading the journal fails (that error, as the
-// reader or the store gave it). Records come in sequence order, each once. This is `looprig log
-// --follow`. poll must be positive.
+// reader or the store gave it). Records come in sequence order, each once.
+// This is `looprig log --follow`, which shows fences and commands too; a
+// presenter that follows a session's events uses Follow. poll must be
+// positive.
 func FollowRecords(ctx context.Context, store storage.Store, id uuid.UUID, after uint64, poll time.Duration, fn func(journal.Record) error) error {
 	if poll <= 0 {
 		return fmt.Errorf("follow session %s: poll interval %v is not positive", id, poll)
 	}
 	name := storage.SessionName(id.String())
-	timer := time.NewTimer(poll)
-	defer timer.Stop()
 	last := after
 	for {
 		var fnErr, err error
@@ -75,22 +75,11 @@ func FollowRecords(ctx context.Context, store storage.Store, id uuid.UUID, after
 		case err != nil:
 			return err
 		}
-		// Wait for the tip to move past what was delivered.
-		for moved := false; !moved; {
-			select {
-			case <-ctx.Done():
+		if err := waitForGrowth(ctx, store, name, last, poll); err != nil {
+			if ctx.Err() != nil {
 				return nil
-			case <-timer.C:
-				timer.Reset(poll)
 			}
-			tip, err := store.Tip(ctx, name)
-			switch {
-			case ctx.Err() != nil:
-				return nil
-			case err != nil && !IsNotFound(err):
-				return err
-			}
-			moved = tip > last
+			return err
 		}
 	}
 }

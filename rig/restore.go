@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 
 	"looprig/rig/event"
-	"looprig/rig/hub"
 	"looprig/rig/journal"
 	"looprig/rig/storage"
 )
@@ -24,14 +23,10 @@ type replayed struct {
 	started   *event.SessionStarted
 	created   time.Time
 	loop      *event.LoopStarted
-	openTurns []event.TurnStarted // in start order
-	openGates []event.GateOpened  // in open order
-	nextIndex int
-	turns     int
 	lastFence uint64
-	lastEnd   *TurnEnd // how the last turn that ended ended
-	// turnStarted is when each open turn started
-	turnStarted map[string]time.Time
+	// state is the journal's events folded: the turns and gates a crash
+	// left open, the turn count, the last end.
+	state State
 
 	// baseline is the configuration the next restore compares against:
 	// SessionStarted's, then that of each committed adoption. pending is
@@ -179,8 +174,8 @@ func (r *Rig) RestoreSession(ctx context.Context, id uuid.UUID, opts ...RestoreO
 		return nil, fail(RestoreDiscoveryFailed, fmt.Errorf("journal of %s has no root LoopStarted", id))
 	}
 	s.title, s.created, s.loopID = rep.started.Title, rep.created, rep.loop.LoopID
-	s.nextIndex, s.turns = rep.nextIndex, rep.turns
-	s.hub = hub.New(id.String(), s.journal, hub.WithClock(r.now), hub.WithFaultHandler(s.faultWith))
+	s.state = rep.state
+	s.hub = s.newHub()
 
 	// The configuration check, then the workspace (an exclusive root's
 	// lease), both before the first restore mutation: drift or a busy root
@@ -208,21 +203,17 @@ func (r *Rig) RestoreSession(ctx context.Context, id uuid.UUID, opts ...RestoreO
 	if err := publish("", event.RestoreStarted{Epoch: lease.Epoch()}); err != nil {
 		return nil, err
 	}
-	for _, g := range rep.openGates {
-		if err := publish(s.loopID, event.GateResolved{GateID: g.GateID, Action: event.ActionClose, Reason: "restore_unavailable"}); err != nil {
+	for _, g := range rep.state.Gates {
+		if err := publish(s.loopID, event.GateResolved{GateID: g.ID, Action: event.ActionClose, Reason: "restore_unavailable"}); err != nil {
 			return nil, err
 		}
-		info.GatesClosed = append(info.GatesClosed, g.GateID)
+		info.GatesClosed = append(info.GatesClosed, g.ID)
 	}
-	s.lastEnd = rep.lastEnd
-	for _, t := range rep.openTurns {
-		end := event.TurnInterrupted{TurnID: t.TurnID, Index: t.Index, Reason: event.ReasonCrash}
-		if err := publish(s.loopID, end); err != nil {
+	for _, t := range rep.state.Open {
+		if err := publish(s.loopID, event.TurnInterrupted{TurnID: t.ID, Index: t.Index, Reason: event.ReasonCrash}); err != nil {
 			return nil, err
 		}
-		info.Interrupted = append(info.Interrupted, t.TurnID)
-		e, _ := TurnEndOf(end, t.Index, rep.turnStarted[t.TurnID], r.now().UTC())
-		s.lastEnd = &e
+		info.Interrupted = append(info.Interrupted, t.ID)
 	}
 	if adopted.Drifted() {
 		ca := event.ConfigurationAdopted{Changes: adopted.Changes, Source: adopted.source,
@@ -260,18 +251,6 @@ func (r *Rig) replay(ctx context.Context, s *Session) (*replayed, error) {
 	}
 	defer rp.Close()
 	rep := &replayed{}
-	turnAt := map[string]int{} // open turn id -> index in openTurns
-	gateAt := map[string]int{}
-	rep.turnStarted = map[string]time.Time{}
-	ended := func(ev event.Event, turnID string, at time.Time) {
-		if i, ok := turnAt[turnID]; ok {
-			if e, ok := TurnEndOf(ev, rep.openTurns[i].Index, rep.turnStarted[turnID], at); ok {
-				rep.lastEnd = &e
-			}
-			delete(rep.turnStarted, turnID)
-		}
-		closeOpen(&rep.openTurns, turnAt, turnID, func(t event.TurnStarted) string { return t.TurnID })
-	}
 	for rp.Next() {
 		rec := rp.Record()
 		rep.records++
@@ -292,6 +271,7 @@ func (r *Rig) replay(ctx context.Context, s *Session) (*replayed, error) {
 		case journal.KindCommand:
 			continue
 		}
+		rep.state.Apply(event.Envelope{Seq: rec.Seq, LoopID: rec.LoopID, At: rec.At, Event: rec.Event})
 		switch ev := rec.Event.(type) {
 		case event.SessionStarted:
 			if rep.started == nil {
@@ -312,44 +292,12 @@ func (r *Rig) replay(ctx context.Context, s *Session) (*replayed, error) {
 			if rep.loop == nil {
 				rep.loop = &ev
 			}
-		case event.TurnStarted:
-			turnAt[ev.TurnID] = len(rep.openTurns)
-			rep.openTurns = append(rep.openTurns, ev)
-			rep.turnStarted[ev.TurnID] = rec.At
-			rep.nextIndex = max(rep.nextIndex, ev.Index+1)
-			rep.turns++
-		case event.TurnDone:
-			ended(ev, ev.TurnID, rec.At)
-		case event.TurnFailed:
-			ended(ev, ev.TurnID, rec.At)
-		case event.TurnInterrupted:
-			ended(ev, ev.TurnID, rec.At)
-		case event.GateOpened:
-			gateAt[ev.GateID] = len(rep.openGates)
-			rep.openGates = append(rep.openGates, ev)
-		case event.GateResolved:
-			closeOpen(&rep.openGates, gateAt, ev.GateID, func(g event.GateOpened) string { return g.GateID })
 		}
 	}
 	if err := rp.Err(); err != nil {
 		return nil, err
 	}
 	return rep, nil
-}
-
-// closeOpen removes the item with key from an ordered open list.
-func closeOpen[T any](list *[]T, at map[string]int, key string, keyOf func(T) string) {
-	i, ok := at[key]
-	if !ok {
-		return
-	}
-	delete(at, key)
-	l := *list
-	copy(l[i:], l[i+1:])
-	*list = l[:len(l)-1]
-	for j := i; j < len(*list); j++ {
-		at[keyOf((*list)[j])] = j
-	}
 }
 
 // adoption is accepted drift, who accepted it, and the live configuration

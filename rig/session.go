@@ -56,12 +56,11 @@ type Session struct {
 	fault     error // latched lease loss or persistence fault
 	turn      *turnRun
 	gate      *gateState
-	nextIndex int
+	// state is the fold of what the session journaled (its journal's, when
+	// restored): the turns counted, the next index, the last end.
+	state State
 	// window is the size of the terminal of the next turns (Resize).
 	window struct{ cols, rows int }
-	turns  int
-	// lastEnd is how the last turn ended (the catalog's LastEnd).
-	lastEnd *TurnEnd
 
 	catMu     sync.Mutex // orders catalog writes
 	catSealed bool       // guarded by catMu: Shutdown wrote the last entry
@@ -223,7 +222,7 @@ func (s *Session) Submit(ctx context.Context, input string) (TurnInfo, error) {
 		}
 	}
 	turnCtx, cancel := context.WithCancelCause(s.ctx)
-	t := &turnRun{id: uuid.NewString(), index: s.nextIndex, input: input, started: s.rig.now(),
+	t := &turnRun{id: uuid.NewString(), index: s.state.NextIndex, input: input, started: s.rig.now(),
 		cancel: cancel, done: make(chan struct{}), ending: make(chan struct{}), gone: make(chan struct{}),
 		console: engine.NewConsole(s.window.cols, s.window.rows)}
 	s.turn = t
@@ -254,10 +253,6 @@ func (s *Session) Submit(ctx context.Context, input string) (TurnInfo, error) {
 		s.endActivity()
 		return fail(err)
 	}
-	s.mu.Lock()
-	s.nextIndex++
-	s.turns++
-	s.mu.Unlock()
 	s.updateCatalog()
 	go s.runTurn(turnCtx, t)
 	return TurnInfo{ID: t.id, Index: t.index}, nil
@@ -326,9 +321,7 @@ func (s *Session) runTurn(ctx context.Context, t *turnRun) {
 	}
 	close(t.ending)
 	bg, cancel := s.bg()
-	if _, err := s.hub.Publish(bg, s.loopID, end); err == nil {
-		s.noteTurnEnd(end, t)
-	}
+	s.hub.Publish(bg, s.loopID, end) // a failure faults the session
 	cancel()
 	s.mu.Lock()
 	s.turn = nil
@@ -490,7 +483,7 @@ func (s *Session) Status() Status {
 	st := Status{
 		ID: s.id, Title: s.title, Profile: s.rig.profile.Name, Engine: s.rig.profile.Engine,
 		Epoch: s.lease.Epoch(), LoopID: s.loopID, Placement: s.ws.placement, Workspace: s.ws.dir, Root: s.ws.root,
-		Tip: s.journal.Tip(), Turns: s.turns, Fault: s.fault, Closed: s.closed,
+		Tip: s.journal.Tip(), Turns: s.state.Turns, Fault: s.fault, Closed: s.closed,
 	}
 	if t := s.turn; t != nil {
 		st.Turn = &TurnStatus{ID: t.id, Index: t.index, Input: t.input, Started: t.started}
@@ -498,7 +491,7 @@ func (s *Session) Status() Status {
 	if g := s.gate; g != nil {
 		st.Gate = &GateStatus{ID: g.id, TurnID: g.turnID, Prompt: g.prompt, Opened: g.at}
 	}
-	if e := s.lastEnd; e != nil {
+	if e := s.state.LastEnd; e != nil {
 		end := *e
 		st.LastEnd = &end
 	}
@@ -711,4 +704,15 @@ func (s *Session) releaseLeases() []error {
 		errs = append(errs, fmt.Errorf("release session lease: %w", err))
 	}
 	return errs
+}
+
+// newHub makes the session's hub over its journal; the session folds what
+// it journals into its state.
+func (s *Session) newHub() *hub.Hub {
+	return hub.New(s.id.String(), s.journal, hub.WithClock(s.rig.now), hub.WithFaultHandler(s.faultWith),
+		hub.WithJournaled(func(env event.Envelope) {
+			s.mu.Lock()
+			s.state.Apply(env)
+			s.mu.Unlock()
+		}))
 }

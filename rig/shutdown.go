@@ -173,6 +173,5 @@ func (s *Session) abandonTurn(t *turnRun, waited time.Duration) (*EngineUnrespon
 	if _, err := s.hub.Publish(ctx, s.loopID, end); err != nil {
 		return stuck, fmt.Errorf("record the abandoned turn: %w", s.mutationErr(err))
 	}
-	s.noteTurnEnd(end, t)
 	return stuck, nil
 }

@@ -14,14 +14,17 @@ import (
 // as OutputDelta (ephemeral) and into the journal as TurnOutput
 // checkpoints: whenever checkpointBytes have gathered, and at least every
 // checkpointEvery while output is pending, so a crash loses under a second
-// of output. Past the rig's per-turn cap, output is only counted (Elided),
-// which keeps journal growth and memory bounded for a turn printing
-// gigabytes. Once Shutdown abandoned the turn (its engine ignored the
-// interrupt) the sink drops everything: nothing of the turn is journaled or
-// delivered after its TurnInterrupted.
+// of output. Both carry the offset of their first byte in the turn's
+// output, so a reader reconciles them (Transcript). Past the rig's per-turn
+// cap, output is only counted (Elided), which keeps journal growth and
+// memory bounded for a turn printing gigabytes. Once Shutdown abandoned the
+// turn (its engine ignored the interrupt) the sink drops everything:
+// nothing of the turn is journaled or delivered after its TurnInterrupted.
 type turnSink struct {
 	s *Session
 	t *turnRun
+
+	produced int64 // bytes of output so far (Output's goroutine only)
 
 	mu        sync.Mutex
 	buf       []byte
@@ -29,6 +32,7 @@ type turnSink struct {
 	elided    int64
 
 	flushMu sync.Mutex // orders checkpoints
+	flushed int64      // bytes checkpointed (under flushMu)
 
 	stop chan struct{}
 	done chan struct{}
@@ -63,12 +67,17 @@ func (k *turnSink) Output(stream engine.Stream, text string) {
 	if text == "" || k.t.abandoned() {
 		return
 	}
-	k.s.hub.Publish(context.Background(), k.s.loopID, event.OutputDelta{TurnID: k.t.id, Stream: string(stream), Text: text})
+	// The codecs write invalid UTF-8 as U+FFFD: do it here, so that the
+	// offsets count the bytes every reader gets.
+	text = validUTF8(text)
+	off := k.produced
+	k.produced += int64(len(text))
+	k.s.hub.Publish(context.Background(), k.s.loopID, event.OutputDelta{TurnID: k.t.id, Stream: string(stream), Offset: off, Text: text})
 	k.mu.Lock()
 	room := k.s.rig.turnJournalCap - k.journaled
 	if int64(len(text)) > room {
-		keep := max(room, 0)
-		k.elided += int64(len(text)) - keep
+		keep := runeCut(text, max(room, 0))
+		k.elided += int64(len(text) - keep)
 		text = text[:keep]
 	}
 	k.buf = append(k.buf, text...)
@@ -174,14 +183,17 @@ func (k *turnSink) flush(final bool) {
 		}
 		var err error
 		if !k.t.record(func() {
-			_, err = k.s.hub.Publish(ctx, k.s.loopID, event.TurnOutput{TurnID: k.t.id, Text: string(pending[:n])})
+			_, err = k.s.hub.Publish(ctx, k.s.loopID, event.TurnOutput{TurnID: k.t.id, Offset: k.flushed, Text: string(pending[:n])})
 		}) || err != nil {
 			return // abandoned, or the hub faulted the session: nothing more is journaled
 		}
+		k.flushed += int64(n)
 		pending = pending[n:]
 	}
 	if final && elided > 0 {
-		k.t.record(func() { k.s.hub.Publish(ctx, k.s.loopID, event.TurnOutput{TurnID: k.t.id, Elided: elided}) })
+		k.t.record(func() {
+			k.s.hub.Publish(ctx, k.s.loopID, event.TurnOutput{TurnID: k.t.id, Offset: k.flushed, Elided: elided})
+		})
 	}
 }
 
@@ -190,4 +202,34 @@ func (k *turnSink) finish() {
 	close(k.stop)
 	<-k.done
 	k.flush(true)
+}
+
+// validUTF8 returns s with each byte that is not part of valid UTF-8
+// replaced by U+FFFD, as encoding/json writes it (and so every codec of
+// looprig's): s itself when it is valid.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	b := make([]byte, 0, len(s)+8)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = utf8.AppendRune(b, utf8.RuneError)
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return string(b)
+}
+
+// runeCut returns the largest n <= limit at which s can be cut without
+// splitting a UTF-8 sequence.
+func runeCut(s string, limit int64) int {
+	n := int(min(limit, int64(len(s))))
+	for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return n
 }

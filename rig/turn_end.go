@@ -41,8 +41,7 @@ func (e TurnEnd) Duration() time.Duration { return e.Ended.Sub(e.Started) }
 // TurnEndOf summarizes a turn-ending event (TurnDone, TurnFailed,
 // TurnInterrupted) recorded at ended, of the turn that started at started
 // with index (a TurnDone's duration and a TurnInterrupted's index win over
-// them); ok is false for any other event. The runtime's catalog and the
-// TUI's fold both summarize ends with it.
+// them); ok is false for any other event. State summarizes ends with it.
 func TurnEndOf(ev event.Event, index int, started, ended time.Time) (TurnEnd, bool) {
 	e := TurnEnd{Index: index, Started: started, Ended: ended}
 	switch ev := ev.(type) {
@@ -59,17 +58,6 @@ func TurnEndOf(ev event.Event, index int, started, ended time.Time) (TurnEnd, bo
 		return TurnEnd{}, false
 	}
 	return e, true
-}
-
-// noteTurnEnd remembers how the turn t ended (the catalog's LastEnd).
-func (s *Session) noteTurnEnd(ev event.Event, t *turnRun) {
-	e, ok := TurnEndOf(ev, t.index, t.started, s.rig.now().UTC())
-	if !ok {
-		return
-	}
-	s.mu.Lock()
-	s.lastEnd = &e
-	s.mu.Unlock()
 }
 
 func firstLineOf(s string) string {

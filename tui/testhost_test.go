@@ -134,7 +134,7 @@ func (th *testHosts) start(ctx context.Context, req HostRequest) (host.Ready, er
 		defer th.wg.Done()
 		defer close(h.done)
 		defer stop()
-		h.err = host.Serve(hctx, s, th.store, ln)
+		h.err = host.Serve(hctx, s, ln)
 		// As `looprig host` does: whatever ended serving, the session
 		// ends cleanly (a no-op once it shut down; releases what a fault
 		// left).

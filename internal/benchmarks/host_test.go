@@ -133,7 +133,7 @@ func startHosted(b *testing.B) *hostedSession {
 	}
 	sctx, scancel := context.WithCancel(bg)
 	h := &hostedSession{s: s, path: path, cancel: scancel, served: make(chan error, 1)}
-	go func() { h.served <- host.Serve(sctx, s, st, ln, host.WithVersion("bench")) }()
+	go func() { h.served <- host.Serve(sctx, s, ln, host.WithVersion("bench")) }()
 	b.Cleanup(func() {
 		scancel()
 		select {

@@ -29,8 +29,8 @@ func DecodeFast(r Raw) (Event, error) {
 
 // decodeDataFast decodes data of type t when it is
 //
-//	OutputDelta: {"turn_id":"…","stream":"…","text":"…"}
-//	TurnOutput:  {"turn_id":"…","text":"…","elided":N}
+//	OutputDelta: {"turn_id":"…","stream":"…","offset":N,"text":"…"}
+//	TurnOutput:  {"turn_id":"…","offset":N,"text":"…","elided":N}
 //
 // exactly, and reports false for anything else (another type, another
 // key order or spelling, white space, a repeated key, a string that is
@@ -49,6 +49,9 @@ func decodeDataFast(t Type, data []byte) (Event, bool) {
 		if o.Stream, i, ok = fastMember(data, i, `,"stream":`); !ok {
 			return nil, false
 		}
+		if o.Offset, i, ok = fastIntMember(data, i, `,"offset":`); !ok {
+			return nil, false
+		}
 		if o.Text, i, ok = fastMember(data, i, `,"text":`); !ok {
 			return nil, false
 		}
@@ -61,34 +64,47 @@ func decodeDataFast(t Type, data []byte) (Event, bool) {
 		if o.TurnID, i, ok = fastMember(data, i, `{"turn_id":`); !ok {
 			return nil, false
 		}
+		if o.Offset, i, ok = fastIntMember(data, i, `,"offset":`); !ok {
+			return nil, false
+		}
 		if o.Text, i, ok = fastMember(data, i, `,"text":`); !ok {
 			return nil, false
 		}
-		const key = `,"elided":`
-		if len(data)-i < len(key) || string(data[i:i+len(key)]) != key {
+		if o.Elided, i, ok = fastIntMember(data, i, `,"elided":`); !ok {
 			return nil, false
 		}
-		i += len(key)
-		j := i
-		if j < len(data) && data[j] == '-' {
-			j++
-		}
-		k := j
-		for k < len(data) && '0' <= data[k] && data[k] <= '9' {
-			k++
-		}
-		// JSON: 0 or no leading zero; then the closing brace, last.
-		if k == j || data[j] == '0' && k > j+1 || k != len(data)-1 || data[k] != '}' {
+		if i != len(data)-1 || data[i] != '}' {
 			return nil, false
 		}
-		n, err := strconv.ParseInt(string(data[i:k]), 10, 64)
-		if err != nil {
-			return nil, false
-		}
-		o.Elided = n
 		return o, true
 	}
 	return nil, false
+}
+
+// fastIntMember reads key (literal) at data[i:] and the JSON integer
+// after it (an int64: no fraction, no exponent, no leading zero); it
+// returns the number and the index after it.
+func fastIntMember(data []byte, i int, key string) (int64, int, bool) {
+	if len(data)-i < len(key) || string(data[i:i+len(key)]) != key {
+		return 0, 0, false
+	}
+	i += len(key)
+	j := i
+	if j < len(data) && data[j] == '-' {
+		j++
+	}
+	k := j
+	for k < len(data) && '0' <= data[k] && data[k] <= '9' {
+		k++
+	}
+	if k == j || data[j] == '0' && k > j+1 {
+		return 0, 0, false
+	}
+	n, err := strconv.ParseInt(string(data[i:k]), 10, 64)
+	if err != nil {
+		return 0, 0, false
+	}
+	return n, k, true
 }
 
 // fastMember reads key (literal) at data[i:] and the JSON string after it;

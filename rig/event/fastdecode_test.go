@@ -47,8 +47,8 @@ func TestDecodeFastTakesMarshalOutput(t *testing.T) {
 	for _, text := range hotTexts {
 		for _, ev := range []Event{
 			OutputDelta{TurnID: "t1", Stream: StreamStdout, Text: text},
-			OutputDelta{TurnID: text, Stream: StreamStderr, Text: text},
-			TurnOutput{TurnID: "t1", Text: text, Elided: 1 << 40},
+			OutputDelta{TurnID: text, Stream: StreamStderr, Offset: 1 << 50, Text: text},
+			TurnOutput{TurnID: "t1", Offset: 65536, Text: text, Elided: 1 << 40},
 			TurnOutput{TurnID: text, Text: text, Elided: -7},
 			TurnOutput{Text: text},
 		} {
@@ -80,11 +80,17 @@ func TestDecodeFastFallsBack(t *testing.T) {
 		data string
 		fast bool // the fast path takes it
 	}{
-		{TypeOutputDelta, `{"turn_id":"t","stream":"stdout","text":"a\/b\u00e9\u0000\uFFFD"}`, true},
-		{TypeTurnOutput, `{"turn_id":"t","text":"x","elided":-0}`, true},
-		{TypeTurnOutput, "{\"turn_id\":\"\xff\",\"text\":\"a\xffb\xe2\x80\\n\xc3\",\"elided\":0}", true}, // invalid UTF-8: U+FFFD
-		{TypeTurnOutput, `{"turn_id":"t","text":"x","elided":9223372036854775807}`, true},
-		{TypeOutputDelta, `{"turn_id":"t","stream":"stdin","text":"x"}`, true}, // the strict path reports it
+		{TypeOutputDelta, `{"turn_id":"t","stream":"stdout","offset":0,"text":"a\/b\u00e9\u0000\uFFFD"}`, true},
+		{TypeTurnOutput, `{"turn_id":"t","offset":12,"text":"x","elided":-0}`, true},
+		{TypeTurnOutput, "{\"turn_id\":\"\xff\",\"offset\":0,\"text\":\"a\xffb\xe2\x80\\n\xc3\",\"elided\":0}", true}, // invalid UTF-8: U+FFFD
+		{TypeTurnOutput, `{"turn_id":"t","offset":9223372036854775807,"text":"x","elided":9223372036854775807}`, true},
+		{TypeOutputDelta, `{"turn_id":"t","stream":"stdin","offset":3,"text":"x"}`, true},  // the strict path reports it
+		{TypeOutputDelta, `{"turn_id":"t","stream":"stdout","offset":-1,"text":"x"}`, true}, // so it does a negative offset
+		// Records written before offsets existed take the strict path.
+		{TypeTurnOutput, `{"turn_id":"t","text":"x","elided":0}`, false},
+		{TypeOutputDelta, `{"turn_id":"t","stream":"stdout","text":"x"}`, false},
+		{TypeTurnOutput, `{"turn_id":"t","offset":01,"text":"x","elided":0}`, false},
+		{TypeTurnOutput, `{"turn_id":"t","offset":1.5,"text":"x","elided":0}`, false},
 		{TypeOutputDelta, `{"stream":"stdout","turn_id":"t","text":"x"}`, false},
 		{TypeOutputDelta, `{"turn_id":"t","stream":"stdout","text":"x"} `, false},
 		{TypeOutputDelta, `{"turn_id":"t", "stream":"stdout","text":"x"}`, false},

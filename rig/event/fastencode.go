@@ -19,10 +19,12 @@ func appendDataFast(buf *bytes.Buffer, ev Event) bool {
 	}
 	// Room for the common case (little to escape), so the appends below
 	// write into the buffer's own free space instead of growing a copy.
-	buf.Grow(len(`{"turn_id":"","text":"","elided":}`) + len(t.TurnID) + len(t.Text) + len(t.Text)/16 + 24)
+	buf.Grow(len(`{"turn_id":"","offset":,"text":"","elided":}`) + len(t.TurnID) + len(t.Text) + len(t.Text)/16 + 48)
 	b := buf.AvailableBuffer()
 	b = append(b, `{"turn_id":`...)
 	b = appendJSONString(b, t.TurnID)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendInt(b, t.Offset, 10)
 	b = append(b, `,"text":`...)
 	b = appendJSONString(b, t.Text)
 	b = append(b, `,"elided":`...)

@@ -22,9 +22,16 @@ type TurnStarted struct {
 	Input  string `json:"input"`
 }
 
-// TurnOutput is an output checkpoint of a turn.
+// TurnOutput is an output checkpoint of a turn: the bytes of the turn's
+// output from Offset on. A turn's checkpoints follow each other without a
+// gap or an overlap; a live OutputDelta carried the same bytes at the same
+// offsets, so a reader that has shown output up to byte B takes what a
+// checkpoint holds after B. Records written before offsets existed have
+// none (0): they follow the turn's previous checkpoint.
 type TurnOutput struct {
 	TurnID string `json:"turn_id"`
+	// Offset is the position of Text's first byte in the turn's output.
+	Offset int64  `json:"offset"`
 	Text   string `json:"text"`
 	// Elided counts the bytes of output dropped before this checkpoint.
 	Elided int64 `json:"elided"`
@@ -36,11 +43,15 @@ const (
 	StreamStderr = "stderr"
 )
 
-// OutputDelta (ephemeral) is live output of a turn.
+// OutputDelta (ephemeral) is live output of a turn: the bytes of its
+// output from Offset on (see TurnOutput).
 type OutputDelta struct {
 	TurnID string `json:"turn_id"`
 	// Stream is StreamStdout or StreamStderr.
 	Stream string `json:"stream"`
+	// Offset is the position of Text's first byte in the turn's output
+	// (both streams count).
+	Offset int64  `json:"offset"`
 	Text   string `json:"text"`
 }
 

@@ -22,7 +22,19 @@ func oneOf(field, value string, allowed ...string) error {
 }
 
 func (o OutputDelta) validate() error {
-	return oneOf("stream", o.Stream, StreamStdout, StreamStderr)
+	if err := oneOf("stream", o.Stream, StreamStdout, StreamStderr); err != nil {
+		return err
+	}
+	return notNegative("offset", o.Offset)
+}
+
+func (t TurnOutput) validate() error { return notNegative("offset", t.Offset) }
+
+func notNegative(field string, n int64) error {
+	if n < 0 {
+		return &invalidValue{field: field, value: fmt.Sprint(n), want: "0 or more"}
+	}
+	return nil
 }
 
 func (t TurnInterrupted) validate() error {

@@ -91,6 +91,11 @@ type Option func(*Hub)
 // ones when the journal does not say).
 func WithClock(now func() time.Time) Option { return func(h *Hub) { h.now = now } }
 
+// WithJournaled registers fn to run for every enduring event once it is
+// journaled and delivered, in journal order (the hub's publishes wait for
+// it: fn must be quick and must not publish).
+func WithJournaled(fn func(event.Envelope)) Option { return func(h *Hub) { h.onJournaled = fn } }
+
 // WithFaultHandler registers fn to run once, outside the hub's lock, when an
 // enduring append fails.
 func WithFaultHandler(fn func(error)) Option { return func(h *Hub) { h.onFault = fn } }
@@ -100,8 +105,9 @@ func WithFaultHandler(fn func(error)) Option { return func(h *Hub) { h.onFault =
 type Hub struct {
 	session string
 	journal Journal
-	now     func() time.Time
-	onFault func(error)
+	now         func() time.Time
+	onFault     func(error)
+	onJournaled func(event.Envelope)
 
 	// edgeMu orders activity edges: SessionActive and SessionIdle are
 	// journaled in the order Begin and End happened.
@@ -185,6 +191,9 @@ func (h *Hub) publish(ctx context.Context, id, loopID string, ev event.Event) (e
 	h.mu.Lock()
 	h.deliverLocked(env)
 	h.mu.Unlock()
+	if h.onJournaled != nil {
+		h.onJournaled(env)
+	}
 	return env, nil
 }
 

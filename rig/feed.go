@@ -1,0 +1,167 @@
+package rig
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"looprig/rig/event"
+	"looprig/rig/hub"
+	"looprig/rig/journal"
+	"looprig/rig/storage"
+)
+
+// replayChunk bounds the events one FeedReader.Next reads from a journal.
+const replayChunk = 1024
+
+// followHook, when set, runs at two points of a Session's feed: "subscribed"
+// (its hub subscription is open, the journal not read yet) and "replayed"
+// (the journal read is over, the live part not begun). Tests widen those
+// windows.
+var followHook func(stage string)
+
+// OpenFeed implements Feed for a session of this process: a hub
+// subscription, opened first, and the journal after after, read before
+// what the subscription delivers (which repeats the events journaled
+// meanwhile; the Follower skips them). A subscription that falls behind
+// ends the reading with *FellBehindError; the session stopping ends it
+// with ErrFollowEnded once everything was read.
+func (s *Session) OpenFeed(_ context.Context, after uint64) (FeedReader, error) {
+	sub := s.hub.Subscribe(hub.Filter{AllLoops: true})
+	if followHook != nil {
+		followHook("subscribed")
+	}
+	return &sessionFeed{store: s.rig.store, name: s.name, sub: sub, next: after, replaying: true}, nil
+}
+
+type sessionFeed struct {
+	store     storage.Ledger
+	name      string
+	sub       *hub.Subscription
+	next      uint64 // the journal is read after it
+	replaying bool
+}
+
+func (r *sessionFeed) Next(ctx context.Context) ([]event.Envelope, error) {
+	if r.replaying {
+		batch, last, more, err := readEventChunk(ctx, r.store, r.name, r.next)
+		if err != nil {
+			return nil, err
+		}
+		r.next = last
+		if !more {
+			r.replaying = false
+			if followHook != nil {
+				followHook("replayed")
+			}
+		}
+		if len(batch) > 0 {
+			return batch, nil
+		}
+	}
+	batch, ok, err := r.sub.Next(ctx, 0)
+	switch {
+	case err != nil:
+		return nil, err
+	case ok:
+		return batch, nil
+	}
+	if err := r.sub.Err(); err != nil {
+		return nil, &FellBehindError{Err: err}
+	}
+	return nil, ErrFollowEnded
+}
+
+func (r *sessionFeed) Close() error {
+	r.sub.Close()
+	return nil
+}
+
+// JournalFeed returns the Feed of session id read from its journal alone,
+// for a session no process here serves: what is journaled is read, and
+// the journal looked at every poll for more. Its readings never end on
+// their own (a session stopped may be restored). poll must be positive.
+func JournalFeed(store storage.Store, id uuid.UUID, poll time.Duration) Feed {
+	return journalFeed{store: store, name: storage.SessionName(id.String()), poll: poll}
+}
+
+type journalFeed struct {
+	store storage.Store
+	name  string
+	poll  time.Duration
+}
+
+func (j journalFeed) OpenFeed(_ context.Context, after uint64) (FeedReader, error) {
+	if j.poll <= 0 {
+		return nil, fmt.Errorf("follow %s: poll interval %v is not positive", j.name, j.poll)
+	}
+	return &journalReader{feed: j, next: after}, nil
+}
+
+type journalReader struct {
+	feed journalFeed
+	next uint64
+}
+
+func (r *journalReader) Next(ctx context.Context) ([]event.Envelope, error) {
+	for {
+		batch, last, _, err := readEventChunk(ctx, r.feed.store, r.feed.name, r.next)
+		if err != nil && !IsNotFound(err) {
+			return nil, err
+		}
+		r.next = max(r.next, last)
+		if len(batch) > 0 {
+			return batch, nil
+		}
+		if err := waitForGrowth(ctx, r.feed.store, r.feed.name, r.next, r.feed.poll); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (r *journalReader) Close() error { return nil }
+
+// readEventChunk reads up to replayChunk events of journal name after
+// sequence after. last is the sequence of the last record read (fences and
+// commands count), more whether the chunk stopped short of the tip the
+// reader saw.
+func readEventChunk(ctx context.Context, store storage.Ledger, name string, after uint64) (batch []event.Envelope, last uint64, more bool, err error) {
+	rp, err := journal.NewEventReplayer(ctx, store, name, after)
+	if err != nil {
+		return nil, after, false, err
+	}
+	defer rp.Close()
+	for len(batch) < replayChunk {
+		if !rp.Next() {
+			return batch, max(after, rp.LastSeq()), false, rp.Err()
+		}
+		batch = append(batch, rp.Envelope())
+	}
+	return batch, rp.LastSeq(), true, nil
+}
+
+// waitForGrowth waits until journal name's tip is past after, looking
+// every poll; it returns ctx's error when ctx ends first.
+func waitForGrowth(ctx context.Context, store storage.Ledger, name string, after uint64, poll time.Duration) error {
+	timer := time.NewTimer(poll)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timer.C:
+		}
+		tip, err := store.Tip(ctx, name)
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case err != nil && !IsNotFound(err):
+			return err
+		case tip > after:
+			return nil
+		}
+		timer.Reset(poll)
+	}
+}

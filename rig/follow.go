@@ -1,0 +1,148 @@
+package rig
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"looprig/rig/event"
+)
+
+// Following a session: a Follower yields the events of a session from a
+// sequence number on, then live, every durable event exactly once and in
+// sequence order, whichever Feed they come from: the hub and journal of a
+// session of this process (Session), a host's stream (package host's
+// Client), or the journal of a session no process here serves
+// (JournalFeed). A reading that falls behind is not an error its reader
+// sees: the Follower reads again after the last durable event it yielded.
+// Every presenter follows sessions this way, and nothing else subscribes to
+// a hub or replays a journal to follow one (internal/archtest pins it).
+
+// ErrFollowEnded ends a Follower whose session stopped: every event it
+// journaled was yielded.
+var ErrFollowEnded = errors.New("the session stopped: its events are over")
+
+// FellBehindError ends a FeedReader that could not keep a durable event
+// for its reader (its subscription's buffer was full). A Follower reads
+// again after the last durable event it yielded.
+type FellBehindError struct {
+	Err error
+}
+
+func (e *FellBehindError) Error() string {
+	return fmt.Sprintf("fell behind the session's events: %v", e.Err)
+}
+
+func (e *FellBehindError) Unwrap() error { return e.Err }
+
+// Feed is a source of a session's events.
+type Feed interface {
+	// OpenFeed starts a reading of the session's events: the durable
+	// events after sequence after, then the live ones.
+	OpenFeed(ctx context.Context, after uint64) (FeedReader, error)
+}
+
+// FeedReader is one reading of a Feed.
+type FeedReader interface {
+	// Next waits for events and returns them, or an error but no events.
+	// Durable events come in sequence order, every one after the
+	// reading's start; a few at or below what was returned already may
+	// come again (the Follower skips them). Live events (output deltas)
+	// come between them, and may be missing. At the end Next returns
+	// *FellBehindError, ErrFollowEnded, or another error; a done ctx
+	// returns ctx's error and leaves the reader usable.
+	Next(ctx context.Context) ([]event.Envelope, error)
+	// Close ends the reading.
+	Close() error
+}
+
+// Follower follows one session. Its methods are for one goroutine at a
+// time.
+type Follower struct {
+	feed       Feed
+	r          FeedReader
+	last       uint64
+	recoveries int
+	end        error
+}
+
+// Follow starts following the session feed reads from after durable
+// sequence after (0: from the start).
+func Follow(ctx context.Context, feed Feed, after uint64) (*Follower, error) {
+	r, err := feed.OpenFeed(ctx, after)
+	if err != nil {
+		return nil, err
+	}
+	return &Follower{feed: feed, r: r, last: after}, nil
+}
+
+// Next waits for the next events and returns them: every durable event
+// after the start exactly once, in sequence order, with the live events
+// between them. A reading that fell behind is read again from the last
+// durable event returned. At the end it returns ErrFollowEnded (the
+// session stopped; everything it journaled was returned) or the feed's
+// error; ctx ending returns ctx's error, and Next may be called again.
+func (f *Follower) Next(ctx context.Context) ([]event.Envelope, error) {
+	for {
+		if f.end != nil {
+			return nil, f.end
+		}
+		if f.r == nil {
+			r, err := f.feed.OpenFeed(ctx, f.last)
+			if err != nil {
+				return nil, err
+			}
+			f.r = r
+		}
+		batch, err := f.r.Next(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			f.r.Close()
+			f.r = nil
+			var behind *FellBehindError
+			if errors.As(err, &behind) {
+				f.recoveries++
+				continue
+			}
+			f.end = err
+			return nil, err
+		}
+		out := batch[:0]
+		for _, env := range batch {
+			if env.Seq != 0 {
+				if env.Seq <= f.last {
+					continue
+				}
+				f.last = env.Seq
+			}
+			out = append(out, env)
+		}
+		if len(out) > 0 {
+			return out, nil
+		}
+	}
+}
+
+// LastSeq returns the sequence of the last durable event Next returned
+// (the start before the first).
+func (f *Follower) LastSeq() uint64 { return f.last }
+
+// Recoveries counts the readings that fell behind and were read again.
+func (f *Follower) Recoveries() int { return f.recoveries }
+
+// Close ends the following. It is idempotent.
+func (f *Follower) Close() error {
+	if f.end == nil {
+		f.end = errFollowerClosed
+	}
+	if f.r == nil {
+		return nil
+	}
+	r := f.r
+	f.r = nil
+	return r.Close()
+}
+
+var errFollowerClosed = errors.New("follower closed")
