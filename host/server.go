@@ -71,11 +71,11 @@ func runTestHook(stage string) {
 }
 
 type server struct {
-	s       *rig.Session
-	id      string
-	cfg     config
-	uid     int
-	pid     int
+	s   *rig.Session
+	id  string
+	cfg config
+	uid int
+	pid int
 
 	wg     sync.WaitGroup // every goroutine Serve started
 	stopCh chan struct{}  // closed when Serve stops

@@ -51,11 +51,11 @@ type Session struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
-	mu        sync.Mutex
-	closed    bool  // admission closed: Shutdown began
-	fault     error // latched lease loss or persistence fault
-	turn      *turnRun
-	gate      *gateState
+	mu     sync.Mutex
+	closed bool  // admission closed: Shutdown began
+	fault  error // latched lease loss or persistence fault
+	turn   *turnRun
+	gate   *gateState
 	// state is the fold of what the session journaled (its journal's, when
 	// restored): the turns counted, the next index, the last end.
 	state State

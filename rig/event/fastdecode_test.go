@@ -84,7 +84,7 @@ func TestDecodeFastFallsBack(t *testing.T) {
 		{TypeTurnOutput, `{"turn_id":"t","offset":12,"text":"x","elided":-0}`, true},
 		{TypeTurnOutput, "{\"turn_id\":\"\xff\",\"offset\":0,\"text\":\"a\xffb\xe2\x80\\n\xc3\",\"elided\":0}", true}, // invalid UTF-8: U+FFFD
 		{TypeTurnOutput, `{"turn_id":"t","offset":9223372036854775807,"text":"x","elided":9223372036854775807}`, true},
-		{TypeOutputDelta, `{"turn_id":"t","stream":"stdin","offset":3,"text":"x"}`, true},  // the strict path reports it
+		{TypeOutputDelta, `{"turn_id":"t","stream":"stdin","offset":3,"text":"x"}`, true},   // the strict path reports it
 		{TypeOutputDelta, `{"turn_id":"t","stream":"stdout","offset":-1,"text":"x"}`, true}, // so it does a negative offset
 		// Records written before offsets existed take the strict path.
 		{TypeTurnOutput, `{"turn_id":"t","text":"x","elided":0}`, false},

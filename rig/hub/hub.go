@@ -103,8 +103,8 @@ func WithFaultHandler(fn func(error)) Option { return func(h *Hub) { h.onFault =
 // Hub is one session's publish/subscribe point. Its zero value is not
 // usable; call New.
 type Hub struct {
-	session string
-	journal Journal
+	session     string
+	journal     Journal
 	now         func() time.Time
 	onFault     func(error)
 	onJournaled func(event.Envelope)
