@@ -1,0 +1,86 @@
+package rig
+
+import (
+	"testing"
+	"time"
+
+	"looprig/rig/event"
+)
+
+func TestStateFold(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	var st State
+	seq := uint64(0)
+	apply := func(sec int, ev event.Event) {
+		env := event.Envelope{At: at(sec), Event: ev}
+		if ev.Class() == event.Enduring {
+			seq++
+			env.Seq = seq
+		}
+		st.Apply(env)
+	}
+	apply(0, event.SessionStarted{Title: "t", Rig: "p", Placement: "session"})
+	apply(0, event.LoopStarted{LoopID: "L", Name: "root", Engine: "shell"})
+	apply(1, event.TurnStarted{TurnID: "a", Index: 0, Input: "make"})
+	apply(2, event.GateOpened{GateID: "g1", TurnID: "a", Prompt: "go?"})
+	if tr, g := st.Turn(), st.Gate(); tr == nil || tr.ID != "a" || !tr.Started.Equal(at(1)) || g == nil || g.ID != "g1" || !g.Opened.Equal(at(2)) {
+		t.Fatalf("turn %+v gate %+v", tr, g)
+	}
+	// Resolving another gate leaves this one open.
+	apply(3, event.GateResolved{GateID: "other", Action: event.ActionApprove})
+	if st.Gate() == nil {
+		t.Fatal("a GateResolved of another gate closed the open one")
+	}
+	copied := st
+	apply(4, event.GateResolved{GateID: "g1", Action: event.ActionApprove})
+	if st.Gate() != nil || copied.Gate() == nil || copied.Gate().ID != "g1" {
+		t.Fatalf("gate after its resolution %+v, in the copy made before %+v", st.Gate(), copied.Gate())
+	}
+	apply(5, event.GateOpened{GateID: "g2", TurnID: "a", Prompt: "again?"})
+	// The turn's end closes its gate (nobody can answer it any more).
+	apply(9, event.TurnDone{TurnID: "a", ExitCode: 2, Duration: 8 * time.Second})
+	if st.Turn() != nil || st.Gate() != nil {
+		t.Fatalf("after the end: turn %+v gate %+v", st.Turn(), st.Gate())
+	}
+	if e := st.LastEnd; e == nil || e.TurnID != "a" || e.Index != 0 || e.ExitCode != 2 || !e.Failed() || e.Duration() != 8*time.Second {
+		t.Fatalf("last end %+v", e)
+	}
+	// A duplicate (a replay overlapping a live stream) changes nothing.
+	st.Apply(event.Envelope{Seq: 3, At: at(10), Event: event.TurnStarted{TurnID: "dup", Index: 7}})
+	if st.Turn() != nil || st.Turns != 1 || st.NextIndex != 1 {
+		t.Fatalf("a duplicate was folded: %+v", st)
+	}
+	apply(11, event.TurnStarted{TurnID: "b", Index: 1})
+	apply(12, event.SessionFaulted{Cause: "lease lost"})
+	if st.Fault != "lease lost" || st.LastSeq != seq {
+		t.Fatalf("fault %q, last seq %d", st.Fault, st.LastSeq)
+	}
+	// A restore closes what the crash left open, then commits.
+	apply(20, event.RestoreStarted{Epoch: 2})
+	apply(20, event.TurnInterrupted{TurnID: "b", Index: 1, Reason: event.ReasonCrash})
+	apply(20, event.RestoreDone{Epoch: 2, Interrupted: []string{"b"}})
+	if st.Fault != "" || st.Turn() != nil || st.LastRestore == nil || st.LastRestore.Epoch != 2 {
+		t.Fatalf("after restore %+v", st)
+	}
+	if e := st.LastEnd; e.TurnID != "b" || e.Index != 1 || e.Outcome != TurnOutcomeInterrupted || e.Reason != event.ReasonCrash || !e.Started.Equal(at(11)) {
+		t.Fatalf("last end %+v", e)
+	}
+	// An end of a turn this State never saw start.
+	apply(30, event.TurnFailed{TurnID: "unseen", Err: "no\nmore"})
+	if e := st.LastEnd; e.Index != -1 || e.Reason != "no" || !e.Started.Equal(at(30)) {
+		t.Fatalf("end of an unseen turn %+v", e)
+	}
+	apply(31, event.TurnStarted{TurnID: "c", Index: 2})
+	apply(32, event.SessionStopped{})
+	if !st.Stopped || st.Turn() != nil || st.Turns != 3 || st.NextIndex != 3 {
+		t.Fatalf("stopped %+v", st)
+	}
+	if st.Title != "t" || st.Profile != "p" || st.LoopID != "L" || st.Engine != "shell" || !st.LastAt.Equal(at(32)) {
+		t.Fatalf("descriptive fields %+v", st)
+	}
+	apply(40, event.RestoreStarted{Epoch: 3})
+	if st.Stopped {
+		t.Fatal("a restore did not clear stopped")
+	}
+}
