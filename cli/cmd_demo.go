@@ -14,7 +14,6 @@ import (
 
 	"looprig/rig"
 	"looprig/rig/event"
-	"looprig/rig/hub"
 )
 
 // demoChildCommand is the hidden subcommand `demo` runs in a helper
@@ -135,16 +134,19 @@ func demoChild(e *env, args []string) int {
 		defer scancel()
 		s.Shutdown(sctx)
 	}()
-	sub := s.Subscribe(hub.Filter{AllLoops: true})
-	defer sub.Close()
+	f, err := rig.Follow(ctx, s, s.Status().Tip)
+	if err != nil {
+		return e.fail(err)
+	}
+	defer f.Close()
 	if _, err := s.Submit(ctx, demoInput); err != nil {
 		return e.fail(err)
 	}
 	var durable strings.Builder
 	for !strings.Contains(durable.String(), demoReadyLine+"\n") {
-		batch, ok, err := sub.Next(ctx, 0)
-		if err != nil || !ok {
-			return e.fail(fmt.Errorf("demo helper: waiting for output: %v", errors.Join(err, sub.Err(), s.Err())))
+		batch, err := f.Next(ctx)
+		if err != nil {
+			return e.fail(fmt.Errorf("demo helper: waiting for output: %v", errors.Join(err, s.Err())))
 		}
 		for _, env := range batch {
 			if o, ok := env.Event.(event.TurnOutput); ok {

@@ -15,7 +15,6 @@ import (
 	"looprig/internal/textsafe"
 	"looprig/rig"
 	"looprig/rig/event"
-	"looprig/rig/hub"
 )
 
 var cmdRestore = &command{
@@ -205,10 +204,13 @@ func (c *call) holdSession(s *rig.Session) int {
 	if !c.json {
 		fmt.Fprintf(c.stdout, "holding session %s (pid %d, epoch %d); press Ctrl-C to release it\n", rig.ShortID(id), os.Getpid(), s.Epoch())
 	}
-	sub := s.Subscribe(hub.Filter{AllLoops: true})
-	defer func() { sub.Close() }()
 	ctx, cancel := context.WithCancel(c.sig.ctx)
 	defer cancel()
+	f, err := rig.Follow(ctx, s, s.Status().Tip)
+	if err != nil {
+		return c.fail(err)
+	}
+	defer f.Close()
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {
@@ -218,54 +220,29 @@ func (c *call) holdSession(s *rig.Session) int {
 		case <-stop:
 		}
 	}()
-	out := &turnOutputs{w: c.stdout}
-	defer out.flush()
+	p := newEventPrinter(c.env)
+	defer p.flush()
 	for {
-		batch, ok, err := sub.Next(ctx, 0)
+		batch, err := f.Next(ctx)
 		for _, env := range batch {
-			c.printEvent(out, env)
+			p.print(env)
 		}
 		if f := s.Err(); f != nil {
 			return c.fail(leaseLost(id, f))
 		}
-		if err != nil {
+		switch {
+		case ctx.Err() != nil:
 			return exitOK // interrupted: the caller shuts down
-		}
-		if !ok {
-			if sub.Err() != nil { // fell behind: carry on with a new subscription
-				sub = s.Subscribe(hub.Filter{AllLoops: true})
-				continue
-			}
+		case errors.Is(err, rig.ErrFollowEnded):
 			<-ctx.Done()
 			if f := s.Err(); f != nil {
 				return c.fail(leaseLost(id, f))
 			}
 			return exitOK
+		case err != nil:
+			return c.fail(fmt.Errorf("follow session %s: %w", rig.ShortID(id), err))
 		}
 	}
-}
-
-// printEvent prints a live event: a JSON line, or "seq  type  summary";
-// turn output is rendered (render.go) by out, line by line.
-func (e *env) printEvent(out *turnOutputs, env event.Envelope) {
-	if e.json {
-		if o, err := envelopeJSON(env); err == nil {
-			e.writeJSON(o)
-		}
-		return
-	}
-	switch ev := env.Event.(type) {
-	case event.OutputDelta:
-		out.write(ev.TurnID, ev.Text)
-		return
-	case event.TurnDone, event.TurnFailed, event.TurnInterrupted:
-		out.end(turnOf(ev))
-	}
-	seq := "-"
-	if env.Seq > 0 {
-		seq = fmt.Sprint(env.Seq)
-	}
-	fmt.Fprintf(e.stdout, "%6s  %-20s  %s\n", seq, env.Event.Type(), strings.TrimSpace(eventSummary(env.Event)))
 }
 
 // tailLines is how many lines of an interrupted turn's output restore shows.

@@ -15,7 +15,6 @@ import (
 	"looprig/internal/textsafe"
 	"looprig/rig"
 	"looprig/rig/event"
-	"looprig/rig/hub"
 )
 
 var cmdRun = &command{
@@ -63,7 +62,7 @@ func runRun(c *call) int {
 		fmt.Fprintf(c.stderr, "looprig: restored session %s at epoch %d; closed %s left open by a crash\n",
 			rig.ShortID(s.SessionID().String()), info.Epoch, plural(len(info.Interrupted), "interrupted turn"))
 	}
-	tr := &turnRunner{c: c, s: localTurn{s}, ev: &localEvents{st: c.st, s: s, sub: s.Subscribe(hub.Filter{AllLoops: true})}}
+	tr := &turnRunner{c: c, s: localTurn{s}}
 	code := tr.run(strings.Join(c.input, " "))
 	if err := shutdown(s, c.sig); err != nil {
 		if errors.Is(err, errForced) {
@@ -102,12 +101,18 @@ func shutdown(s *rig.Session, sig *interrupts) error {
 // turnSession is the session a turnRunner drives: one of this process
 // (localTurn) or one live in a host (hostTurn, run_remote.go).
 type turnSession interface {
+	// follow starts following the session's events from its journal's
+	// tip (before the submit: the turn's events are all after it).
+	follow(ctx context.Context) (*rig.Follower, error)
 	Submit(ctx context.Context, input string) (rig.TurnInfo, error)
 	Interrupt(ctx context.Context) error
 	RespondGate(ctx context.Context, gateID string, approve bool) error
 	// Done is closed when the session stops taking work from us: it
 	// stopped or faulted, or the connection to its host ended.
 	Done() <-chan struct{}
+	// settle waits, after the session's events ended, until whether it
+	// faulted is known (a host says so in its goodbye).
+	settle(ctx context.Context)
 	// fault is why the session stopped under the turn, as run reports it
 	// (its lease lost, its host gone); nil when it did not fault.
 	fault() error
@@ -118,26 +123,14 @@ type turnSession interface {
 	Resize(ctx context.Context, cols, rows int) error
 }
 
-// turnEvents is the session's events as a turnRunner reads them: the
-// hub subscription of a session of this process (localEvents), or a
-// host's stream (hostTurn).
-type turnEvents interface {
-	// next waits for events, after journal sequence after (the last one
-	// the runner handled). ok is false once the events ended; then resume
-	// says whether they go on.
-	next(ctx context.Context, after uint64) (batch []event.Envelope, ok bool, err error)
-	// dropped counts the output deltas dropped so far: when it changes, a
-	// delta may be missing.
-	dropped() uint64
-	// resume is asked after next reported the end: true when the events
-	// fell behind and go on from the journal (live deltas may be missing
-	// from here on), false when the session's events are over.
-	resume() bool
-	close()
-}
-
 // localTurn is a session of this process.
 type localTurn struct{ *rig.Session }
+
+func (s localTurn) follow(ctx context.Context) (*rig.Follower, error) {
+	return rig.Follow(ctx, s.Session, s.Status().Tip)
+}
+
+func (s localTurn) settle(context.Context) {}
 
 func (s localTurn) SendInput(ctx context.Context, text string) (bool, error) {
 	return s.Session.SendInput(ctx, rig.Input{Text: text, From: "cli"})
@@ -164,80 +157,20 @@ func (s localTurn) fault() error {
 	return nil
 }
 
-// localEvents reads a session of this process: its hub subscription, and
-// once that fell behind, the journal.
-type localEvents struct {
-	st      *openedStore
-	s       *rig.Session
-	sub     *hub.Subscription
-	polling bool
-}
-
-func (l *localEvents) next(ctx context.Context, after uint64) ([]event.Envelope, bool, error) {
-	if l.polling {
-		return l.poll(ctx, after)
-	}
-	return l.sub.Next(ctx, 0)
-}
-
-func (l *localEvents) dropped() uint64 { return l.sub.Dropped() }
-
-func (l *localEvents) resume() bool {
-	if l.sub.Err() != nil && !l.polling {
-		l.polling = true // recover from the journal
-		return true
-	}
-	return false
-}
-
-func (l *localEvents) close() { l.sub.Close() }
-
-// poll reads the events journaled after after (once the subscription fell
-// behind), waiting a little when there are none.
-func (l *localEvents) poll(ctx context.Context, after uint64) ([]event.Envelope, bool, error) {
-	rp, err := rig.ReadEvents(ctx, l.st, l.s.SessionID(), after)
-	if err != nil {
-		return nil, true, err
-	}
-	defer rp.Close()
-	var out []event.Envelope
-	for rp.Next() {
-		out = append(out, rp.Envelope())
-	}
-	if err := rp.Err(); err != nil {
-		return out, true, err
-	}
-	if len(out) == 0 {
-		if err := sleepCtx(ctx, 100*time.Millisecond); err != nil {
-			return nil, true, err
-		}
-	}
-	return out, true, nil
-}
-
-// turnRunner submits one turn and follows it to its end.
+// turnRunner submits one turn and follows it to its end: what the
+// session says (its rig.State: the turn's gates, its end) and the turn's
+// output, as its rig.Transcript passes it on.
 type turnRunner struct {
-	c  *call // its interrupts (sig) and LOOPRIG_ACK_FD channel (ack)
-	s  turnSession
-	ev turnEvents // opened before the submit; run closes it
+	c *call // its interrupts (sig) and LOOPRIG_ACK_FD channel (ack)
+	s turnSession
 
 	turnID  string
 	index   int
 	started time.Time
-	end     event.Event
-	lastSeq uint64
-
-	// Output bookkeeping (human mode). Live output comes as OutputDelta,
-	// which the hub (or a host) may drop for a slow reader; the durable
-	// TurnOutput checkpoints carry the same bytes. printed counts the
-	// bytes shown, always a gap-free prefix of the output; journaled
-	// counts the bytes of the checkpoints seen. Once a delta may have
-	// been dropped, only checkpoints are printed (from offset printed
-	// on), so nothing is lost or shown twice.
-	printed     int64
-	journaled   int64
-	checkpoints bool
-	dropped     uint64
+	end     *rig.TurnEnd
+	state   rig.State
+	tr      rig.Transcript
+	asked   string // the last gate asked about
 	// The output is rendered for people (render.go): the turn's stdout on
 	// ours, its stderr (a turn without a terminal) on ours; made on first
 	// use, flushed at the end.
@@ -252,7 +185,16 @@ type turnRunner struct {
 
 func (t *turnRunner) run(input string) int {
 	e, s := t.c, t.s
-	defer t.ev.close()
+	fctx, cancel := context.WithTimeout(e.sig.ctx, connectTimeout)
+	f, err := s.follow(fctx)
+	cancel()
+	if err != nil {
+		if ff := s.fault(); ff != nil {
+			err = ff
+		}
+		return e.failRun(err)
+	}
+	defer f.Close()
 	gctx, gcancel := context.WithCancel(context.Background()) // ends the gate prompts
 	defer func() {
 		gcancel()
@@ -300,63 +242,57 @@ func (t *turnRunner) run(input string) int {
 	}
 	interrupting := false
 	for t.end == nil {
-		batch, ok, err := t.ev.next(next, t.lastSeq)
+		batch, err := f.Next(next)
 		for _, env := range batch {
 			t.handle(gctx, env)
 		}
-		if t.end != nil {
-			break
-		}
-		if err != nil {
-			if f := s.fault(); f != nil { // the session stopped: lease lost, host gone
-				return fail(f)
-			}
-			if next.Err() == nil { // reading the events failed
-				return fail(fmt.Errorf("follow turn %d: %w", t.index, err))
-			}
-			select {
-			case <-e.sig.force:
-				t.flush()
-				return exitInterrupted
-			default:
-			}
-			if interrupting || stopCtx.Err() == nil {
-				return fail(fmt.Errorf("the session stopped before turn %d ended", t.index))
-			}
-			interrupting = true
-			if !e.json && !t.outputGone {
-				fmt.Fprintln(e.stderr, "looprig: interrupting the turn (press Ctrl-C again to exit at once)")
-			}
-			go func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				s.Interrupt(ctx) // the turn's end arrives as TurnInterrupted
-			}()
-			// From here on, wait for the turn's end, a second interrupt,
-			// or the session stopping.
-			next, cancelNext = context.WithCancel(context.Background())
-			defer cancelNext()
-			go func(cancel context.CancelFunc) {
-				select {
-				case <-e.sig.force:
-				case <-s.Done():
-				case <-stopWatch:
-					return
-				}
-				cancel()
-			}(cancelNext)
+		if t.end != nil || err == nil {
 			continue
 		}
-		if !ok { // the events ended
-			if t.ev.resume() {
-				t.checkpoints = true // live deltas may be missing from here on
-				continue
-			}
+		if errors.Is(err, rig.ErrFollowEnded) { // the session stopped
+			s.settle(next)
 			if f := s.fault(); f != nil {
 				return fail(f)
 			}
 			return fail(fmt.Errorf("the session stopped before turn %d ended", t.index))
 		}
+		if f := s.fault(); f != nil { // the session stopped: lease lost, host gone
+			return fail(f)
+		}
+		if next.Err() == nil { // reading the events failed
+			return fail(fmt.Errorf("follow turn %d: %w", t.index, err))
+		}
+		select {
+		case <-e.sig.force:
+			t.flush()
+			return exitInterrupted
+		default:
+		}
+		if interrupting || stopCtx.Err() == nil {
+			return fail(fmt.Errorf("the session stopped before turn %d ended", t.index))
+		}
+		interrupting = true
+		if !e.json && !t.outputGone {
+			fmt.Fprintln(e.stderr, "looprig: interrupting the turn (press Ctrl-C again to exit at once)")
+		}
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			s.Interrupt(ctx) // the turn's end arrives as TurnInterrupted
+		}()
+		// From here on, wait for the turn's end, a second interrupt,
+		// or the session stopping.
+		next, cancelNext = context.WithCancel(context.Background())
+		defer cancelNext()
+		go func(cancel context.CancelFunc) {
+			select {
+			case <-e.sig.force:
+			case <-s.Done():
+			case <-stopWatch:
+				return
+			}
+			cancel()
+		}(cancelNext)
 	}
 	return t.finish()
 }
@@ -382,13 +318,12 @@ func turnOf(ev event.Event) string {
 	return ""
 }
 
+// handle takes one event of the session: the ack channel and --json get
+// the durable ones; the fold says when the turn opens a gate and when it
+// ends; the transcript gives its output.
 func (t *turnRunner) handle(gctx context.Context, env event.Envelope) {
 	e := t.c
 	if env.Seq > 0 {
-		if env.Seq <= t.lastSeq {
-			return // already seen (journal recovery overlaps the live stream)
-		}
-		t.lastSeq = env.Seq
 		e.ack.record(env)
 	}
 	if e.json && !t.outputGone {
@@ -399,44 +334,15 @@ func (t *turnRunner) handle(gctx context.Context, env event.Envelope) {
 			}
 		}
 	}
+	if c, ok := t.tr.Apply(env.Event); ok && c.TurnID == t.turnID && !e.json {
+		t.write(c.Stream == event.StreamStderr, c.Text)
+	}
+	t.state.Apply(env)
 	mine := turnOf(env.Event) == t.turnID
 	switch ev := env.Event.(type) {
-	case event.OutputDelta:
-		if !mine || e.json || t.checkpoints {
-			return
-		}
-		if t.ev.dropped() != t.dropped {
-			t.checkpoints = true // a delta before this one may be missing
-			return
-		}
-		t.write(ev.Stream == event.StreamStderr, ev.Text)
-		t.printed += int64(len(ev.Text))
 	case event.TurnOutput:
-		if !mine {
-			return
-		}
-		start := t.journaled
-		t.journaled += int64(len(ev.Text))
-		if e.json {
-			return
-		}
-		if t.ev.dropped() != t.dropped {
-			// A delta this checkpoint covers may be missing: print it.
-			t.checkpoints = true
-		}
-		if !t.checkpoints {
-			return
-		}
-		if t.printed < t.journaled {
-			t.write(false, ev.Text[max(t.printed-start, 0):])
-			t.printed = t.journaled
-		}
-		if ev.Elided > 0 {
+		if mine && ev.Elided > 0 && !e.json {
 			fmt.Fprintf(e.stderr, "looprig: %d bytes of output were not kept (the per-turn journal limit was reached)\n", ev.Elided)
-		}
-	case event.GateOpened:
-		if mine {
-			t.gate(gctx, ev)
 		}
 	case event.GateResolved:
 		if !e.json && ev.Action == event.ActionClose {
@@ -446,16 +352,19 @@ func (t *turnRunner) handle(gctx context.Context, env event.Envelope) {
 		if !e.json {
 			fmt.Fprintf(e.stderr, "looprig: session fault: %s\n", textsafe.Line(ev.Cause))
 		}
-	case event.TurnDone, event.TurnFailed, event.TurnInterrupted:
-		if mine {
-			t.end = ev
-		}
+	}
+	if g := t.state.Gate(); g != nil && g.TurnID == t.turnID && g.ID != t.asked {
+		t.asked = g.ID
+		t.gate(gctx, *g)
+	}
+	if end := t.state.LastEnd; end != nil && end.TurnID == t.turnID {
+		t.end = end
 	}
 }
 
 // gate answers a gate the turn opened: on a terminal it asks y/N on stdin;
 // otherwise it denies, saying so.
-func (t *turnRunner) gate(gctx context.Context, g event.GateOpened) {
+func (t *turnRunner) gate(gctx context.Context, g rig.OpenGate) {
 	e, s := t.c, t.s
 	f, ok := e.stdin.(*os.File)
 	if !ok || !isTerminal(f) {
@@ -464,7 +373,7 @@ func (t *turnRunner) gate(gctx context.Context, g event.GateOpened) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := s.RespondGate(ctx, g.GateID, false); err != nil {
+		if err := s.RespondGate(ctx, g.ID, false); err != nil {
 			fmt.Fprintf(e.stderr, "looprig: deny gate: %s\n", textsafe.Sanitize(err.Error()))
 		}
 		return
@@ -488,10 +397,10 @@ func (t *turnRunner) gate(gctx context.Context, g event.GateOpened) {
 }
 
 // respond answers gate g.
-func (t *turnRunner) respond(g event.GateOpened, approve bool) {
+func (t *turnRunner) respond(g rig.OpenGate, approve bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := t.s.RespondGate(ctx, g.GateID, approve); err != nil {
+	if err := t.s.RespondGate(ctx, g.ID, approve); err != nil {
 		var noGate *rig.NoGateError
 		if !errors.As(err, &noGate) {
 			fmt.Fprintf(t.c.stderr, "looprig: answer gate: %s\n", textsafe.Sanitize(err.Error()))
@@ -554,21 +463,21 @@ func (t *turnRunner) finish() int {
 	elapsed := time.Since(t.started)
 	var code int
 	var line string
-	switch ev := t.end.(type) {
-	case event.TurnDone:
-		code = ev.ExitCode
+	switch end := t.end; end.Outcome {
+	case rig.TurnOutcomeDone:
+		code = end.ExitCode
 		if code < 0 {
 			code = exitError
 		} else if code > 255 {
 			code = 255
 		}
-		line = fmt.Sprintf("turn %d exited %d in %s", t.index, ev.ExitCode, roundDuration(ev.Duration))
-	case event.TurnFailed:
+		line = fmt.Sprintf("turn %d exited %d in %s", t.index, end.ExitCode, roundDuration(end.Duration()))
+	case rig.TurnOutcomeFailed:
 		code = exitError
-		line = fmt.Sprintf("turn %d failed after %s: %s", t.index, roundDuration(elapsed), textsafe.Line(ev.Err))
-	case event.TurnInterrupted:
+		line = fmt.Sprintf("turn %d failed after %s: %s", t.index, roundDuration(elapsed), textsafe.Line(end.Reason))
+	case rig.TurnOutcomeInterrupted:
 		code = exitInterrupted
-		line = fmt.Sprintf("turn %d interrupted (%s) after %s", t.index, ev.Reason, roundDuration(elapsed))
+		line = fmt.Sprintf("turn %d interrupted (%s) after %s", t.index, textsafe.Line(end.Reason), roundDuration(elapsed))
 	}
 	t.flush()
 	if !e.json {

@@ -14,7 +14,6 @@ import (
 	"looprig/internal/textsafe"
 	"looprig/rig"
 	"looprig/rig/event"
-	"looprig/rig/journal"
 )
 
 // wait: block until a session reaches a state (a turn's end, idle, a
@@ -63,56 +62,15 @@ func (e *WaitError) Error() string {
 	return fmt.Sprintf("session %s: gave up waiting for %s: %s", rig.ShortID(e.Session), e.For, e.Reason)
 }
 
-// waitState is what the journal says of a session, folded.
-type waitState struct {
-	turn    string // the running turn's id
-	gate    *event.GateOpened
-	ends    map[string]event.Event // turn id → its end
-	lastEnd string                 // the last turn that ended
-	stopped bool                   // SessionStopped is the last word
-	lastSeq uint64
-}
-
-func (w *waitState) apply(seq uint64, ev event.Event) {
-	w.lastSeq = max(w.lastSeq, seq)
-	switch e := ev.(type) {
-	case event.TurnStarted:
-		w.turn = e.TurnID
-	case event.TurnDone:
-		w.end(e.TurnID, e)
-	case event.TurnFailed:
-		w.end(e.TurnID, e)
-	case event.TurnInterrupted:
-		w.end(e.TurnID, e)
-	case event.GateOpened:
-		g := e
-		w.gate = &g
-	case event.GateResolved:
-		w.gate = nil
-	case event.SessionStopped:
-		w.stopped, w.turn, w.gate = true, "", nil
-	case event.RestoreStarted, event.SessionStarted:
-		w.stopped = false
-	}
-}
-
-func (w *waitState) end(turn string, ev event.Event) {
-	if w.ends == nil {
-		w.ends = map[string]event.Event{}
-	}
-	w.ends[turn], w.lastEnd = ev, turn
-	if w.turn == turn {
-		w.turn, w.gate = "", nil
-	}
-}
-
-// waiter checks the state after every event.
+// waiter checks the state after every event: the session's rig.State,
+// and the end of every turn it saw end (--turn names any of them).
 type waiter struct {
 	c      *call
 	id     uuid.UUID
 	what   string
 	target string // turn-end: the turn waited for ("": the next to start)
-	st     waitState
+	st     rig.State
+	ends   map[string]rig.TurnEnd
 }
 
 // reached reports whether the state is reached and what to print then.
@@ -120,10 +78,10 @@ func (w *waiter) reached() (bool, waitJSON) {
 	out := waitJSON{ID: w.id.String(), ShortID: rig.ShortID(w.id.String()), For: w.what}
 	switch w.what {
 	case waitIdle:
-		return w.st.turn == "", out
+		return w.st.Turn() == nil, out
 	case waitGate:
-		if g := w.st.gate; g != nil {
-			out.GateID, out.Prompt, out.TurnID = g.GateID, g.Prompt, g.TurnID
+		if g := w.st.Gate(); g != nil {
+			out.GateID, out.Prompt, out.TurnID = g.ID, g.Prompt, g.TurnID
 			return true, out
 		}
 		return false, out
@@ -131,19 +89,20 @@ func (w *waiter) reached() (bool, waitJSON) {
 	if w.target == "" {
 		return false, out
 	}
-	end, ok := w.st.ends[w.target]
+	end, ok := w.ends[w.target]
 	if !ok {
 		return false, out
 	}
 	out.TurnID = w.target
-	switch e := end.(type) {
-	case event.TurnDone:
-		code := e.ExitCode
-		out.End, out.ExitCode = "done", &code
-	case event.TurnFailed:
-		out.End, out.Error = "failed", e.Err
-	case event.TurnInterrupted:
-		out.End, out.Reason = "interrupted", e.Reason
+	out.End = string(end.Outcome)
+	switch end.Outcome {
+	case rig.TurnOutcomeDone:
+		code := end.ExitCode
+		out.ExitCode = &code
+	case rig.TurnOutcomeFailed:
+		out.Error = end.Reason
+	case rig.TurnOutcomeInterrupted:
+		out.Reason = end.Reason
 	}
 	return true, out
 }
@@ -172,7 +131,7 @@ func runWait(c *call) int {
 	if err != nil {
 		return c.fail(w.ended(ctx, err))
 	}
-	if w.st.turn != "" || w.st.gate != nil {
+	if w.st.Turn() != nil || w.st.Gate() != nil {
 		// The journal says a turn runs: only if someone holds the session.
 		// Otherwise its holder died with it (a restore closes it).
 		if ls, err := rig.ProbeSession(ctx, c.st, id); err == nil && !ls.Held {
@@ -191,12 +150,12 @@ func runWait(c *call) int {
 	var notHosted *NotHostedError
 	switch {
 	case errors.As(err, &notHosted):
-		err = w.followJournal(ctx)
+		err = w.followJournal(ctx, tip)
 	case err != nil:
 		return c.fail(w.ended(ctx, err))
 	default:
 		defer cl.Close()
-		err = w.followHost(ctx, cl, tip)
+		err = w.follow(ctx, cl, tip)
 	}
 	if err != nil {
 		return c.fail(w.ended(ctx, err))
@@ -213,10 +172,9 @@ func (w *waiter) readJournal(ctx context.Context) (uint64, error) {
 	}
 	defer rp.Close()
 	for rp.Next() {
-		env := rp.Envelope()
-		w.st.apply(env.Seq, env.Event)
+		w.see(rp.Envelope())
 	}
-	return max(w.st.lastSeq, rp.LastSeq()), rp.Err()
+	return max(w.st.LastSeq, rp.LastSeq()), rp.Err()
 }
 
 // pickTurn chooses the turn --for turn-end waits for: --turn, else the
@@ -230,20 +188,20 @@ func (w *waiter) pickTurn() error {
 			return &UsageError{Cmd: "wait", Msg: fmt.Sprintf("session %s has no turn %q", rig.ShortID(w.id.String()), w.c.waitTurn),
 				Hint: "turn ids are in 'looprig log " + rig.ShortID(w.id.String()) + "'"}
 		}
-	case w.st.turn != "":
-		w.target = w.st.turn
-	default:
-		w.target = w.st.lastEnd
+	case w.st.Turn() != nil:
+		w.target = w.st.Turn().ID
+	case w.st.LastEnd != nil:
+		w.target = w.st.LastEnd.TurnID
 	}
 	return nil
 }
 
 // findTurn resolves a turn id or a prefix of one among the turns seen.
 func (w *waiter) findTurn(p string) string {
-	if p == w.st.turn || len(p) >= 4 && len(w.st.turn) > len(p) && w.st.turn[:len(p)] == p {
-		return w.st.turn
+	if t := w.st.Turn(); t != nil && (p == t.ID || len(p) >= 4 && len(t.ID) > len(p) && t.ID[:len(p)] == p) {
+		return t.ID
 	}
-	for t := range w.st.ends {
+	for t := range w.ends {
 		if t == p || len(p) >= 4 && len(t) > len(p) && t[:len(p)] == p {
 			return t
 		}
@@ -253,47 +211,44 @@ func (w *waiter) findTurn(p string) string {
 
 // see folds one event; a turn-end wait for "the next turn" takes the first
 // turn that starts.
-func (w *waiter) see(seq uint64, ev event.Event) {
-	w.st.apply(seq, ev)
-	if ts, ok := ev.(event.TurnStarted); ok && w.what == waitTurnEnd && w.target == "" {
+func (w *waiter) see(env event.Envelope) {
+	last := w.st.LastEnd
+	w.st.Apply(env)
+	if e := w.st.LastEnd; e != last && e != nil {
+		if w.ends == nil {
+			w.ends = map[string]rig.TurnEnd{}
+		}
+		w.ends[e.TurnID] = *e
+	}
+	if ts, ok := env.Event.(event.TurnStarted); ok && w.what == waitTurnEnd && w.target == "" {
 		w.target = ts.TurnID
 	}
 }
 
-// followHost reads the host's events after the journal's tip.
-func (w *waiter) followHost(ctx context.Context, cl *host.Client, tip uint64) error {
+// follow follows the session's events after tip from feed until the state
+// is reached (nil) or the session stops (errStopped).
+func (w *waiter) follow(ctx context.Context, feed rig.Feed, tip uint64) error {
+	f, err := rig.Follow(ctx, feed, tip)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
 	for {
-		st, err := cl.Subscribe(ctx, tip)
-		if err != nil {
-			return err
-		}
-		for {
-			env, err := st.Next(ctx)
-			if err != nil {
-				st.Close()
-				var lost *host.StreamLostError
-				switch {
-				case errors.As(err, &lost): // it fell behind: on from the last sequence seen
-					tip = max(tip, w.st.lastSeq, lost.LastSeq)
-				case errors.Is(err, host.ErrSessionEnded):
-					return errStopped
-				default:
-					return err
-				}
-				break
-			}
-			if env.Seq == 0 {
-				continue // live deltas and ephemera: the journal's events decide
-			}
-			w.see(env.Seq, env.Event)
+		batch, err := f.Next(ctx)
+		for _, env := range batch {
+			w.see(env)
 			if ok, _ := w.reached(); ok {
-				st.Close()
 				return nil
 			}
-			if w.st.stopped {
-				st.Close()
+			if w.st.Stopped {
 				return errStopped
 			}
+		}
+		switch {
+		case errors.Is(err, rig.ErrFollowEnded):
+			return errStopped
+		case err != nil:
+			return err
 		}
 	}
 }
@@ -304,7 +259,7 @@ var errStopped = errors.New("the session stopped")
 // followJournal follows the journal of a session no host here serves:
 // held by another process (another machine), it may go on; not held, it
 // cannot.
-func (w *waiter) followJournal(ctx context.Context) error {
+func (w *waiter) followJournal(ctx context.Context, tip uint64) error {
 	ls, err := rig.ProbeSession(ctx, w.c.st, w.id)
 	if err != nil {
 		return err
@@ -329,30 +284,14 @@ func (w *waiter) followJournal(ctx context.Context) error {
 			}
 		}
 	}()
-	err = rig.FollowRecords(fctx, w.c.st, w.id, w.st.lastSeq, waitPoll, func(r journal.Record) error {
-		if r.Event != nil {
-			w.see(r.Seq, r.Event)
-		}
-		if ok, _ := w.reached(); ok {
-			return errReached
-		}
-		return nil
-	})
-	switch {
-	case errors.Is(err, errReached):
-		return nil
-	case err != nil:
-		return err
-	case context.Cause(fctx) != nil && ctx.Err() == nil:
+	err = w.follow(fctx, rig.JournalFeed(w.c.st, w.id, waitPoll), tip)
+	if err != nil && fctx.Err() != nil && ctx.Err() == nil {
 		return context.Cause(fctx)
 	}
-	return ctx.Err()
+	return err
 }
 
-var (
-	errReached    = errors.New("reached")
-	errNotRunning = errors.New("no process holds the session")
-)
+var errNotRunning = errors.New("no process holds the session")
 
 // ended turns why following stopped into a WaitError (or err itself when
 // it is none of wait's outcomes).
@@ -376,11 +315,11 @@ func (w *waiter) ended(ctx context.Context, err error) error {
 	if !errors.Is(err, errNotRunning) && !w.released(bg) {
 		return err
 	}
-	w.st = waitState{}
+	w.st, w.ends = rig.State{}, nil
 	if _, rerr := w.readJournal(bg); rerr != nil {
 		return err
 	}
-	if w.st.stopped {
+	if w.st.Stopped {
 		we.Outcome, we.Code, we.Reason = "stopped", exitWaitStopped, "it is not running (restore it to go on)"
 		return we
 	}

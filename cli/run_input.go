@@ -16,7 +16,6 @@ import (
 
 	"looprig/internal/textsafe"
 	"looprig/rig"
-	"looprig/rig/event"
 )
 
 // A run in a terminal is the turn's terminal too: the lines typed on
@@ -40,7 +39,7 @@ type termInput struct {
 	orig *unix.Termios // our terminal's settings, restored at the end
 
 	mu   sync.Mutex
-	gate *event.GateOpened // open gate the next line answers
+	gate *rig.OpenGate // open gate the next line answers
 	wg   sync.WaitGroup
 }
 
@@ -71,7 +70,7 @@ func (t *turnRunner) startInput(ctx context.Context) (stop func()) {
 }
 
 // answerGate makes the next line typed the answer to g.
-func (ti *termInput) answerGate(g event.GateOpened) {
+func (ti *termInput) answerGate(g rig.OpenGate) {
 	ti.mu.Lock()
 	ti.gate = &g
 	ti.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"looprig/host"
@@ -53,17 +54,7 @@ func runHosted(c *call) (code int, hosted bool) {
 	}
 	defer cl.Close()
 	c.noteHostedFlags(sid, cl.Hello().PID)
-	h := &hostTurn{c: c, cl: cl, id: sid}
-	ctx, cancel = context.WithTimeout(c.ctx, connectTimeout)
-	err = h.subscribe(ctx)
-	cancel()
-	if err != nil {
-		if f := h.fault(); f != nil {
-			err = f
-		}
-		return c.failRun(err), true
-	}
-	tr := &turnRunner{c: c, s: h, ev: h}
+	tr := &turnRunner{c: c, s: &hostTurn{c: c, cl: cl, id: sid}}
 	return tr.run(strings.Join(c.input, " ")), true
 }
 
@@ -161,29 +152,66 @@ func (c *call) noteHostedFlags(id string, pid int) {
 		rig.ShortID(id), pid)
 }
 
-// hostTurn is a session live in a host, as a turnRunner drives it: the
-// session (turnSession) through the host's Client, and its events
-// (turnEvents) from the host's Stream.
+// hostTurn is a session live in a host, as a turnRunner drives it,
+// through the host's Client; its events come from the host's stream.
 type hostTurn struct {
 	c  *call
 	cl *host.Client
 	id string
 
-	st    *host.Stream // nil once it fell behind, until next subscribes again
-	from  uint64       // where next subscribes again
-	base  uint64       // the drops of the streams before st (and one per loss)
-	ended error        // what ended the stream, when the host said
+	mu    sync.Mutex
+	ended error // what ended the stream, when the host said
 }
 
-// subscribe opens the stream at the journal's tip, before the submit:
-// the turn's events are all after it.
-func (h *hostTurn) subscribe(ctx context.Context) error {
+// follow follows the host's stream from the journal's tip.
+func (h *hostTurn) follow(ctx context.Context) (*rig.Follower, error) {
 	status, err := h.cl.Status(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	h.st, err = h.cl.Subscribe(ctx, status.Tip)
-	return err
+	return rig.Follow(ctx, endsNoted{h}, status.Tip)
+}
+
+// endsNoted is the host's feed; an end the host explains (an error, its
+// goodbye) is noted for fault.
+type endsNoted struct{ h *hostTurn }
+
+func (f endsNoted) OpenFeed(ctx context.Context, after uint64) (rig.FeedReader, error) {
+	r, err := f.h.cl.OpenFeed(ctx, after)
+	if err != nil {
+		return nil, err
+	}
+	return endNoter{r, f.h}, nil
+}
+
+type endNoter struct {
+	rig.FeedReader
+	h *hostTurn
+}
+
+func (r endNoter) Next(ctx context.Context) ([]event.Envelope, error) {
+	batch, err := r.FeedReader.Next(ctx)
+	var closed *host.HostClosedError
+	var re *host.RemoteError
+	if errors.As(err, &closed) || errors.As(err, &re) {
+		r.h.mu.Lock()
+		r.h.ended = err
+		r.h.mu.Unlock()
+	}
+	return batch, err
+}
+
+// settle waits for the host's goodbye, which follows the end of the
+// stream of a session that stopped and says whether it faulted (the host
+// sends it within its drain timeout).
+func (h *hostTurn) settle(ctx context.Context) {
+	t := time.NewTimer(byeWait)
+	defer t.Stop()
+	select {
+	case <-h.cl.Done():
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }
 
 // Submit submits the turn. It is not given up on a first Ctrl-C: the
@@ -233,7 +261,9 @@ func (h *hostTurn) Resize(ctx context.Context, cols, rows int) error {
 func (h *hostTurn) fault() error {
 	err := h.cl.Err()
 	if err == nil || errors.Is(err, host.ErrClientClosed) {
+		h.mu.Lock()
 		err = h.ended
+		h.mu.Unlock()
 	}
 	if err == nil {
 		return nil
@@ -258,65 +288,6 @@ func (h *hostTurn) fault() error {
 		return nil // we cut a request short
 	}
 	return &HostLostError{Session: h.id, PID: h.cl.Hello().PID, Restore: h.c.globalArgs(), Err: err}
-}
-
-func (h *hostTurn) next(ctx context.Context, _ uint64) ([]event.Envelope, bool, error) {
-	if h.st == nil {
-		st, err := h.cl.Subscribe(ctx, h.from)
-		if err != nil {
-			return nil, true, err
-		}
-		h.st = st
-	}
-	for {
-		env, err := h.st.Next(ctx)
-		if err == nil {
-			return []event.Envelope{env}, true, nil
-		}
-		var decode *host.EnvelopeDecodeError
-		var lost *host.StreamLostError
-		var closed *host.HostClosedError
-		var re *host.RemoteError
-		switch {
-		case errors.As(err, &decode):
-			continue // one event this client cannot read; the stream goes on
-		case errors.As(err, &lost):
-			h.base += h.st.Dropped() + 1
-			h.st, h.from = nil, lost.LastSeq
-			return nil, false, nil
-		case errors.Is(err, host.ErrSessionEnded):
-			// The session stopped: the host's goodbye, which follows, says
-			// whether it faulted.
-			t := time.NewTimer(byeWait)
-			defer t.Stop()
-			select {
-			case <-h.cl.Done():
-			case <-ctx.Done():
-			case <-t.C:
-			}
-			return nil, false, nil
-		case errors.As(err, &closed), errors.As(err, &re):
-			h.ended = err
-		}
-		return nil, true, err
-	}
-}
-
-func (h *hostTurn) dropped() uint64 {
-	if h.st == nil {
-		return h.base
-	}
-	return h.base + h.st.Dropped()
-}
-
-// resume: a stream that fell behind is opened again, after the last
-// event it delivered, by the next call of next.
-func (h *hostTurn) resume() bool { return h.st == nil }
-
-func (h *hostTurn) close() {
-	if h.st != nil {
-		h.st.Close()
-	}
 }
 
 // HostLostError: the host of a session ended (or its connection broke)

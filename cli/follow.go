@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"looprig/internal/textsafe"
+	"looprig/rig"
+	"looprig/rig/event"
+)
+
+// eventPrinter prints the events of a followed session (attach, restore
+// --hold): with --json each as a JSON line; for people, each turn's output
+// as its rig.Transcript passes it on (every byte once, whichever of the
+// live deltas and the checkpoints carried it), rendered line by line
+// (render.go), and a line for each event a person follows a session by.
+type eventPrinter struct {
+	e   *env
+	tr  rig.Transcript
+	out turnOutputs
+}
+
+func newEventPrinter(e *env) *eventPrinter {
+	return &eventPrinter{e: e, out: turnOutputs{w: e.stdout}}
+}
+
+func (p *eventPrinter) print(env event.Envelope) {
+	e := p.e
+	if e.json {
+		if o, err := envelopeJSON(env); err == nil {
+			e.writeJSON(o)
+		}
+		return
+	}
+	if c, ok := p.tr.Apply(env.Event); ok {
+		p.out.write(c.TurnID, c.Text)
+	}
+	switch ev := env.Event.(type) {
+	case event.TurnStarted:
+		fmt.Fprintf(e.stdout, "── turn %d: %s\n", ev.Index, textsafe.Line(ev.Input))
+	case event.TurnDone, event.TurnFailed, event.TurnInterrupted:
+		p.out.end(turnOf(ev))
+		p.summary(env)
+	case event.TurnOutput:
+		if ev.Elided > 0 {
+			fmt.Fprintf(e.stderr, "looprig: %d bytes of turn output were not kept (the per-turn journal limit was reached)\n", ev.Elided)
+		}
+	case event.GateOpened, event.GateResolved, event.SessionStopped, event.SessionFaulted, event.RestoreDone:
+		p.summary(env)
+	}
+}
+
+func (p *eventPrinter) summary(env event.Envelope) {
+	fmt.Fprintf(p.e.stdout, "── %s  %s\n", env.Event.Type(), strings.TrimSpace(eventSummary(env.Event)))
+}
+
+// flush prints the output lines still open, before the command exits.
+func (p *eventPrinter) flush() { p.out.flush() }
