@@ -61,9 +61,12 @@ type FeedReader interface {
 type Follower struct {
 	feed       Feed
 	r          FeedReader
-	last       uint64
+	last       uint64 // the last durable sequence read
+	returned   uint64 // the last durable sequence Next returned
 	recoveries int
 	end        error
+	limit      int              // most events one Next returns; 0: no bound
+	held       []event.Envelope // what a bounded Next did not return yet
 }
 
 // Follow starts following the session feed reads from after durable
@@ -73,7 +76,7 @@ func Follow(ctx context.Context, feed Feed, after uint64) (*Follower, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Follower{feed: feed, r: r, last: after}, nil
+	return &Follower{feed: feed, r: r, last: after, returned: after}, nil
 }
 
 // Next waits for the next events and returns them: every durable event
@@ -83,6 +86,9 @@ func Follow(ctx context.Context, feed Feed, after uint64) (*Follower, error) {
 // session stopped; everything it journaled was returned) or the feed's
 // error; ctx ending returns ctx's error, and Next may be called again.
 func (f *Follower) Next(ctx context.Context) ([]event.Envelope, error) {
+	if len(f.held) > 0 {
+		return f.bounded(f.held), nil
+	}
 	for {
 		if f.end != nil {
 			return nil, f.end
@@ -120,14 +126,36 @@ func (f *Follower) Next(ctx context.Context) ([]event.Envelope, error) {
 			out = append(out, env)
 		}
 		if len(out) > 0 {
-			return out, nil
+			return f.bounded(out), nil
 		}
 	}
 }
 
+// Limit bounds how many events each Next returns to n (n <= 0: no
+// bound); what a Next does not return, the next one does, before reading
+// more. A presenter that folds each batch in one step (the TUI) keeps its
+// steps short with it.
+func (f *Follower) Limit(n int) { f.limit = n }
+
+// bounded returns the first limit events of evs and holds the rest.
+func (f *Follower) bounded(evs []event.Envelope) []event.Envelope {
+	f.held = nil
+	if f.limit > 0 && len(evs) > f.limit {
+		f.held = evs[f.limit:]
+		evs = evs[:f.limit:f.limit]
+	}
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].Seq != 0 {
+			f.returned = evs[i].Seq
+			break
+		}
+	}
+	return evs
+}
+
 // LastSeq returns the sequence of the last durable event Next returned
 // (the start before the first).
-func (f *Follower) LastSeq() uint64 { return f.last }
+func (f *Follower) LastSeq() uint64 { return f.returned }
 
 // Recoveries counts the readings that fell behind and were read again.
 func (f *Follower) Recoveries() int { return f.recoveries }

@@ -153,7 +153,13 @@ func (r *follower) run(t *testing.T, ctx context.Context, until string) {
 		if err != nil {
 			t.Fatalf("follow: %v (after seq %d)", err, r.f.LastSeq())
 		}
+		if lim := r.f.limit; lim > 0 && len(batch) > lim {
+			t.Fatalf("a batch of %d events, the limit is %d", len(batch), lim)
+		}
 		for _, env := range batch {
+			if env.Seq != 0 && env.Seq > r.f.LastSeq() {
+				t.Fatalf("LastSeq %d, but seq %d was returned", r.f.LastSeq(), env.Seq)
+			}
 			r.evs = append(r.evs, env)
 			if ts, ok := env.Event.(event.TurnStarted); ok {
 				r.started[ts.TurnID] = true
@@ -243,6 +249,9 @@ func TestFollowAttachAnywhereLoseAnything(t *testing.T) {
 			f, err := Follow(ctx, feed, after)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if i%3 == 0 {
+				f.Limit(1 + i) // bounded batches: the rest comes next
 			}
 			followers[i], afters[i] = &follower{f: f}, after
 			wg.Add(1)
