@@ -32,6 +32,7 @@ type Status struct {
 	Workspace string      `json:"workspace"`
 	Root      string      `json:"root"`
 	Tip       uint64      `json:"tip"`
+	LastEvent uint64      `json:"last_event"` // the sequence of the last event (a replay of the events ends there)
 	Turns     int         `json:"turns"`
 	Turn      *TurnStatus `json:"turn"`
 	// Terminal: the running turn has a terminal (input can be sent);
@@ -64,7 +65,7 @@ func statusOf(st rig.Status, pid int) Status {
 	out := Status{
 		Session: st.ID.String(), Title: st.Title, Profile: st.Profile, Engine: st.Engine, Epoch: st.Epoch,
 		LoopID: st.LoopID, Placement: string(st.Placement), Workspace: st.Workspace, Root: st.Root,
-		Tip: st.Tip, Turns: st.Turns, Closed: st.Closed, PID: pid,
+		Tip: st.Tip, LastEvent: st.LastEvent, Turns: st.Turns, Closed: st.Closed, PID: pid,
 	}
 	if t := st.Turn; t != nil {
 		out.Turn = &TurnStatus{ID: t.ID, Index: t.Index, Input: t.Input, Started: t.Started.UTC()}

@@ -452,6 +452,7 @@ type Status struct {
 	Workspace string
 	Root      string
 	Tip       uint64 // journal sequence of the last record
+	LastEvent uint64 // journal sequence of the last event (Tip may be a command's or a fence's)
 	Turns     int    // turns started, over the session's life
 	Turn      *TurnStatus
 	Gate      *GateStatus
@@ -483,7 +484,7 @@ func (s *Session) Status() Status {
 	st := Status{
 		ID: s.id, Title: s.title, Profile: s.rig.profile.Name, Engine: s.rig.profile.Engine,
 		Epoch: s.lease.Epoch(), LoopID: s.loopID, Placement: s.ws.placement, Workspace: s.ws.dir, Root: s.ws.root,
-		Tip: s.journal.Tip(), Turns: s.state.Turns, Fault: s.fault, Closed: s.closed,
+		Tip: s.journal.Tip(), LastEvent: s.state.LastSeq, Turns: s.state.Turns, Fault: s.fault, Closed: s.closed,
 	}
 	if t := s.turn; t != nil {
 		st.Turn = &TurnStatus{ID: t.id, Index: t.index, Input: t.input, Started: t.started}

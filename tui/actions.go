@@ -78,7 +78,7 @@ func (m *model) sessionKey(v *sessView, msg tea.KeyMsg) tea.Cmd {
 		if why := v.notMutable(); why != "" {
 			return m.status.flash("I: "+why, clsError)
 		}
-		if v.f.openTurn == nil {
+		if v.fold.Turn() == nil {
 			return m.status.flash("no turn is running", clsMuted)
 		}
 		v.busy = busyInterrupting
@@ -93,11 +93,11 @@ func (m *model) sessionKey(v *sessView, msg tea.KeyMsg) tea.Cmd {
 		if why := v.notMutable(); why != "" {
 			return m.status.flash(msg.String()+": "+why, clsError)
 		}
-		g := v.f.openGate
+		g := v.fold.Gate()
 		if g == nil {
 			return m.status.flash("no gate is open", clsMuted)
 		}
-		return m.gateCmd(v.id, v.live.c, g.id, approve)
+		return m.gateCmd(v.id, v.live.c, g.ID, approve)
 	case key.Matches(msg, k.Shutdown):
 		return m.shutdown(v)
 	}
@@ -117,8 +117,8 @@ func (m *model) shutdown(v *sessView) tea.Cmd {
 		return m.status.flash("X: "+why, clsError)
 	}
 	body := []string{"Shut down session " + v.short + " (" + trunc(v.title, 30) + ")?"}
-	if v.f.openTurn != nil {
-		body = append(body, "Its running turn "+strconv.Itoa(v.f.openTurn.index)+" is interrupted (recorded as shutdown).")
+	if v.fold.Turn() != nil {
+		body = append(body, "Its running turn "+strconv.Itoa(v.fold.Turn().Index)+" is interrupted (recorded as shutdown).")
 	}
 	body = append(body, "Its host (pid "+strconv.Itoa(v.live.pid)+") stops. It can be restored later with r.")
 	m.dialog = &confirmDialog{title: "Shut down", body: body, confirm: "Shut down", danger: true,

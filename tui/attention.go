@@ -26,7 +26,7 @@ const needsFilter = "needs:me"
 // lastEnd is how v's last turn ended: the newer of the folded journal's
 // and the listing's; nil before any turn ended.
 func (v *sessView) lastEnd() *rig.TurnEnd {
-	f, l := v.f.lastEnd, v.info.LastEnd
+	f, l := v.fold.LastEnd, v.info.LastEnd
 	switch {
 	case f == nil:
 		return l
@@ -43,8 +43,8 @@ func (v *sessView) gate() (id string, since time.Time) {
 		return "", time.Time{} // a crashed session's gate waits for nobody
 	}
 	if v.attached() || v.journal.state.loaded() {
-		if g := v.f.openGate; g != nil {
-			return g.id, g.at
+		if g := v.fold.Gate(); g != nil {
+			return g.ID, g.Opened
 		}
 		return "", time.Time{}
 	}
@@ -58,8 +58,8 @@ func (v *sessView) turnSince() (time.Time, bool) {
 		return time.Time{}, false // a crashed session's open turn is not running
 	}
 	if v.attached() || v.journal.state.loaded() {
-		if t := v.f.openTurn; t != nil {
-			return t.started, true
+		if t := v.fold.Turn(); t != nil {
+			return t.Started, true
 		}
 		return time.Time{}, false
 	}

@@ -74,28 +74,32 @@ type (
 		more    bool
 		err     error
 	}
-	tailTickMsg struct {
-		id  string
-		gen int
+	// tailMsg: what followed in the journal of a session shown, read by
+	// its follower f (nothing when none came for a while).
+	tailMsg struct {
+		id   string
+		gen  int
+		f    *rig.Follower
+		envs []event.Envelope
+		err  error
 	}
 
-	// subscribedMsg: a subscription to an attached session's events, after
-	// the history replay (or after a lost stream).
+	// subscribedMsg: an attached session is followed through its host.
 	subscribedMsg struct {
-		id     string
-		gen    int
-		c      *host.Client
-		stream *host.Stream
-		err    error
+		id       string
+		gen      int
+		c        *host.Client
+		follower *rig.Follower
+		err      error
 	}
-	// streamMsg: what an attached session's stream had queued, and how it
+	// streamMsg: what an attached session's follower read, and how it
 	// ended if it did.
 	streamMsg struct {
-		id      string
-		gen     int
-		envs    []event.Envelope
-		dropped uint64
-		end     *streamEnd // nil while the stream goes on
+		id        string
+		gen       int
+		envs      []event.Envelope
+		recovered int        // readings that fell behind and were read again from the journal
+		end       *streamEnd // nil while the events go on
 	}
 
 	// opMsg: a submit, an interrupt or a gate response ended.
@@ -123,7 +127,6 @@ type endKind int
 const (
 	endStopped  endKind = iota // the session stopped (SessionStopped was delivered)
 	endFault                   // the session lost its lease or could not persist
-	endLost                    // this TUI fell behind: subscribe again
 	endHostGone                // the host went away or refused to go on
 )
 
@@ -132,7 +135,6 @@ const (
 type streamEnd struct {
 	kind     endKind
 	err      error
-	lastSeq  uint64 // endLost: subscribe again after it
 	oldEpoch uint64
 	newEpoch uint64
 	holder   string
@@ -391,23 +393,44 @@ func closeCmd(rd *replay) tea.Cmd {
 	return func() tea.Msg { rd.close(); return nil }
 }
 
-func tailTick(id string, gen int) tea.Cmd {
-	return tea.Tick(tailEvery, func(time.Time) tea.Msg { return tailTickMsg{id: id, gen: gen} })
+// tailWait bounds one wait of a journal's follower for what is appended:
+// a session no longer shown stops being followed within it.
+const tailWait = time.Second
+
+// tailCmd reads what follower f of a journal yields next; nothing when
+// nothing came within tailWait.
+func (m *model) tailCmd(id string, gen int, f *rig.Follower) tea.Cmd {
+	h := m.h
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(h.ctx, tailWait)
+		defer cancel()
+		envs, err := f.Next(ctx)
+		switch {
+		case h.ctx.Err() != nil:
+			return nil // quitting
+		case ctx.Err() != nil:
+			err = nil // nothing came
+		}
+		return tailMsg{id: id, gen: gen, f: f, envs: envs, err: err}
+	}
 }
 
-// subscribeCmd subscribes to the events of an attached session after
-// sequence after: the host sends every durable event after it once, in
-// order, then live ones.
-func (m *model) subscribeCmd(id string, gen int, c *host.Client, after uint64) tea.Cmd {
+// followHostCmd starts following an attached session through its host,
+// after sequence after: the host replays every durable event after it
+// once, in order, then sends live ones (rig.Follow).
+func (m *model) followHostCmd(id string, gen int, c *host.Client, after uint64) tea.Cmd {
 	h := m.h
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(h.ctx, opTimeout)
 		defer cancel()
-		s, err := c.Subscribe(ctx, after)
+		f, err := rig.Follow(ctx, c, after)
 		if err != nil && h.ctx.Err() != nil {
 			return nil // quitting
 		}
-		return subscribedMsg{id: id, gen: gen, c: c, stream: s, err: err}
+		if f != nil {
+			f.Limit(streamBatch)
+		}
+		return subscribedMsg{id: id, gen: gen, c: c, follower: f, err: err}
 	}
 }
 
@@ -417,43 +440,15 @@ func (m *model) subscribeCmd(id string, gen int, c *host.Client, after uint64) t
 // buffer (4096) made it 110 ms (BenchmarkEventPath2M).
 const streamBatch = 64
 
-// drained is a done context: Stream.Next with it returns what is queued
-// without waiting.
-var drained = func() context.Context {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	return ctx
-}()
-
-// streamCmd waits for the stream's next events and returns everything
-// queued, in one message; at the end, how it ended. epoch is the one the
-// session was attached at (a fault reports the epoch it lost).
-func (m *model) streamCmd(id string, gen int, c *host.Client, s *host.Stream, epoch uint64) tea.Cmd {
+// streamCmd waits for the follower's next events (at most streamBatch)
+// and returns them; at the end, how it ended. epoch is the one the session
+// was attached at (a fault reports the epoch it lost).
+func (m *model) streamCmd(id string, gen int, c *host.Client, f *rig.Follower, epoch uint64) tea.Cmd {
 	h := m.h
 	return func() tea.Msg {
-		msg := streamMsg{id: id, gen: gen}
-		env, err := s.Next(h.ctx)
-		for {
-			if err == nil {
-				msg.envs = append(msg.envs, env)
-			} else {
-				var bad *host.EnvelopeDecodeError
-				if !errors.As(err, &bad) {
-					break
-				}
-				h.log.Warn("event not decoded", "session", id, "err", err)
-			}
-			if len(msg.envs) >= streamBatch {
-				err = nil
-				break
-			}
-			env, err = s.Next(drained)
-			if err == context.Canceled { // nothing more queued (not an end: those are never bare)
-				err = nil
-				break
-			}
-		}
-		msg.dropped = s.Dropped()
+		before := f.Recoveries()
+		envs, err := f.Next(h.ctx)
+		msg := streamMsg{id: id, gen: gen, envs: envs, recovered: f.Recoveries() - before}
 		if err == nil {
 			return msg
 		}
@@ -470,16 +465,12 @@ func (m *model) streamCmd(id string, gen int, c *host.Client, s *host.Stream, ep
 func (h *shared) streamEnded(id string, c *host.Client, err error, epoch uint64) *streamEnd {
 	end := &streamEnd{kind: endHostGone, err: err, oldEpoch: epoch}
 	var (
-		lost   *host.StreamLostError
 		closed *host.HostClosedError
 		remote *host.RemoteError
 	)
 	switch {
-	case errors.Is(err, host.ErrSessionEnded):
+	case errors.Is(err, rig.ErrFollowEnded):
 		end.kind = endStopped
-		return end
-	case errors.As(err, &lost):
-		end.kind, end.lastSeq = endLost, lost.LastSeq
 		return end
 	case errors.As(err, &closed):
 		if closed.Reason != host.ReasonSessionFaulted {
@@ -540,11 +531,11 @@ func (m *model) closeClientCmd(c *host.Client) tea.Cmd {
 	return func() tea.Msg { h.release(c); return nil }
 }
 
-func closeStreamCmd(s *host.Stream) tea.Cmd {
-	if s == nil {
+func closeFollowerCmd(f *rig.Follower) tea.Cmd {
+	if f == nil {
 		return nil
 	}
-	return func() tea.Msg { s.Close(); return nil }
+	return func() tea.Msg { f.Close(); return nil }
 }
 
 func (m *model) submitCmd(id string, c *host.Client, input string) tea.Cmd {

@@ -112,15 +112,15 @@ func (m *model) detailLines(v *sessView) []kv {
 	add("title", title, st.text)
 	prof := v.info.Profile
 	if prof == "" {
-		prof = v.f.profile
+		prof = v.fold.Profile
 	}
 	eng := v.info.Engine
 	if eng == "" {
-		eng = v.f.engine
+		eng = v.fold.Engine
 	}
 	add("profile", clean(prof)+" · engine "+clean(eng), st.text)
-	place := v.f.placement
-	root := v.f.root
+	place := v.fold.Placement
+	root := v.fold.Root
 	if v.attached() {
 		place, root = v.live.status.Placement, v.live.status.Workspace
 	} else if root == "" && place == string(rig.PlacementSession) && m.h.opts.Workspaces != "" {
@@ -131,22 +131,22 @@ func (m *model) detailLines(v *sessView) []kv {
 	}
 	seq := max(v.lastSeq, v.info.LastSeq)
 	add("journal", commas(seq)+" records (last seq "+strconv.FormatUint(seq, 10)+")", st.text)
-	if v.f.loopID != "" {
-		add("loop", clean(v.f.loopName)+" "+rig.ShortID(clean(v.f.loopID))+" ("+clean(v.f.engine)+") · "+plural(max(v.f.turns, v.info.Turns), "turn"), st.text)
+	if v.fold.LoopID != "" {
+		add("loop", clean(v.fold.LoopName)+" "+rig.ShortID(clean(v.fold.LoopID))+" ("+clean(v.fold.Engine)+") · "+plural(max(v.fold.Turns, v.info.Turns), "turn"), st.text)
 	}
-	if t := v.f.openTurn; t != nil {
+	if t := v.fold.Turn(); t != nil {
 		run := ""
-		if !t.started.IsZero() {
-			run = " for " + dur(m.now().Sub(t.started))
+		if !t.Started.IsZero() {
+			run = " for " + dur(m.now().Sub(t.Started))
 		}
-		add("turn", "#"+strconv.Itoa(t.index)+" running"+run+": "+clean(firstLine(t.input)), st.ev[clsTurn])
+		add("turn", "#"+strconv.Itoa(t.Index)+" running"+run+": "+clean(firstLine(t.Input)), st.ev[clsTurn])
 	} else if v.info.OpenTurn != "" && !v.journal.state.loaded() && !v.attached() {
 		add("turn", "#"+strconv.Itoa(v.info.Turn)+" open (per the catalog)", st.ev[clsTurn])
 	} else {
 		add("turn", "none running", st.muted)
 	}
-	if g := v.f.openGate; g != nil {
-		add("gate", "? "+clean(firstLine(g.prompt))+" — a approve · d deny", st.ev[clsGate])
+	if g := v.fold.Gate(); g != nil {
+		add("gate", "? "+clean(firstLine(g.Prompt))+" — a approve · d deny", st.ev[clsGate])
 	} else {
 		add("gate", "none open", st.muted)
 	}
@@ -161,7 +161,7 @@ func (m *model) detailLines(v *sessView) []kv {
 	if o := v.live.outcome; o != nil {
 		add("restored", "epoch "+strconv.FormatUint(o.Epoch, 10)+": "+plural(len(o.Interrupted), "turn")+" interrupted, "+
 			plural(len(o.GatesClosed), "gate")+" closed, "+commas(o.Records)+" records", st.ev[clsRestore])
-	} else if r := v.f.lastRestore; r != nil {
+	} else if r := v.fold.LastRestore; r != nil {
 		add("restored", "epoch "+strconv.FormatUint(r.Epoch, 10)+": "+plural(len(r.Interrupted), "turn")+" interrupted, "+
 			plural(len(r.GatesClosed), "gate")+" closed", st.ev[clsRestore])
 	}

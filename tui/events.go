@@ -96,8 +96,8 @@ func (m *model) eventsPane(w, h int) []string {
 		footer = append(footer, m.progressLine(v, iw))
 	case v.journal.state == journalReading:
 		footer = append(footer, st.muted.s(fit(" "+m.spin.glyph()+" reading the journal… "+commas(v.lastSeq)+" records", iw)))
-	case !v.attached() && v.journal.state.loaded() && v.state() == rig.StateCrashed && v.f.openTurn != nil:
-		footer = append(footer, st.warn.s(fit(" ⚠ the journal ends here: turn "+strconv.Itoa(v.f.openTurn.index)+" was running when its holder died — r restores", iw)))
+	case !v.attached() && v.journal.state.loaded() && v.state() == rig.StateCrashed && v.fold.Turn() != nil:
+		footer = append(footer, st.warn.s(fit(" ⚠ the journal ends here: turn "+strconv.Itoa(v.fold.Turn().Index)+" was running when its holder died — r restores", iw)))
 	}
 	rows -= len(footer)
 	if v.screen != nil && v.follow {
@@ -141,16 +141,10 @@ func (m *model) eventsPane(w, h int) []string {
 	} else {
 		right = append(right, "↑"+strconv.Itoa(scroll))
 	}
-	if v.live.dropped > 0 {
-		right = append(right, "dropped "+commas(v.live.dropped))
-	}
 	if outLines := v.outLines + uint64(len(pend)); outLines > 0 {
 		n := commas(outLines) + " lines"
 		if outLines == 1 {
 			n = "1 line"
-		}
-		if v.live.dropped > 0 {
-			n = "≈" + n // dropped deltas are filled in from checkpoints, by bytes
 		}
 		right = append(right, n)
 	}
@@ -212,8 +206,8 @@ func (m *model) screenPane(v *sessView, w, h, rows int, footer []string) []strin
 		right = "full-screen"
 	}
 	title := "Events · screen"
-	if t := v.f.openTurn; t != nil && t.id == v.screen.turnID {
-		title = "Events · turn " + strconv.Itoa(t.index) + "'s screen"
+	if t := v.fold.Turn(); t != nil && t.ID == v.screen.turnID {
+		title = "Events · turn " + strconv.Itoa(t.Index) + "'s screen"
 	}
 	return m.box(title, right, m.focus == paneEvents || focused, w, h, content)
 }

@@ -185,7 +185,7 @@ func (f *flow) selectedLive() (id string) {
 	f.t.Helper()
 	f.waitModel("a live selected session", func(m Model) bool {
 		v := m.selected()
-		if v != nil && v.attached() && !v.replaying() && v.busy == notBusy && v.live.stream != nil {
+		if v != nil && v.attached() && !v.replaying() && v.busy == notBusy && v.live.follower != nil {
 			id = v.id
 			return true
 		}
@@ -351,8 +351,8 @@ func TestFlowGates(t *testing.T) {
 	f.key("enter")
 	// (the first gate's line is still shown: wait for this one's)
 	f.waitModel("the second gate", func(m Model) bool {
-		g := m.sessions[id].f.openGate
-		return g != nil && strings.Contains(g.prompt, "denied.txt")
+		g := m.sessions[id].fold.Gate()
+		return g != nil && strings.Contains(g.Prompt, "denied.txt")
 	})
 	f.typeText("d")
 	f.waitView("gate denied (user)", "turn 1 failed: denied at gate")

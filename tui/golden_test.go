@@ -144,7 +144,7 @@ func withMixedList(t *testing.T, m Model) Model {
 	id := fakeID(1)
 	m.send(attachedMsg{id: id, c: &host.Client{}, pid: 4242, status: host.Status{
 		Title: "build the docs", Profile: "default", Engine: "shell", Epoch: 3, Placement: string(rig.PlacementSession),
-		Workspace: filepath.Join("/home/dev/.local/state/looprig/workspaces", id), Tip: 9,
+		Workspace: filepath.Join("/home/dev/.local/state/looprig/workspaces", id), Tip: 10, LastEvent: 10,
 	}})
 	v := m.sessions[id]
 	at := fixedNow.Add(-90e9)
@@ -157,8 +157,8 @@ func withMixedList(t *testing.T, m Model) Model {
 		{Seq: 9, At: fixedNow.Add(-30e9), LoopID: "l00p", Event: event.TurnStarted{TurnID: "t1", Index: 1, Input: "rm -rf site"}},
 		{Seq: 10, At: fixedNow.Add(-30e9), LoopID: "l00p", Event: event.GateOpened{GateID: "g1", TurnID: "t1", Prompt: "rm -rf site"}},
 	}
-	m.send(historyMsg{id: id, gen: v.journal.gen, envs: envs, lastSeq: 10, tip: 10})
-	m.send(subscribedMsg{id: id, gen: v.live.gen, c: v.live.c, stream: &host.Stream{}})
+	m.send(subscribedMsg{id: id, gen: v.live.gen, c: v.live.c, follower: &rig.Follower{}})
+	m.send(streamMsg{id: id, gen: v.live.gen, envs: envs})
 	m.selectID(id)
 	m.send(flashOffMsg{gen: m.status.gen})
 	return m

@@ -13,12 +13,21 @@ import (
 )
 
 // The sessions this TUI is attached to (sessView.live): attached after a
-// host was started for them (n, r, B) or when a live one is opened, their
-// history replayed from the journal, then their host's stream read until
-// the session stops, loses its lease or faults, or the host goes away.
+// host was started for them (n, r, B) or when a live one is opened, and
+// followed through that host alone (rig.Follow): the host replays their
+// history, then sends what happens, until the session stops, loses its
+// lease or faults, or the host goes away.
 
-// onAttached: this TUI is attached to a session's host. Its history is
-// replayed first; the subscription waits for the replay (onHistory).
+// tailReplay is how many of the last records an attach replays of a long
+// journal: as many as the events pane keeps lines, so its scrollback is
+// what a full replay would leave, while a journal of a million records is
+// on screen as fast as one of ten thousand. The host's status stands in
+// for the records before them.
+const tailReplay = ringCapacity
+
+// onAttached: this TUI is attached to a session's host, and follows it
+// through the host from the start of its journal, or, when that is long,
+// from its last records.
 func (m *model) onAttached(msg attachedMsg) tea.Cmd {
 	v := m.sessions[msg.id]
 	if v == nil {
@@ -37,9 +46,11 @@ func (m *model) onAttached(msg attachedMsg) tea.Cmd {
 	v.busy, v.failed, v.lost = notBusy, nil, nil
 	v.probe.pid, v.probe.noAttach = msg.pid, ""
 	v.resetJournal()
-	v.journal.state, v.journal.tip = journalReplaying, msg.status.Tip
+	v.journal.state, v.journal.tip = journalReplaying, msg.status.LastEvent
+	after := uint64(0)
 	if t := msg.status.Tip; t > m.h.tail+uint64(m.h.chunk) {
-		v.journal.jump = t - m.h.tail // resetJournal cleared it otherwise
+		after = t - m.h.tail
+		m.skipTo(v, after)
 	}
 	if !v.listed {
 		v.info = rig.SessionInfo{ID: msg.id, State: rig.StateHeld, Title: msg.status.Title,
@@ -64,35 +75,49 @@ func (m *model) onAttached(msg attachedMsg) tea.Cmd {
 	}
 	m.keepVisible()
 	return tea.Batch(
-		m.historyCmd(v.id, v.journal.gen, nil, 0),
+		m.followHostCmd(v.id, v.live.gen, msg.c, after),
 		m.status.flash(note, clsOK),
 		m.resizeTurn(v),
 	)
 }
 
-// onSubscribed: the stream of an attached session is open; it is read
-// from now on.
+// skipTo starts an attach's replay after seq to: the host's status stands
+// in for what the records before say (the running turn, the open gate,
+// the number of turns), and a line says what was skipped and where to
+// read it.
+func (m *model) skipTo(v *sessView, to uint64) {
+	st := v.live.status
+	v.fold = rig.State{Title: st.Title, Profile: st.Profile, Placement: st.Placement, Root: st.Root,
+		LoopID: st.LoopID, Engine: st.Engine, Turns: st.Turns, NextIndex: st.Turns, LastSeq: to}
+	if t := st.Turn; t != nil {
+		v.fold.Open = []rig.OpenTurn{{ID: t.ID, Index: t.Index, Input: t.Input, Started: t.Started}}
+	}
+	if g := st.Gate; g != nil {
+		v.fold.Gates = []rig.OpenGate{{ID: g.ID, TurnID: g.TurnID, Prompt: g.Prompt, Opened: g.Opened}}
+	}
+	v.line(m.now(), clsMuted, "⋯ records 1–"+strconv.FormatUint(to, 10)+" not replayed here: looprig log "+v.short+" shows them")
+	v.lastSeq = to
+}
+
+// onSubscribed: an attached session is followed; its events are read from
+// now on.
 func (m *model) onSubscribed(msg subscribedMsg) tea.Cmd {
 	v := m.sessions[msg.id]
 	if v == nil || msg.gen != v.live.gen || v.live.c != msg.c {
-		return closeStreamCmd(msg.stream)
+		return closeFollowerCmd(msg.follower)
 	}
 	if msg.err != nil {
 		return m.detach(v, &streamEnd{kind: endHostGone, err: msg.err})
 	}
-	if v.live.recovering {
-		v.live.recovering = false
-		v.line(m.now(), clsOK, "✓ recovered: subscribed again after seq "+strconv.FormatUint(v.lastSeq, 10)+"; live again")
-	}
-	v.live.stream = msg.stream
-	return m.streamCmd(v.id, v.live.gen, v.live.c, msg.stream, v.live.status.Epoch)
+	v.live.follower = msg.follower
+	return tea.Batch(m.replayed(v), m.streamCmd(v.id, v.live.gen, v.live.c, msg.follower, v.live.status.Epoch))
 }
 
-// onStream folds what the stream had queued and reads on; at its end, it
-// subscribes again when this TUI fell behind, else detaches.
+// onStream folds what the follower read and reads on; at its end, it
+// detaches.
 func (m *model) onStream(msg streamMsg) tea.Cmd {
 	v := m.sessions[msg.id]
-	if v == nil || msg.gen != v.live.gen || v.live.stream == nil {
+	if v == nil || msg.gen != v.live.gen || v.live.follower == nil {
 		return nil
 	}
 	for _, env := range msg.envs {
@@ -100,20 +125,33 @@ func (m *model) onStream(msg streamMsg) tea.Cmd {
 	}
 	v.flushScreen()
 	m.settleScroll(v)
-	v.live.dropped = max(v.live.dropped, msg.dropped)
-	closed := m.checkTurnLine(v)
-	if msg.end == nil {
-		return tea.Batch(closed, m.streamCmd(v.id, v.live.gen, v.live.c, v.live.stream, v.live.status.Epoch))
+	if msg.recovered > 0 {
+		v.line(m.now(), clsMuted, "⋯ this TUI fell behind its host's events; they were read again from the journal: nothing was missed")
 	}
-	if msg.end.kind == endLost {
-		after := max(v.lastSeq, msg.end.lastSeq)
-		v.line(m.now(), clsError, "⚠ live stream lost after seq "+strconv.FormatUint(msg.end.lastSeq, 10)+
-			" (this TUI fell behind) — subscribing again after seq "+strconv.FormatUint(after, 10))
-		v.live.gen++
-		v.live.stream, v.live.recovering = nil, true
-		return m.subscribeCmd(v.id, v.live.gen, v.live.c, after)
+	cmds := []tea.Cmd{m.replayed(v), m.checkTurnLine(v)}
+	if msg.end != nil {
+		return tea.Batch(append(cmds, m.detach(v, msg.end))...)
 	}
-	return m.detach(v, msg.end)
+	return tea.Batch(append(cmds, m.streamCmd(v.id, v.live.gen, v.live.c, v.live.follower, v.live.status.Epoch))...)
+}
+
+// replayed ends an attach's replay once the events folded reach the last
+// one the host had when attached: what follows is live. It says what the
+// lease break and the restore that started the host did.
+func (m *model) replayed(v *sessView) tea.Cmd {
+	if !v.replaying() || v.lastSeq < v.journal.tip {
+		return nil
+	}
+	v.journal.state = journalRead
+	if b := v.live.broke; b != nil {
+		text, cls := breakLine(b)
+		v.line(m.now(), cls, clean(text))
+	}
+	if o := v.live.outcome; o != nil {
+		v.line(m.now(), clsRestore, "↻ restored here at epoch "+strconv.FormatUint(o.Epoch, 10)+": "+plural(len(o.Interrupted), "turn")+
+			" interrupted, "+plural(len(o.GatesClosed), "gate")+" closed, "+commas(o.Records)+" records replayed")
+	}
+	return nil
 }
 
 // detach ends the attachment of v after its stream ended: the session
@@ -123,7 +161,7 @@ func (m *model) onStream(msg streamMsg) tea.Cmd {
 func (m *model) detach(v *sessView, end *streamEnd) tea.Cmd {
 	c, pid, stopping := v.live.c, v.live.pid, v.live.stopping
 	cmds := []tea.Cmd{m.closeClientCmd(c)}
-	v.live.c, v.live.stream, v.live.recovering, v.live.stopping = nil, nil, false, false
+	v.live.c, v.live.follower, v.live.stopping = nil, nil, false
 	v.live.sending, v.live.queue, v.live.resizing, v.live.redraw = false, nil, false, false
 	v.live.gen++
 	v.forgetHost()
@@ -152,10 +190,10 @@ func (m *model) detach(v *sessView, end *streamEnd) tea.Cmd {
 		m.h.log.Warn("host gone", "session", v.id, "pid", pid, "err", end.err)
 		cmds = append(cmds, m.status.flash("the host of "+v.short+" went away", clsError))
 	}
-	// A history replay still in flight (the session ended during it) ends
-	// as a plain read: nothing waits for it any more.
+	// A history replay cut short (the session ended during it) goes on
+	// from the journal.
 	if v.replaying() {
-		v.journal.state = journalReading
+		v.journal.state = journalUnread
 	}
 	if v == m.selected() {
 		cmds = append(cmds, m.ensureLoaded(v))

@@ -52,8 +52,8 @@ func (m *model) announce(v *sessView) tea.Cmd {
 		if !front {
 			prompt := ""
 			switch {
-			case v.f.openGate != nil && v.f.openGate.id == gate:
-				prompt = ": " + v.f.openGate.prompt
+			case v.fold.Gate() != nil && v.fold.Gate().ID == gate:
+				prompt = ": " + v.fold.Gate().Prompt
 			case v.info.OpenGate == gate && v.info.GatePrompt != "":
 				prompt = ": " + v.info.GatePrompt
 			}

@@ -53,8 +53,10 @@ func withTurnOutput(t *testing.T, m Model) Model {
 		{Seq: 12, At: at, LoopID: "l00p", Event: event.TurnDone{TurnID: "t1", Duration: 1e9}},
 		{Seq: 13, At: at, LoopID: "l00p", Event: event.TurnStarted{TurnID: "t2", Index: 2, Input: "./build.sh"}},
 	}
+	off := int64(0)
 	for _, d := range colourTurn {
-		envs = append(envs, event.Envelope{At: at, LoopID: "l00p", Event: event.OutputDelta{TurnID: "t2", Stream: event.StreamStdout, Text: d}})
+		envs = append(envs, event.Envelope{At: at, LoopID: "l00p", Event: event.OutputDelta{TurnID: "t2", Stream: event.StreamStdout, Offset: off, Text: d}})
+		off += int64(len(d))
 	}
 	envs = append(envs,
 		event.Envelope{Seq: 14, At: at, LoopID: "l00p", Event: event.TurnOutput{TurnID: "t2", Text: strings.Join(colourTurn, "")}},
@@ -63,7 +65,8 @@ func withTurnOutput(t *testing.T, m Model) Model {
 		event.Envelope{At: at, LoopID: "l00p", Event: event.OutputDelta{TurnID: "t3", Stream: event.StreamStdout,
 			Text: "layer 1: \x1b[33mwaiting\x1b[0m\nlayer 2: \x1b[33mwaiting\x1b[0m\n"}},
 		event.Envelope{At: at, LoopID: "l00p", Event: event.OutputDelta{TurnID: "t3", Stream: event.StreamStdout,
-			Text: "\x1b[2A\x1b[2Klayer 1: \x1b[32mdone\x1b[0m\n\x1b[2Klayer 2: 42%\n"}},
+			Offset: int64(len("layer 1: \x1b[33mwaiting\x1b[0m\nlayer 2: \x1b[33mwaiting\x1b[0m\n")),
+			Text:   "\x1b[2A\x1b[2Klayer 1: \x1b[32mdone\x1b[0m\n\x1b[2Klayer 2: 42%\n"}},
 	)
 	m.send(streamMsg{id: id, gen: v.live.gen, envs: envs})
 	return m
@@ -122,10 +125,10 @@ func TestFoldColourLiveAndReplayAgree(t *testing.T) {
 			seq, ck := uint64(2), 0
 			for i := 0; i < len(raw); {
 				n := min(len(raw)-i, 1+rnd.Intn(12))
-				live.apply(event.Envelope{Event: event.OutputDelta{TurnID: "t", Stream: event.StreamStdout, Text: raw[i : i+n]}})
+				live.apply(event.Envelope{Event: event.OutputDelta{TurnID: "t", Stream: event.StreamStdout, Offset: int64(i), Text: raw[i : i+n]}})
 				i += n
 				if rnd.Intn(4) == 0 || i == len(raw) {
-					cp := event.Envelope{Seq: seq, Event: event.TurnOutput{TurnID: "t", Text: raw[ck:i]}}
+					cp := event.Envelope{Seq: seq, Event: event.TurnOutput{TurnID: "t", Offset: int64(ck), Text: raw[ck:i]}}
 					live.apply(cp)
 					replay.apply(cp)
 					seq++
@@ -168,8 +171,10 @@ func TestEventsPaneOnlySGR(t *testing.T) {
 			m = withMixedList(t, m)
 			v := m.sessions[fakeID(1)]
 			envs := []event.Envelope{{Seq: 11, At: fixedNow, Event: event.TurnStarted{TurnID: "h", Index: 2, Input: "evil"}}}
+			off := int64(0)
 			for _, h := range hostile {
-				envs = append(envs, event.Envelope{Event: event.OutputDelta{TurnID: "h", Stream: event.StreamStdout, Text: h}})
+				envs = append(envs, event.Envelope{Event: event.OutputDelta{TurnID: "h", Stream: event.StreamStdout, Offset: off, Text: h}})
+				off += int64(len(h))
 			}
 			m.send(streamMsg{id: v.id, gen: v.live.gen, envs: envs})
 			for _, keys := range [][]string{nil, {"tab"}} {
@@ -235,8 +240,11 @@ func TestScrolledBackStaysStillOverPendingLines(t *testing.T) {
 	m := fakeModel(t, 100, 40, asciiRenderer())
 	m = withMixedList(t, m)
 	v := m.sessions[fakeID(1)]
+	off := int64(0)
 	delta := func(text string) event.Envelope {
-		return event.Envelope{At: fixedNow, Event: event.OutputDelta{TurnID: "t2", Stream: event.StreamStdout, Text: text}}
+		env := event.Envelope{At: fixedNow, Event: event.OutputDelta{TurnID: "t2", Stream: event.StreamStdout, Offset: off, Text: text}}
+		off += int64(len(text))
+		return env
 	}
 	var b strings.Builder
 	for i := 0; i < 30; i++ {

@@ -38,11 +38,11 @@ func (m *model) focusScreen(v *sessView) tea.Cmd {
 	switch {
 	case !v.takesCommands():
 		return m.status.flash("not attached to its host: r attaches", clsError)
-	case v.screen == nil && v.f.openTurn == nil:
+	case v.screen == nil && v.fold.Turn() == nil:
 		return m.status.flash("no turn is running (i submits one)", clsError)
 	case v.screen == nil:
 		cols, rows := m.turnSize()
-		v.screen = newTurnScreen(v.f.openTurn.id, cols, rows)
+		v.screen = newTurnScreen(v.fold.Turn().ID, cols, rows)
 		if v.screen == nil {
 			return m.status.flash("the screen could not be opened", clsError)
 		}
@@ -95,7 +95,7 @@ func (m *model) focusedView() *sessView {
 	}
 	v := m.sessions[f.id]
 	if v == nil || v.screen == nil || v.screen.turnID != f.turnID || !v.takesCommands() ||
-		v.f.openTurn == nil || v.f.openTurn.id != f.turnID {
+		v.fold.Turn() == nil || v.fold.Turn().ID != f.turnID {
 		return nil
 	}
 	return v
@@ -122,7 +122,7 @@ func (m *model) screenKey(msg tea.KeyMsg) tea.Cmd {
 	if len(b) == 0 {
 		return nil
 	}
-	return m.queueSend(v, turnSend{turnID: v.screen.turnID, index: v.f.openTurn.index, text: string(b), quiet: true})
+	return m.queueSend(v, turnSend{turnID: v.screen.turnID, index: v.fold.Turn().Index, text: string(b), quiet: true})
 }
 
 // keyBytes is what a terminal sends for key k: its text, its control

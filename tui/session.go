@@ -34,8 +34,10 @@ type sessView struct {
 	busy      busyOp
 	busySince time.Time
 
-	// the folded events (fold.go) and the events pane's lines
-	f    fold
+	// the folded events (fold.go): the session's state and its turns'
+	// output; and the events pane's lines
+	fold rig.State
+	tr   rig.Transcript
 	ring *ring
 	// the output of the turn being shown (output.go): its renderer, the
 	// turn and stream it renders, and its pending lines (drawn last)
@@ -110,14 +112,14 @@ const reprobeEvery = 3 * time.Second
 // attachment is a session this TUI is attached to: the client of its host,
 // the stream its events arrive by, and what starting the host said.
 type attachment struct {
-	c          *host.Client // nil when not attached (any more)
-	pid        int          // the host's
-	stream     *host.Stream // nil while the history replay runs, and once the stream ended
-	gen        int          // bumped to drop what a replaced or ended reader still sends
-	recovering bool         // subscribing again after a lost stream
-	stopping   bool         // X asked the host to shut the session down
-	dropped    uint64       // output deltas dropped for the stream
-	status     host.Status  // when attached
+	c *host.Client // nil when not attached (any more)
+	// follower follows the session through its host (rig.Follow); nil
+	// until it is open, and once it ended
+	follower *rig.Follower
+	pid      int         // the host's
+	gen      int         // bumped to drop what a replaced or ended reader still sends
+	stopping bool        // X asked the host to shut the session down
+	status   host.Status // when attached
 	// outcome is the restore that started the host (nil for a new session
 	// or an attach); kept after the detach.
 	outcome *rig.RestoreInfo
@@ -180,18 +182,18 @@ func (b busyOp) String() string {
 // (the events pane shows its progress).
 func (b busyOp) takesLease() bool { return b == busyRestoring || b == busyBreaking }
 
-// journalState is where the reading of a session's journal stands. A
-// session not attached is read when it is shown: its history, then its
-// tail on a timer while it stays selected. An attached session replays
-// its history once; then its host's stream takes over.
+// journalState is where the reading of a session's events stands. A
+// session not attached is read when it is shown: its history, then what
+// follows while it stays selected. An attached session replays its
+// history through its host, then goes on live.
 type journalState int
 
 const (
 	journalUnread    journalState = iota // nothing read, or forgotten
 	journalReading                       // the history is being read
-	journalReplaying                     // attached: the history replay runs, the stream waits for it
+	journalReplaying                     // attached: the host replays the history
 	journalRead                          // read up to lastSeq; nothing in flight
-	journalFollowing                     // read, and what follows is being read (or is armed on the tail timer)
+	journalFollowing                     // read, and what follows is being read
 )
 
 func (s journalState) String() string {
@@ -222,11 +224,10 @@ func (s journalState) inFlight() bool {
 type journalReader struct {
 	state journalState
 	gen   int    // bumped when the journal is forgotten: reads in flight for it are dropped
-	tip   uint64 // the tip the running read heads for (the replay's progress)
-	// jump: an attach replays the journal's first chunk (the session and
-	// its loop), then goes on after jump, so the first frame does not wait
-	// for a long history; 0 replays everything (tailReplay).
-	jump uint64
+	tip   uint64 // the sequence the running read heads for (the replay's progress)
+	// tail follows the journal once read, while the session is shown (a
+	// tailMsg's command has it meanwhile); nil when it is not followed
+	tail *rig.Follower
 }
 
 func newSessView(id string) *sessView {
@@ -306,20 +307,20 @@ func (v *sessView) epoch() uint64 {
 
 func (v *sessView) lastActivity() time.Time {
 	t := v.info.Updated
-	if v.f.lastAt.After(t) {
-		t = v.f.lastAt
+	if v.fold.LastAt.After(t) {
+		t = v.fold.LastAt
 	}
 	return t
 }
 
 // resetJournal forgets the folded journal, so it can be replayed afresh.
 func (v *sessView) resetJournal() {
-	v.f = fold{}
+	v.fold, v.tr = rig.State{}, rig.Transcript{}
 	v.ring.reset()
 	v.out, v.outTurn, v.pend, v.pendDirty, v.pendSeen = nil, "", nil, false, 0
 	v.lastSeq = 0
 	v.outLines = 0
-	v.journal.state, v.journal.jump = journalUnread, 0
+	v.journal.state, v.journal.tail = journalUnread, nil
 	v.journal.gen++
 	v.scroll = 0
 	v.follow = true

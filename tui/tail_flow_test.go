@@ -67,8 +67,8 @@ func TestFlowAttachReplaysTail(t *testing.T) {
 		if strings.Contains(all, "early-5") || strings.Contains(all, "▶ turn 6") {
 			t.Errorf("the skipped records were replayed:\n%s", all)
 		}
-		if v.f.openTurn == nil || v.f.openTurn.index != 6 || v.f.turns != 7 {
-			t.Errorf("the host's status did not stand in for the skipped records: open turn %+v, %d turns", v.f.openTurn, v.f.turns)
+		if v.fold.Turn() == nil || v.fold.Turn().Index != 6 || v.fold.Turns != 7 {
+			t.Errorf("the host's status did not stand in for the skipped records: open turn %+v, %d turns", v.fold.Turn(), v.fold.Turns)
 		}
 	})
 	if _, err := s.SendInput(ctx, rig.Input{EOF: true, From: "test"}); err != nil {
@@ -78,7 +78,7 @@ func TestFlowAttachReplaysTail(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.waitView("finished", "turn 6 done: exit 0")
-	g.waitModel("no running turn", func(m Model) bool { v := m.selected(); return v != nil && v.f.openTurn == nil })
+	g.waitModel("no running turn", func(m Model) bool { v := m.selected(); return v != nil && v.fold.Turn() == nil })
 	g.quit()
 }
 

@@ -109,12 +109,12 @@ type (
 func (m *model) openInput(v *sessView) tea.Cmd {
 	m.input = newInputBar(v.id)
 	focus := m.input.ti.Focus()
-	t := v.f.openTurn
+	t := v.fold.Turn()
 	if t == nil {
 		return focus
 	}
 	m.inputGen++
-	m.input.turn = &turnInput{turnID: t.id, index: t.index, gen: m.inputGen}
+	m.input.turn = &turnInput{turnID: t.ID, index: t.Index, gen: m.inputGen}
 	return tea.Batch(focus, m.echoCmd(v.id, v.live.c, m.inputGen))
 }
 
@@ -192,7 +192,7 @@ func (m *model) checkTurnLine(v *sessView) tea.Cmd {
 	if b == nil || b.turn == nil || b.id != v.id {
 		return nil
 	}
-	if t := v.f.openTurn; t == nil || t.id != b.turn.turnID || !v.attached() {
+	if t := v.fold.Turn(); t == nil || t.ID != b.turn.turnID || !v.attached() {
 		return m.closeTurnLine()
 	}
 	return nil
@@ -222,7 +222,7 @@ func (b *inputBar) turnKey(m *model, msg tea.KeyMsg) (handled bool, cmd tea.Cmd)
 	if why := v.notMutable(); why != "" {
 		return true, m.status.flash("input not sent: "+why, clsError)
 	}
-	if ot := v.f.openTurn; ot == nil || ot.id != t.turnID {
+	if ot := v.fold.Turn(); ot == nil || ot.ID != t.turnID {
 		m.input = nil
 		return true, m.status.flash("input not sent: turn "+strconv.Itoa(t.index)+" has ended", clsError)
 	}
@@ -316,7 +316,7 @@ func (m *model) sendNext(v *sessView, cmd tea.Cmd) tea.Cmd {
 	for len(v.live.queue) > 0 && v.attached() {
 		next := v.live.queue[0]
 		v.live.queue = v.live.queue[1:]
-		if t := v.f.openTurn; t == nil || t.id != next.turnID {
+		if t := v.fold.Turn(); t == nil || t.ID != next.turnID {
 			continue // its turn ended: never to the next one
 		}
 		v.live.sending = true
@@ -337,7 +337,7 @@ func (m *model) inputErrText(v *sessView, err error) string {
 	case errors.As(err, &noTurn):
 		return "no turn is running"
 	case errors.As(err, &noTerm):
-		if v.f.openGate != nil {
+		if v.fold.Gate() != nil {
 			return "the turn waits at a gate (a approves, d denies)"
 		}
 		return "the turn has no terminal (profile tty = false)"

@@ -59,8 +59,8 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 		return nil
 	case historyMsg:
 		return m.onHistory(msg)
-	case tailTickMsg:
-		return m.onTailTick(msg)
+	case tailMsg:
+		return m.onTail(msg)
 	case probedMsg:
 		return m.onProbed(msg)
 	case attachedMsg:
