@@ -209,3 +209,19 @@ func FuzzDecodeRequest(f *testing.F) {
 		}
 	})
 }
+
+// RemoteError's strings are written as encoding/json writes them with
+// HTML escaping off, invalid UTF-8 as the escape \ufffd; its typed fields'
+// values as json.Marshal writes them.
+func TestRemoteErrorJSONEscapes(t *testing.T) {
+	e := &RemoteError{Type: "E<&>", Kind: "k\u2028", Message: "bad \xff \"q\" \\ \x01\x7f", Hint: "é\t",
+		Fields: map[string]any{"k\xff": "v\xff<", "a<": 1}}
+	b, err := e.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"type":"E<&>","kind":"k\u2028","message":"bad \ufffd \"q\" \\ \u0001` + "\x7f" + `","a<":1,"k\ufffd":"v\ufffd\u003c","hint":"é\t"}`
+	if string(b) != want {
+		t.Fatalf("got  %s\nwant %s", b, want)
+	}
+}
