@@ -605,7 +605,7 @@ func (s *Stream) Next(ctx context.Context) (event.Envelope, error) {
 			if it.err != nil {
 				return event.Envelope{}, it.err
 			}
-			env, err := UnmarshalEnvelope(it.raw)
+			env, err := event.UnmarshalEnvelope(it.raw)
 			if err == nil && env.Seq > 0 {
 				s.mu.Lock()
 				s.lastSeq = env.Seq

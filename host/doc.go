@@ -90,7 +90,7 @@
 //
 // Errors have the shape of the CLI's JSON errors: type, kind, message, the
 // error's typed fields, and a hint. Events have the shape of the lines of
-// `looprig run --json` (MarshalEnvelope). An unknown request type is
+// `looprig run --json` (event.MarshalEnvelope). An unknown request type is
 // answered with an error and the connection stays open; a malformed line
 // too, but the third in a row closes it. A message the connection cannot
 // go on after ("error": a refused peer, a protocol mismatch, an oversize

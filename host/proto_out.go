@@ -190,7 +190,7 @@ func eventLine(sub uint64, env event.Envelope) ([]byte, error) {
 	b = append(b, `{"type":"event","sub":`...)
 	b = strconv.AppendUint(b, sub, 10)
 	b = append(b, `,"event":`...)
-	b, err := AppendEnvelope(b, env)
+	b, err := event.AppendEnvelope(b, env)
 	if err != nil {
 		return nil, err
 	}

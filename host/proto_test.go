@@ -2,6 +2,7 @@ package host
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"runtime"
@@ -208,6 +209,30 @@ func FuzzDecodeRequest(f *testing.F) {
 			t.Fatalf("request without id accepted: %+v", r)
 		}
 	})
+}
+
+func TestRemoteErrorJSON(t *testing.T) {
+	e := &RemoteError{Type: "BusyError", Kind: "busy", Message: "turn 4 (t) is still running", Hint: "wait",
+		Fields: map[string]any{"turn_id": "t", "index": 4}}
+	b, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"type":"BusyError","kind":"busy","message":"turn 4 (t) is still running","index":4,"turn_id":"t","hint":"wait"}`
+	if string(b) != want {
+		t.Fatalf("got  %s\nwant %s", b, want)
+	}
+	var back RemoteError
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Type != e.Type || back.Kind != e.Kind || back.Message != e.Message || back.Hint != e.Hint ||
+		back.str("turn_id") != "t" || back.num("index") != 4 || len(back.Fields) != 2 {
+		t.Fatalf("round trip: %+v", back)
+	}
+	if !strings.Contains(back.Error(), "still running") {
+		t.Errorf("Error() = %q", back.Error())
+	}
 }
 
 // RemoteError's strings are written as encoding/json writes them with

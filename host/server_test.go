@@ -280,7 +280,7 @@ func TestSlowClientDoesNotBlock(t *testing.T) {
 			}
 			continue
 		case msgEvent:
-			env, err := UnmarshalEnvelope(m.Event)
+			env, err := event.UnmarshalEnvelope(m.Event)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -821,7 +821,7 @@ func TestStaleUnsubscribe(t *testing.T) {
 			sub2 = m.Sub
 		}
 		if m.Type == msgEvent && m.Sub == sub2 && sub2 != 0 {
-			env, err := UnmarshalEnvelope(m.Event)
+			env, err := event.UnmarshalEnvelope(m.Event)
 			if err != nil {
 				t.Fatal(err)
 			}
