@@ -57,13 +57,7 @@ func TestJSONLinesGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var b []byte
-		if o, ok := v.(*obj); ok {
-			b = o.bytes()
-		} else {
-			b = marshal(v)
-		}
-		out = append(append(out, b...), '\n')
+		out = append(append(out, jsonBytes(v)...), '\n')
 	}
 	for i, ev := range jsonEvents() {
 		add(envelopeJSON(event.Envelope{Seq: uint64(i), Session: "s", LoopID: "L", At: at, Event: ev}))
