@@ -24,7 +24,7 @@ type subscription struct {
 
 // subscribe replaces the connection's subscription: hub first, then the
 // journal replay (in forward).
-func (c *conn) subscribe(req request) {
+func (c *conn) subscribe(req *subscribeRequest) {
 	c.dropSub(0)
 	ctx, cancel := context.WithCancel(c.ctx)
 	hs := c.srv.s.Subscribe(hub.Filter{AllLoops: true})
