@@ -63,3 +63,23 @@ func TestHostMessagesDecode(t *testing.T) {
 		}
 	}
 }
+
+// msgType reads the type off the start of every line the host writes,
+// without decoding the line (an event line is decoded once, by its own
+// decode): nothing is allocated.
+func TestMsgTypeReadsTheLead(t *testing.T) {
+	ev, err := eventLine(1, event.Envelope{Seq: 1, Event: event.TurnOutput{TurnID: "t", Text: strings.Repeat("x", 64<<10)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for want, l := range map[string][]byte{
+		msgHello: line(helloMsg{Type: msgHello}), msgReply: okReply(1), msgEvent: ev,
+		msgDropped: line(droppedMsg{Type: msgDropped}), msgLost: line(lostMsg{Type: msgLost}), msgEnd: line(endMsg{Type: msgEnd}),
+		msgError: line(errorMsg{Type: msgError}), msgBye: line(byeMsg{Type: msgBye}),
+	} {
+		var got string
+		if n := testing.AllocsPerRun(10, func() { got, err = msgType(l) }); n != 0 || got != want || err != nil {
+			t.Errorf("%.40s: %q, %v, %v allocations", l, got, err, n)
+		}
+	}
+}
