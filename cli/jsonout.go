@@ -12,10 +12,11 @@ import (
 	"looprig/rig/journal"
 )
 
-// obj builds a JSON object whose fields are known only at run time (an
-// event's payload, an error's typed fields), with its keys in insertion
+// obj builds a JSON object whose fields are known only at run time (a
+// journal record's, an error's typed fields), with its keys in insertion
 // order; a key set twice keeps its first value. The shapes with fixed
-// fields are the struct types below.
+// fields are the struct types below; event lines are the event codec's
+// (event.MarshalEnvelope).
 type obj struct {
 	b    bytes.Buffer
 	seen []string // keys set or skipped: a handful, so a slice beats a map
@@ -41,22 +42,46 @@ func marshal(v any) []byte {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
-// set adds k with v marshalled.
-func (o *obj) set(k string, v any) *obj { return o.raw(k, marshal(v)) }
+// set adds k with v marshalled (a string by event.AppendString).
+func (o *obj) set(k string, v any) *obj {
+	if s, ok := v.(string); ok {
+		return o.raw(k, event.AppendString(nil, s))
+	}
+	return o.raw(k, marshal(v))
+}
 
 // raw adds k with a JSON value.
 func (o *obj) raw(k string, v []byte) *obj {
-	if slices.Contains(o.seen, k) {
+	if !o.claim(k) {
 		return o
 	}
-	o.seen = append(o.seen, k)
 	if o.b.Len() > 1 {
 		o.b.WriteByte(',')
 	}
-	o.b.Write(marshal(k))
+	o.b.Write(event.AppendString(o.b.AvailableBuffer(), k))
 	o.b.WriteByte(':')
 	o.b.Write(v)
 	return o
+}
+
+// claim reports whether k is not set (nor skipped) yet, and makes it so.
+func (o *obj) claim(k string) bool {
+	if slices.Contains(o.seen, k) {
+		return false
+	}
+	o.seen = append(o.seen, k)
+	return true
+}
+
+// payload adds the members of ev's payload, in order, except keys
+// already set; o has a member already.
+func (o *obj) payload(ev event.Event) error {
+	b, err := event.AppendPayload(o.b.AvailableBuffer(), ev, o.claim)
+	if err != nil {
+		return err
+	}
+	o.b.Write(b)
+	return nil
 }
 
 // skip makes later sets of keys no-ops.
@@ -96,16 +121,25 @@ func (o *obj) bytes() []byte {
 	return out
 }
 
-// writeJSON prints v, one of the shapes below or an *obj, as one line.
+// rawJSON is a JSON value already encoded.
+type rawJSON []byte
+
+// writeJSON prints v, one of the shapes below, an *obj or a rawJSON, as
+// one line.
 func (e *env) writeJSON(v any) error {
-	var b []byte
-	if o, ok := v.(*obj); ok {
-		b = o.bytes()
-	} else {
-		b = marshal(v)
-	}
-	_, err := e.stdout.Write(append(b, '\n'))
+	_, err := e.stdout.Write(append(jsonBytes(v), '\n'))
 	return err
+}
+
+// jsonBytes is v as writeJSON prints it, without the newline.
+func jsonBytes(v any) []byte {
+	switch v := v.(type) {
+	case *obj:
+		return v.bytes()
+	case rawJSON:
+		return v
+	}
+	return marshal(v)
 }
 
 // jsonTime is a time as --json prints it: RFC 3339 in UTC, with the
@@ -292,51 +326,27 @@ type versionJSON struct {
 	Revision string `json:"revision"` // "" when the build does not say
 }
 
-// eventData returns the payload of ev: the "data" of its wire form, whose
-// field names are snake_case.
-func eventData(ev event.Event) ([]byte, error) {
-	b, err := event.Marshal(ev)
-	if err != nil {
-		return nil, err
-	}
-	var w struct {
-		Data json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return nil, err
-	}
-	return w.Data, nil
-}
-
-// envelopeJSON is one line of `run --json` and `restore --hold --json`:
+// envelopeJSON is one line of `run --json`, `attach --json` and `restore
+// --hold --json`: event.MarshalEnvelope's
 // {"seq","type","session","loop_id","at",...payload}.
-func envelopeJSON(env event.Envelope) (*obj, error) {
-	o := newObj().set("seq", env.Seq).set("type", env.Event.Type()).set("session", env.Session).
-		set("loop_id", env.LoopID).set("at", jsonTime(env.At))
-	data, err := eventData(env.Event)
-	if err != nil {
-		return nil, err
-	}
-	return o, o.merge(data)
+func envelopeJSON(env event.Envelope) (rawJSON, error) {
+	b, err := event.MarshalEnvelope(env)
+	return rawJSON(b), err
 }
 
 // recordJSON is one line of `log --json`:
 // {"seq","kind","type","epoch"(fences),"at","loop_id"(loop events),...payload}.
 func recordJSON(rec journal.Record) (*obj, error) {
-	o := newObj().set("seq", rec.Seq).set("kind", rec.Kind)
+	o := newObj().set("seq", rec.Seq).set("kind", string(rec.Kind))
 	switch rec.Kind {
 	case journal.KindFence:
 		o.set("type", "fence").set("epoch", rec.Epoch).set("at", jsonTime(rec.At))
 	case journal.KindEvent:
-		o.set("type", rec.Event.Type()).set("at", jsonTime(rec.At))
+		o.set("type", string(rec.Event.Type())).set("at", jsonTime(rec.At))
 		if rec.LoopID != "" {
 			o.set("loop_id", rec.LoopID)
 		}
-		data, err := eventData(rec.Event)
-		if err != nil {
-			return nil, err
-		}
-		if err := o.merge(data); err != nil {
+		if err := o.payload(rec.Event); err != nil {
 			return nil, err
 		}
 	case journal.KindCommand:

@@ -60,7 +60,7 @@ type Client struct {
 }
 
 type call struct {
-	ch     chan inMsg
+	ch     chan replyMsg
 	stream *Stream // a subscribe's stream
 }
 
@@ -84,7 +84,7 @@ func Dial(ctx context.Context, path string, opts ...DialOption) (*Client, error)
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	lr := newLineReader(conn, MaxServerLine)
-	_, werr := conn.Write(line(request{Type: reqHello, Protocol: ProtocolVersion, Version: cfg.version}))
+	_, werr := conn.Write(requestLine(&helloRequest{Protocol: ProtocolVersion, Version: cfg.version}))
 	if werr != nil {
 		// The host may have refused us before reading: its reason is
 		// readable still.
@@ -101,23 +101,25 @@ func Dial(ctx context.Context, path string, opts ...DialOption) (*Client, error)
 		}
 		return nil, fmt.Errorf("host: no hello from %s: %w", path, rerr)
 	}
-	var m inMsg
-	if err := json.Unmarshal(first, &m); err != nil {
+	msg, err := decodeMsg(first)
+	if err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("host: bad hello from %s: %w", path, err)
 	}
+	m, ok := msg.(helloMsg)
 	switch {
-	case m.Type == msgError && m.Error != nil:
+	case !ok:
 		conn.Close()
-		if m.Error.Kind == KindProtocolMismatch {
-			e := m.Error
-			return nil, &ProtocolMismatchError{Client: ProtocolVersion, Server: int(e.num("server_protocol")),
-				ServerVersion: e.str("server_version"), Session: e.str("session"), PID: int(e.num("pid")), Hint: e.Hint}
+		if e, ok := msg.(errorMsg); ok && e.Error != nil {
+			if e.Error.Kind == KindProtocolMismatch {
+				e := e.Error
+				return nil, &ProtocolMismatchError{Client: ProtocolVersion, Server: int(e.num("server_protocol")),
+					ServerVersion: e.str("server_version"), Session: e.str("session"), PID: int(e.num("pid")), Hint: e.Hint}
+			}
+			return nil, e.Error
 		}
-		return nil, m.Error
-	case m.Type != msgHello:
-		conn.Close()
-		return nil, fmt.Errorf("host: expected hello from %s, got %.40q", path, m.Type)
+		t, _ := msgType(first)
+		return nil, fmt.Errorf("host: expected hello from %s, got %.40q", path, t)
 	case m.Protocol != ProtocolVersion:
 		conn.Close()
 		return nil, &ProtocolMismatchError{Client: ProtocolVersion, Server: m.Protocol, ServerVersion: m.Version,
@@ -129,7 +131,7 @@ func Dial(ctx context.Context, path string, opts ...DialOption) (*Client, error)
 	}
 	conn.SetDeadline(time.Time{})
 	c := &Client{conn: conn, cfg: cfg, pending: map[uint64]*call{}, streams: map[uint64]*Stream{}, abandoned: map[uint64]bool{},
-		hello:      Hello{Protocol: m.Protocol, Version: m.Version, Session: m.Session, PID: m.PID, Epoch: m.Epoch},
+		hello:      m.Hello,
 		done:       make(chan struct{}),
 		readerDone: make(chan struct{}),
 	}
@@ -188,35 +190,35 @@ func (c *Client) readLoop(lr *lineReader) {
 			}
 			return
 		}
-		var m inMsg
-		if err := json.Unmarshal(b, &m); err != nil {
+		msg, err := decodeMsg(b)
+		if err != nil {
 			c.fail(fmt.Errorf("host: bad line from host: %w", err))
 			return
 		}
-		switch m.Type {
-		case msgReply:
+		switch m := msg.(type) {
+		case replyMsg:
 			c.reply(m)
-		case msgEvent, msgDropped, msgLost, msgEnd:
+		case streamMsg:
 			c.mu.Lock()
-			s := c.streams[m.Sub]
+			s := c.streams[m.stream()]
 			c.mu.Unlock()
 			if s != nil {
 				c.toStream(s, m)
 			}
-		case msgError:
+		case errorMsg:
 			if m.Error == nil {
 				m.Error = &RemoteError{Type: "Error", Kind: "error", Message: "host error"}
 			}
 			c.fail(m.Error)
 			return
-		case msgBye:
+		case byeMsg:
 			c.fail(&HostClosedError{Reason: m.Reason, Err: m.Error})
 			return
 		}
 	}
 }
 
-func (c *Client) reply(m inMsg) {
+func (c *Client) reply(m replyMsg) {
 	c.mu.Lock()
 	cl := c.pending[m.ID]
 	delete(c.pending, m.ID)
@@ -258,21 +260,21 @@ func (c *Client) reply(m inMsg) {
 	}
 }
 
-func (c *Client) toStream(s *Stream, m inMsg) {
-	switch m.Type {
-	case msgEvent:
+func (c *Client) toStream(s *Stream, m streamMsg) {
+	switch m := m.(type) {
+	case eventMsg:
 		if s.push(m.Event) {
 			return
 		}
 		// The stream's queue overflowed: tell the host to stop sending.
 		c.forget(s)
 		c.unsubscribeLater(s.sub)
-	case msgDropped:
+	case droppedMsg:
 		s.dropped(m.Count)
-	case msgLost:
+	case lostMsg:
 		c.forget(s)
 		s.end(&StreamLostError{LastSeq: m.LastSeq, Message: m.Message})
-	case msgEnd:
+	case endMsg:
 		c.forget(s)
 		switch {
 		case m.Error != nil:
@@ -300,7 +302,7 @@ func (c *Client) unsubscribeLater(sub uint64) {
 		defer c.bg.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		c.roundTrip(ctx, request{Type: reqUnsubscribe, Sub: sub}, nil)
+		c.roundTrip(ctx, &unsubscribeRequest{Sub: sub}, nil)
 	}()
 }
 
@@ -317,26 +319,27 @@ func (c *Client) forget(s *Stream) {
 }
 
 // roundTrip sends req with a fresh id and waits for its reply.
-func (c *Client) roundTrip(ctx context.Context, req request, st *Stream) (inMsg, error) {
+func (c *Client) roundTrip(ctx context.Context, req request, st *Stream) (replyMsg, error) {
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
 		c.mu.Unlock()
-		return inMsg{}, err
+		return replyMsg{}, err
 	}
 	c.nextID++
-	req.ID = c.nextID
-	cl := &call{ch: make(chan inMsg, 1), stream: st}
-	c.pending[req.ID] = cl
+	id := c.nextID
+	req.setID(id)
+	cl := &call{ch: make(chan replyMsg, 1), stream: st}
+	c.pending[id] = cl
 	c.mu.Unlock()
 	forget := func() {
 		c.mu.Lock()
-		delete(c.pending, req.ID)
+		delete(c.pending, id)
 		c.mu.Unlock()
 	}
-	if err := c.write(ctx, line(req)); err != nil {
+	if err := c.write(ctx, requestLine(req)); err != nil {
 		forget()
-		return inMsg{}, err
+		return replyMsg{}, err
 	}
 	select {
 	case m := <-cl.ch:
@@ -349,10 +352,10 @@ func (c *Client) roundTrip(ctx context.Context, req request, st *Stream) (inMsg,
 		return m, nil
 	case <-ctx.Done():
 		c.mu.Lock()
-		if _, waiting := c.pending[req.ID]; waiting && st != nil {
-			c.abandoned[req.ID] = true
+		if _, waiting := c.pending[id]; waiting && st != nil {
+			c.abandoned[id] = true
 		}
-		delete(c.pending, req.ID)
+		delete(c.pending, id)
 		c.mu.Unlock()
 		select { // the reply may have come meanwhile
 		case m := <-cl.ch:
@@ -364,7 +367,7 @@ func (c *Client) roundTrip(ctx context.Context, req request, st *Stream) (inMsg,
 			}
 		default:
 		}
-		return inMsg{}, ctx.Err()
+		return replyMsg{}, ctx.Err()
 	case <-c.done:
 		select { // a reply that came with the end wins
 		case m := <-cl.ch:
@@ -374,7 +377,7 @@ func (c *Client) roundTrip(ctx context.Context, req request, st *Stream) (inMsg,
 			return m, nil
 		default:
 		}
-		return inMsg{}, c.Err()
+		return replyMsg{}, c.Err()
 	}
 }
 
@@ -413,7 +416,7 @@ func (c *Client) write(ctx context.Context, b []byte) error {
 
 // Status returns a snapshot of the hosted session.
 func (c *Client) Status(ctx context.Context) (Status, error) {
-	m, err := c.roundTrip(ctx, request{Type: reqStatus}, nil)
+	m, err := c.roundTrip(ctx, &statusRequest{}, nil)
 	if err != nil {
 		return Status{}, err
 	}
@@ -426,56 +429,60 @@ func (c *Client) Status(ctx context.Context) (Status, error) {
 // Submit starts a turn running input; it returns once TurnStarted is
 // durable.
 func (c *Client) Submit(ctx context.Context, input string) (rig.TurnInfo, error) {
-	m, err := c.roundTrip(ctx, request{Type: reqSubmit, Input: &input}, nil)
+	m, err := c.roundTrip(ctx, &submitRequest{Input: &input}, nil)
 	if err != nil {
 		return rig.TurnInfo{}, err
 	}
-	return rig.TurnInfo{ID: m.TurnID, Index: m.Index}, nil
+	ti := rig.TurnInfo{ID: m.TurnID}
+	if m.Index != nil {
+		ti.Index = *m.Index
+	}
+	return ti, nil
 }
 
 // SendInput sends text to the running turn's terminal, as if typed (end a
 // line with "\n"), and reports whether the terminal had echo off (then the
 // journal keeps only its length). from names the sender in the journal.
 func (c *Client) SendInput(ctx context.Context, text, from string) (hidden bool, err error) {
-	m, err := c.roundTrip(ctx, request{Type: reqInput, Input: &text, From: from}, nil)
+	m, err := c.roundTrip(ctx, &inputRequest{Input: &text, From: from}, nil)
 	return m.Hidden, err
 }
 
 // SendEOF sends an end of file (^D) to the running turn's terminal.
 func (c *Client) SendEOF(ctx context.Context, from string) error {
-	_, err := c.roundTrip(ctx, request{Type: reqInput, EOF: true, From: from}, nil)
+	_, err := c.roundTrip(ctx, &inputRequest{EOF: true, From: from}, nil)
 	return err
 }
 
 // Resize sets the terminal size of the running turn and of the next ones
 // (the attached client that resized last decides).
 func (c *Client) Resize(ctx context.Context, cols, rows int) error {
-	_, err := c.roundTrip(ctx, request{Type: reqResize, Cols: cols, Rows: rows}, nil)
+	_, err := c.roundTrip(ctx, &resizeRequest{Cols: cols, Rows: rows}, nil)
 	return err
 }
 
 // Interrupt stops the running turn and waits until it has ended.
 func (c *Client) Interrupt(ctx context.Context) error {
-	_, err := c.roundTrip(ctx, request{Type: reqInterrupt}, nil)
+	_, err := c.roundTrip(ctx, &interruptRequest{}, nil)
 	return err
 }
 
 // RespondGate answers the open gate.
 func (c *Client) RespondGate(ctx context.Context, gateID string, approve bool) error {
-	_, err := c.roundTrip(ctx, request{Type: reqRespondGate, GateID: gateID, Approve: &approve}, nil)
+	_, err := c.roundTrip(ctx, &respondGateRequest{GateID: gateID, Approve: &approve}, nil)
 	return err
 }
 
 // Shutdown shuts the session down; the host then ends.
 func (c *Client) Shutdown(ctx context.Context) error {
-	_, err := c.roundTrip(ctx, request{Type: reqShutdown}, nil)
+	_, err := c.roundTrip(ctx, &shutdownRequest{}, nil)
 	return err
 }
 
 // Detach tells the host this client is leaving, then closes the client.
 func (c *Client) Detach(ctx context.Context) error {
 	c.detaching.Store(true)
-	_, err := c.roundTrip(ctx, request{Type: reqDetach}, nil)
+	_, err := c.roundTrip(ctx, &detachRequest{}, nil)
 	c.Close()
 	return err
 }
@@ -488,7 +495,7 @@ func (c *Client) Detach(ctx context.Context) error {
 // replaced ends with ErrStreamClosed).
 func (c *Client) Subscribe(ctx context.Context, afterSeq uint64) (*Stream, error) {
 	s := &Stream{c: c, max: c.cfg.buffer, wake: make(chan struct{}, 1), lastSeq: afterSeq, queuedSeq: afterSeq}
-	if _, err := c.roundTrip(ctx, request{Type: reqSubscribe, AfterSeq: afterSeq}, s); err != nil {
+	if _, err := c.roundTrip(ctx, &subscribeRequest{AfterSeq: afterSeq}, s); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -612,7 +619,7 @@ func (s *Stream) next(ctx context.Context, wait bool) (env event.Envelope, ok bo
 			if it.err != nil {
 				return event.Envelope{}, true, it.err
 			}
-			env, err := UnmarshalEnvelope(it.raw)
+			env, err := event.UnmarshalEnvelope(it.raw)
 			if err == nil && env.Seq > 0 {
 				s.mu.Lock()
 				s.lastSeq = env.Seq

@@ -52,8 +52,8 @@
 // holds more than MaxLine), a server line at most MaxServerLine. The client
 // speaks first:
 //
-//	→ {"type":"hello","protocol":1,"version":"0.9.0"}
-//	← {"type":"hello","protocol":1,"version":"0.9.0","session":"<id>","pid":4242,"epoch":3}
+//	→ {"type":"hello","protocol":2,"version":"0.9.0"}
+//	← {"type":"hello","protocol":2,"version":"0.9.0","session":"<id>","pid":4242,"epoch":3}
 //
 // A different protocol is answered with an error message naming both
 // versions and how to stop the old host (looprig stop ID, or kill its pid),
@@ -90,7 +90,7 @@
 //
 // Errors have the shape of the CLI's JSON errors: type, kind, message, the
 // error's typed fields, and a hint. Events have the shape of the lines of
-// `looprig run --json` (MarshalEnvelope). An unknown request type is
+// `looprig run --json` (event.MarshalEnvelope). An unknown request type is
 // answered with an error and the connection stays open; a malformed line
 // too, but the third in a row closes it. A message the connection cannot
 // go on after ("error": a refused peer, a protocol mismatch, an oversize

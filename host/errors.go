@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"looprig/rig"
+	"looprig/rig/event"
 	"looprig/rig/hub"
 	"looprig/rig/journal"
 	"looprig/rig/storage"
@@ -120,11 +121,11 @@ func (e *RemoteError) Number(k string) (int64, bool) {
 // MarshalJSON writes {"type","kind","message",…fields (sorted),"hint"}.
 func (e *RemoteError) MarshalJSON() ([]byte, error) {
 	b := []byte(`{"type":`)
-	b = appendString(b, e.Type)
+	b = event.AppendString(b, e.Type)
 	b = append(b, `,"kind":`...)
-	b = appendString(b, e.Kind)
+	b = event.AppendString(b, e.Kind)
 	b = append(b, `,"message":`...)
-	b = appendString(b, e.Message)
+	b = event.AppendString(b, e.Message)
 	keys := make([]string, 0, len(e.Fields))
 	for k := range e.Fields {
 		if k != "type" && k != "kind" && k != "message" && k != "hint" {
@@ -138,13 +139,13 @@ func (e *RemoteError) MarshalJSON() ([]byte, error) {
 			return nil, err
 		}
 		b = append(b, ',')
-		b = appendString(b, k)
+		b = event.AppendString(b, k)
 		b = append(b, ':')
 		b = append(b, v...)
 	}
 	if e.Hint != "" {
 		b = append(b, `,"hint":`...)
-		b = appendString(b, e.Hint)
+		b = event.AppendString(b, e.Hint)
 	}
 	return append(b, '}'), nil
 }

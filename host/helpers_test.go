@@ -336,6 +336,31 @@ func (r *rawConn) send(s string) {
 	}
 }
 
+// inMsg is any host line, as tests that read a raw connection decode it
+// (the client decodes each type into its own struct: decodeMsg).
+type inMsg struct {
+	Type     string          `json:"type"`
+	ID       uint64          `json:"id"`
+	OK       bool            `json:"ok"`
+	Error    *RemoteError    `json:"error"`
+	Status   *Status         `json:"status"`
+	TurnID   string          `json:"turn_id"`
+	Index    int             `json:"index"`
+	Sub      uint64          `json:"sub"`
+	Hidden   bool            `json:"hidden"`
+	Event    json.RawMessage `json:"event"`
+	Count    uint64          `json:"count"`
+	Total    uint64          `json:"total"`
+	LastSeq  uint64          `json:"last_seq"`
+	Reason   string          `json:"reason"`
+	Message  string          `json:"message"`
+	Protocol int             `json:"protocol"`
+	Version  string          `json:"version"`
+	Session  string          `json:"session"`
+	PID      int             `json:"pid"`
+	Epoch    uint64          `json:"epoch"`
+}
+
 // read returns the next line, decoded.
 func (r *rawConn) read() inMsg {
 	r.t.Helper()
@@ -361,7 +386,7 @@ func (r *rawConn) next() (inMsg, error) {
 
 func (r *rawConn) hello() inMsg {
 	r.t.Helper()
-	r.send(`{"type":"hello","protocol":1,"version":"raw"}`)
+	r.send(`{"type":"hello","protocol":2,"version":"raw"}`)
 	m := r.read()
 	if m.Type != msgHello {
 		r.t.Fatalf("hello answered with %+v", m)

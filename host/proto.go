@@ -9,7 +9,7 @@ import (
 )
 
 // ProtocolVersion is the protocol this package speaks.
-const ProtocolVersion = 1
+const ProtocolVersion = 2
 
 // MaxLine bounds a request line (client to host), newline excluded.
 const MaxLine = 1 << 20
@@ -18,43 +18,9 @@ const MaxLine = 1 << 20
 // journal record's payload (storage.MaxPayload, 1 MiB) plus its envelope.
 const MaxServerLine = 2 << 20
 
-// Request types.
-const (
-	reqHello       = "hello"
-	reqStatus      = "status"
-	reqSubscribe   = "subscribe"
-	reqUnsubscribe = "unsubscribe"
-	reqSubmit      = "submit"
-	reqInterrupt   = "interrupt"
-	reqRespondGate = "respond_gate"
-	reqShutdown    = "shutdown"
-	reqDetach      = "detach"
-	reqInput       = "input"
-	reqResize      = "resize"
-)
-
-// request is one client line. Fields a type does not use are ignored, as
-// are unknown fields (a later client of the same protocol may add optional
-// ones).
-type request struct {
-	Type     string  `json:"type"`
-	ID       uint64  `json:"id,omitempty"`
-	Protocol int     `json:"protocol,omitempty"`
-	Version  string  `json:"version,omitempty"`
-	AfterSeq uint64  `json:"after_seq,omitempty"`
-	Sub      uint64  `json:"sub,omitempty"` // unsubscribe: only this subscription (0: whichever is open)
-	Input    *string `json:"input,omitempty"`
-	GateID   string  `json:"gate_id,omitempty"`
-	Approve  *bool   `json:"approve,omitempty"`
-	EOF      bool    `json:"eof,omitempty"`  // input: an end of file instead of text
-	From     string  `json:"from,omitempty"` // input: who sends it, for the journal
-	Cols     int     `json:"cols,omitempty"` // resize
-	Rows     int     `json:"rows,omitempty"` // resize
-}
-
 // requestError refuses a line: kind KindBadRequest (malformed: counts
-// towards closing the connection) or KindUnknownType. ID is the request's
-// id when it could be read.
+// towards closing the connection), KindUnknownType or KindLineTooLong. id
+// is the request's id when it could be read.
 type requestError struct {
 	kind string
 	id   uint64
@@ -63,63 +29,47 @@ type requestError struct {
 
 func (e *requestError) Error() string { return e.msg }
 
-// decodeRequest decodes and checks one request line.
+// requestHead is what decodeRequest reads of a line first: its type,
+// which picks the struct the line decodes into, and its id, which a
+// refusal echoes.
+type requestHead struct {
+	Type string `json:"type"`
+	ID   uint64 `json:"id"`
+}
+
+// decodeRequest decodes one request line into its type's struct, and
+// checks it.
 func decodeRequest(line []byte) (request, error) {
-	var r request
 	if len(line) > MaxLine {
-		return r, &requestError{kind: KindLineTooLong, msg: fmt.Sprintf("request line longer than %d bytes", MaxLine)}
+		return nil, &requestError{kind: KindLineTooLong, msg: fmt.Sprintf("request line longer than %d bytes", MaxLine)}
 	}
 	if !isObject(line) {
-		return request{}, &requestError{kind: KindBadRequest, msg: "malformed request: not a JSON object"}
+		return nil, &requestError{kind: KindBadRequest, msg: "malformed request: not a JSON object"}
 	}
 	if tooDeep(line, maxRequestDepth) {
 		// encoding/json allocates per level of nesting (up to 10000 deep):
 		// a request has no use for more than a few.
-		return request{}, &requestError{kind: KindBadRequest, msg: fmt.Sprintf("malformed request: nested deeper than %d levels", maxRequestDepth)}
+		return nil, &requestError{kind: KindBadRequest, msg: fmt.Sprintf("malformed request: nested deeper than %d levels", maxRequestDepth)}
 	}
-	if err := json.Unmarshal(line, &r); err != nil {
-		var probe struct {
-			ID uint64 `json:"id"`
-		}
-		_ = json.Unmarshal(line, &probe)
-		return request{}, &requestError{kind: KindBadRequest, id: probe.ID, msg: "malformed request: " + err.Error()}
+	var head requestHead
+	if err := json.Unmarshal(line, &head); err != nil {
+		// A value of the wrong type leaves the others decoded: the id
+		// is known unless it is the culprit.
+		return nil, &requestError{kind: KindBadRequest, id: head.ID, msg: "malformed request: " + err.Error()}
 	}
-	bad := func(msg string) (request, error) {
-		return request{}, &requestError{kind: KindBadRequest, id: r.ID, msg: msg}
+	if head.Type == "" {
+		return nil, &requestError{kind: KindBadRequest, id: head.ID, msg: "request without a type"}
 	}
-	switch r.Type {
-	case "":
-		return bad("request without a type")
-	case reqHello:
-		if r.Protocol <= 0 {
-			return bad("hello without a protocol version")
-		}
-		return r, nil
-	case reqStatus, reqSubscribe, reqUnsubscribe, reqInterrupt, reqShutdown, reqDetach:
-	case reqSubmit:
-		if r.Input == nil {
-			return bad("submit without an input")
-		}
-	case reqInput:
-		if (r.Input == nil) == !r.EOF {
-			return bad("input needs either an input or eof (not both)")
-		}
-	case reqResize:
-		if r.Cols < 1 || r.Rows < 1 || r.Cols > 65535 || r.Rows > 65535 {
-			return bad("resize needs cols and rows, 1..65535")
-		}
-	case reqRespondGate:
-		if r.GateID == "" {
-			return bad("respond_gate without a gate_id")
-		}
-		if r.Approve == nil {
-			return bad("respond_gate without approve (true or false)")
-		}
-	default:
-		return request{}, &requestError{kind: KindUnknownType, id: r.ID, msg: fmt.Sprintf("unknown request type %.64q", r.Type)}
+	newRequest, ok := requestTypes[head.Type]
+	if !ok {
+		return nil, &requestError{kind: KindUnknownType, id: head.ID, msg: fmt.Sprintf("unknown request type %.64q", head.Type)}
 	}
-	if r.ID == 0 {
-		return bad(r.Type + " without an id (ids start at 1)")
+	r := newRequest()
+	if err := json.Unmarshal(line, r); err != nil {
+		return nil, &requestError{kind: KindBadRequest, id: head.ID, msg: "malformed request: " + err.Error()}
+	}
+	if msg := r.check(); msg != "" {
+		return nil, &requestError{kind: KindBadRequest, id: head.ID, msg: msg}
 	}
 	return r, nil
 }

@@ -149,28 +149,88 @@ type byeMsg struct {
 	Error  *RemoteError `json:"error,omitempty"`
 }
 
-// inMsg is any host line, as the client decodes it.
-type inMsg struct {
-	Type     string          `json:"type"`
-	ID       uint64          `json:"id"`
-	OK       bool            `json:"ok"`
-	Error    *RemoteError    `json:"error"`
-	Status   *Status         `json:"status"`
-	TurnID   string          `json:"turn_id"`
-	Index    int             `json:"index"`
-	Sub      uint64          `json:"sub"`
-	Hidden   bool            `json:"hidden"`
-	Event    json.RawMessage `json:"event"`
-	Count    uint64          `json:"count"`
-	Total    uint64          `json:"total"`
-	LastSeq  uint64          `json:"last_seq"`
-	Reason   string          `json:"reason"`
-	Message  string          `json:"message"`
-	Protocol int             `json:"protocol"`
-	Version  string          `json:"version"`
-	Session  string          `json:"session"`
-	PID      int             `json:"pid"`
-	Epoch    uint64          `json:"epoch"`
+// eventMsg is an event line (eventLine writes it) as the client reads it:
+// the envelope is decoded later, by Stream.Next.
+type eventMsg struct {
+	Type  string          `json:"type"`
+	Sub   uint64          `json:"sub"`
+	Event json.RawMessage `json:"event"`
+}
+
+// unknownMsg is a line of a type this client does not know, which it
+// ignores.
+type unknownMsg struct {
+	Type string `json:"type"`
+}
+
+// streamMsg is a message about one subscription, Sub: an event, dropped,
+// lost or end.
+type streamMsg interface {
+	stream() uint64
+}
+
+func (m eventMsg) stream() uint64   { return m.Sub }
+func (m droppedMsg) stream() uint64 { return m.Sub }
+func (m lostMsg) stream() uint64    { return m.Sub }
+func (m endMsg) stream() uint64     { return m.Sub }
+
+// decodeMsg decodes one host line into the type of its "type": helloMsg,
+// replyMsg, eventMsg, droppedMsg, lostMsg, endMsg, errorMsg, byeMsg, or
+// unknownMsg.
+func decodeMsg(b []byte) (any, error) {
+	typ, err := msgType(b)
+	if err != nil {
+		return nil, err
+	}
+	switch typ {
+	case msgHello:
+		return decodeAs[helloMsg](b)
+	case msgReply:
+		return decodeAs[replyMsg](b)
+	case msgEvent:
+		return decodeAs[eventMsg](b)
+	case msgDropped:
+		return decodeAs[droppedMsg](b)
+	case msgLost:
+		return decodeAs[lostMsg](b)
+	case msgEnd:
+		return decodeAs[endMsg](b)
+	case msgError:
+		return decodeAs[errorMsg](b)
+	case msgBye:
+		return decodeAs[byeMsg](b)
+	}
+	return decodeAs[unknownMsg](b)
+}
+
+func decodeAs[M any](b []byte) (any, error) {
+	var m M
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// msgTypes are the host message types, which msgType reads off a line's
+// start.
+var msgTypes = []string{msgEvent, msgReply, msgDropped, msgLost, msgEnd, msgHello, msgError, msgBye}
+
+// msgType returns the "type" of a host line: read off its start when the
+// line begins with it, as the host writes every line (an event line is
+// read once, by its decode, not twice), else decoded.
+func msgType(b []byte) (string, error) {
+	const lead = `{"type":"`
+	if bytes.HasPrefix(b, []byte(lead)) {
+		rest := b[len(lead):]
+		for _, t := range msgTypes {
+			if len(rest) > len(t) && string(rest[:len(t)]) == t && rest[len(t)] == '"' {
+				return t, nil
+			}
+		}
+	}
+	var m unknownMsg
+	err := json.Unmarshal(b, &m)
+	return m.Type, err
 }
 
 // line encodes v as one line.
@@ -191,7 +251,7 @@ func eventLine(sub uint64, env event.Envelope) ([]byte, error) {
 	b = append(b, `{"type":"event","sub":`...)
 	b = strconv.AppendUint(b, sub, 10)
 	b = append(b, `,"event":`...)
-	b, err := AppendEnvelope(b, env)
+	b, err := event.AppendEnvelope(b, env)
 	if err != nil {
 		return nil, err
 	}

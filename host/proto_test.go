@@ -2,8 +2,10 @@ package host
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -14,31 +16,31 @@ func TestDecodeRequest(t *testing.T) {
 		in   string
 		want request
 	}{
-		{`{"type":"hello","protocol":1,"version":"0.9"}`, request{Type: "hello", Protocol: 1, Version: "0.9"}},
-		{`{"type":"status","id":1}`, request{Type: "status", ID: 1}},
-		{`{"type":"subscribe","id":2,"after_seq":10}`, request{Type: "subscribe", ID: 2, AfterSeq: 10}},
-		{`{"type":"unsubscribe","id":2}`, request{Type: "unsubscribe", ID: 2}},
-		{`{"type":"interrupt","id":3,"future_field":[1,2]}`, request{Type: "interrupt", ID: 3}},
-		{` {"type":"shutdown","id":4} ` + "\r", request{Type: "shutdown", ID: 4}},
-		{`{"type":"detach","id":5}`, request{Type: "detach", ID: 5}},
+		{`{"type":"hello","protocol":1,"version":"0.9"}`, &helloRequest{Protocol: 1, Version: "0.9"}},
+		{`{"type":"status","id":1}`, &statusRequest{reqID{1}}},
+		{`{"type":"subscribe","id":2,"after_seq":10}`, &subscribeRequest{reqID{2}, 10}},
+		{`{"type":"unsubscribe","id":2}`, &unsubscribeRequest{reqID: reqID{2}}},
+		{`{"type":"interrupt","id":3,"future_field":[1,2]}`, &interruptRequest{reqID{3}}},
+		{` {"type":"shutdown","id":4} ` + "\r", &shutdownRequest{reqID{4}}},
+		{`{"type":"detach","id":5}`, &detachRequest{reqID{5}}},
 	}
 	for _, c := range ok {
 		got, err := decodeRequest([]byte(c.in))
-		if err != nil || got != c.want {
+		if err != nil || !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s: %+v, %v; want %+v", c.in, got, err, c.want)
 		}
 	}
 	// Brackets in strings are not nesting.
 	deepText := `{"type":"submit","id":12,"input":"` + strings.Repeat("[{", 100) + `\"]"}`
-	if r, err := decodeRequest([]byte(deepText)); err != nil || r.ID != 12 {
+	if r, err := decodeRequest([]byte(deepText)); err != nil || r.id() != 12 {
 		t.Errorf("brackets in a string: %+v, %v", r, err)
 	}
 	r, err := decodeRequest([]byte(`{"type":"submit","id":6,"input":""}`))
-	if err != nil || r.Input == nil || *r.Input != "" {
+	if s, ok := r.(*submitRequest); err != nil || !ok || s.Input == nil || *s.Input != "" {
 		t.Errorf("submit with an empty input: %+v, %v", r, err)
 	}
 	r, err = decodeRequest([]byte(`{"type":"respond_gate","id":7,"gate_id":"g","approve":false}`))
-	if err != nil || r.Approve == nil || *r.Approve || r.GateID != "g" {
+	if g, ok := r.(*respondGateRequest); err != nil || !ok || g.Approve == nil || *g.Approve || g.GateID != "g" {
 		t.Errorf("respond_gate: %+v, %v", r, err)
 	}
 
@@ -186,26 +188,74 @@ func FuzzDecodeRequest(f *testing.F) {
 			}
 			return
 		}
-		switch r.Type {
-		case reqHello:
+		switch r := r.(type) {
+		case *helloRequest:
 			if r.Protocol <= 0 {
 				t.Fatalf("hello without a protocol accepted: %+v", r)
 			}
 			return
-		case reqSubmit:
+		case *submitRequest:
 			if r.Input == nil {
 				t.Fatalf("submit without input accepted")
 			}
-		case reqRespondGate:
+		case *respondGateRequest:
 			if r.GateID == "" || r.Approve == nil {
 				t.Fatalf("respond_gate without gate or answer accepted")
 			}
-		case reqStatus, reqSubscribe, reqUnsubscribe, reqInterrupt, reqShutdown, reqDetach:
+		case *inputRequest:
+			if (r.Input == nil) == !r.EOF {
+				t.Fatalf("input without text or eof, or with both, accepted: %+v", r)
+			}
+		case *resizeRequest:
+			if r.Cols < 1 || r.Rows < 1 || r.Cols > 65535 || r.Rows > 65535 {
+				t.Fatalf("resize to %dx%d accepted", r.Cols, r.Rows)
+			}
+		case *statusRequest, *subscribeRequest, *unsubscribeRequest, *interruptRequest, *shutdownRequest, *detachRequest:
 		default:
-			t.Fatalf("unknown type %q accepted", r.Type)
+			t.Fatalf("unknown type %T accepted", r)
 		}
-		if r.ID == 0 {
+		if r.id() == 0 {
 			t.Fatalf("request without id accepted: %+v", r)
 		}
 	})
+}
+
+func TestRemoteErrorJSON(t *testing.T) {
+	e := &RemoteError{Type: "BusyError", Kind: "busy", Message: "turn 4 (t) is still running", Hint: "wait",
+		Fields: map[string]any{"turn_id": "t", "index": 4}}
+	b, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"type":"BusyError","kind":"busy","message":"turn 4 (t) is still running","index":4,"turn_id":"t","hint":"wait"}`
+	if string(b) != want {
+		t.Fatalf("got  %s\nwant %s", b, want)
+	}
+	var back RemoteError
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Type != e.Type || back.Kind != e.Kind || back.Message != e.Message || back.Hint != e.Hint ||
+		back.str("turn_id") != "t" || back.num("index") != 4 || len(back.Fields) != 2 {
+		t.Fatalf("round trip: %+v", back)
+	}
+	if !strings.Contains(back.Error(), "still running") {
+		t.Errorf("Error() = %q", back.Error())
+	}
+}
+
+// RemoteError's strings are written as encoding/json writes them with
+// HTML escaping off, invalid UTF-8 as the escape \ufffd; its typed fields'
+// values as json.Marshal writes them.
+func TestRemoteErrorJSONEscapes(t *testing.T) {
+	e := &RemoteError{Type: "E<&>", Kind: "k\u2028", Message: "bad \xff \"q\" \\ \x01\x7f", Hint: "é\t",
+		Fields: map[string]any{"k\xff": "v\xff<", "a<": 1}}
+	b, err := e.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"type":"E<&>","kind":"k\u2028","message":"bad \ufffd \"q\" \\ \u0001` + "\x7f" + `","a<":1,"k\ufffd":"v\ufffd\u003c","hint":"é\t"}`
+	if string(b) != want {
+		t.Fatalf("got  %s\nwant %s", b, want)
+	}
 }

@@ -50,22 +50,22 @@ func (c *conn) readLoop() exit {
 			continue
 		}
 		malformed = 0
-		switch req.Type {
-		case reqHello:
-			c.send(errReply(req.ID, protoErr(KindBadRequest, "hello was already said", nil)))
-		case reqStatus:
+		switch r := req.(type) {
+		case *helloRequest:
+			c.send(errReply(r.ID, protoErr(KindBadRequest, "hello was already said", nil)))
+		case *statusRequest:
 			st := statusOf(c.srv.s.Status(), c.srv.pid)
 			st.Terminal, st.EchoOff = c.srv.s.TerminalState()
-			c.send(line(replyMsg{Type: msgReply, ID: req.ID, OK: true, Status: &st}))
-		case reqSubscribe:
-			c.subscribe(req)
-		case reqUnsubscribe:
-			c.dropSub(req.Sub)
-			c.send(okReply(req.ID))
-		case reqDetach:
-			c.send(okReply(req.ID))
+			c.send(line(replyMsg{Type: msgReply, ID: r.ID, OK: true, Status: &st}))
+		case *subscribeRequest:
+			c.subscribe(r)
+		case *unsubscribeRequest:
+			c.dropSub(r.Sub)
+			c.send(okReply(r.ID))
+		case *detachRequest:
+			c.send(okReply(r.ID))
 			return exitDetach
-		default:
+		default: // the requests that may take a while
 			select {
 			case c.inflight <- struct{}{}:
 			case <-c.stopCh:
@@ -80,17 +80,18 @@ func (c *conn) readLoop() exit {
 // hello answers the client's hello.
 func (c *conn) hello(ln []byte) (exit, bool) {
 	req, err := decodeRequest(ln)
-	if err != nil || req.Type != reqHello {
+	hello, ok := req.(*helloRequest)
+	if err != nil || !ok {
 		c.send(line(errorMsg{Type: msgError, Error: protoErr(KindBadRequest,
 			fmt.Sprintf(`the first message must be {"type":"hello","protocol":%d,"version":"…"}`, ProtocolVersion), nil)}))
 		return exitRefused, false
 	}
-	if req.Protocol != ProtocolVersion {
+	if hello.Protocol != ProtocolVersion {
 		hint := stopHint(c.srv.id, c.srv.pid)
 		e := protoErr(KindProtocolMismatch,
 			fmt.Sprintf("this host (looprig %s, pid %d) speaks protocol %d; the client (looprig %s) speaks protocol %d",
-				c.srv.cfg.version, c.srv.pid, ProtocolVersion, req.Version, req.Protocol),
-			map[string]any{"client_protocol": req.Protocol, "server_protocol": ProtocolVersion, "client_version": req.Version,
+				c.srv.cfg.version, c.srv.pid, ProtocolVersion, hello.Version, hello.Protocol),
+			map[string]any{"client_protocol": hello.Protocol, "server_protocol": ProtocolVersion, "client_version": hello.Version,
 				"server_version": c.srv.cfg.version, "session": c.srv.id, "pid": c.srv.pid})
 		e.Hint = hint
 		c.send(line(errorMsg{Type: msgError, Error: e}))
@@ -132,43 +133,44 @@ const requestTimeout = 30 * time.Second
 // terminal makes the write wait, never longer than this.
 const inputTimeout = 5 * time.Second
 
-// handle runs a request that may take a while.
+// handle runs a request that may take a while: submit, interrupt,
+// respond_gate, shutdown, input or resize.
 func (c *conn) handle(req request) {
 	defer c.reqs.done()
 	defer func() { <-c.inflight }()
 	s := c.srv.s
-	r := replyMsg{Type: msgReply, ID: req.ID}
+	r := replyMsg{Type: msgReply, ID: req.id()}
 	// A request, once read, is carried out even if its client hangs up
 	// right after sending it (a second Ctrl-C after an interrupt): what
 	// the client asked for must not depend on how long it stayed. It is
 	// bounded instead.
 	bound := requestTimeout
-	if req.Type == reqInput {
+	if _, ok := req.(*inputRequest); ok {
 		bound = inputTimeout
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), bound)
 	defer cancel()
 	var err error
-	switch req.Type {
-	case reqSubmit:
+	switch q := req.(type) {
+	case *submitRequest:
 		var ti rig.TurnInfo
-		if ti, err = s.Submit(ctx, *req.Input); err == nil {
+		if ti, err = s.Submit(ctx, *q.Input); err == nil {
 			r.TurnID, r.Index = ti.ID, &ti.Index
 		}
-	case reqInterrupt:
+	case *interruptRequest:
 		err = s.Interrupt(ctx)
-	case reqRespondGate:
-		err = s.RespondGate(ctx, req.GateID, *req.Approve)
-	case reqShutdown:
+	case *respondGateRequest:
+		err = s.RespondGate(ctx, q.GateID, *q.Approve)
+	case *shutdownRequest:
 		err = s.Shutdown(ctx)
-	case reqInput:
-		in := rig.Input{EOF: req.EOF, From: req.From}
-		if req.Input != nil {
-			in.Text = *req.Input
+	case *inputRequest:
+		in := rig.Input{EOF: q.EOF, From: q.From}
+		if q.Input != nil {
+			in.Text = *q.Input
 		}
 		r.Hidden, err = s.SendInput(ctx, in)
-	case reqResize:
-		err = s.Resize(req.Cols, req.Rows)
+	case *resizeRequest:
+		err = s.Resize(q.Cols, q.Rows)
 	}
 	if err != nil {
 		r.Error = describe(err)

@@ -44,14 +44,14 @@ func TestHelloAndStatus(t *testing.T) {
 func TestProtocolMismatch(t *testing.T) {
 	f := start(t)
 	r := f.raw()
-	r.send(`{"type":"hello","protocol":2,"version":"9.9"}`)
+	r.send(`{"type":"hello","protocol":3,"version":"9.9"}`)
 	m := r.read()
 	if m.Type != msgError || m.Error == nil || m.Error.Kind != KindProtocolMismatch {
 		t.Fatalf("mismatch answered with %+v", m)
 	}
 	e := m.Error
-	if e.num("client_protocol") != 2 || e.num("server_protocol") != 1 || e.num("pid") != int64(os.Getpid()) ||
-		!strings.Contains(e.Message, "protocol 1") || !strings.Contains(e.Message, "protocol 2") ||
+	if e.num("client_protocol") != 3 || e.num("server_protocol") != ProtocolVersion || e.num("pid") != int64(os.Getpid()) ||
+		!strings.Contains(e.Message, "protocol 2") || !strings.Contains(e.Message, "protocol 3") ||
 		!strings.Contains(e.Hint, "looprig stop "+rig.ShortID(f.s.SessionID().String())) ||
 		!strings.Contains(e.Hint, fmt.Sprint(os.Getpid())) {
 		t.Fatalf("mismatch error %+v", e)
@@ -89,11 +89,11 @@ func fakeHost(t *testing.T, reply string) string {
 }
 
 func TestDialProtocolMismatch(t *testing.T) {
-	// A newer host that says hello in protocol 2.
-	path := fakeHost(t, `{"type":"hello","protocol":2,"version":"2.0","session":"0b6e3c9a-0000-0000-0000-000000000000","pid":77,"epoch":3}`)
+	// A newer host that says hello in protocol 3.
+	path := fakeHost(t, `{"type":"hello","protocol":3,"version":"3.0","session":"0b6e3c9a-0000-0000-0000-000000000000","pid":77,"epoch":3}`)
 	_, err := Dial(wctx(t), path)
 	var pm *ProtocolMismatchError
-	if !errors.As(err, &pm) || pm.Server != 2 || pm.Client != 1 || pm.PID != 77 || pm.ServerVersion != "2.0" ||
+	if !errors.As(err, &pm) || pm.Server != 3 || pm.Client != ProtocolVersion || pm.PID != 77 || pm.ServerVersion != "3.0" ||
 		!strings.Contains(pm.Error(), "looprig stop 0b6e3c9a") || !strings.Contains(pm.Error(), "kill 77") {
 		t.Fatalf("Dial: %v (%+v)", err, pm)
 	}
@@ -280,7 +280,7 @@ func TestSlowClientDoesNotBlock(t *testing.T) {
 			}
 			continue
 		case msgEvent:
-			env, err := UnmarshalEnvelope(m.Event)
+			env, err := event.UnmarshalEnvelope(m.Event)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -825,7 +825,7 @@ func TestStaleUnsubscribe(t *testing.T) {
 			sub2 = m.Sub
 		}
 		if m.Type == msgEvent && m.Sub == sub2 && sub2 != 0 {
-			env, err := UnmarshalEnvelope(m.Event)
+			env, err := event.UnmarshalEnvelope(m.Event)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -24,7 +24,7 @@ type subscription struct {
 // subscribe replaces the connection's subscription: the session is
 // followed (rig.Follow: its hub subscription is open before the reply)
 // and forwarded by forward.
-func (c *conn) subscribe(req request) {
+func (c *conn) subscribe(req *subscribeRequest) {
 	c.dropSub(0)
 	ctx, cancel := context.WithCancel(c.ctx)
 	f, err := rig.Follow(ctx, c.srv.s, req.AfterSeq)

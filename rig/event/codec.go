@@ -51,9 +51,27 @@ func CheckDurable(ev Event) error {
 // AppendTo writes the wire form of ev to buf, like Marshal. On error buf
 // may hold a partial encoding.
 func AppendTo(buf *bytes.Buffer, ev Event) error {
-	e, err := lookupValue(ev)
+	t, err := checkEncode(ev)
 	if err != nil {
 		return err
+	}
+	buf.WriteString(`{"v":1,"type":"`)
+	buf.WriteString(string(t))
+	buf.WriteString(`","data":`)
+	if err := appendData(buf, ev, t); err != nil {
+		return err
+	}
+	buf.WriteByte('}')
+	return nil
+}
+
+// checkEncode returns the type of ev, or why ev cannot be encoded
+// (*EncodeError): it is not an event of this package, or a field holds a
+// value outside its allowed set.
+func checkEncode(ev Event) (Type, error) {
+	e, err := lookupValue(ev)
+	if err != nil {
+		return "", err
 	}
 	t := e.info.Type
 	if v, ok := ev.(validator); ok {
@@ -63,14 +81,16 @@ func AppendTo(buf *bytes.Buffer, ev Event) error {
 			if errors.As(err, &iv) {
 				field = iv.field
 			}
-			return &EncodeError{Type: t, Field: field, Reason: "invalid value", Err: err}
+			return "", &EncodeError{Type: t, Field: field, Reason: "invalid value", Err: err}
 		}
 	}
-	buf.WriteString(`{"v":1,"type":"`)
-	buf.WriteString(string(t))
-	buf.WriteString(`","data":`)
+	return t, nil
+}
+
+// appendData writes the data of the wire form of ev, of type t, which
+// checkEncode accepted: a JSON object, without white space.
+func appendData(buf *bytes.Buffer, ev Event, t Type) error {
 	if appendDataFast(buf, ev) {
-		buf.WriteByte('}')
 		return nil
 	}
 	start := buf.Len()
@@ -79,12 +99,11 @@ func AppendTo(buf *bytes.Buffer, ev Event) error {
 	if err := enc.Encode(ev); err != nil {
 		return &EncodeError{Type: t, Reason: "json", Err: err}
 	}
-	// Encode ends with a newline; replace it with the closing brace.
+	// Encode ends with a newline.
 	if buf.Len() > start && buf.Bytes()[buf.Len()-1] == '\n' {
 		buf.Truncate(buf.Len() - 1)
 	}
 	buf.Truncate(start + len(LiteralReplacement(buf.Bytes()[start:])))
-	buf.WriteByte('}')
 	return nil
 }
 

@@ -1,6 +1,8 @@
 // Package event defines looprig's events: what happened in a session and
 // its loops, whether it is journaled (its Class) and what it is about (its
-// Scope), plus a strict, versioned JSON codec.
+// Scope), plus a strict, versioned JSON codec, and the envelope codec of
+// the lines that carry an event with its sequence, session, loop and time
+// (MarshalEnvelope: the host protocol's events, `looprig run --json`).
 //
 // Every event is a pointer-free value struct implementing Event with value
 // receivers. Enduring events are journaled before anyone sees them;

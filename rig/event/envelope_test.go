@@ -1,4 +1,4 @@
-package host
+package event
 
 import (
 	"bufio"
@@ -12,8 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"looprig/rig/event"
 )
 
 // testdata/run_json.golden holds lines written by `looprig run --json`
@@ -26,9 +24,9 @@ func TestMarshalEnvelopeMatchesRunJSON(t *testing.T) {
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, MaxServerLine)
+	sc.Buffer(nil, 2<<20) // a host line's bound
 	n := 0
-	types := map[event.Type]bool{}
+	types := map[Type]bool{}
 	for sc.Scan() {
 		n++
 		want := sc.Bytes()
@@ -50,31 +48,61 @@ func TestMarshalEnvelopeMatchesRunJSON(t *testing.T) {
 	}
 }
 
+// The envelope lines of every sample event, with hard strings in the
+// envelope (invalid UTF-8 as the escape \ufffd, AppendString's) and in
+// the payload (a literal U+FFFD, the event codec's):
+// testdata/envelope.golden was written by the host's MarshalEnvelope
+// before the envelope codec moved here; the bytes must not change.
+func TestMarshalEnvelopeGolden(t *testing.T) {
+	samples := sampleEvents()
+	at := time.Date(2026, 1, 2, 3, 4, 5, 600_000_007, time.FixedZone("X", 3600))
+	var out []byte
+	add := func(env Envelope) {
+		b, err := MarshalEnvelope(env)
+		if err != nil {
+			t.Fatalf("%+v: %v", env, err)
+		}
+		out = append(append(out, b...), '\n')
+	}
+	for _, info := range Registered() {
+		ev := samples[info.Type]
+		add(Envelope{Seq: 42, Session: "sess-1", LoopID: "loop-1", At: at, Event: ev})
+		add(Envelope{Event: ev})
+	}
+	for _, s := range hardStrings {
+		add(Envelope{Seq: 7, Session: s, LoopID: s, At: at, Event: TurnOutput{TurnID: s, Text: s, Elided: 3}})
+		add(Envelope{Seq: 8, Session: s, LoopID: s, Event: LoopStarted{LoopID: s, Name: s, Engine: s}})
+		add(Envelope{Seq: 9, Session: "s", LoopID: "l", Event: SessionStarted{Title: s, Manifest: map[string]string{s: s}}})
+		add(Envelope{Session: "s", LoopID: "l", Event: OutputDelta{TurnID: s, Stream: StreamStderr, Text: s}})
+	}
+	checkGolden(t, "envelope.golden", out)
+}
+
 // sampleEvents has one event of every registered type with every field
 // set, strings that need escaping included.
-func sampleEvents() map[event.Type]event.Event {
+func sampleEvents() map[Type]Event {
 	hard := "a \"q\" \\ <b>&\u2028\x07 é"
-	return map[event.Type]event.Event{
-		event.TypeSessionStarted: event.SessionStarted{Title: hard, Rig: "default", Fingerprint: "ab12",
+	return map[Type]Event{
+		TypeSessionStarted: SessionStarted{Title: hard, Rig: "default", Fingerprint: "ab12",
 			Manifest: map[string]string{"engine": "shell", "x": hard}, Placement: "session", Root: "/r"},
-		event.TypeSessionActive:  event.SessionActive{},
-		event.TypeSessionIdle:    event.SessionIdle{},
-		event.TypeSessionStopped: event.SessionStopped{},
-		event.TypeRestoreStarted: event.RestoreStarted{Epoch: 7},
-		event.TypeRestoreDone:    event.RestoreDone{Epoch: 7, Interrupted: []string{"t1"}, GatesClosed: []string{"g1", "g2"}},
-		event.TypeRestoreErrored: event.RestoreErrored{Kind: "replay_failed", Message: hard},
-		event.TypeConfigurationAdopted: event.ConfigurationAdopted{Changes: []event.Change{{Field: "engine", Persisted: "a", Live: "b", Level: event.LevelWarn}},
+		TypeSessionActive:  SessionActive{},
+		TypeSessionIdle:    SessionIdle{},
+		TypeSessionStopped: SessionStopped{},
+		TypeRestoreStarted: RestoreStarted{Epoch: 7},
+		TypeRestoreDone:    RestoreDone{Epoch: 7, Interrupted: []string{"t1"}, GatesClosed: []string{"g1", "g2"}},
+		TypeRestoreErrored: RestoreErrored{Kind: "replay_failed", Message: hard},
+		TypeConfigurationAdopted: ConfigurationAdopted{Changes: []Change{{Field: "engine", Persisted: "a", Live: "b", Level: LevelWarn}},
 			Source: "flag", Fingerprint: "cd34", Manifest: map[string]string{"engine": "b"}},
-		event.TypeSessionFaulted:  event.SessionFaulted{Cause: hard},
-		event.TypeLoopStarted:     event.LoopStarted{LoopID: "loop-1", Name: "root", Engine: "shell"},
-		event.TypeTurnStarted:     event.TurnStarted{TurnID: "t1", Index: 3, Input: hard},
-		event.TypeTurnOutput:      event.TurnOutput{TurnID: "t1", Text: hard + "\n", Elided: 12},
-		event.TypeOutputDelta:     event.OutputDelta{TurnID: "t1", Stream: event.StreamStderr, Text: hard},
-		event.TypeTurnDone:        event.TurnDone{TurnID: "t1", ExitCode: -1, Duration: 1500 * time.Millisecond},
-		event.TypeTurnFailed:      event.TurnFailed{TurnID: "t1", Err: hard},
-		event.TypeTurnInterrupted: event.TurnInterrupted{TurnID: "t1", Index: 3, Reason: event.ReasonUser},
-		event.TypeGateOpened:      event.GateOpened{GateID: "g1", TurnID: "t1", Prompt: hard},
-		event.TypeGateResolved:    event.GateResolved{GateID: "g1", Action: event.ActionApprove, Reason: "user"},
+		TypeSessionFaulted:  SessionFaulted{Cause: hard},
+		TypeLoopStarted:     LoopStarted{LoopID: "loop-1", Name: "root", Engine: "shell"},
+		TypeTurnStarted:     TurnStarted{TurnID: "t1", Index: 3, Input: hard},
+		TypeTurnOutput:      TurnOutput{TurnID: "t1", Text: hard + "\n", Elided: 12},
+		TypeOutputDelta:     OutputDelta{TurnID: "t1", Stream: StreamStderr, Text: hard},
+		TypeTurnDone:        TurnDone{TurnID: "t1", ExitCode: -1, Duration: 1500 * time.Millisecond},
+		TypeTurnFailed:      TurnFailed{TurnID: "t1", Err: hard},
+		TypeTurnInterrupted: TurnInterrupted{TurnID: "t1", Index: 3, Reason: ReasonUser},
+		TypeGateOpened:      GateOpened{GateID: "g1", TurnID: "t1", Prompt: hard},
+		TypeGateResolved:    GateResolved{GateID: "g1", Action: ActionApprove, Reason: "user"},
 	}
 }
 
@@ -85,17 +113,17 @@ func sampleEvents() map[event.Type]event.Event {
 func TestEnvelopeRoundTripEveryType(t *testing.T) {
 	samples := sampleEvents()
 	at := time.Date(2026, 1, 2, 3, 4, 5, 600_000_007, time.FixedZone("X", 3600))
-	for _, info := range event.Registered() {
+	for _, info := range Registered() {
 		ev, ok := samples[info.Type]
 		if !ok {
 			t.Errorf("no sample of %s: add one", info.Type)
 			continue
 		}
 		loop := ""
-		if info.Scope == event.LoopScope {
+		if info.Scope == LoopScope {
 			loop = "loop-1"
 		}
-		for _, env := range []event.Envelope{
+		for _, env := range []Envelope{
 			{Seq: 42, Session: "sess-1", LoopID: loop, At: at, Event: ev},
 			{Seq: 0, Session: "sess-1", LoopID: loop, Event: ev}, // zero At is null
 		} {
@@ -131,7 +159,7 @@ func TestEnvelopeRoundTripEveryType(t *testing.T) {
 // LoopStarted's own loop_id is hidden by the envelope's (cli: the first
 // key set wins) and restored from it.
 func TestEnvelopeShadowedLoopID(t *testing.T) {
-	env := event.Envelope{Seq: 3, Session: "s", LoopID: "L", Event: event.LoopStarted{LoopID: "L", Name: "root", Engine: "shell"}}
+	env := Envelope{Seq: 3, Session: "s", LoopID: "L", Event: LoopStarted{LoopID: "L", Name: "root", Engine: "shell"}}
 	b, err := MarshalEnvelope(env)
 	if err != nil {
 		t.Fatal(err)
@@ -139,6 +167,48 @@ func TestEnvelopeShadowedLoopID(t *testing.T) {
 	want := `{"seq":3,"type":"LoopStarted","session":"s","loop_id":"L","at":null,"name":"root","engine":"shell"}`
 	if string(b) != want {
 		t.Fatalf("got  %s\nwant %s", b, want)
+	}
+}
+
+// AppendPayload writes the members MarshalEnvelope writes after the
+// envelope, less those keep refuses; an event Marshal refuses leaves dst
+// as it was, in both.
+func TestAppendPayload(t *testing.T) {
+	for typ, ev := range sampleEvents() {
+		line, err := MarshalEnvelope(Envelope{Seq: 1, Session: "s", LoopID: "L", Event: ev})
+		if err != nil {
+			t.Fatal(err)
+		}
+		head := `{"seq":1,"type":"` + string(typ) + `","session":"s","loop_id":"L","at":null`
+		got, err := AppendPayload([]byte(head), ev, notEnvelopeKey)
+		if err != nil || string(got)+"}" != string(line) {
+			t.Errorf("%s: %s (%v), want %s", typ, got, err, line)
+		}
+	}
+	var keys []string
+	got, err := AppendPayload([]byte(`{"a":1`), GateOpened{GateID: "g", TurnID: "t", Prompt: "p<&>\xff"}, func(k string) bool {
+		keys = append(keys, k)
+		return k != "turn_id"
+	})
+	if want := `{"a":1,"gate_id":"g","prompt":"p<&>` + "\uFFFD" + `"`; err != nil || string(got) != want {
+		t.Errorf("got %s (%v), want %s", got, err, want)
+	}
+	if strings.Join(keys, " ") != "gate_id turn_id prompt" {
+		t.Errorf("keep saw %q", keys)
+	}
+	if got, _ := AppendPayload([]byte(`{"a":1`), TurnDone{TurnID: "t"}, nil); string(got) != `{"a":1,"turn_id":"t","exit_code":0,"duration_ms":0` {
+		t.Errorf("keep nil: %s", got)
+	}
+	bad := OutputDelta{TurnID: "t", Stream: "stdin"}
+	for name, f := range map[string]func([]byte) ([]byte, error){
+		"AppendPayload":  func(b []byte) ([]byte, error) { return AppendPayload(b, bad, nil) },
+		"AppendEnvelope": func(b []byte) ([]byte, error) { return AppendEnvelope(b, Envelope{Event: bad}) },
+	} {
+		got, err := f([]byte("x"))
+		var ee *EncodeError
+		if !errors.As(err, &ee) || string(got) != "x" {
+			t.Errorf("%s of an invalid event: %q, %v", name, got, err)
+		}
 	}
 }
 
@@ -156,49 +226,10 @@ func TestUnmarshalEnvelopeRefuses(t *testing.T) {
 	}
 }
 
-func TestRemoteErrorJSON(t *testing.T) {
-	e := &RemoteError{Type: "BusyError", Kind: "busy", Message: "turn 4 (t) is still running", Hint: "wait",
-		Fields: map[string]any{"turn_id": "t", "index": 4}}
-	b, err := json.Marshal(e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `{"type":"BusyError","kind":"busy","message":"turn 4 (t) is still running","index":4,"turn_id":"t","hint":"wait"}`
-	if string(b) != want {
-		t.Fatalf("got  %s\nwant %s", b, want)
-	}
-	var back RemoteError
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatal(err)
-	}
-	if back.Type != e.Type || back.Kind != e.Kind || back.Message != e.Message || back.Hint != e.Hint ||
-		back.str("turn_id") != "t" || back.num("index") != 4 || len(back.Fields) != 2 {
-		t.Fatalf("round trip: %+v", back)
-	}
-	if !strings.Contains(back.Error(), "still running") {
-		t.Errorf("Error() = %q", back.Error())
-	}
-}
-
-// appendString writes what encoding/json writes with HTML escaping off,
-// for the envelope's own strings (ids, keys) too.
-func TestAppendString(t *testing.T) {
-	for _, s := range []string{"", "plain-id_1", "<a>&b", "q\"b\\", "\u2028\u2029", "\x00\x1f\x7f", "bad \xff utf8", "é😀", "é<&>", "\"<script>\""} {
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		enc.Encode(s)
-		want := strings.TrimSuffix(b.String(), "\n")
-		if got := string(appendString(nil, s)); got != want {
-			t.Errorf("appendString(%q) = %s, want %s", s, got, want)
-		}
-	}
-}
-
 // sameDecode reports how two UnmarshalEnvelope results differ ("" when
 // they do not): the envelope (At by time and location), or the error's
 // fields, the cause's kind and message included.
-func sameDecode(env1 event.Envelope, err1 error, env2 event.Envelope, err2 error) string {
+func sameDecode(env1 Envelope, err1 error, env2 Envelope, err2 error) string {
 	if (err1 == nil) != (err2 == nil) {
 		return fmt.Sprintf("error %v, want %v", err1, err2)
 	}
@@ -210,7 +241,7 @@ func sameDecode(env1 event.Envelope, err1 error, env2 event.Envelope, err2 error
 		if d1.Seq != d2.Seq || d1.Type != d2.Type || d1.Reason != d2.Reason || (d1.Err == nil) != (d2.Err == nil) {
 			return fmt.Sprintf("error %#v, want %#v", d1, d2)
 		}
-		var e1, e2 *event.DecodeError
+		var e1, e2 *DecodeError
 		if errors.As(d1.Err, &e1) != errors.As(d2.Err, &e2) || e1 != nil && e1.Kind != e2.Kind {
 			return fmt.Sprintf("cause %#v, want %#v", d1.Err, d2.Err)
 		}
@@ -234,12 +265,12 @@ func sampleLines(t testing.TB) [][]byte {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 600_000_007, time.UTC)
 	var out [][]byte
 	for typ, ev := range sampleEvents() {
-		info, _ := event.Lookup(typ)
+		info, _ := Lookup(typ)
 		loop := ""
-		if info.Scope == event.LoopScope {
+		if info.Scope == LoopScope {
 			loop = "loop-1"
 		}
-		for _, env := range []event.Envelope{
+		for _, env := range []Envelope{
 			{Seq: 42, Session: "sess-1", LoopID: loop, At: at, Event: ev},
 			{Session: "s\"<\u2028>é", LoopID: loop + "\\", Event: ev},
 		} {
@@ -284,35 +315,35 @@ func TestUnmarshalEnvelopeFallback(t *testing.T) {
 	const pre = `{"seq":7,"type":"OutputDelta","session":"s","loop_id":"L","at":null`
 	for _, c := range []struct {
 		in   string
-		want event.Envelope // Event nil: an error
+		want Envelope // Event nil: an error
 	}{
 		// another key order, white space
 		{`{"type":"OutputDelta","seq":7,"session":"s","loop_id":"L","at":null,"turn_id":"t","stream":"stdout","text":"x"}`,
-			event.Envelope{Seq: 7, Session: "s", LoopID: "L", Event: event.OutputDelta{TurnID: "t", Stream: "stdout", Text: "x"}}},
+			Envelope{Seq: 7, Session: "s", LoopID: "L", Event: OutputDelta{TurnID: "t", Stream: "stdout", Text: "x"}}},
 		{`{ "seq":7,"type":"OutputDelta","session":"s","loop_id":"L","at":null,"turn_id":"t","stream":"stdout","text":"x"}`,
-			event.Envelope{Seq: 7, Session: "s", LoopID: "L", Event: event.OutputDelta{TurnID: "t", Stream: "stdout", Text: "x"}}},
+			Envelope{Seq: 7, Session: "s", LoopID: "L", Event: OutputDelta{TurnID: "t", Stream: "stdout", Text: "x"}}},
 		{pre + `, "turn_id" : "t","stream":"stdout","text":"x"}` + "\n",
-			event.Envelope{Seq: 7, Session: "s", LoopID: "L", Event: event.OutputDelta{TurnID: "t", Stream: "stdout", Text: "x"}}},
+			Envelope{Seq: 7, Session: "s", LoopID: "L", Event: OutputDelta{TurnID: "t", Stream: "stdout", Text: "x"}}},
 		// envelope keys missing or null
-		{`{"seq":7,"type":"SessionIdle"}`, event.Envelope{Seq: 7, Event: event.SessionIdle{}}},
-		{`{"seq":null,"type":"SessionIdle","session":null,"loop_id":null,"at":null}`, event.Envelope{Event: event.SessionIdle{}}},
+		{`{"seq":7,"type":"SessionIdle"}`, Envelope{Seq: 7, Event: SessionIdle{}}},
+		{`{"seq":null,"type":"SessionIdle","session":null,"loop_id":null,"at":null}`, Envelope{Event: SessionIdle{}}},
 		// a payload member named like an envelope key: the last wins
 		{pre + `,"turn_id":"t","stream":"stdout","text":"x","seq":9}`,
-			event.Envelope{Seq: 9, Session: "s", LoopID: "L", Event: event.OutputDelta{TurnID: "t", Stream: "stdout", Text: "x"}}},
+			Envelope{Seq: 9, Session: "s", LoopID: "L", Event: OutputDelta{TurnID: "t", Stream: "stdout", Text: "x"}}},
 		{pre + `,"turn_id":"t","stream":"stdout","text":"x","s\u0065ssion":"S"}`,
-			event.Envelope{Seq: 7, Session: "S", LoopID: "L", Event: event.OutputDelta{TurnID: "t", Stream: "stdout", Text: "x"}}},
+			Envelope{Seq: 7, Session: "S", LoopID: "L", Event: OutputDelta{TurnID: "t", Stream: "stdout", Text: "x"}}},
 		// members the struct decode would take in line order
 		{pre + `,"turn_id":"t","stream":"stdout","text":"b","Text":"a"}`,
-			event.Envelope{Seq: 7, Session: "s", LoopID: "L", Event: event.OutputDelta{TurnID: "t", Stream: "stdout", Text: "b"}}},
+			Envelope{Seq: 7, Session: "s", LoopID: "L", Event: OutputDelta{TurnID: "t", Stream: "stdout", Text: "b"}}},
 		{`{"seq":1,"type":"SessionStarted","session":"s","loop_id":"","at":null,"title":"","rig":"","fingerprint":"","placement":"","root":"","manifest":{"a":"1"},"manifest":{"b":"2"}}`,
-			event.Envelope{Seq: 1, Session: "s", Event: event.SessionStarted{Manifest: map[string]string{"b": "2"}}}},
+			Envelope{Seq: 1, Session: "s", Event: SessionStarted{Manifest: map[string]string{"b": "2"}}}},
 		// a shadowed type
 		{`{"seq":3,"type":"LoopStarted","session":"s","loop_id":"L","at":null,"name":"root","engine":"shell"}`,
-			event.Envelope{Seq: 3, Session: "s", LoopID: "L", Event: event.LoopStarted{LoopID: "L", Name: "root", Engine: "shell"}}},
+			Envelope{Seq: 3, Session: "s", LoopID: "L", Event: LoopStarted{LoopID: "L", Name: "root", Engine: "shell"}}},
 		// escapes in the envelope (fast: decoded by encoding/json)
 		{`{"seq":7,"type":"Output\u0044elta","session":"s\"\u00e9","loop_id":"L\ud83d\ude00","at":"2026-01-02T03:04:05.5+01:00","turn_id":"t","stream":"stdout","text":"x"}`,
-			event.Envelope{Seq: 7, Session: "s\"é", LoopID: "L😀", At: time.Date(2026, 1, 2, 3, 4, 5, 5e8, time.FixedZone("", 3600)),
-				Event: event.OutputDelta{TurnID: "t", Stream: "stdout", Text: "x"}}},
+			Envelope{Seq: 7, Session: "s\"é", LoopID: "L😀", At: time.Date(2026, 1, 2, 3, 4, 5, 5e8, time.FixedZone("", 3600)),
+				Event: OutputDelta{TurnID: "t", Stream: "stdout", Text: "x"}}},
 	} {
 		got, err := UnmarshalEnvelope([]byte(c.in))
 		gen, gerr := unmarshalGeneral([]byte(c.in))
@@ -333,13 +364,13 @@ func TestUnmarshalEnvelopeFallback(t *testing.T) {
 // paths alike.
 func TestUnmarshalEnvelopeErrors(t *testing.T) {
 	const pre = `{"seq":7,"type":"OutputDelta","session":"s","loop_id":"L","at":null`
-	var noDecodeError event.DecodeErrorKind = "none"
+	var noDecodeError DecodeErrorKind = "none"
 	for _, c := range []struct {
 		in     string
 		seq    uint64
-		typ    event.Type
+		typ    Type
 		reason string
-		kind   event.DecodeErrorKind // of Err, if a *event.DecodeError
+		kind   DecodeErrorKind // of Err, if a *DecodeError
 	}{
 		{``, 0, "", "not a JSON object", noDecodeError},
 		{`[]`, 0, "", "not a JSON object", noDecodeError},
@@ -363,18 +394,18 @@ func TestUnmarshalEnvelopeErrors(t *testing.T) {
 		{`{"seq":1,"type":"SessionIdle","at":"yesterday"}`, 1, "SessionIdle", "bad at", noDecodeError},
 		{`{"seq":1,"type":"SessionIdle","session":"s","loop_id":"","at":"2026-01-02"}`, 1, "SessionIdle", "bad at", noDecodeError},
 		{`{"seq":1,"type":"SessionIdle","session":"s","loop_id":"","at":5}`, 1, "SessionIdle", "bad at", noDecodeError},
-		{`{"seq":1,"type":"Nope"}`, 1, "Nope", "", event.DecodeUnknownType},
-		{`{"seq":1,"type":"Nope","session":"s","loop_id":"","at":null}`, 1, "Nope", "", event.DecodeUnknownType},
-		{`{"seq":1,"type":"SessionIdle","extra":1}`, 1, "SessionIdle", "", event.DecodeUnknownField},
-		{`{"seq":1,"type":"SessionIdle","session":"s","loop_id":"","at":null,"extra":1}`, 1, "SessionIdle", "", event.DecodeUnknownField},
-		{`{"seq":1,"type":"OutputDelta","stream":"stdin","turn_id":"t","text":""}`, 1, "OutputDelta", "", event.DecodeInvalid},
-		{pre + `,"turn_id":"t","stream":"stdin","text":"x"}`, 7, "OutputDelta", "", event.DecodeInvalid},
-		{pre + `,"turn_id":"t","stream":"stdout","text":7}`, 7, "OutputDelta", "", event.DecodeInvalid},
-		{pre + `,"turn_id":"t","stream":"stdout","text":"x","Text":7}`, 7, "OutputDelta", "", event.DecodeInvalid},
-		{pre + `,"turn_id":"t","stream":"stdout","text":"x","text":7}`, 7, "OutputDelta", "", event.DecodeInvalid},
-		{`{"seq":2,"type":"TurnOutput","session":"s","loop_id":"L","at":null,"turn_id":"t","text":"x","elided":1e3}`, 2, "TurnOutput", "", event.DecodeInvalid},
+		{`{"seq":1,"type":"Nope"}`, 1, "Nope", "", DecodeUnknownType},
+		{`{"seq":1,"type":"Nope","session":"s","loop_id":"","at":null}`, 1, "Nope", "", DecodeUnknownType},
+		{`{"seq":1,"type":"SessionIdle","extra":1}`, 1, "SessionIdle", "", DecodeUnknownField},
+		{`{"seq":1,"type":"SessionIdle","session":"s","loop_id":"","at":null,"extra":1}`, 1, "SessionIdle", "", DecodeUnknownField},
+		{`{"seq":1,"type":"OutputDelta","stream":"stdin","turn_id":"t","text":""}`, 1, "OutputDelta", "", DecodeInvalid},
+		{pre + `,"turn_id":"t","stream":"stdin","text":"x"}`, 7, "OutputDelta", "", DecodeInvalid},
+		{pre + `,"turn_id":"t","stream":"stdout","text":7}`, 7, "OutputDelta", "", DecodeInvalid},
+		{pre + `,"turn_id":"t","stream":"stdout","text":"x","Text":7}`, 7, "OutputDelta", "", DecodeInvalid},
+		{pre + `,"turn_id":"t","stream":"stdout","text":"x","text":7}`, 7, "OutputDelta", "", DecodeInvalid},
+		{`{"seq":2,"type":"TurnOutput","session":"s","loop_id":"L","at":null,"turn_id":"t","text":"x","elided":1e3}`, 2, "TurnOutput", "", DecodeInvalid},
 	} {
-		for name, f := range map[string]func([]byte) (event.Envelope, error){"new": UnmarshalEnvelope, "general": unmarshalGeneral} {
+		for name, f := range map[string]func([]byte) (Envelope, error){"new": UnmarshalEnvelope, "general": unmarshalGeneral} {
 			_, err := f([]byte(c.in))
 			var de *EnvelopeDecodeError
 			if !errors.As(err, &de) {
@@ -382,7 +413,7 @@ func TestUnmarshalEnvelopeErrors(t *testing.T) {
 				continue
 			}
 			kind := noDecodeError
-			var ee *event.DecodeError
+			var ee *DecodeError
 			if errors.As(de.Err, &ee) {
 				kind = ee.Kind
 			}
@@ -470,13 +501,13 @@ func benchLines(b *testing.B) map[string][]byte {
 	s := text.String()
 	at := time.Date(2026, 1, 2, 3, 4, 5, 600_000_007, time.UTC)
 	out := map[string][]byte{}
-	for name, env := range map[string]event.Envelope{
+	for name, env := range map[string]Envelope{
 		"OutputDelta": {Session: "b7e1c5fa-32ba-4fef-b71e-95f701ca7fa8", LoopID: "62b19503-95ab-4ae9-8539-47df6f37b3f0", At: at,
-			Event: event.OutputDelta{TurnID: "1f8198b4-c807-474e-bda9-4a21eb18ae40", Stream: event.StreamStdout, Text: s[:32<<10]}},
+			Event: OutputDelta{TurnID: "1f8198b4-c807-474e-bda9-4a21eb18ae40", Stream: StreamStdout, Text: s[:32<<10]}},
 		"TurnOutput": {Seq: 1234, Session: "b7e1c5fa-32ba-4fef-b71e-95f701ca7fa8", LoopID: "62b19503-95ab-4ae9-8539-47df6f37b3f0", At: at,
-			Event: event.TurnOutput{TurnID: "1f8198b4-c807-474e-bda9-4a21eb18ae40", Text: s}},
+			Event: TurnOutput{TurnID: "1f8198b4-c807-474e-bda9-4a21eb18ae40", Text: s}},
 		"TurnStarted": {Seq: 12, Session: "b7e1c5fa-32ba-4fef-b71e-95f701ca7fa8", LoopID: "62b19503-95ab-4ae9-8539-47df6f37b3f0", At: at,
-			Event: event.TurnStarted{TurnID: "1f8198b4-c807-474e-bda9-4a21eb18ae40", Index: 3, Input: "seq 2000000"}},
+			Event: TurnStarted{TurnID: "1f8198b4-c807-474e-bda9-4a21eb18ae40", Index: 3, Input: "seq 2000000"}},
 	} {
 		line, err := MarshalEnvelope(env)
 		if err != nil {
@@ -496,7 +527,7 @@ func BenchmarkUnmarshalEnvelope(b *testing.B) {
 		line := lines[name]
 		for _, impl := range []struct {
 			name string
-			f    func([]byte) (event.Envelope, error)
+			f    func([]byte) (Envelope, error)
 		}{{"general", unmarshalGeneral}, {"new", UnmarshalEnvelope}} {
 			b.Run(name+"/"+impl.name, func(b *testing.B) {
 				b.SetBytes(int64(len(line)))

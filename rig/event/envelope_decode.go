@@ -1,25 +1,23 @@
-package host
+package event
 
 import (
 	"bytes"
 	"encoding/json"
 	"strconv"
 	"time"
-
-	"looprig/rig/event"
 )
 
 // EnvelopeDecodeError is a line that is not an event of MarshalEnvelope's
 // shape, or whose event the event codec refuses (Err).
 type EnvelopeDecodeError struct {
 	Seq    uint64
-	Type   event.Type
+	Type   Type
 	Reason string
 	Err    error
 }
 
 func (e *EnvelopeDecodeError) Error() string {
-	msg := "host: decode event"
+	msg := "event: decode envelope"
 	if e.Type != "" {
 		msg += " " + string(e.Type)
 	}
@@ -46,7 +44,7 @@ func (e *EnvelopeDecodeError) Unwrap() error { return e.Err }
 // path does not accept (errors included), takes the general path
 // (unmarshalGeneral), which decides the result; both give the same
 // envelope for every line the fast path accepts (FuzzUnmarshalEnvelope).
-func UnmarshalEnvelope(b []byte) (event.Envelope, error) {
+func UnmarshalEnvelope(b []byte) (Envelope, error) {
 	if env, ok := unmarshalFast(b); ok {
 		return env, nil
 	}
@@ -71,10 +69,10 @@ func UnmarshalEnvelope(b []byte) (event.Envelope, error) {
 // is irrelevant; re-encoding a value does not change what it decodes to.
 // The event codec's strict decode of the members accepts only a valid
 // JSON object followed by white space, so the whole line is valid JSON.
-// Shadowed types (LoopStarted) take the general path. event.DecodeFast is
+// Shadowed types (LoopStarted) take the general path. DecodeFast is
 // Raw.Decode, faster for the hot events.
-func unmarshalFast(b []byte) (event.Envelope, bool) {
-	var env event.Envelope
+func unmarshalFast(b []byte) (Envelope, bool) {
+	var env Envelope
 	const (
 		pSeq     = `{"seq":`
 		pType    = `,"type":`
@@ -127,7 +125,7 @@ func unmarshalFast(b []byte) (event.Envelope, bool) {
 		}
 		env.At = t
 	}
-	t := event.Type(typ)
+	t := Type(typ)
 	if len(shadowed[t]) > 0 || !plainMembers(b, i) {
 		return env, false
 	}
@@ -138,7 +136,7 @@ func unmarshalFast(b []byte) (event.Envelope, bool) {
 		i++
 	}
 	data = append(data, b[i:]...)
-	ev, err := event.DecodeFast(event.Raw{V: event.Version, Type: t, Data: data})
+	ev, err := DecodeFast(Raw{V: Version, Type: t, Data: data})
 	if err != nil {
 		return env, false
 	}
@@ -292,15 +290,15 @@ func skipString(b []byte, i int) (int, bool) {
 
 // unmarshalGeneral is UnmarshalEnvelope for any line: it decodes the line
 // into a map, re-encodes the payload and has the event codec decode it.
-func unmarshalGeneral(b []byte) (event.Envelope, error) {
+func unmarshalGeneral(b []byte) (Envelope, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(b, &m); err != nil {
-		return event.Envelope{}, &EnvelopeDecodeError{Reason: "not a JSON object", Err: err}
+		return Envelope{}, &EnvelopeDecodeError{Reason: "not a JSON object", Err: err}
 	}
-	var env event.Envelope
-	var typ event.Type
-	bad := func(reason string, err error) (event.Envelope, error) {
-		return event.Envelope{}, &EnvelopeDecodeError{Seq: env.Seq, Type: typ, Reason: reason, Err: err}
+	var env Envelope
+	var typ Type
+	bad := func(reason string, err error) (Envelope, error) {
+		return Envelope{}, &EnvelopeDecodeError{Seq: env.Seq, Type: typ, Reason: reason, Err: err}
 	}
 	if err := json.Unmarshal(m["type"], &typ); err != nil || typ == "" {
 		return bad("missing or bad type", err)
@@ -337,14 +335,14 @@ func unmarshalGeneral(b []byte) (event.Envelope, error) {
 	}
 	for _, k := range hidden {
 		if k == "loop_id" {
-			m[k] = appendString(nil, env.LoopID)
+			m[k] = AppendString(nil, env.LoopID)
 		}
 	}
 	data, err := json.Marshal(m)
 	if err != nil {
 		return bad("payload", err)
 	}
-	ev, err := event.Raw{V: event.Version, Type: typ, Data: data}.Decode()
+	ev, err := Raw{V: Version, Type: typ, Data: data}.Decode()
 	if err != nil {
 		return bad("", err)
 	}
