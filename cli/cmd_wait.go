@@ -14,6 +14,7 @@ import (
 	"looprig/internal/textsafe"
 	"looprig/rig"
 	"looprig/rig/event"
+	"looprig/rig/explain"
 	"looprig/rig/journal"
 )
 
@@ -401,10 +402,7 @@ func (w *waiter) released(ctx context.Context) bool {
 }
 
 // isLeaseLost reports whether the host said its session lost its lease.
-func isLeaseLost(err error) bool {
-	var remote *host.RemoteError
-	return errors.As(err, &remote) && remote.Kind == host.KindLeaseLost
-}
+func isLeaseLost(err error) bool { return explain.Explain(err).Kind == explain.KindLeaseLost }
 
 func (w *waiter) print(out waitJSON) int {
 	if w.c.json {

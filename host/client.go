@@ -12,6 +12,7 @@ import (
 
 	"looprig/rig"
 	"looprig/rig/event"
+	"looprig/rig/explain"
 )
 
 // DefaultStreamBuffer is how many events a Stream holds for its reader.
@@ -205,7 +206,7 @@ func (c *Client) readLoop(lr *lineReader) {
 			}
 		case msgError:
 			if m.Error == nil {
-				m.Error = &RemoteError{Type: "Error", Kind: "error", Message: "host error"}
+				m.Error = &RemoteError{Type: explain.TypeError, Kind: explain.KindError, Message: "host error"}
 			}
 			c.fail(m.Error)
 			return
@@ -344,7 +345,7 @@ func (c *Client) roundTrip(ctx context.Context, req request, st *Stream) (inMsg,
 			return m, m.Error
 		}
 		if !m.OK {
-			return m, &RemoteError{Type: "Error", Kind: "error", Message: "host: request failed without an error"}
+			return m, &RemoteError{Type: explain.TypeError, Kind: explain.KindError, Message: "host: request failed without an error"}
 		}
 		return m, nil
 	case <-ctx.Done():

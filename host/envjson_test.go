@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"looprig/rig/event"
+	"looprig/rig/explain"
 )
 
 // testdata/run_json.golden holds lines written by `looprig run --json`
@@ -157,7 +158,7 @@ func TestUnmarshalEnvelopeRefuses(t *testing.T) {
 }
 
 func TestRemoteErrorJSON(t *testing.T) {
-	e := &RemoteError{Type: "BusyError", Kind: "busy", Message: "turn 4 (t) is still running", Hint: "wait",
+	e := &RemoteError{Type: explain.TypeBusyError, Kind: explain.KindBusy, Message: "turn 4 (t) is still running", Hint: "wait",
 		Fields: map[string]any{"turn_id": "t", "index": 4}}
 	b, err := json.Marshal(e)
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"looprig/rig/explain"
 )
 
 // ProtocolVersion is the protocol this package speaks.
@@ -56,7 +58,7 @@ type request struct {
 // towards closing the connection) or KindUnknownType. ID is the request's
 // id when it could be read.
 type requestError struct {
-	kind string
+	kind explain.Kind
 	id   uint64
 	msg  string
 }

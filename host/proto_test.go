@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"looprig/rig/explain"
 )
 
 func TestDecodeRequest(t *testing.T) {
@@ -44,7 +46,7 @@ func TestDecodeRequest(t *testing.T) {
 
 	bad := []struct {
 		in   string
-		kind string
+		kind explain.Kind
 		id   uint64
 	}{
 		{`{`, KindBadRequest, 0},
@@ -178,7 +180,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		}
 		if err != nil {
 			var re *requestError
-			if !errors.As(err, &re) || re.kind == "" || re.msg == "" {
+			if !errors.As(err, &re) || re.kind == explain.KindError || re.msg == "" {
 				t.Fatalf("error %v (%T)", err, err)
 			}
 			if len(b) > MaxLine && re.kind != KindLineTooLong {

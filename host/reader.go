@@ -171,7 +171,7 @@ func (c *conn) handle(req request) {
 		err = s.Resize(req.Cols, req.Rows)
 	}
 	if err != nil {
-		r.Error = describe(err)
+		r.Error = Describe(err)
 	} else {
 		r.OK = true
 	}
