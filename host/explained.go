@@ -40,6 +40,10 @@ func Describe(err error) *RemoteError {
 	return d
 }
 
+// describe is Describe, by the name the connection's replies, stream ends
+// and status call it.
+func describe(err error) *RemoteError { return Describe(err) }
+
 // remedyImplied reports whether the wire leaves x's remedy out: x is one
 // of a live session's own failures, whose remedy is its kind's.
 func remedyImplied(x explain.Explanation) bool {

@@ -73,7 +73,7 @@ func statusOf(st rig.Status, pid int) Status {
 		out.Gate = &GateStatus{ID: g.ID, TurnID: g.TurnID, Prompt: g.Prompt, Opened: g.Opened}
 	}
 	if st.Fault != nil {
-		out.Fault = Describe(st.Fault)
+		out.Fault = describe(st.Fault)
 	}
 	return out
 }

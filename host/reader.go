@@ -171,7 +171,7 @@ func (c *conn) handle(req request) {
 		err = s.Resize(req.Cols, req.Rows)
 	}
 	if err != nil {
-		r.Error = Describe(err)
+		r.Error = describe(err)
 	} else {
 		r.OK = true
 	}

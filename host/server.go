@@ -148,7 +148,7 @@ func Serve(ctx context.Context, s *rig.Session, ledger storage.Ledger, ln *net.U
 	if ended {
 		reason = ReasonSessionStopped
 		if err != nil {
-			reason, fault = ReasonSessionFaulted, Describe(err)
+			reason, fault = ReasonSessionFaulted, describe(err)
 		}
 	}
 	srv.stop(reason, fault, ended && err == nil)

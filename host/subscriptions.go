@@ -33,7 +33,7 @@ func (c *conn) subscribe(req request) {
 	if err != nil {
 		hs.Close()
 		cancel()
-		c.send(errReply(req.ID, Describe(err)))
+		c.send(errReply(req.ID, describe(err)))
 		return
 	}
 	c.mu.Lock()
@@ -195,7 +195,7 @@ func (c *conn) forward(sub *subscription, hs *hub.Subscription, rp *journal.Even
 		rp.Close()
 		if rerr != nil {
 			if sub.ctx.Err() == nil {
-				c.endSub(sub, ReasonError, Describe(rerr))
+				c.endSub(sub, ReasonError, describe(rerr))
 			}
 			return
 		}
@@ -260,7 +260,7 @@ func (c *conn) forward(sub *subscription, hs *hub.Subscription, rp *journal.Even
 			hs = c.srv.s.Subscribe(hub.Filter{AllLoops: true})
 			if rp, err = journal.NewEventReplayer(sub.ctx, c.srv.ledger, c.srv.journal, last); err != nil {
 				if sub.ctx.Err() == nil {
-					c.endSub(sub, ReasonError, Describe(err))
+					c.endSub(sub, ReasonError, describe(err))
 				}
 				return
 			}
