@@ -96,7 +96,7 @@ func wireSamples() []error {
 
 // overTheWire is err as a client of a host gets it: Describe, JSON, and
 // back into a *RemoteError, wrapped by the client.
-func overTheWire(t *testing.T, d *RemoteError) (error, []byte) {
+func overTheWire(t *testing.T, d *RemoteError) (wire []byte, remote error) {
 	t.Helper()
 	b, err := json.Marshal(d)
 	if err != nil {
@@ -106,7 +106,7 @@ func overTheWire(t *testing.T, d *RemoteError) (error, []byte) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatalf("%s: %v", b, err)
 	}
-	return fmt.Errorf("client: %w", &back), b
+	return b, fmt.Errorf("client: %w", &back)
 }
 
 // fieldsJSON is x's fields by name, each value as JSON: what a host can
@@ -137,7 +137,7 @@ func TestExplanationSurvivesTheWire(t *testing.T) {
 	for _, sample := range wireSamples() {
 		local := explain.Explain(sample)
 		reported[local.Kind] = true
-		remoteErr, wire := overTheWire(t, Describe(sample))
+		wire, remoteErr := overTheWire(t, Describe(sample))
 		remote := explain.Explain(remoteErr)
 		name := fmt.Sprintf("%s (%v)", local.Kind, sample)
 		if remote.Type != local.Type || remote.Kind != local.Kind || remote.Remedy != local.Remedy {
@@ -178,7 +178,7 @@ func TestExplanationSurvivesTheWire(t *testing.T) {
 	protocol := []explain.Kind{KindBadRequest, KindUnknownType, KindLineTooLong, KindProtocolMismatch, KindPeerRefused, KindEventTooLarge}
 	for _, k := range protocol {
 		reported[k] = true
-		remoteErr, wire := overTheWire(t, protoErr(k, "refused", map[string]any{"max": MaxLine}))
+		wire, remoteErr := overTheWire(t, protoErr(k, "refused", map[string]any{"max": MaxLine}))
 		x := explain.Explain(remoteErr)
 		if want := explain.Of(k, explain.Field{Name: "max", Value: int64(MaxLine)}); fmt.Sprint(x) != fmt.Sprint(want) {
 			t.Errorf("%s over the wire: %+v, want %+v\n%s", k, x, want, wire)
