@@ -53,14 +53,8 @@ func (f facts) str(name string) string {
 }
 
 func (f facts) num(name string) string {
-	v, _ := f.x.Field(name)
-	switch n := v.(type) {
-	case uint64:
-		return strconv.FormatUint(n, 10)
-	case int64:
+	if n, ok := f.x.Number(name); ok {
 		return strconv.FormatInt(n, 10)
-	case int:
-		return strconv.Itoa(n)
 	}
 	return "?"
 }

@@ -315,3 +315,18 @@ func TestExplainer(t *testing.T) {
 		t.Errorf("an unclassified Explainer: %+v", x)
 	}
 }
+
+func TestNumber(t *testing.T) {
+	x := explain.Of(explain.KindLeaseLost, explain.Field{Name: "epoch", Value: uint64(3)}, explain.Field{Name: "index", Value: 4},
+		explain.Field{Name: "offset", Value: int64(-1)}, explain.Field{Name: "reason", Value: "replaced"})
+	for name, want := range map[string]int64{"epoch": 3, "index": 4, "offset": -1} {
+		if n, ok := x.Number(name); !ok || n != want {
+			t.Errorf("Number(%s) = %d, %v; want %d", name, n, ok, want)
+		}
+	}
+	for _, name := range []string{"reason", "absent"} {
+		if n, ok := x.Number(name); ok {
+			t.Errorf("Number(%s) = %d, true", name, n)
+		}
+	}
+}
