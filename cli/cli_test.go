@@ -19,9 +19,11 @@ import (
 
 	"looprig/config"
 	"looprig/fsstore"
+	"looprig/host"
 	"looprig/rig"
 	"looprig/rig/engine"
 	"looprig/rig/event"
+	"looprig/rig/explain"
 	"looprig/rig/journal"
 	"looprig/rig/storage"
 )
@@ -31,16 +33,19 @@ func testEnv(json bool) (*env, *bytes.Buffer, *bytes.Buffer) {
 	return &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, json: json, cmd: "restore"}, &out, &errb
 }
 
-func TestErrorJSONShape(t *testing.T) {
+// errorShapeCase is an error and what the CLI reports of it.
+type errorShapeCase struct {
+	name   string
+	err    error
+	code   int
+	typ    string
+	kind   string
+	fields map[string]any // expected typed fields (JSON values)
+}
+
+func errorShapeCases() []errorShapeCase {
 	id := uuid.MustParse("0b9e3a4e-1111-4222-8333-444455556666")
-	tests := []struct {
-		name   string
-		err    error
-		code   int
-		typ    string
-		kind   string
-		fields map[string]any // expected typed fields (JSON values)
-	}{
+	return []errorShapeCase{
 		{"usage", usageErr("run", "missing input"), 2, "UsageError", "usage", nil},
 		{"bad id", &rig.BadIDError{Input: "zz"}, 2, "BadIDError", "bad_id", map[string]any{"input": "zz"}},
 		{"ambiguous", &rig.AmbiguousIDError{Input: "abcd", Matches: []string{"a", "b"}}, 2, "AmbiguousIDError", "ambiguous_id",
@@ -91,7 +96,10 @@ func TestErrorJSONShape(t *testing.T) {
 			map[string]any{"name": "sessions/x", "path": "/s/x.log", "offset": 12.0}},
 		{"plain", errors.New("boom"), 1, "Error", "error", nil},
 	}
-	for _, tt := range tests {
+}
+
+func TestErrorJSONShape(t *testing.T) {
+	for _, tt := range errorShapeCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			e, out, errb := testEnv(true)
 			if code := e.fail(tt.err); code != tt.code {
@@ -132,6 +140,59 @@ func TestErrorJSONShape(t *testing.T) {
 			}
 			if out.Len() != 0 || !strings.HasPrefix(errb.String(), "looprig: ") {
 				t.Fatalf("human: stdout %q stderr %q", out, errb)
+			}
+		})
+	}
+}
+
+// fromHost is err as the client of a host that failed with it gets it:
+// host.Describe, through JSON, back into a *host.RemoteError.
+func fromHost(t *testing.T, err error) error {
+	t.Helper()
+	b, merr := json.Marshal(host.Describe(err))
+	if merr != nil {
+		t.Fatal(merr)
+	}
+	var re host.RemoteError
+	if uerr := json.Unmarshal(b, &re); uerr != nil {
+		t.Fatal(uerr)
+	}
+	return fmt.Errorf("host: %w", &re)
+}
+
+// A failure a host reports is described as the same failure in this
+// process: exit code, type, kind, typed fields and hint (the message is
+// the host's).
+func TestHostErrorsDescribedAsOwn(t *testing.T) {
+	cases := errorShapeCases()
+	id := uuid.MustParse("0b9e3a4e-1111-4222-8333-444455556666")
+	cases = append(cases,
+		errorShapeCase{name: "busy", err: &rig.BusyError{TurnID: "t", Index: 2}},
+		errorShapeCase{name: "session closed", err: rig.ErrSessionClosed},
+		errorShapeCase{name: "input timeout", err: &rig.InputTimeoutError{TurnID: "t", Written: 1, Len: 2}},
+		errorShapeCase{name: "fenced", err: &journal.FencedError{Name: storage.SessionName(id.String()), Epoch: 3}},
+		errorShapeCase{name: "replay", err: &rig.RestoreError{Kind: rig.RestoreReplayFailed, Session: id, Cause: errors.New("io")}},
+		errorShapeCase{name: "timeout", err: context.DeadlineExceeded},
+	)
+	described := func(err error) (int, map[string]any) {
+		e, out, _ := testEnv(true)
+		code := e.fail(err)
+		var v map[string]map[string]any
+		if jerr := json.Unmarshal(out.Bytes(), &v); jerr != nil {
+			t.Fatalf("%s: %v", out, jerr)
+		}
+		delete(v["error"], "message")
+		return code, v["error"]
+	}
+	for _, tt := range cases {
+		if !explain.Explain(tt.err).Classified() {
+			continue // the CLI's own input, never a host's failure
+		}
+		t.Run(tt.name, func(t *testing.T) {
+			code, own := described(tt.err)
+			hostCode, hosts := described(fromHost(t, tt.err))
+			if hostCode != code || !reflect.DeepEqual(hosts, own) {
+				t.Errorf("from a host: exit %d %v\nwant exit %d %v", hostCode, hosts, code, own)
 			}
 		})
 	}

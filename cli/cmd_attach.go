@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"looprig/host"
 	"looprig/rig"
 )
 
@@ -84,15 +83,4 @@ func runAttach(c *call) int {
 
 // remoteFault turns a host's report that its session lost its lease into
 // a *LeaseLostError, as leaseLost does for a session of this process.
-func remoteFault(id string, err error) error {
-	var re *host.RemoteError
-	if errors.As(err, &re) && re.Kind == host.KindLeaseLost {
-		le := &LeaseLostError{Session: id, Err: err}
-		epoch, _ := re.Number("epoch")
-		newEpoch, _ := re.Number("new_epoch")
-		le.Epoch, le.NewEpoch = uint64(epoch), uint64(newEpoch)
-		le.Reason, _ = re.Fields["reason"].(string)
-		return le
-	}
-	return err
-}
+func remoteFault(id string, err error) error { return leaseLost(id, err) }

@@ -10,10 +10,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"looprig/host"
 	"looprig/internal/textsafe"
 	"looprig/rig"
 	"looprig/rig/event"
+	"looprig/rig/explain"
 )
 
 // wait: block until a session reaches a state (a turn's end, idle, a
@@ -340,10 +340,7 @@ func (w *waiter) released(ctx context.Context) bool {
 }
 
 // isLeaseLost reports whether the host said its session lost its lease.
-func isLeaseLost(err error) bool {
-	var remote *host.RemoteError
-	return errors.As(err, &remote) && remote.Kind == host.KindLeaseLost
-}
+func isLeaseLost(err error) bool { return explain.Explain(err).Kind == explain.KindLeaseLost }
 
 func (w *waiter) print(out waitJSON) int {
 	if w.c.json {

@@ -13,7 +13,6 @@ import (
 	"looprig/rig"
 	"looprig/rig/event"
 	"looprig/rig/explain"
-	"looprig/rig/journal"
 	"looprig/rig/storage"
 )
 
@@ -72,23 +71,32 @@ func (e *LeaseLostError) Error() string {
 
 func (e *LeaseLostError) Unwrap() error { return e.Err }
 
-// leaseLost turns a session's latched fault into a *LeaseLostError when it
-// is a lease loss.
+// Explanation classifies it for describe (explain.Explainer).
+func (e *LeaseLostError) Explanation() explain.Explanation {
+	return explain.Of(explain.KindLeaseLost, explain.Field{Name: "session", Value: e.Session}, explain.Field{Name: "epoch", Value: e.Epoch},
+		explain.Field{Name: "new_epoch", Value: e.NewEpoch}, explain.Field{Name: "reason", Value: e.Reason})
+}
+
+// leaseLost turns a fault that explain classifies as a lost lease (a
+// session's of this process, or the one a host reports of its session)
+// into a *LeaseLostError about session id; any other err is returned as
+// it is.
 func leaseLost(id string, err error) error {
-	var jl *journal.JournalLeaseLostError
-	var rl *rig.WorkspaceRootLeaseLostError
-	switch {
-	case errors.As(err, &jl):
-		le := &LeaseLostError{Session: id, Epoch: jl.Epoch, Err: err}
-		var ll *storage.LeaseLostError
-		if errors.As(err, &ll) {
-			le.Reason, le.NewEpoch = string(ll.Reason), ll.NewEpoch
-		}
-		return le
-	case errors.As(err, &rl):
-		return &LeaseLostError{Session: id, Epoch: rl.Epoch, Reason: "workspace root lease " + rl.Root, Err: err}
+	x := explain.Explain(err)
+	var lost *LeaseLostError
+	if x.Kind != explain.KindLeaseLost || errors.As(err, &lost) {
+		return err
 	}
-	return err
+	le := &LeaseLostError{Session: id, Err: err}
+	epoch, _ := x.Number("epoch")
+	newEpoch, _ := x.Number("new_epoch")
+	le.Epoch, le.NewEpoch = uint64(epoch), uint64(newEpoch)
+	reason, _ := x.Field("reason")
+	le.Reason, _ = reason.(string)
+	if root, ok := x.Field("root"); ok {
+		le.Reason = fmt.Sprintf("workspace root lease %v", root)
+	}
+	return le
 }
 
 // NotFoundError: no session with this id exists in the store.
@@ -99,6 +107,12 @@ type NotFoundError struct {
 
 func (e *NotFoundError) Error() string {
 	return fmt.Sprintf("no session %q in store %s", e.Input, e.Store)
+}
+
+// Explanation classifies it for describe (explain.Explainer): kind
+// unknown_session, as the runtime's *rig.UnknownSessionError.
+func (e *NotFoundError) Explanation() explain.Explanation {
+	return explain.Of(explain.KindUnknownSession)
 }
 
 // described is an error as the CLI reports it.
@@ -117,17 +131,16 @@ type kv struct {
 	v any
 }
 
-// describe classifies err for the running command: the CLI's own errors
-// here, the runtime's through explain.Explain (describeRuntime words
-// them). The commands its hints suggest repeat the global flags given.
+// describe classifies err for the running command: the errors of the
+// CLI's own input (its command line, configuration file and store) here,
+// everything else through explain.Explain (describeRuntime words them).
+// The commands its hints suggest repeat the global flags given.
 func (e *env) describe(err error) described {
 	var (
 		usage    *UsageError
 		unknownP *config.UnknownProfileError
 		cfgErr   *config.Error
 		storeErr *StoreError
-		notFound *NotFoundError
-		lost     *LeaseLostError
 		waitErr  *WaitError
 	)
 	x := explain.Explain(err)
@@ -145,15 +158,15 @@ func (e *env) describe(err error) described {
 			hint = "see '" + help + "'"
 		}
 		return described{code: exitUsage, typ: "UsageError", kind: "usage", message: prefixCmd(usage.Cmd, usage.Msg), hint: hint}
-	case x.Type == "BadIDError", x.Type == "AmbiguousIDError":
+	case x.Type == explain.TypeBadIDError, x.Type == explain.TypeAmbiguousIDError:
 		return e.describeRuntime(err, x)
 	case errors.As(err, &unknownP):
 		return described{code: exitUsage, typ: "UnknownProfileError", kind: "unknown_profile", message: err.Error(),
 			fields: []kv{{"profile", unknownP.Name}, {"known", unknownP.Known}},
 			hint:   "define profiles in the configuration file ([profiles.NAME] tables); see 'looprig new --help'"}
-	case x.Type == "ProfileGoneError":
+	case x.Type == explain.TypeProfileGoneError:
 		return e.describeRuntime(err, x)
-	case x.Type == "PersistenceOverlapError": // before cfgErr: the file's overlap wraps it
+	case x.Type == explain.TypePersistenceOverlapError: // before cfgErr: the file's overlap wraps it
 		d := e.describeRuntime(err, x)
 		if errors.As(err, &cfgErr) {
 			d.fields = append(d.fields, kv{"file", cfgErr.File}, kv{"line", cfgErr.Line}, kv{"field", cfgErr.Field})
@@ -184,140 +197,146 @@ func (e *env) describe(err error) described {
 		}
 		return described{code: exitError, typ: "StoreError", kind: kind, message: err.Error(),
 			fields: []kv{{"path", storeErr.Path}}, hint: hint}
-	case !x.Classified() && errors.As(err, &notFound):
-		return described{code: exitError, typ: "UnknownSessionError", kind: "unknown_session", message: err.Error(),
-			hint: hintListSessions}
 	case errors.As(err, &waitErr):
 		return described{code: waitErr.Code, typ: "WaitError", kind: waitErr.Outcome, message: err.Error(),
 			fields: []kv{{"session", waitErr.Session}, {"for", waitErr.For}}}
-	case (x.Kind == "lease_lost" || !x.Classified()) && errors.As(err, &lost):
-		// This process's session lost its lease: the CLI says so in its
-		// own words, about the session it ran.
-		return described{code: exitLease, typ: "LeaseLostError", kind: "lease_lost", message: err.Error(),
-			fields: []kv{{"session", lost.Session}, {"epoch", lost.Epoch}, {"new_epoch", lost.NewEpoch}, {"reason", lost.Reason}},
-			hint:   hintLeaseLost}
 	}
 	return e.describeRuntime(err, x)
 }
-
-const (
-	hintListSessions = "list the sessions and their ids with 'looprig ls'"
-	hintLeaseLost    = "another process broke the lease ('looprig lease break'); see who holds it with 'looprig ls'"
-)
 
 // describeRuntime words the runtime's error err, which explain classified
 // as x: the message and the hint are the CLI's, the type, kind, typed
 // fields and what the hint is about are explain's.
 func (e *env) describeRuntime(err error, x explain.Explanation) described {
-	d := described{code: exitError, typ: x.Type, kind: x.Kind, message: err.Error(), fields: fieldsOf(x)}
+	d := described{code: exitError, typ: x.Type.String(), kind: x.Kind.String(), message: err.Error(), fields: fieldsOf(x)}
 	if !x.Classified() {
 		return d
 	}
-	cmd, g := e.cmd, e.globalArgs()
 	session, _ := x.Field("session")
 	id, _ := session.(string)
 	short := rig.ShortID(id)
 	switch x.Type {
-	case "BadIDError", "AmbiguousIDError":
+	case explain.TypeBadIDError, explain.TypeAmbiguousIDError:
 		d.code = exitUsage
-	case "ProfileGoneError", "RestoreRejectedError", "ConfigMismatchError":
+	case explain.TypeProfileGoneError, explain.TypeConfigMismatchError:
 		d.code = exitRestore
-	case "RestoreError":
+	case explain.TypeRestoreRejectedError:
+		d.code = exitRestore
+		var rejected *rig.RestoreRejectedError
+		if errors.As(err, &rejected) { // a host's says it in its own message
+			d.message = fmt.Sprintf("restore of session %s refused: its configuration drifted from the profile (rejected by the %s decider)",
+				short, rejected.Source)
+			if rejected.Cause != nil {
+				d.message += ": " + rejected.Cause.Error()
+			}
+		}
+		changes, _ := x.Field("changes")
+		cs, _ := changes.([]event.Change)
+		d.detail = driftTable(cs)
+	case explain.TypeRestoreError:
 		d.code = exitRestore
 		if x.Remedy == explain.RemedyWaitOrBreakLease || x.Remedy == explain.RemedyShutDownRootHolder {
 			d.code = exitLease
 		}
 		d.message = restoreMessage(err, x, short)
-	case "LeaseHeldError", "LeaseLostError":
+	case explain.TypeLeaseHeldError, explain.TypeLeaseLostError:
 		d.code = exitLease
 	}
-	if x.Type == "RestoreRejectedError" {
-		var rejected *rig.RestoreRejectedError
-		errors.As(err, &rejected)
-		d.message = fmt.Sprintf("restore of session %s refused: its configuration drifted from the profile (rejected by the %s decider)",
-			short, rejected.Source)
-		if rejected.Cause != nil {
-			d.message += ": " + rejected.Cause.Error()
-		}
-		d.detail = driftTable(rejected.Assessment.Changes)
-	}
+	d.hint = e.hint(x, short)
+	return d
+}
 
-	inRestore := x.Type == "RestoreError"
+// hint words the remedy of x, a failure of session short (a short id, ""
+// when it names none): the CLI's words for every remedy, in one place.
+func (e *env) hint(x explain.Explanation, short string) string {
+	cmd, g := e.cmd, e.globalArgs()
+	inRestore := x.Type == explain.TypeRestoreError
 	switch x.Remedy {
 	case explain.RemedyListSessions:
-		d.hint = hintListSessions
 		if _, named := x.Field("input"); inRestore && !named {
-			d.hint = "list the sessions of this store with 'looprig ls'; is --store the right store?"
+			return "list the sessions of this store with 'looprig ls'; is --store the right store?"
 		}
+		return "list the sessions and their ids with 'looprig ls'"
 	case explain.RemedyLongerPrefix:
-		d.hint = "give more characters of the id"
+		return "give more characters of the id"
 	case explain.RemedyChooseProfile:
-		d.hint = fmt.Sprintf("restore it with another profile: looprig %s %s --rig NAME", orCmd(cmd, "restore"), short)
+		return fmt.Sprintf("restore it with another profile: looprig %s %s --rig NAME", orCmd(cmd, "restore"), short)
 	case explain.RemedyMoveStoreOrRoot:
-		d.hint = "move the store (--store DIR / $LOOPRIG_STORE) or the root so neither contains the other"
+		return "move the store (--store DIR / $LOOPRIG_STORE) or the root so neither contains the other"
 	case explain.RemedyReviewDrift:
-		d.hint = fmt.Sprintf("restore it with the profile it was made with (--rig NAME, --placement/--root), or accept the drift on purpose: looprig %s%s %s --accept-drift",
+		return fmt.Sprintf("restore it with the profile it was made with (--rig NAME, --placement/--root), or accept the drift on purpose: looprig %s%s %s --accept-drift",
 			g, orCmd(cmd, "restore"), short)
 	case explain.RemedyOriginalProfile:
-		d.hint = "this session records only a fingerprint of its profile; restore it with exactly that profile (--rig NAME)"
+		return "this session records only a fingerprint of its profile; restore it with exactly that profile (--rig NAME)"
 	case explain.RemedyShutDownRootHolder:
-		d.hint = "another session works in that root; shut it down, or use another root"
 		if inRestore {
-			d.hint = fmt.Sprintf("shut down the session working in that root (see 'looprig %sls'), or restore it into another root: looprig %srestore %s --root DIR --accept-drift", g, g, short)
+			return fmt.Sprintf("shut down the session working in that root (see 'looprig %sls'), or restore it into another root: looprig %srestore %s --root DIR --accept-drift", g, g, short)
 		}
+		return "another session works in that root; shut it down, or use another root"
 	case explain.RemedyWaitOrBreakLease:
-		d.hint = "shut it down in the process that holds it (or wait for it); see 'looprig ls'"
 		if inRestore {
-			d.hint = fmt.Sprintf("wait for that process or stop it; if it is wedged, take the lease by force: looprig %slease break %s --yes", g, short)
+			return fmt.Sprintf("wait for that process or stop it; if it is wedged, take the lease by force: looprig %slease break %s --yes", g, short)
 		}
+		return "shut it down in the process that holds it (or wait for it); see 'looprig ls'"
 	case explain.RemedySeeHolder:
-		d.hint = hintLeaseLost
+		return "another process broke the lease ('looprig lease break'); see who holds it with 'looprig ls'"
 	case explain.RemedyInspectJournal:
 		_, damaged := x.Field("cause_type")
 		switch {
 		case inRestore && damaged:
-			d.hint = fmt.Sprintf("looprig never repairs a journal on its own; see what is intact with 'looprig %slog %s' and README: broken journal", g, short)
+			return fmt.Sprintf("looprig never repairs a journal on its own; see what is intact with 'looprig %slog %s' and README: broken journal", g, short)
 		case inRestore:
-			d.hint = fmt.Sprintf("the session is broken; read what is intact with 'looprig %slog %s' (see README: broken journal)", g, short)
-		case x.Type == "RecordDecodeError":
-			d.hint = "the journal cannot be trusted from this record on; the records before it are intact (see README: broken journal)"
-		default:
-			d.hint = "looprig never repairs damaged data on its own; see README: broken journal"
+			return fmt.Sprintf("the session is broken; read what is intact with 'looprig %slog %s' (see README: broken journal)", g, short)
+		case x.Type == explain.TypeRecordDecodeError:
+			return "the journal cannot be trusted from this record on; the records before it are intact (see README: broken journal)"
 		}
+		return "looprig never repairs damaged data on its own; see README: broken journal"
 	case explain.RemedyRepairEpochFile:
 		path, _ := x.Field("path")
 		p, _ := path.(string)
 		if inRestore {
-			d.hint = epochFileHint(p, g, short)
-		} else {
-			d.hint = epochFileHint(p, g, "ID")
+			return epochFileHint(p, g, short)
 		}
+		return epochFileHint(p, g, "ID")
 	case explain.RemedyRetry:
 		if inRestore {
-			d.hint = fmt.Sprintf("see the journal with 'looprig %slog %s'", g, short)
+			return fmt.Sprintf("see the journal with 'looprig %slog %s'", g, short)
 		}
 	case explain.RemedyCheckWorkspace:
-		d.hint = "its workspace cannot be prepared; check the profile's root, or --placement/--root"
+		return "its workspace cannot be prepared; check the profile's root, or --placement/--root"
 	case explain.RemedyFixProfile:
-		d.hint = "fix the profile in the configuration file"
+		return "fix the profile in the configuration file"
 	case explain.RemedyFixSeed:
-		d.hint = "fix the seed directory, or create the session without --seed"
+		return "fix the seed directory, or create the session without --seed"
 	case explain.RemedyDefineEngine:
 		name, _ := x.Field("engine")
 		known, _ := x.Field("known")
 		ks, _ := known.([]string)
-		d.hint = fmt.Sprintf("engine %q is not available here (known: %s): run it where that engine is, or choose a profile with a known one (--rig NAME)",
+		return fmt.Sprintf("engine %q is not available here (known: %s): run it where that engine is, or choose a profile with a known one (--rig NAME)",
 			name, strings.Join(ks, ", "))
 	case explain.RemedyRestoreIt:
-		d.hint = fmt.Sprintf("the turn's engine ignored the interrupt; the session is listed as crashed: restore it with 'looprig %srestore %s'", g, short)
+		return fmt.Sprintf("the turn's engine ignored the interrupt; the session is listed as crashed: restore it with 'looprig %srestore %s'", g, short)
+	case explain.RemedyRestoreWhenStopped:
+		return fmt.Sprintf("the session is shutting down; restore it once it has stopped to go on: looprig %srestore %s", g, orID(short))
 	}
-	return d
+	return ""
+}
+
+// orID is a short session id, or "ID" for a failure that names none.
+func orID(short string) string {
+	if short == "" {
+		return "ID"
+	}
+	return short
 }
 
 // restoreMessage says why a restore failed, for people.
 func restoreMessage(err error, x explain.Explanation, short string) string {
+	var cause any = err // a host's failure: its message says it all
 	var re *rig.RestoreError
-	errors.As(err, &re)
+	if errors.As(err, &re) {
+		cause = re.Cause
+	}
 	kind := x.Kind
 	field := func(name string) any { v, _ := x.Field(name); return v }
 	_, damaged := x.Field("cause_type")
@@ -331,12 +350,12 @@ func restoreMessage(err error, x explain.Explanation, short string) string {
 		return fmt.Sprintf("session %s cannot be restored (%s): its workspace root %s is held by %s at root-lease epoch %d; nothing was changed",
 			short, kind, textsafe.Line(root), who, field("holder_epoch"))
 	case explain.RemedyRepairEpochFile:
-		return fmt.Sprintf("session %s cannot be restored (%s): its lease epoch file is unreadable: %v", short, kind, re.Cause)
+		return fmt.Sprintf("session %s cannot be restored (%s): its lease epoch file is unreadable: %v", short, kind, cause)
 	case explain.RemedyInspectJournal:
 		if damaged {
-			return fmt.Sprintf("session %s cannot be restored (%s): its journal is damaged: %v", short, kind, re.Cause)
+			return fmt.Sprintf("session %s cannot be restored (%s): its journal is damaged: %v", short, kind, cause)
 		}
-		return fmt.Sprintf("session %s cannot be restored (%s): its journal is unreadable: %v", short, kind, re.Cause)
+		return fmt.Sprintf("session %s cannot be restored (%s): its journal is unreadable: %v", short, kind, cause)
 	case explain.RemedyWaitOrBreakLease:
 		who := "another process"
 		if h, ok := field("holder").(storage.Holder); ok && h.PID != 0 {
@@ -349,7 +368,7 @@ func restoreMessage(err error, x explain.Explanation, short string) string {
 			return fmt.Sprintf("restore refused (%s): %s", kind, unknown.Error())
 		}
 	}
-	return fmt.Sprintf("session %s cannot be restored (%s): %v", short, kind, re.Cause)
+	return fmt.Sprintf("session %s cannot be restored (%s): %v", short, kind, cause)
 }
 
 // fieldsOf turns explain's typed fields into the CLI's JSON fields: a

@@ -277,7 +277,8 @@ func (h *hostTurn) fault() error {
 		}
 		return remoteFault(h.id, closed)
 	case errors.As(err, &re):
-		if re.Kind == host.KindLeaseLost || re.Kind == "persistence_fault" {
+		switch re.Kind {
+		case explain.KindLeaseLost, explain.KindPersistenceFault:
 			return remoteFault(h.id, re)
 		}
 		if h.cl.Err() == nil {
@@ -310,8 +311,7 @@ func (e *HostLostError) Unwrap() error { return e.Err }
 
 // Explanation classifies it for describe (explain.Explainer).
 func (e *HostLostError) Explanation() explain.Explanation {
-	return explain.Explanation{Type: "HostLostError", Kind: "host_lost",
-		Fields: []explain.Field{{Name: "session", Value: e.Session}, {Name: "pid", Value: e.PID}}}
+	return explain.Of(explain.KindHostLost, explain.Field{Name: "session", Value: e.Session}, explain.Field{Name: "pid", Value: e.PID})
 }
 
 // SessionBusyError: run submitted to a host whose session runs another
@@ -334,6 +334,6 @@ func (e *SessionBusyError) Unwrap() error { return e.Err }
 
 // Explanation classifies it for describe (explain.Explainer).
 func (e *SessionBusyError) Explanation() explain.Explanation {
-	return explain.Explanation{Type: "BusyError", Kind: "busy",
-		Fields: []explain.Field{{Name: "session", Value: e.Session}, {Name: "turn_id", Value: e.TurnID}, {Name: "index", Value: e.Index}}}
+	return explain.Of(explain.KindBusy, explain.Field{Name: "session", Value: e.Session}, explain.Field{Name: "turn_id", Value: e.TurnID},
+		explain.Field{Name: "index", Value: e.Index})
 }

@@ -12,6 +12,7 @@ import (
 
 	"looprig/rig"
 	"looprig/rig/event"
+	"looprig/rig/explain"
 )
 
 // DefaultStreamBuffer is how many events a Stream holds for its reader.
@@ -207,7 +208,7 @@ func (c *Client) readLoop(lr *lineReader) {
 			}
 		case errorMsg:
 			if m.Error == nil {
-				m.Error = &RemoteError{Type: "Error", Kind: "error", Message: "host error"}
+				m.Error = &RemoteError{Type: explain.TypeError, Kind: explain.KindError, Message: "host error"}
 			}
 			c.fail(m.Error)
 			return
@@ -347,7 +348,7 @@ func (c *Client) roundTrip(ctx context.Context, req request, st *Stream) (replyM
 			return m, m.Error
 		}
 		if !m.OK {
-			return m, &RemoteError{Type: "Error", Kind: "error", Message: "host: request failed without an error"}
+			return m, &RemoteError{Type: explain.TypeError, Kind: explain.KindError, Message: "host: request failed without an error"}
 		}
 		return m, nil
 	case <-ctx.Done():

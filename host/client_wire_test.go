@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"looprig/rig/event"
+	"looprig/rig/explain"
 )
 
 // exchange is one line a scripted host expects from the client and the
@@ -125,7 +126,7 @@ func TestClientLines(t *testing.T) {
 	}
 	_, err = c.Submit(ctx, "")
 	check()
-	if re := asRemote(t, err, "busy"); re.str("turn_id") != "t1" || re.num("index") != 4 {
+	if re := asRemote(t, err, explain.KindBusy); re.str("turn_id") != "t1" || re.num("index") != 4 {
 		t.Errorf("busy: %+v", re)
 	}
 	hidden, err := c.SendInput(ctx, "yes\n", "tui")

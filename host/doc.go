@@ -88,8 +88,11 @@
 // does not read within 5 s, input_timeout. An interrupt sends a terminal
 // turn ^C first, then signals its process group if it goes on.
 //
-// Errors have the shape of the CLI's JSON errors: type, kind, message, the
-// error's typed fields, and a hint. Events have the shape of the lines of
+// Errors have the shape of the CLI's JSON errors: type, kind, message and
+// the error's typed fields, rig/explain's classification (Describe), with
+// "stage" for a restore and "remedy" unless the kind implies it; only the
+// protocol's own errors add a hint (how to stop a host that speaks
+// another protocol). Events have the shape of the lines of
 // `looprig run --json` (event.MarshalEnvelope). An unknown request type is
 // answered with an error and the connection stays open; a malformed line
 // too, but the third in a row closes it. A message the connection cannot
@@ -113,9 +116,9 @@
 // Dial does the hello (*ProtocolMismatchError on a version mismatch) and
 // returns a Client whose calls (Status, Subscribe, Submit, Interrupt,
 // RespondGate, Shutdown) each take a context. A host's error comes back as
-// *RemoteError, which errors.As also turns into *rig.BusyError,
-// *rig.NoTurnError or *rig.NoGateError and errors.Is matches with
-// rig.ErrSessionClosed. Stream.Next returns the events as event.Envelope
+// *RemoteError, which explain.Explain classifies as the host did, errors.As
+// also turns into *rig.BusyError, *rig.NoTurnError or *rig.NoGateError
+// and errors.Is matches with rig.ErrSessionClosed. Stream.Next returns the events as event.Envelope
 // values; the client's own reader never blocks on a stream that is not
 // read (it drops deltas and ends the stream with *StreamLostError as the
 // server does), so replies keep flowing.

@@ -2,7 +2,6 @@ package host
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,35 +10,34 @@ import (
 
 	"looprig/rig"
 	"looprig/rig/event"
-	"looprig/rig/hub"
-	"looprig/rig/journal"
-	"looprig/rig/storage"
+	"looprig/rig/explain"
 )
 
-// Error kinds of the protocol itself (rig errors keep the CLI's kinds).
+// The kinds of the protocol's own errors, as the host names them.
 const (
-	KindBadRequest       = "bad_request"       // a malformed line or request
-	KindUnknownType      = "unknown_type"      // a request type this host does not know
-	KindLineTooLong      = "line_too_long"     // a request line over MaxLine
-	KindProtocolMismatch = "protocol_mismatch" // client and host speak different protocols
-	KindPeerRefused      = "peer_refused"      // the peer runs as another uid
-	KindEventTooLarge    = "event_too_large"   // an event does not fit in MaxServerLine
-	// KindLeaseLost is the session's own error (and a stream's end) when
-	// another process broke its lease: fields epoch, new_epoch, reason.
-	KindLeaseLost = "lease_lost"
+	KindBadRequest       = explain.KindBadRequest       // a malformed line or request
+	KindUnknownType      = explain.KindUnknownType      // a request type this host does not know
+	KindLineTooLong      = explain.KindLineTooLong      // a request line over MaxLine
+	KindProtocolMismatch = explain.KindProtocolMismatch // client and host speak different protocols
+	KindPeerRefused      = explain.KindPeerRefused      // the peer runs as another uid
+	KindEventTooLarge    = explain.KindEventTooLarge    // an event does not fit in MaxServerLine
 )
 
 // RemoteError is an error reported by the host, in the shape of the CLI's
-// JSON errors. Fields holds the typed fields (numbers as json.Number).
+// JSON errors. Type and Kind are rig/explain's classification, decoded
+// from the wire's "type" and "kind" (a name this client does not know is
+// TypeError, KindError: unclassified). Fields holds the typed fields
+// (numbers as json.Number once decoded); Hint is the host's own advice on
+// its protocol's errors (how to stop a host that speaks another protocol),
+// never the words for a remedy, which each presenter has.
 //
 // errors.As turns a RemoteError of kind busy, no_turn, no_terminal,
 // input_timeout or no_gate into *rig.BusyError, *rig.NoTurnError,
 // *rig.NoTerminalError, *rig.InputTimeoutError or *rig.NoGateError, and
-// errors.Is
-// matches kind session_closed with rig.ErrSessionClosed.
+// errors.Is matches kind session_closed with rig.ErrSessionClosed.
 type RemoteError struct {
-	Type    string
-	Kind    string
+	Type    explain.Type
+	Kind    explain.Kind
 	Message string
 	Hint    string
 	Fields  map[string]any
@@ -47,41 +45,41 @@ type RemoteError struct {
 
 func (e *RemoteError) Error() string {
 	if e.Message == "" {
-		return "host: " + e.Kind
+		return "host: " + e.Kind.String()
 	}
 	return e.Message
 }
 
 // Is matches rig.ErrSessionClosed.
 func (e *RemoteError) Is(target error) bool {
-	return target == rig.ErrSessionClosed && e.Kind == "session_closed"
+	return target == rig.ErrSessionClosed && e.Kind == explain.KindSessionClosed
 }
 
 // As rebuilds the rig error a RemoteError stands for.
 func (e *RemoteError) As(target any) bool {
 	switch t := target.(type) {
 	case **rig.BusyError:
-		if e.Kind == "busy" {
+		if e.Kind == explain.KindBusy {
 			*t = &rig.BusyError{TurnID: e.str("turn_id"), Index: int(e.num("index"))}
 			return true
 		}
 	case **rig.NoTurnError:
-		if e.Kind == "no_turn" {
+		if e.Kind == explain.KindNoTurn {
 			*t = &rig.NoTurnError{}
 			return true
 		}
 	case **rig.NoTerminalError:
-		if e.Kind == "no_terminal" {
+		if e.Kind == explain.KindNoTerminal {
 			*t = &rig.NoTerminalError{TurnID: e.str("turn_id")}
 			return true
 		}
 	case **rig.InputTimeoutError:
-		if e.Kind == "input_timeout" {
+		if e.Kind == explain.KindInputTimeout {
 			*t = &rig.InputTimeoutError{TurnID: e.str("turn_id"), Written: int(e.num("written")), Len: int(e.num("len"))}
 			return true
 		}
 	case **rig.NoGateError:
-		if e.Kind == "no_gate" {
+		if e.Kind == explain.KindNoGate {
 			*t = &rig.NoGateError{GateID: e.str("gate_id"), Open: e.str("open")}
 			return true
 		}
@@ -121,9 +119,9 @@ func (e *RemoteError) Number(k string) (int64, bool) {
 // MarshalJSON writes {"type","kind","message",…fields (sorted),"hint"}.
 func (e *RemoteError) MarshalJSON() ([]byte, error) {
 	b := []byte(`{"type":`)
-	b = event.AppendString(b, e.Type)
+	b = event.AppendString(b, e.Type.String())
 	b = append(b, `,"kind":`...)
-	b = event.AppendString(b, e.Kind)
+	b = event.AppendString(b, e.Kind.String())
 	b = append(b, `,"message":`...)
 	b = event.AppendString(b, e.Message)
 	keys := make([]string, 0, len(e.Fields))
@@ -159,8 +157,10 @@ func (e *RemoteError) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*e = RemoteError{}
-	e.Type, _ = m["type"].(string)
-	e.Kind, _ = m["kind"].(string)
+	typ, _ := m["type"].(string)
+	kind, _ := m["kind"].(string)
+	e.Type, _ = explain.ParseType(typ)
+	e.Kind, _ = explain.ParseKind(kind)
 	e.Message, _ = m["message"].(string)
 	e.Hint, _ = m["hint"].(string)
 	for _, k := range []string{"type", "kind", "message", "hint"} {
@@ -263,84 +263,9 @@ var (
 	ErrClientClosed = errors.New("host: client closed")
 )
 
-// describe maps an error a rig call returned to what a client sees.
-func describe(err error) *RemoteError {
-	var (
-		busy    *rig.BusyError
-		noGate  *rig.NoGateError
-		noTurn  *rig.NoTurnError
-		noTerm  *rig.NoTerminalError
-		timeout *rig.InputTimeoutError
-		jLost   *journal.JournalLeaseLostError
-		fenced  *journal.FencedError
-		rLost   *rig.WorkspaceRootLeaseLostError
-		sLost   *storage.LeaseLostError
-		stuck   *rig.EngineUnresponsiveError
-		fault   *hub.FaultError
-		tooLong *SocketPathTooLongError
-	)
-	d := &RemoteError{Type: "Error", Kind: "error", Message: err.Error()}
-	switch {
-	case errors.As(err, &busy):
-		d.Type, d.Kind = "BusyError", "busy"
-		d.Fields = map[string]any{"turn_id": busy.TurnID, "index": busy.Index}
-		d.Hint = "interrupt the running turn or wait for it"
-	case errors.As(err, &noTurn):
-		d.Type, d.Kind = "NoTurnError", "no_turn"
-	case errors.As(err, &noTerm):
-		d.Type, d.Kind = "NoTerminalError", "no_terminal"
-		d.Fields = map[string]any{"turn_id": noTerm.TurnID}
-		d.Hint = "the turn runs on pipes (tty = false in its profile) or has just ended"
-	case errors.As(err, &timeout):
-		d.Type, d.Kind = "InputTimeoutError", "input_timeout"
-		d.Fields = map[string]any{"turn_id": timeout.TurnID, "written": timeout.Written, "len": timeout.Len}
-		d.Hint = "the turn is not reading its input"
-	case errors.As(err, &noGate):
-		d.Type, d.Kind = "NoGateError", "no_gate"
-		d.Fields = map[string]any{"gate_id": noGate.GateID, "open": noGate.Open}
-	case errors.Is(err, rig.ErrSessionClosed):
-		d.Type, d.Kind = "SessionClosedError", "session_closed"
-		d.Hint = "the session is shutting down; restore it to go on"
-	case errors.As(err, &stuck):
-		d.Type, d.Kind = "EngineUnresponsiveError", "engine_unresponsive"
-		d.Fields = map[string]any{"session": stuck.Session.String(), "turn_id": stuck.Turn, "waited_ms": stuck.Waited.Milliseconds()}
-		d.Hint = "the turn's engine ignored the interrupt; the session is listed as crashed: restore it"
-	case errors.As(err, &jLost), errors.As(err, &fenced), errors.As(err, &rLost), errors.As(err, &sLost):
-		d.Type, d.Kind = "LeaseLostError", KindLeaseLost
-		d.Fields = map[string]any{}
-		switch {
-		case jLost != nil:
-			d.Fields["epoch"] = jLost.Epoch
-		case rLost != nil:
-			d.Fields["epoch"], d.Fields["root"] = rLost.Epoch, rLost.Root
-		case fenced != nil:
-			d.Fields["epoch"] = fenced.Epoch
-		}
-		if errors.As(err, &sLost) {
-			d.Fields["reason"], d.Fields["new_epoch"] = string(sLost.Reason), sLost.NewEpoch
-		}
-		d.Hint = "another process broke the lease ('looprig lease break'); see who holds it with 'looprig ls'"
-	case errors.As(err, &fault):
-		d.Type, d.Kind = "PersistenceFaultError", "persistence_fault"
-		d.Fields = map[string]any{"event_type": string(fault.Type)}
-	case errors.Is(err, context.DeadlineExceeded):
-		d.Type, d.Kind = "TimeoutError", "timeout"
-	case errors.Is(err, context.Canceled):
-		d.Type, d.Kind = "CanceledError", "canceled"
-	case errors.As(err, &tooLong):
-		d.Type, d.Kind = "SocketPathTooLongError", "socket_path_too_long"
-	}
-	return d
-}
-
-// protoErr is an error of the protocol itself.
-func protoErr(kind, msg string, fields map[string]any) *RemoteError {
-	typ := map[string]string{
-		KindBadRequest: "BadRequestError", KindUnknownType: "UnknownTypeError", KindLineTooLong: "LineTooLongError",
-		KindProtocolMismatch: "ProtocolMismatchError", KindPeerRefused: "PeerRefusedError", KindEventTooLarge: "EventTooLargeError",
-	}[kind]
-	if typ == "" {
-		typ = "Error"
-	}
-	return &RemoteError{Type: typ, Kind: kind, Message: msg, Fields: fields}
+// protoErr is an error of the protocol itself (kind bad_request,
+// unknown_type, line_too_long, protocol_mismatch, peer_refused or
+// event_too_large).
+func protoErr(kind explain.Kind, msg string, fields map[string]any) *RemoteError {
+	return &RemoteError{Type: kind.Type(), Kind: kind, Message: msg, Fields: fields}
 }

@@ -10,50 +10,72 @@ import (
 )
 
 // Describe maps err to what a client sees, in the shape of the CLI's JSON
-// errors: the session's own errors (busy, no turn, lease lost, ...) as the
-// protocol names them, and any other error the runtime classifies (a
-// restore's or a creation's failure) as rig/explain does, with its stage
-// and remedy as the fields "stage" and "remedy", so that a client renders
-// it as if the failure had happened in its own process (Explanation).
+// errors: rig/explain's classification of it (type, kind, typed fields)
+// and, as the fields "stage" and "remedy", a restore's stage and the
+// remedy, so that a client classifies and words the failure exactly as it
+// would one of its own process (Explanation). A live session's own
+// failures (busy, no_turn, ..., lease_lost, persistence_fault, timeout)
+// go without "remedy", as the protocol has always sent them: their kind
+// implies it. An error explain does not classify is type "Error", kind
+// "error", without fields.
 func Describe(err error) *RemoteError {
-	d := describe(err)
-	if d.Type != "Error" {
-		return d
-	}
 	x := explain.Explain(err)
+	d := &RemoteError{Type: x.Type, Kind: x.Kind, Message: err.Error()}
 	if !x.Classified() {
 		return d
 	}
-	d.Type, d.Kind = x.Type, x.Kind
 	d.Fields = make(map[string]any, len(x.Fields)+2)
 	for _, f := range x.Fields {
 		d.Fields[f.Name] = f.Value
 	}
-	if x.Stage != "" {
-		d.Fields["stage"] = x.Stage
+	if x.Type == explain.TypeRestoreError {
+		d.Fields["stage"] = x.Kind.String()
 	}
-	d.Fields["remedy"] = x.Remedy.String()
+	if !remedyImplied(x) {
+		d.Fields["remedy"] = x.Remedy.String()
+	}
+	if len(d.Fields) == 0 {
+		d.Fields = nil
+	}
 	return d
 }
 
-// Explanation returns the classification the host made of the failure
-// (see Describe): explain.Explain returns it for any error that wraps a
-// RemoteError. Fields come in name order; "holder" and "changes" are
-// decoded back into their types. An error the host did not classify with
-// rig/explain (no "remedy" field: the protocol's own, or busy, no_turn,
-// lease_lost ... which errors.As rebuilds) is unclassified here.
-func (e *RemoteError) Explanation() explain.Explanation {
-	if _, ok := e.Fields["remedy"]; !ok {
-		return explain.Explain(nil)
+// describe is Describe, by the name the connection's replies, stream ends
+// and status call it.
+func describe(err error) *RemoteError { return Describe(err) }
+
+// remedyImplied reports whether the wire leaves x's remedy out: x is one
+// of a live session's own failures, whose remedy is its kind's.
+func remedyImplied(x explain.Explanation) bool {
+	switch x.Kind {
+	case explain.KindBusy, explain.KindNoTurn, explain.KindNoTerminal, explain.KindInputTimeout, explain.KindNoGate,
+		explain.KindSessionClosed, explain.KindEngineUnresponsive, explain.KindLeaseLost, explain.KindPersistenceFault,
+		explain.KindTimeout, explain.KindCanceled, explain.KindSocketPathTooLong:
+		return x.Remedy == x.Kind.Remedy()
 	}
-	x := explain.Explanation{Type: e.Type, Kind: e.Kind}
-	x.Stage = e.str("stage")
-	x.Remedy = explain.ParseRemedy(e.str("remedy"))
+	return false
+}
+
+// Explanation returns the classification the host made of the failure
+// (see Describe), for every kind: explain.Explain returns it for any
+// error that wraps a RemoteError. Fields come in name order; numbers are
+// int64 (float64 if not integers), and "holder" and "changes" are decoded
+// back into their types. The remedy is the field "remedy", or the kind's
+// when the wire leaves it out.
+func (e *RemoteError) Explanation() explain.Explanation {
+	if e.Kind == explain.KindError {
+		return explain.Of(explain.KindError)
+	}
+	x := explain.Of(e.Kind)
+	if name, ok := e.Fields["remedy"].(string); ok {
+		x.Remedy, _ = explain.ParseRemedy(name)
+	}
 	names := make([]string, 0, len(e.Fields))
 	for k := range e.Fields {
-		if k != "stage" && k != "remedy" {
-			names = append(names, k)
+		if k == "remedy" || k == "stage" && x.Type == explain.TypeRestoreError {
+			continue // the classification's, not a typed field
 		}
+		names = append(names, k)
 	}
 	slices.Sort(names)
 	for _, k := range names {

@@ -15,6 +15,7 @@ import (
 	"looprig/rig"
 	"looprig/rig/engine"
 	"looprig/rig/event"
+	"looprig/rig/explain"
 	"looprig/rig/journal"
 	"looprig/rig/storage"
 	"looprig/rig/storage/memstore"
@@ -272,7 +273,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func asRemote(t *testing.T, err error, kind string) *RemoteError {
+func asRemote(t *testing.T, err error, kind explain.Kind) *RemoteError {
 	t.Helper()
 	var re *RemoteError
 	if !errors.As(err, &re) {

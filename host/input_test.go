@@ -86,12 +86,12 @@ func TestInputRequestsChecked(t *testing.T) {
 // turns back into them with errors.As, fields included.
 func TestInputErrorsCrossTyped(t *testing.T) {
 	var timeout *rig.InputTimeoutError
-	err := error(describe(&rig.InputTimeoutError{TurnID: "t1", Written: 4096, Len: 65536}))
+	err := error(Describe(&rig.InputTimeoutError{TurnID: "t1", Written: 4096, Len: 65536}))
 	if !errors.As(err, &timeout) || timeout.TurnID != "t1" || timeout.Written != 4096 || timeout.Len != 65536 {
 		t.Errorf("errors.As(input_timeout) = %+v", timeout)
 	}
 	var noTerm *rig.NoTerminalError
-	err = describe(&rig.NoTerminalError{TurnID: "t2"})
+	err = Describe(&rig.NoTerminalError{TurnID: "t2"})
 	if !errors.As(err, &noTerm) || noTerm.TurnID != "t2" {
 		t.Errorf("errors.As(no_terminal) = %+v", noTerm)
 	}

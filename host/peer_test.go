@@ -43,7 +43,7 @@ func helperMain() int {
 		res.Err = err.Error()
 		var re *RemoteError
 		if errors.As(err, &re) {
-			res.Kind = re.Kind
+			res.Kind = re.Kind.String()
 		}
 	}
 	json.NewEncoder(os.Stdout).Encode(res)
@@ -102,7 +102,7 @@ func TestPeerOfAnotherUIDRefused(t *testing.T) {
 	if res.UID != 65534 {
 		t.Fatalf("helper ran as uid %d", res.UID)
 	}
-	if res.OK || res.Kind != KindPeerRefused {
+	if res.OK || res.Kind != KindPeerRefused.String() {
 		t.Fatalf("uid 65534 was not refused: %+v", res)
 	}
 	t.Logf("uid 65534: %s", res.Err)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"looprig/rig/explain"
 )
 
 // ProtocolVersion is the protocol this package speaks.
@@ -22,7 +24,7 @@ const MaxServerLine = 2 << 20
 // towards closing the connection), KindUnknownType or KindLineTooLong. id
 // is the request's id when it could be read.
 type requestError struct {
-	kind string
+	kind explain.Kind
 	id   uint64
 	msg  string
 }

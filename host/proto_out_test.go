@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"looprig/rig/event"
+	"looprig/rig/explain"
 )
 
 // Every host message decodes, on the client, into its own type, which
@@ -18,7 +19,7 @@ func TestHostMessagesDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	busy := protoErr("busy", "turn 4 is running", nil)
+	busy := protoErr(explain.KindBusy, "turn 4 is running", nil)
 	for _, c := range []struct {
 		line []byte
 		want any

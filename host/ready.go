@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"looprig/rig"
+	"looprig/rig/explain"
 )
 
 // ReadyFDEnv names the file descriptor on which a host started by Start
@@ -95,7 +96,7 @@ func (r *Reporter) send(m readyMsg) error {
 		return err
 	}
 	if len(b) >= maxReadyLine {
-		b, _ = json.Marshal(readyMsg{Error: &RemoteError{Type: "Error", Kind: "error", Message: "host: ready report too large"}})
+		b, _ = json.Marshal(readyMsg{Error: &RemoteError{Type: explain.TypeError, Kind: explain.KindError, Message: "host: ready report too large"}})
 	}
 	_, err = f.Write(append(b, '\n'))
 	return err

@@ -4,13 +4,15 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+
+	"looprig/rig/explain"
 )
 
 // refusedRequests are lines each refused for one missing or bad field,
 // with the kind, id and message of the refusal: the protocol's own.
 var refusedRequests = []struct {
 	in   string
-	kind string
+	kind explain.Kind
 	id   uint64
 	msg  string
 }{

@@ -17,6 +17,7 @@ import (
 	"looprig/rig"
 	"looprig/rig/engine"
 	"looprig/rig/event"
+	"looprig/rig/explain"
 	"looprig/rig/journal"
 	"looprig/rig/storage"
 )
@@ -374,9 +375,9 @@ func TestBusyAndInterrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.Submit(ctx, "echo no")
-	re := asRemote(t, err, "busy")
+	re := asRemote(t, err, explain.KindBusy)
 	var busy *rig.BusyError
-	if !errors.As(err, &busy) || busy.TurnID != ti.ID || busy.Index != ti.Index || re.Type != "BusyError" {
+	if !errors.As(err, &busy) || busy.TurnID != ti.ID || busy.Index != ti.Index || re.Type != explain.TypeBusyError {
 		t.Fatalf("busy error %+v (%+v)", re, busy)
 	}
 	if err := c.Interrupt(ctx); err != nil {
@@ -387,7 +388,7 @@ func TestBusyAndInterrupt(t *testing.T) {
 		t.Fatalf("turn ended with %+v", evs[len(evs)-1].Event)
 	}
 	err = c.Interrupt(ctx)
-	asRemote(t, err, "no_turn")
+	asRemote(t, err, explain.KindNoTurn)
 	var noTurn *rig.NoTurnError
 	if !errors.As(err, &noTurn) {
 		t.Fatalf("errors.As NoTurnError: %v", err)
@@ -417,7 +418,7 @@ func TestRespondGate(t *testing.T) {
 			t.Fatalf("status gate %+v, %v", s.Gate, err)
 		}
 		err = c.RespondGate(ctx, g.GateID+"-wrong", true)
-		asRemote(t, err, "no_gate")
+		asRemote(t, err, explain.KindNoGate)
 		var ng *rig.NoGateError
 		if !errors.As(err, &ng) || ng.Open != g.GateID {
 			t.Fatalf("no_gate %+v", ng)
@@ -500,9 +501,9 @@ func TestSessionClosedError(t *testing.T) {
 	// end; when it gets there first it is refused as session_closed,
 	// otherwise the host has said goodbye (HostClosedError) or already
 	// closed the connection under the request (EPIPE, ECONNRESET).
-	testErr := describe(rig.ErrSessionClosed)
-	if testErr.Kind != "session_closed" || !errors.Is(testErr, rig.ErrSessionClosed) {
-		t.Fatalf("describe(ErrSessionClosed) = %+v", testErr)
+	testErr := Describe(rig.ErrSessionClosed)
+	if testErr.Kind != explain.KindSessionClosed || !errors.Is(testErr, rig.ErrSessionClosed) {
+		t.Fatalf("Describe(ErrSessionClosed) = %+v", testErr)
 	}
 	if err := f.s.Shutdown(ctx); err != nil {
 		t.Fatal(err)
@@ -567,8 +568,8 @@ func TestLeaseLost(t *testing.T) {
 	}
 	<-c.Done()
 	var hc *HostClosedError
-	if err := c.Err(); !errors.As(err, &hc) || hc.Reason != ReasonSessionFaulted || hc.Err == nil || hc.Err.Kind != "lease_lost" ||
-		hc.Err.num("epoch") != int64(f.s.Epoch()) || hc.Err.Type != "LeaseLostError" {
+	if err := c.Err(); !errors.As(err, &hc) || hc.Reason != ReasonSessionFaulted || hc.Err == nil || hc.Err.Kind != explain.KindLeaseLost ||
+		hc.Err.num("epoch") != int64(f.s.Epoch()) || hc.Err.Type != explain.TypeLeaseLostError {
 		t.Fatalf("client end: %v (%+v)", err, hc.Err)
 	}
 }

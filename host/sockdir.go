@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"looprig/rig/explain"
 )
 
 // MaxSocketPath is the longest socket path SocketPath accepts, in bytes.
@@ -41,6 +43,12 @@ type SocketPathTooLongError struct {
 	Path string
 	Len  int
 	Max  int
+}
+
+// Explanation classifies it (explain.Explainer): kind
+// socket_path_too_long.
+func (e *SocketPathTooLongError) Explanation() explain.Explanation {
+	return explain.Of(explain.KindSocketPathTooLong)
 }
 
 func (e *SocketPathTooLongError) Error() string {

@@ -13,6 +13,7 @@ import (
 	"looprig/host"
 	"looprig/rig"
 	"looprig/rig/event"
+	"looprig/rig/explain"
 	"looprig/rig/journal"
 	"looprig/themes"
 )
@@ -477,7 +478,7 @@ func (h *shared) streamEnded(id string, c *host.Client, err error, epoch uint64)
 			return end
 		}
 	case errors.As(err, &remote):
-		if remote.Kind != host.KindLeaseLost && remote.Kind != "persistence_fault" {
+		if remote.Kind != explain.KindLeaseLost && remote.Kind != explain.KindPersistenceFault {
 			// A fault of another kind ends the stream with the fault, then
 			// the host says bye with the reason: wait for it briefly.
 			select {

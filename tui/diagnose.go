@@ -28,16 +28,17 @@ type diagnosis struct {
 	remedy   string
 }
 
-var stageText = map[rig.RestoreErrorKind]string{
-	rig.RestoreDiscoveryFailed:   "discovery — finding the journal and its SessionStarted",
-	rig.RestoreLeaseFailed:       "lease — taking the session lease",
-	rig.RestoreJournalFailed:     "journal — appending the opening fence",
-	rig.RestoreReplayFailed:      "replay — reading the journal back",
-	rig.RestoreAppendFailed:      "append — journaling the restore records",
-	rig.RestoreLoopFailed:        "loop — rebuilding the root loop",
-	rig.RestoreRuntimeFailed:     "runtime — building the engine",
-	rig.RestoreMaterializeFailed: "materialize — placing the workspace",
-	rig.RestoreContextDone:       "the restore ran out of time or was cancelled",
+// stageText says what each stage of a restore does.
+var stageText = map[explain.Kind]string{
+	explain.KindDiscoveryFailed:   "discovery — finding the journal and its SessionStarted",
+	explain.KindLeaseFailed:       "lease — taking the session lease",
+	explain.KindJournalFailed:     "journal — appending the opening fence",
+	explain.KindReplayFailed:      "replay — reading the journal back",
+	explain.KindAppendFailed:      "append — journaling the restore records",
+	explain.KindLoopFailed:        "loop — rebuilding the root loop",
+	explain.KindRuntimeFailed:     "runtime — building the engine",
+	explain.KindMaterializeFailed: "materialize — placing the workspace",
+	explain.KindContextDone:       "the restore ran out of time or was cancelled",
 }
 
 // facts reads the typed fields of an explanation.
@@ -52,14 +53,8 @@ func (f facts) str(name string) string {
 }
 
 func (f facts) num(name string) string {
-	v, _ := f.x.Field(name)
-	switch n := v.(type) {
-	case uint64:
-		return strconv.FormatUint(n, 10)
-	case int64:
+	if n, ok := f.x.Number(name); ok {
 		return strconv.FormatInt(n, 10)
-	case int:
-		return strconv.Itoa(n)
 	}
 	return "?"
 }
@@ -81,10 +76,10 @@ func diagnose(err error) diagnosis {
 	f := facts{x}
 	d := diagnosis{kind: "ERROR", chain: causeChain(err)}
 	if x.Classified() {
-		d.kind = clean(x.Kind)
+		d.kind = x.Kind.String()
 	}
-	// What only the host protocol fails with (rig/explain knows nothing
-	// of hosts).
+	// What only starting or dialling a host fails with: worded from the
+	// error's own facts (versions, pid, exit status).
 	var (
 		mismatch *host.ProtocolMismatchError
 		exited   *host.HostExitedError
@@ -104,9 +99,9 @@ func diagnose(err error) diagnosis {
 		d.remedy = "its log, <session id>.log in the store's socket directory, says why; the TUI's log has the command"
 		return d
 	}
-	restore := x.Type == "RestoreError"
+	restore := x.Type == explain.TypeRestoreError
 	switch x.Type {
-	case "RestoreRejectedError":
+	case explain.TypeRestoreRejectedError:
 		src := f.str("source")
 		if src == "" {
 			src = "the decider"
@@ -123,12 +118,12 @@ func diagnose(err error) diagnosis {
 		}
 		d.remedy = "r reviews the changes and can accept them (restore under the current profile)"
 		return d
-	case "ConfigMismatchError":
+	case explain.TypeConfigMismatchError:
 		d.headline = "configuration fingerprint changed (session recorded without a manifest)"
 		d.stage = "configuration check — before anything of the restore was written"
 		d.remedy = "restore it with the profile it was created with; fingerprint-only sessions cannot adopt drift"
 		return d
-	case "ProfileGoneError":
+	case explain.TypeProfileGoneError:
 		profile := strconv.Quote(clean(f.str("profile")))
 		d.headline = "the profile it was created with, " + profile + ", is not configured any more"
 		d.stage = "profile — finding the one it recorded, before anything was written"
@@ -137,23 +132,23 @@ func diagnose(err error) diagnosis {
 			clean(strings.Join(f.strs("known"), ", ")) + "), or restore it with another profile: looprig restore " +
 			rig.ShortID(f.str("session")) + " --rig NAME"
 		return d
-	case "RestoreError":
-		d.headline = clean(x.Kind)
-		d.stage = stageText[rig.RestoreErrorKind(x.Stage)]
+	case explain.TypeRestoreError:
+		d.headline = x.Kind.String()
+		d.stage = stageText[x.Kind]
 		if len(d.chain) > 1 {
 			d.chain = d.chain[1:] // the first layer only repeats the kind
 		}
-	case "LifecycleError":
+	case explain.TypeLifecycleError:
 		d.kind = "create_failed"
-		d.headline = "new session failed at stage " + clean(x.Stage)
-		d.stage = clean(x.Stage)
+		d.headline = "new session failed at stage " + x.Kind.String()
+		d.stage = x.Kind.String()
 	}
 
 	switch x.Remedy {
 	case explain.RemedyShutDownRootHolder:
 		who := "another session"
 		h, ok := f.holder("holder")
-		if !ok && x.Type == "LifecycleError" {
+		if !ok && x.Type == explain.TypeLifecycleError {
 			// explain names the holder of a busy root for a restore, not
 			// (yet) for a creation: read it from the cause.
 			var held *storage.LeaseHeldError
@@ -199,7 +194,7 @@ func diagnose(err error) diagnosis {
 		d.remedy = "engine " + strconv.Quote(clean(f.str("engine"))) + " is unknown here (known: " + clean(strings.Join(f.strs("known"), ", ")) + "): define it in config.toml"
 	case explain.RemedyListSessions:
 		switch {
-		case x.Type == "UnknownSessionError" || f.has("input"):
+		case x.Type == explain.TypeUnknownSessionError || f.has("input"):
 			d.remedy = "the session is gone from the store"
 		default:
 			d.remedy = "there is nothing to restore (no journal or no SessionStarted); nothing was modified"
@@ -207,12 +202,12 @@ func diagnose(err error) diagnosis {
 	case explain.RemedyLongerPrefix:
 		d.remedy = "the id matches several sessions: give more of it"
 	case explain.RemedyRetry:
-		switch rig.RestoreErrorKind(x.Stage) {
-		case rig.RestoreLeaseFailed:
+		switch x.Kind {
+		case explain.KindLeaseFailed:
 			d.remedy = "the lease could not be taken: r retries"
-		case rig.RestoreJournalFailed:
+		case explain.KindJournalFailed:
 			d.remedy = "another writer may have fenced the journal meanwhile: r retries"
-		case rig.RestoreContextDone:
+		case explain.KindContextDone:
 			d.remedy = "the restore timed out: r retries"
 		default:
 			d.remedy = "r retries; the log file has the details"
@@ -229,8 +224,10 @@ func diagnose(err error) diagnosis {
 		d.remedy = "another process took the lease: the list shows who holds it now"
 	case explain.RemedyRestoreIt:
 		d.remedy = "the turn's engine ignored the interrupt; the session is listed as crashed: r restores it"
+	case explain.RemedyRestoreWhenStopped:
+		d.remedy = "the session is shutting down: r restores it once it has stopped"
 	default:
-		if x.Type == "LifecycleError" {
+		if x.Type == explain.TypeLifecycleError {
 			d.remedy = "nothing was kept of the failed session (its lease was released)"
 		} else {
 			d.remedy = "the log file has the details"

@@ -1,15 +1,12 @@
 package tui
 
 import (
-	"errors"
 	"strconv"
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"looprig/host"
 	"looprig/rig"
-	"looprig/rig/journal"
-	"looprig/rig/storage"
+	"looprig/rig/explain"
 )
 
 // The sessions this TUI is attached to (sessView.live): attached after a
@@ -258,19 +255,9 @@ func breakLine(b *rig.BreakResult) (string, lineClass) {
 }
 
 // isLeaseLoss says whether a fault is a lost lease (rather than a store
-// that cannot persist): the host's error of kind lease_lost, or the
-// runtime's own.
-func isLeaseLoss(err error) bool {
-	var remote *host.RemoteError
-	if errors.As(err, &remote) {
-		return remote.Kind == host.KindLeaseLost
-	}
-	var jl *journal.JournalLeaseLostError
-	var ll *storage.LeaseLostError
-	var fe *journal.FencedError
-	var rl *rig.WorkspaceRootLeaseLostError
-	return errors.As(err, &jl) || errors.As(err, &ll) || errors.As(err, &fe) || errors.As(err, &rl)
-}
+// that cannot persist): explain's kind lease_lost, the host's report or
+// the runtime's own error.
+func isLeaseLoss(err error) bool { return explain.Explain(err).Kind == explain.KindLeaseLost }
 
 func epochText(e uint64) string {
 	if e == 0 {

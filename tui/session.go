@@ -363,7 +363,7 @@ func (v *sessView) driftRejected() (changes []event.Change, ok bool) {
 		return nil, false
 	}
 	x := explain.Explain(v.failed.err)
-	if x.Type != "RestoreRejectedError" {
+	if x.Type != explain.TypeRestoreRejectedError {
 		return nil, false
 	}
 	f, _ := x.Field("changes")

@@ -2,14 +2,13 @@ package tui
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"looprig/host"
-	"looprig/rig"
+	"looprig/rig/explain"
 )
 
 // Input to a running turn. While a turn runs in an attached session, i
@@ -327,23 +326,17 @@ func (m *model) sendNext(v *sessView, cmd tea.Cmd) tea.Cmd {
 
 // inputErrText says why input did not reach the turn.
 func (m *model) inputErrText(v *sessView, err error) string {
-	var (
-		noTurn   *rig.NoTurnError
-		noTerm   *rig.NoTerminalError
-		timeout  *rig.InputTimeoutError
-		deadline = errors.Is(err, context.DeadlineExceeded)
-	)
-	switch {
-	case errors.As(err, &noTurn):
+	switch explain.Explain(err).Kind {
+	case explain.KindNoTurn:
 		return "no turn is running"
-	case errors.As(err, &noTerm):
+	case explain.KindNoTerminal:
 		if v.fold.Gate() != nil {
 			return "the turn waits at a gate (a approves, d denies)"
 		}
 		return "the turn has no terminal (profile tty = false)"
-	case errors.As(err, &timeout):
+	case explain.KindInputTimeout:
 		return "the turn is not reading its input"
-	case deadline:
+	case explain.KindTimeout:
 		return "the host did not answer within " + inputTimeout.String()
 	}
 	return errText(err)

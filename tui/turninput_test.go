@@ -1,10 +1,13 @@
 package tui
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"looprig/host"
+	"looprig/rig"
 	"looprig/rig/event"
 )
 
@@ -75,5 +78,26 @@ func TestTurnInputClosesWithTurn(t *testing.T) {
 	m.send(inputSentMsg{id: v.id, c: v.live.c, send: turnSend{turnID: "t1", index: 1, text: "x\n"}})
 	if v.live.sending || len(v.live.queue) != 0 {
 		t.Fatalf("the line queued for turn 1 went to turn 2: sending %v, queue %+v", v.live.sending, v.live.queue)
+	}
+}
+
+// Input that did not reach the turn says why, whether the refusal is this
+// process's or, as always in the TUI, its host's.
+func TestInputErrText(t *testing.T) {
+	m, v := &model{}, &sessView{}
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{&rig.NoTurnError{}, "no turn is running"},
+		{&rig.NoTerminalError{TurnID: "t"}, "the turn has no terminal (profile tty = false)"},
+		{&rig.InputTimeoutError{TurnID: "t", Written: 1, Len: 2}, "the turn is not reading its input"},
+		{fmt.Errorf("input: %w", context.DeadlineExceeded), "the host did not answer within " + inputTimeout.String()},
+	} {
+		for _, err := range []error{c.err, remoteErr(c.err)} {
+			if got := m.inputErrText(v, err); got != c.want {
+				t.Errorf("%v (%T): %q, want %q", err, err, got, c.want)
+			}
+		}
 	}
 }

@@ -1,23 +1,29 @@
 // Package explain classifies the runtime's errors for people: what kind of
-// failure an error is, at which stage, with which typed facts, and what to
-// do about it. Every presenter (the CLI, the TUI, a host process) words
-// and renders the same classification its own way; none of them decides
-// on its own what an error of package rig, rig/storage, rig/journal or
-// rig/engine means.
+// failure an error is (a Kind, which decides its Type; a staged
+// operation's kind is its stage), with which typed facts, and what to do
+// about it (a Remedy). Every presenter (the CLI, the TUI, a host process)
+// words and renders the same classification its own way, switching on
+// these typed values; none of them decides on its own what an error of
+// package rig, rig/hub, rig/storage, rig/journal or rig/engine means, nor
+// whether a failure is a lost lease.
 //
 // Explain looks through the whole chain with errors.As, in a fixed order
-// of precedence: the most specific classification wins (a restore refused
-// because its workspace root is busy is about the root, not about the
-// LeaseHeldError that caused it).
+// of precedence: an error that carries its own classification (an
+// Explainer: a host's failure, reported to its client) first, then the
+// most specific classification (a restore refused because its workspace
+// root is busy is about the root, not about the LeaseHeldError that
+// caused it), and a bare timeout or cancellation last.
 package explain
 
 import (
+	"context"
 	"errors"
 	"strconv"
 	"strings"
 
 	"looprig/rig"
 	"looprig/rig/engine"
+	"looprig/rig/hub"
 	"looprig/rig/journal"
 	"looprig/rig/storage"
 )
@@ -76,9 +82,13 @@ const (
 	// RemedyRestoreIt: the session stopped uncleanly and is listed as
 	// crashed; restore it.
 	RemedyRestoreIt
+	// RemedyRestoreWhenStopped: the session is shutting down; restore it
+	// once it has stopped to go on with it.
+	RemedyRestoreWhenStopped
+	remedyCount
 )
 
-var remedyNames = [...]string{
+var remedyNames = [remedyCount]string{
 	RemedyNone:               "none",
 	RemedyListSessions:       "list_sessions",
 	RemedyLongerPrefix:       "longer_prefix",
@@ -97,30 +107,41 @@ var remedyNames = [...]string{
 	RemedyFixSeed:            "fix_seed",
 	RemedyDefineEngine:       "define_engine",
 	RemedyRestoreIt:          "restore_it",
+	RemedyRestoreWhenStopped: "restore_when_stopped",
 }
 
 // String returns the remedy's snake_case name.
 func (r Remedy) String() string {
-	if r >= 0 && int(r) < len(remedyNames) {
+	if r >= 0 && r < remedyCount {
 		return remedyNames[r]
 	}
 	return "remedy(" + strconv.Itoa(int(r)) + ")"
 }
 
-// ParseRemedy returns the remedy String names, RemedyNone for a name it
-// does not know.
-func ParseRemedy(name string) Remedy {
+// Remedies lists every remedy, RemedyNone first.
+func Remedies() []Remedy {
+	rs := make([]Remedy, remedyCount)
+	for i := range rs {
+		rs[i] = Remedy(i)
+	}
+	return rs
+}
+
+// ParseRemedy returns the remedy String names; false (and RemedyNone)
+// for a name it does not know.
+func ParseRemedy(name string) (Remedy, bool) {
 	for r, n := range remedyNames {
 		if n == name {
-			return Remedy(r)
+			return Remedy(r), true
 		}
 	}
-	return RemedyNone
+	return RemedyNone, false
 }
 
 // Explainer is an error that carries its own classification: one
 // classified in another process (a host's failure, reported to the client
-// that started it). Explain returns what it says.
+// that started it), or an error of a presenter's own that is one of the
+// kinds. Explain returns what it says, unless it is unclassified.
 type Explainer interface {
 	error
 	Explanation() Explanation
@@ -136,22 +157,22 @@ type Field struct {
 
 // Explanation is the classification of an error.
 type Explanation struct {
-	// Type is the error type people and JSON see: "RestoreError",
-	// "LeaseHeldError", "WorkspaceRootBusyError" ...; "Error" when the
-	// error is none the runtime classifies.
-	Type string
-	// Kind is the snake_case kind: a restore's RestoreErrorKind, a
-	// creation's LifecycleStage, or the failure's own ("lease_held",
-	// "config_rejected", ...); "error" when unclassified.
-	Kind string
-	// Stage is a restore's RestoreErrorKind or a creation's
-	// LifecycleStage, "" when the failure is not one of a staged
-	// operation.
-	Stage string
+	// Type is the error type people and JSON see; TypeError when the
+	// error is none the runtime classifies. It is Kind.Type().
+	Type Type
+	// Kind is what the failure is: a restore's or a creation's stage, or
+	// the failure's own kind; KindError when unclassified.
+	Kind Kind
 	// Fields are the typed facts, in a stable order.
 	Fields []Field
 	// Remedy is what to do about it.
 	Remedy Remedy
+}
+
+// Of returns the classification of a failure of kind k with these
+// fields: the kind's type and its remedy (Kind.Remedy).
+func Of(k Kind, fields ...Field) Explanation {
+	return Explanation{Type: k.Type(), Kind: k, Fields: fields, Remedy: k.Remedy()}
 }
 
 // Field returns the value of the field called name.
@@ -164,16 +185,41 @@ func (x Explanation) Field(name string) (any, bool) {
 	return nil, false
 }
 
-// Classified reports whether Explain recognised the error.
-func (x Explanation) Classified() bool { return x.Type != unclassified }
+// Number returns the field called name as an integer; false when it is
+// absent or not an integer.
+func (x Explanation) Number(name string) (int64, bool) {
+	v, _ := x.Field(name)
+	switch n := v.(type) {
+	case int:
+		return int64(n), true
+	case int64:
+		return n, true
+	case uint64:
+		return int64(n), true
+	}
+	return 0, false
+}
 
-const unclassified = "Error"
+// Classified reports whether Explain recognised the error.
+func (x Explanation) Classified() bool { return x.Kind != KindError }
 
 func (x *Explanation) add(name string, value any) { x.Fields = append(x.Fields, Field{name, value}) }
 
 // Explain classifies err. A nil err, or one none of the runtime's types
-// is in the chain of, is Type "Error", Kind "error", RemedyNone.
+// is in the chain of, is TypeError, KindError, RemedyNone.
 func Explain(err error) Explanation {
+	if err == nil {
+		return Of(KindError)
+	}
+	var explained Explainer
+	if errors.As(err, &explained) {
+		if x := explained.Explanation(); x.Classified() {
+			return x
+		}
+	}
+	if x, ok := explainCall(err); ok {
+		return x
+	}
 	var (
 		badID     *rig.BadIDError
 		ambiguous *rig.AmbiguousIDError
@@ -186,37 +232,17 @@ func Explain(err error) Explanation {
 		unknownS  *rig.UnknownSessionError
 		lifecycle *rig.LifecycleError
 		held      *storage.LeaseHeldError
-		decode    *journal.RecordDecodeError
-		corrupt   *storage.CorruptError
-		invalidP  *rig.InvalidProfileError
-		unknownE  *engine.UnknownEngineError
 		notCrash  *rig.NotCrashedError
 	)
-	if err == nil {
-		return Explanation{Type: unclassified, Kind: "error"}
-	}
-	var explained Explainer
-	if errors.As(err, &explained) {
-		return explained.Explanation()
-	}
 	switch {
 	case errors.As(err, &badID):
-		x := Explanation{Type: "BadIDError", Kind: "bad_id", Remedy: RemedyListSessions}
-		x.add("input", badID.Input)
-		return x
+		return Of(KindBadID, Field{"input", badID.Input})
 	case errors.As(err, &ambiguous):
-		x := Explanation{Type: "AmbiguousIDError", Kind: "ambiguous_id", Remedy: RemedyLongerPrefix}
-		x.add("input", ambiguous.Input)
-		x.add("matches", ambiguous.Matches)
-		return x
+		return Of(KindAmbiguousID, Field{"input", ambiguous.Input}, Field{"matches", ambiguous.Matches})
 	case errors.As(err, &gone):
-		x := Explanation{Type: "ProfileGoneError", Kind: "unknown_profile", Remedy: RemedyChooseProfile}
-		x.add("session", gone.Session)
-		x.add("profile", gone.Profile)
-		x.add("known", gone.Known)
-		return x
+		return Of(KindUnknownProfile, Field{"session", gone.Session}, Field{"profile", gone.Profile}, Field{"known", gone.Known})
 	case errors.As(err, &overlap):
-		x := Explanation{Type: "PersistenceOverlapError", Kind: "persistence_overlap", Remedy: RemedyMoveStoreOrRoot}
+		x := Of(KindPersistenceOverlap)
 		x.add("profile", overlap.Profile)
 		x.add("placement", string(overlap.Placement))
 		x.add("relation", overlap.Relation)
@@ -226,37 +252,28 @@ func Explain(err error) Explanation {
 		x.add("store_given", overlap.StoreGiven)
 		return x
 	case errors.As(err, &rejected):
-		x := Explanation{Type: "RestoreRejectedError", Kind: "config_rejected", Remedy: RemedyReviewDrift}
-		x.add("session", rejected.Session.String())
-		x.add("source", rejected.Source)
-		x.add("changes", rejected.Assessment.Changes)
-		return x
+		return Of(KindConfigRejected, Field{"session", rejected.Session.String()}, Field{"source", rejected.Source},
+			Field{"changes", rejected.Assessment.Changes})
 	case errors.As(err, &mismatch):
-		x := Explanation{Type: "ConfigMismatchError", Kind: "config_mismatch", Remedy: RemedyOriginalProfile}
-		x.add("session", mismatch.Session.String())
-		x.add("persisted", mismatch.Persisted)
-		x.add("live", mismatch.Live)
-		return x
+		return Of(KindConfigMismatch, Field{"session", mismatch.Session.String()}, Field{"persisted", mismatch.Persisted},
+			Field{"live", mismatch.Live})
 	case errors.As(err, &restore):
-		return explainRestore(err, restore)
+		if x, ok := explainRestore(err, restore); ok {
+			return x
+		}
 	case errors.As(err, &stuck):
-		x := Explanation{Type: "EngineUnresponsiveError", Kind: "engine_unresponsive", Remedy: RemedyRestoreIt}
-		x.add("session", stuck.Session.String())
-		x.add("turn_id", stuck.Turn)
-		x.add("waited_ms", stuck.Waited.Milliseconds())
-		return x
+		return Of(KindEngineUnresponsive, Field{"session", stuck.Session.String()}, Field{"turn_id", stuck.Turn},
+			Field{"waited_ms", stuck.Waited.Milliseconds()})
 	case errors.As(err, &unknownS):
-		return Explanation{Type: "UnknownSessionError", Kind: "unknown_session", Remedy: RemedyListSessions}
+		return Of(KindUnknownSession)
 	case errors.As(err, &notCrash):
-		x := Explanation{Type: "NotCrashedError", Kind: "not_crashed"}
-		x.add("session", notCrash.Session.String())
-		return x
+		return Of(KindNotCrashed, Field{"session", notCrash.Session.String()})
 	case errors.As(err, &lifecycle):
-		return explainLifecycle(err, lifecycle)
+		if x, ok := explainLifecycle(err, lifecycle); ok {
+			return x
+		}
 	case errors.As(err, &held):
-		x := Explanation{Type: "LeaseHeldError", Kind: "lease_held", Remedy: RemedyWaitOrBreakLease}
-		x.add("holder_epoch", held.HolderEpoch)
-		x.add("holder", held.Holder)
+		x := Of(KindLeaseHeld, Field{"holder_epoch", held.HolderEpoch}, Field{"holder", held.Holder})
 		if id, ok := rig.SessionOfLease(held.Name); ok {
 			x.add("session", id)
 		} else if strings.HasPrefix(held.Name, storage.RootLeaseName("")) {
@@ -267,39 +284,72 @@ func Explain(err error) Explanation {
 	if x, ok := explainLost(err); ok {
 		return x
 	}
+	var (
+		fault    *hub.FaultError
+		decode   *journal.RecordDecodeError
+		corrupt  *storage.CorruptError
+		invalidP *rig.InvalidProfileError
+		unknownE *engine.UnknownEngineError
+	)
 	switch {
+	case errors.As(err, &fault): // before its cause: the session stopped for it
+		return Of(KindPersistenceFault, Field{"event_type", string(fault.Type)})
 	case errors.As(err, &decode):
-		x := Explanation{Type: "RecordDecodeError", Kind: "broken_journal", Remedy: RemedyInspectJournal}
-		x.add("seq", decode.Seq)
-		x.add("reason", decode.Reason)
-		return x
+		return Of(KindBrokenJournal, Field{"seq", decode.Seq}, Field{"reason", decode.Reason})
 	case errors.As(err, &corrupt):
-		x := Explanation{Type: "CorruptError", Kind: "corrupt", Remedy: RemedyInspectJournal}
+		x := Of(KindCorrupt, Field{"name", corrupt.Name}, Field{"path", corrupt.Path}, Field{"offset", corrupt.Offset})
 		if IsEpochFile(corrupt.Path) {
 			x.Remedy = RemedyRepairEpochFile
 		}
-		x.add("name", corrupt.Name)
-		x.add("path", corrupt.Path)
-		x.add("offset", corrupt.Offset)
 		return x
 	case errors.As(err, &invalidP):
-		x := Explanation{Type: "InvalidProfileError", Kind: "invalid_profile", Remedy: RemedyFixProfile}
-		x.add("profile", invalidP.Profile)
-		x.add("field", invalidP.Field)
-		return x
+		return Of(KindInvalidProfile, Field{"profile", invalidP.Profile}, Field{"field", invalidP.Field})
 	case errors.As(err, &unknownE):
-		x := Explanation{Type: "UnknownEngineError", Kind: "unknown_engine", Remedy: RemedyDefineEngine}
-		x.add("engine", unknownE.Name)
-		x.add("known", unknownE.Known)
-		return x
+		return Of(KindUnknownEngine, Field{"engine", unknownE.Name}, Field{"known", unknownE.Known})
+	case errors.Is(err, context.DeadlineExceeded):
+		return Of(KindTimeout)
+	case errors.Is(err, context.Canceled):
+		return Of(KindCanceled)
 	}
-	return Explanation{Type: unclassified, Kind: "error"}
+	return Of(KindError)
 }
 
-// explainRestore classifies a failed restore by its cause.
-func explainRestore(err error, re *rig.RestoreError) Explanation {
-	x := Explanation{Type: "RestoreError", Kind: string(re.Kind), Stage: string(re.Kind)}
-	x.add("session", re.Session.String())
+// explainCall classifies the refusals of a live session's calls (submit,
+// input, respond_gate, ...): they stand alone, never the cause of another
+// failure.
+func explainCall(err error) (Explanation, bool) {
+	var (
+		busy    *rig.BusyError
+		noTurn  *rig.NoTurnError
+		noTerm  *rig.NoTerminalError
+		timeout *rig.InputTimeoutError
+		noGate  *rig.NoGateError
+	)
+	switch {
+	case errors.As(err, &busy):
+		return Of(KindBusy, Field{"turn_id", busy.TurnID}, Field{"index", busy.Index}), true
+	case errors.As(err, &noTurn):
+		return Of(KindNoTurn), true
+	case errors.As(err, &noTerm):
+		return Of(KindNoTerminal, Field{"turn_id", noTerm.TurnID}), true
+	case errors.As(err, &timeout):
+		return Of(KindInputTimeout, Field{"turn_id", timeout.TurnID}, Field{"written", timeout.Written}, Field{"len", timeout.Len}), true
+	case errors.As(err, &noGate):
+		return Of(KindNoGate, Field{"gate_id", noGate.GateID}, Field{"open", noGate.Open}), true
+	case errors.Is(err, rig.ErrSessionClosed):
+		return Of(KindSessionClosed), true
+	}
+	return Explanation{}, false
+}
+
+// explainRestore classifies a failed restore by its cause; false for a
+// stage it does not know.
+func explainRestore(err error, re *rig.RestoreError) (Explanation, bool) {
+	kind, ok := restoreKinds[re.Kind]
+	if !ok {
+		return Explanation{}, false
+	}
+	x := Of(kind, Field{"session", re.Session.String()})
 	var (
 		held     *storage.LeaseHeldError
 		busy     *rig.WorkspaceRootBusyError
@@ -346,25 +396,18 @@ func explainRestore(err error, re *rig.RestoreError) Explanation {
 		x.Remedy = RemedyListSessions
 		x.Fields[0].Value = nil // there is no session to name
 		x.add("input", unknownS.Input)
-	default:
-		switch re.Kind {
-		case rig.RestoreDiscoveryFailed:
-			x.Remedy = RemedyListSessions
-		case rig.RestoreReplayFailed:
-			x.Remedy = RemedyInspectJournal
-		case rig.RestoreMaterializeFailed:
-			x.Remedy = RemedyCheckWorkspace
-		default:
-			x.Remedy = RemedyRetry
-		}
 	}
-	return x
+	return x, true
 }
 
-// explainLifecycle classifies a failed creation by its cause.
-func explainLifecycle(err error, lc *rig.LifecycleError) Explanation {
-	x := Explanation{Type: "LifecycleError", Kind: string(lc.Stage), Stage: string(lc.Stage)}
-	x.add("stage", string(lc.Stage))
+// explainLifecycle classifies a failed creation by its cause; false for a
+// stage it does not know.
+func explainLifecycle(err error, lc *rig.LifecycleError) (Explanation, bool) {
+	kind, ok := creationKinds[lc.Stage]
+	if !ok {
+		return Explanation{}, false
+	}
+	x := Of(kind, Field{"stage", string(lc.Stage)})
 	var (
 		busy     *rig.WorkspaceRootBusyError
 		seed     *rig.SeedError
@@ -386,16 +429,19 @@ func explainLifecycle(err error, lc *rig.LifecycleError) Explanation {
 		x.add("engine", unknownE.Name)
 		x.add("known", unknownE.Known)
 	}
-	return x
+	return x, true
 }
 
 // explainLost classifies a lost lease: a session journal's, a workspace
-// root's, or a bare one.
+// root's, a bare one, or a journal writer fenced off by a successor. It
+// is the one place that decides whether a failure is a lost lease
+// (KindLeaseLost).
 func explainLost(err error) (Explanation, bool) {
 	var (
-		jl *journal.JournalLeaseLostError
-		rl *rig.WorkspaceRootLeaseLostError
-		ll *storage.LeaseLostError
+		jl     *journal.JournalLeaseLostError
+		rl     *rig.WorkspaceRootLeaseLostError
+		ll     *storage.LeaseLostError
+		fenced *journal.FencedError
 	)
 	var session any
 	var epoch uint64
@@ -407,6 +453,8 @@ func explainLost(err error) (Explanation, bool) {
 		epoch, root = rl.Epoch, rl.Root // a root lease does not name its session
 	case errors.As(err, &ll):
 		session, epoch = sessionOf(ll.Name), ll.Epoch
+	case errors.As(err, &fenced):
+		session, epoch = sessionOf(fenced.Name), fenced.Epoch
 	default:
 		return Explanation{}, false
 	}
@@ -415,11 +463,7 @@ func explainLost(err error) (Explanation, bool) {
 	if errors.As(err, &ll) {
 		newEpoch, reason = ll.NewEpoch, string(ll.Reason)
 	}
-	x := Explanation{Type: "LeaseLostError", Kind: "lease_lost", Remedy: RemedySeeHolder}
-	x.add("session", session)
-	x.add("epoch", epoch)
-	x.add("new_epoch", newEpoch)
-	x.add("reason", reason)
+	x := Of(KindLeaseLost, Field{"session", session}, Field{"epoch", epoch}, Field{"new_epoch", newEpoch}, Field{"reason", reason})
 	if root != "" {
 		x.add("root", root)
 	}

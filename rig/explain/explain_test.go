@@ -1,6 +1,7 @@
 package explain_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -14,6 +15,7 @@ import (
 	"looprig/rig/engine"
 	"looprig/rig/event"
 	"looprig/rig/explain"
+	"looprig/rig/hub"
 	"looprig/rig/journal"
 	"looprig/rig/storage"
 )
@@ -121,6 +123,26 @@ func TestExplain(t *testing.T) {
 			"LeaseLostError", "lease_lost", "", explain.RemedySeeHolder, f("session", nil, "epoch", uint64(2), "new_epoch", uint64(0), "reason", "epoch_advanced", "root", "/r")},
 		{"lost bare lease", lost, "LeaseLostError", "lease_lost", "", explain.RemedySeeHolder,
 			f("session", sid, "epoch", uint64(3), "new_epoch", uint64(4), "reason", "replaced")},
+		{"fenced writer", fmt.Errorf("append: %w", &journal.FencedError{Name: "sessions/" + sid, Epoch: 3, Expected: 5, Actual: 6}), "LeaseLostError", "lease_lost", "",
+			explain.RemedySeeHolder, f("session", sid, "epoch", uint64(3), "new_epoch", uint64(0), "reason", "")},
+		{"fault of a lost lease", &hub.FaultError{Type: event.TypeTurnDone, Err: &journal.JournalLeaseLostError{Name: "sessions/" + sid, Epoch: 3, Cause: lost}},
+			"LeaseLostError", "lease_lost", "", explain.RemedySeeHolder, f("session", sid, "epoch", uint64(3), "new_epoch", uint64(4), "reason", "replaced")},
+		{"fault of a damaged ledger", &hub.FaultError{Type: event.TypeTurnDone, Err: corrupt}, "PersistenceFaultError", "persistence_fault", "",
+			explain.RemedyNone, f("event_type", "TurnDone")},
+
+		// A live session's calls.
+		{"busy", fmt.Errorf("submit: %w", &rig.BusyError{TurnID: "t1", Index: 4}), "BusyError", "busy", "", explain.RemedyNone, f("turn_id", "t1", "index", 4)},
+		{"no turn", &rig.NoTurnError{}, "NoTurnError", "no_turn", "", explain.RemedyNone, nil},
+		{"no terminal", &rig.NoTerminalError{TurnID: "t2"}, "NoTerminalError", "no_terminal", "", explain.RemedyNone, f("turn_id", "t2")},
+		{"input timeout", &rig.InputTimeoutError{TurnID: "t3", Written: 4096, Len: 65536}, "InputTimeoutError", "input_timeout", "", explain.RemedyNone,
+			f("turn_id", "t3", "written", 4096, "len", 65536)},
+		{"no gate", &rig.NoGateError{GateID: "g1", Open: "g2"}, "NoGateError", "no_gate", "", explain.RemedyNone, f("gate_id", "g1", "open", "g2")},
+		{"session closed", fmt.Errorf("submit: %w", rig.ErrSessionClosed), "SessionClosedError", "session_closed", "", explain.RemedyRestoreWhenStopped, nil},
+		{"timeout", fmt.Errorf("status: %w", context.DeadlineExceeded), "TimeoutError", "timeout", "", explain.RemedyNone, nil},
+		{"canceled", fmt.Errorf("status: %w", context.Canceled), "CanceledError", "canceled", "", explain.RemedyNone, nil},
+		{"restore that ran out of time", restore(rig.RestoreContextDone, context.DeadlineExceeded), "RestoreError", "context_done", "context_done",
+			explain.RemedyRetry, f("session", sid)},
+
 		{"undecodable record", fmt.Errorf("replay: %w", decode), "RecordDecodeError", "broken_journal", "", explain.RemedyInspectJournal,
 			f("seq", uint64(9), "reason", "bad event")},
 		{"corrupt ledger", corrupt, "CorruptError", "corrupt", "", explain.RemedyInspectJournal,
@@ -135,9 +157,12 @@ func TestExplain(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			x := explain.Explain(tt.err)
-			if x.Type != tt.typ || x.Kind != tt.kind || x.Stage != tt.stage || x.Remedy != tt.remedy {
+			if x.Type.String() != tt.typ || x.Kind.String() != tt.kind || stageOf(x) != tt.stage || x.Remedy != tt.remedy {
 				t.Fatalf("Explain = {Type %q, Kind %q, Stage %q, Remedy %v}, want {%q, %q, %q, %v}",
-					x.Type, x.Kind, x.Stage, x.Remedy, tt.typ, tt.kind, tt.stage, tt.remedy)
+					x.Type, x.Kind, stageOf(x), x.Remedy, tt.typ, tt.kind, tt.stage, tt.remedy)
+			}
+			if x.Type != x.Kind.Type() {
+				t.Errorf("Type %v, but kind %v is of type %v", x.Type, x.Kind, x.Kind.Type())
 			}
 			if len(x.Fields) != len(tt.fields) || (len(tt.fields) > 0 && !reflect.DeepEqual(x.Fields, tt.fields)) {
 				t.Fatalf("Fields = %#v\nwant %#v", x.Fields, tt.fields)
@@ -157,19 +182,151 @@ func TestExplain(t *testing.T) {
 	}
 }
 
+// stageOf is the stage of a staged operation's failure: its kind.
+func stageOf(x explain.Explanation) string {
+	if x.Type == explain.TypeRestoreError || x.Type == explain.TypeLifecycleError {
+		return x.Kind.String()
+	}
+	return ""
+}
+
+// snakeCase reports whether name is a non-empty snake_case word.
+func snakeCase(name string) bool {
+	return name != "" && name == strings.ToLower(name) && !strings.ContainsAny(name, "- ()")
+}
+
 func TestRemedyNames(t *testing.T) {
 	seen := map[string]explain.Remedy{}
-	for r := explain.RemedyNone; r <= explain.RemedyRestoreIt; r++ {
+	for _, r := range explain.Remedies() {
 		name := r.String()
-		if name == "" || name != strings.ToLower(name) || strings.ContainsAny(name, "- ()") {
+		if !snakeCase(name) {
 			t.Errorf("Remedy %d has name %q, want snake_case", int(r), name)
 		}
 		if other, dup := seen[name]; dup {
 			t.Errorf("Remedies %d and %d are both %q", int(other), int(r), name)
 		}
 		seen[name] = r
+		if back, ok := explain.ParseRemedy(name); !ok || back != r {
+			t.Errorf("ParseRemedy(%q) = %v, %v; want %d", name, back, ok, int(r))
+		}
 	}
 	if got := explain.Remedy(999).String(); got != "remedy(999)" {
 		t.Errorf("an unknown remedy is %q", got)
+	}
+	if r, ok := explain.ParseRemedy("no_such_remedy"); ok || r != explain.RemedyNone {
+		t.Errorf("ParseRemedy of an unknown name = %v, %v", r, ok)
+	}
+}
+
+// TestKindNames: every kind has its own snake_case wire name, which
+// ParseKind reads back, and a type of its own (none but KindError is
+// unclassified); every type is some kind's.
+func TestKindNames(t *testing.T) {
+	seen := map[string]explain.Kind{}
+	typed := map[explain.Type]bool{}
+	for _, k := range explain.Kinds() {
+		name := k.String()
+		if !snakeCase(name) {
+			t.Errorf("Kind %d has name %q, want snake_case", int(k), name)
+		}
+		if other, dup := seen[name]; dup {
+			t.Errorf("Kinds %d and %d are both %q", int(other), int(k), name)
+		}
+		seen[name] = k
+		if back, ok := explain.ParseKind(name); !ok || back != k {
+			t.Errorf("ParseKind(%q) = %v, %v; want %d", name, back, ok, int(k))
+		}
+		if (k.Type() == explain.TypeError) != (k == explain.KindError) {
+			t.Errorf("kind %s has type %s", k, k.Type())
+		}
+		if x := explain.Of(k); x.Type != k.Type() || x.Kind != k || x.Remedy != k.Remedy() || x.Classified() != (k != explain.KindError) {
+			t.Errorf("Of(%s) = %+v", k, x)
+		}
+		typed[k.Type()] = true
+	}
+	if got := explain.Kind(250).String(); got != "kind(250)" {
+		t.Errorf("an unknown kind is %q", got)
+	}
+	if k, ok := explain.ParseKind("no_such_kind"); ok || k != explain.KindError {
+		t.Errorf("ParseKind of an unknown name = %v, %v", k, ok)
+	}
+
+	names := map[string]explain.Type{}
+	for _, typ := range explain.Types() {
+		name := typ.String()
+		if name == "" || name != strings.TrimSpace(name) || strings.ToUpper(name[:1]) != name[:1] || !strings.HasSuffix(name, "Error") {
+			t.Errorf("Type %d has name %q, want a Go error type's", int(typ), name)
+		}
+		if other, dup := names[name]; dup {
+			t.Errorf("Types %d and %d are both %q", int(other), int(typ), name)
+		}
+		names[name] = typ
+		if back, ok := explain.ParseType(name); !ok || back != typ {
+			t.Errorf("ParseType(%q) = %v, %v; want %d", name, back, ok, int(typ))
+		}
+		if !typed[typ] {
+			t.Errorf("type %s is no kind's", typ)
+		}
+	}
+	if got := explain.Type(250).String(); got != "type(250)" {
+		t.Errorf("an unknown type is %q", got)
+	}
+	if typ, ok := explain.ParseType("NoSuchError"); ok || typ != explain.TypeError {
+		t.Errorf("ParseType of an unknown name = %v, %v", typ, ok)
+	}
+}
+
+// TestStageKinds: a failed restore's kind is its stage, and so is a
+// failed creation's, for every stage rig has.
+func TestStageKinds(t *testing.T) {
+	for _, stage := range rig.RestoreErrorKinds {
+		x := explain.Explain(&rig.RestoreError{Kind: stage, Cause: errors.New("x")})
+		if x.Type != explain.TypeRestoreError || x.Kind.String() != string(stage) {
+			t.Errorf("restore stage %s: %s %s", stage, x.Type, x.Kind)
+		}
+	}
+	for _, stage := range []rig.LifecycleStage{rig.StageValidate, rig.StageMint, rig.StageLease, rig.StageJournal,
+		rig.StagePlacement, rig.StageSeed, rig.StageLoop, rig.StageCommit} {
+		x := explain.Explain(&rig.LifecycleError{Stage: stage, Cause: errors.New("x")})
+		if x.Type != explain.TypeLifecycleError || x.Kind.String() != string(stage) {
+			t.Errorf("creation stage %s: %s %s", stage, x.Type, x.Kind)
+		}
+	}
+}
+
+// selfExplained is an error that classifies itself (explain.Explainer).
+type selfExplained struct {
+	x   explain.Explanation
+	err error
+}
+
+func (e *selfExplained) Error() string                    { return "self" }
+func (e *selfExplained) Unwrap() error                    { return e.err }
+func (e *selfExplained) Explanation() explain.Explanation { return e.x }
+
+func TestExplainer(t *testing.T) {
+	own := explain.Of(explain.KindHostLost, explain.Field{Name: "pid", Value: 7})
+	inner := &rig.BadIDError{Input: "zz"}
+	if x := explain.Explain(fmt.Errorf("w: %w", &selfExplained{own, inner})); !reflect.DeepEqual(x, own) {
+		t.Errorf("an Explainer's own classification: %+v", x)
+	}
+	// An Explainer that does not classify itself leaves the chain to Explain.
+	if x := explain.Explain(&selfExplained{explain.Of(explain.KindError), inner}); x.Kind != explain.KindBadID {
+		t.Errorf("an unclassified Explainer: %+v", x)
+	}
+}
+
+func TestNumber(t *testing.T) {
+	x := explain.Of(explain.KindLeaseLost, explain.Field{Name: "epoch", Value: uint64(3)}, explain.Field{Name: "index", Value: 4},
+		explain.Field{Name: "offset", Value: int64(-1)}, explain.Field{Name: "reason", Value: "replaced"})
+	for name, want := range map[string]int64{"epoch": 3, "index": 4, "offset": -1} {
+		if n, ok := x.Number(name); !ok || n != want {
+			t.Errorf("Number(%s) = %d, %v; want %d", name, n, ok, want)
+		}
+	}
+	for _, name := range []string{"reason", "absent"} {
+		if n, ok := x.Number(name); ok {
+			t.Errorf("Number(%s) = %d, true", name, n)
+		}
 	}
 }

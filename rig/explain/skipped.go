@@ -30,7 +30,7 @@ func RestoreSkipped(err error) (skip Skip, holder storage.Holder) {
 	}
 	x := Explain(err)
 	switch {
-	case x.Kind == "not_crashed":
+	case x.Kind == KindNotCrashed:
 		return SkipNotCrashed, storage.Holder{}
 	case x.Remedy == RemedyWaitOrBreakLease:
 		h, _ := x.Field("holder")
