@@ -4,7 +4,8 @@
 // nothing under rig/ imports tui, fsstore, host or a charm package; host
 // (the per-session server) imports the runtime only. It also pins
 // what the presenters (cli, tui) may use of the runtime's internals
-// (TestPresentersUseRig).
+// (TestPresentersUseRig), and that following a session and folding its
+// events live in rig alone (TestFollowingLivesInRig).
 package archtest
 
 import (
@@ -272,4 +273,117 @@ func internalUses(t *testing.T, dir string) ([]string, map[string]string) {
 	}
 	slices.Sort(found)
 	return found, lines
+}
+
+// followers are the packages outside rig that show or serve a session's
+// events.
+var followers = []string{"cli", "tui", "host"}
+
+// TestFollowingLivesInRig pins the rule of docs/ARCHITECTURE.md,
+// "Following a session": every presenter follows a session with
+// rig.Follow, which owns the merge of a journal and a live stream, the
+// recovery of a stream that fell behind, and delivering each event once;
+// and folds events into a session's state with rig.State and output with
+// rig.Transcript. In their non-test files, cli, tui and host therefore do
+// not import rig/hub (a hub subscription needs its Filter), do not
+// subscribe to a host's stream themselves (Client.Subscribe, host.Stream,
+// host.StreamLostError: rig.Follow reads the host as a rig.Feed), do not
+// summarize turn ends (rig.TurnEndOf is State's), and keep no event other
+// than envelopes (the messages that carry them) and drift changes in
+// their types: holding a GateOpened or a map of turn ends is folding.
+// Copies of those rules disagreed before: a TUI opened during fast output
+// showed one line missing and one twice, and `restore --hold` resubscribed
+// without replaying what it missed.
+func TestFollowingLivesInRig(t *testing.T) {
+	root := moduleRoot(t)
+	for _, pkg := range followers {
+		dir := filepath.Join(root, pkg)
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parsed := 0
+		for _, ent := range ents {
+			name := ent.Name()
+			if ent.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parsed++
+			for _, msg := range followingViolations(pkg, f) {
+				t.Errorf("%s/%s:%d: %s (see TestFollowingLivesInRig)", pkg, name, fset.Position(msg.pos).Line, msg.what)
+			}
+		}
+		if parsed == 0 {
+			t.Fatalf("no Go files in %s: the scan is broken", pkg)
+		}
+	}
+}
+
+type violation struct {
+	pos  token.Pos
+	what string
+}
+
+// followingViolations returns what file f of package pkg does that
+// TestFollowingLivesInRig forbids.
+func followingViolations(pkg string, f *ast.File) []violation {
+	var out []violation
+	local := map[string]string{} // local name -> import path, of this module's packages
+	for _, imp := range f.Imports {
+		path, _ := strconv.Unquote(imp.Path.Value)
+		if path == module+"/rig/hub" {
+			out = append(out, violation{imp.Pos(), "imports rig/hub: follow with rig.Follow"})
+		}
+		n := path[strings.LastIndexByte(path, '/')+1:]
+		if imp.Name != nil {
+			n = imp.Name.Name
+		}
+		local[n] = path
+	}
+	is := func(e ast.Expr, path, name string) bool {
+		se, ok := e.(*ast.SelectorExpr)
+		if !ok {
+			return false
+		}
+		id, ok := se.X.(*ast.Ident)
+		return ok && local[id.Name] == path && se.Sel.Name == name
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			switch {
+			case pkg != "host" && (is(n, module+"/host", "Stream") || is(n, module+"/host", "StreamLostError")):
+				out = append(out, violation{n.Pos(), "uses host." + n.Sel.Name + ": follow the host with rig.Follow"})
+			case is(n, module+"/rig", "TurnEndOf"):
+				out = append(out, violation{n.Pos(), "summarizes turn ends: fold with rig.State"})
+			}
+		case *ast.CallExpr:
+			if se, ok := n.Fun.(*ast.SelectorExpr); ok && se.Sel.Name == "Subscribe" && pkg != "host" {
+				out = append(out, violation{n.Pos(), "calls Subscribe: follow with rig.Follow"})
+			}
+		case *ast.StructType:
+			if pkg == "host" {
+				return true // a server: its session holds the state
+			}
+			for _, field := range n.Fields.List {
+				ast.Inspect(field.Type, func(m ast.Node) bool {
+					se, ok := m.(*ast.SelectorExpr)
+					if !ok {
+						return true
+					}
+					if id, ok := se.X.(*ast.Ident); ok && local[id.Name] == module+"/rig/event" && se.Sel.Name != "Envelope" && se.Sel.Name != "Change" {
+						out = append(out, violation{field.Pos(), "keeps an event." + se.Sel.Name + " in a type: fold with rig.State"})
+					}
+					return true
+				})
+			}
+		}
+		return true
+	})
+	return out
 }
