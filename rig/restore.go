@@ -254,9 +254,6 @@ func (r *Rig) replay(ctx context.Context, s *Session) (*replayed, error) {
 	for rp.Next() {
 		rec := rp.Record()
 		rep.records++
-		if err := s.journal.Remember(rec); err != nil {
-			return nil, err
-		}
 		switch rec.Kind {
 		case journal.KindFence:
 			rep.pending = nil // a restore that was cut short adopted nothing
@@ -425,7 +422,7 @@ func (s *Session) recordRestoreErrored(cause error) {
 			return
 		}
 	}
-	if _, err := j.AppendEvent(ctx, "", "", event.RestoreErrored{Kind: kind, Message: cause.Error()}); err != nil {
+	if _, err := j.AppendEvent(ctx, "", event.RestoreErrored{Kind: kind, Message: cause.Error()}); err != nil {
 		s.rig.log.Warn("cannot record RestoreErrored", "session", s.id, "err", err)
 	}
 }

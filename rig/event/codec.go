@@ -111,9 +111,8 @@ func appendData(buf *bytes.Buffer, ev Event, t Type) error {
 // writes for invalid UTF-8 as a literal U+FFFD, which is what a decoded
 // string holds and re-encodes to, and returns the shortened b. That makes
 // the encoding canonical: Marshal(Unmarshal(Marshal(ev))) equals
-// Marshal(ev) for every event, which idempotency comparisons depend on.
-// Package journal encodes the rest of its records the same way. b must be
-// encoding/json output.
+// Marshal(ev) for every event. Package journal encodes the rest of its
+// records the same way. b must be encoding/json output.
 func LiteralReplacement(b []byte) []byte {
 	const esc = `\ufffd`
 	if !bytes.Contains(b, []byte(esc)) {
