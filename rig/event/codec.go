@@ -27,15 +27,6 @@ func Marshal(ev Event) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// MarshalDurable is Marshal for persistence: it refuses ephemeral events
-// with *EphemeralError before encoding anything.
-func MarshalDurable(ev Event) ([]byte, error) {
-	if err := CheckDurable(ev); err != nil {
-		return nil, err
-	}
-	return Marshal(ev)
-}
-
 // CheckDurable returns *EphemeralError when ev must not be persisted, and
 // *EncodeError when ev is not an event of this package (nil included).
 func CheckDurable(ev Event) error {

@@ -106,7 +106,7 @@ func Open(ctx context.Context, ledger storage.Ledger, name string, lease storage
 		name:   name,
 		lease:  lease,
 		epoch:  lease.Epoch(),
-		opts:   options{clock: time.Now, maxBatch: 1024, maxBatchLen: 8 << 20},
+		opts:   options{clock: time.Now},
 	}
 	for _, o := range opts {
 		o(&j.opts)
@@ -283,9 +283,9 @@ func (j *SessionJournal) append(ctx context.Context, content []byte) (uint64, er
 func (j *SessionJournal) lead(ctx context.Context) {
 	j.gather()
 	n, size := 0, 0
-	for n < len(j.queue) && n < j.opts.maxBatch {
+	for n < len(j.queue) && n < maxBatch {
 		l := len(j.queue[n].content) + atSuffixMax
-		if n > 0 && size+l > j.opts.maxBatchLen {
+		if n > 0 && size+l > maxBatchLen {
 			break
 		}
 		size += l
