@@ -441,6 +441,14 @@ type restoreOptions struct {
 // processes restores each once.
 func OnlyIfCrashed() RestoreOption { return func(o *restoreOptions) { o.onlyCrashed = true } }
 
+// RestoreAllWorkers is how many sessions are restored side by side when
+// every crashed session is restored (looprig restore --all-crashed, the
+// TUI's R), each with OnlyIfCrashed. Each restore waits mostly on its own
+// fsyncs, and on a host process starting when it runs in one, so a few at
+// once go much faster than one after the other, without crowding a small
+// machine.
+const RestoreAllWorkers = 4
+
 // NotCrashedError: OnlyIfCrashed found the session shut down cleanly.
 type NotCrashedError struct {
 	Session uuid.UUID
