@@ -355,8 +355,5 @@ func recordJSON(rec journal.Record) (*obj, error) {
 			return nil, err
 		}
 	}
-	if rec.ID != "" {
-		o.set("record_id", rec.ID)
-	}
 	return o, nil
 }

@@ -63,7 +63,7 @@ func TestJSONLinesGolden(t *testing.T) {
 		add(envelopeJSON(event.Envelope{Seq: uint64(i), Session: "s", LoopID: "L", At: at, Event: ev}))
 		add(envelopeJSON(event.Envelope{Session: jsonHard[i%len(jsonHard)], Event: ev}))
 		add(recordJSON(journal.Record{Seq: uint64(i), Kind: journal.KindEvent, At: at, LoopID: "L", Event: ev}))
-		add(recordJSON(journal.Record{Seq: uint64(i), Kind: journal.KindEvent, ID: jsonHard[i%len(jsonHard)], Event: ev}))
+		add(recordJSON(journal.Record{Seq: uint64(i), Kind: journal.KindEvent, Event: ev}))
 	}
 	add(recordJSON(journal.Record{Seq: 1, Kind: journal.KindFence, Epoch: 3, At: at}))
 	for _, s := range jsonHard {
@@ -76,7 +76,7 @@ func TestJSONLinesGolden(t *testing.T) {
 			{Name: journal.CommandInput, LoopID: "L", TurnID: "t", Hidden: true, Bytes: 9, From: "cli"},
 			{Name: journal.CommandInput, LoopID: "L", TurnID: "t", EOF: true},
 		} {
-			add(recordJSON(journal.Record{Seq: 2, Kind: journal.KindCommand, At: at, ID: s, Command: &cmd}))
+			add(recordJSON(journal.Record{Seq: 2, Kind: journal.KindCommand, At: at, Command: &cmd}))
 		}
 		o := newObj().set("type", "E"+s).set("kind", "k").set("message", s).set(s, s).set("n", 3).set("at", jsonTime(at)).set("none", jsonTime{})
 		add(newObj().raw("error", o.bytes()), nil)

@@ -9,12 +9,6 @@ import (
 	"looprig/rig/explain"
 )
 
-// restoreWorkers is how many sessions restore --all-crashed restores at
-// once: each restore waits on its own fsyncs (and, with --detach, on a
-// host process starting), so a few side by side go much faster than one
-// after the other, without crowding a small machine.
-const restoreWorkers = 8
-
 // allCrashedJSON is one line of restore --all-crashed --json: a session's
 // outcome, "restored", "skipped" (another process restored it first, or
 // holds it) or "failed" (with the error as every command prints it).
@@ -36,7 +30,8 @@ type errorJSON struct {
 }
 
 // restoreAllCrashed restores every session listed crashed, each as
-// 'restore ID' (or 'restore --detach ID') would, restoreWorkers at a time.
+// 'restore ID' (or 'restore --detach ID') would, rig.RestoreAllWorkers at a
+// time.
 // Each restore checks, under the session's lease, that the session is
 // still crashed (rig.OnlyIfCrashed), so two callers at once restore every
 // session once: the other's finds it held or shut down, and skips it.
@@ -101,7 +96,7 @@ func restoreAllCrashed(c *call) int {
 			}
 		}
 	}
-	for range min(restoreWorkers, len(crashed)) {
+	for range min(rig.RestoreAllWorkers, len(crashed)) {
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1)) - 1

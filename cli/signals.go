@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -128,17 +127,5 @@ func waitEOF(ctx context.Context, f *os.File) error {
 		if err != nil || n == 0 {
 			return nil
 		}
-	}
-}
-
-// sleepCtx sleeps for d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }

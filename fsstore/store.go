@@ -83,8 +83,6 @@ type Option func(*options)
 
 type options struct {
 	watchdog     time.Duration
-	pid          int
-	host         string
 	allowNetwork bool
 }
 
@@ -93,11 +91,6 @@ type options struct {
 // lease's directory (inotify) triggers the check at once, and the period
 // is 10 s at least: an idle holder then wakes up seldom.
 func WithWatchdog(d time.Duration) Option { return func(o *options) { o.watchdog = d } }
-
-// WithHolder overrides the pid and host written into epoch files.
-func WithHolder(pid int, host string) Option {
-	return func(o *options) { o.pid, o.host = pid, host }
-}
 
 // WithNetworkFilesystem allows a store on a network file system (NFS or
 // SMB; on Darwin also AFP, WebDAV, FTP: see netfs.go). flock there does not
@@ -147,7 +140,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		held: make(map[string]*lease.Lease),
 	}
 	s.leases = lease.NewManager(lease.Options{
-		Watchdog: o.watchdog, PID: o.pid, Host: o.host, Changed: s.touch,
+		Watchdog: o.watchdog, Changed: s.touch,
 	})
 	return s, nil
 }

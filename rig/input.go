@@ -79,7 +79,7 @@ func (s *Session) SendInput(ctx context.Context, in Input) (hidden bool, err err
 	default:
 		cmd.Input, cmd.Bytes = in.Text, len(in.Text)
 	}
-	if _, err := s.journal.AppendCommand(ctx, "", cmd); err != nil {
+	if _, err := s.journal.AppendCommand(ctx, cmd); err != nil {
 		return false, s.commandErr(err)
 	}
 	if in.EOF {

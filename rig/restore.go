@@ -254,9 +254,6 @@ func (r *Rig) replay(ctx context.Context, s *Session) (*replayed, error) {
 	for rp.Next() {
 		rec := rp.Record()
 		rep.records++
-		if err := s.journal.Remember(rec); err != nil {
-			return nil, err
-		}
 		switch rec.Kind {
 		case journal.KindFence:
 			rep.pending = nil // a restore that was cut short adopted nothing
@@ -425,7 +422,7 @@ func (s *Session) recordRestoreErrored(cause error) {
 			return
 		}
 	}
-	if _, err := j.AppendEvent(ctx, "", "", event.RestoreErrored{Kind: kind, Message: cause.Error()}); err != nil {
+	if _, err := j.AppendEvent(ctx, "", event.RestoreErrored{Kind: kind, Message: cause.Error()}); err != nil {
 		s.rig.log.Warn("cannot record RestoreErrored", "session", s.id, "err", err)
 	}
 }
@@ -443,6 +440,14 @@ type restoreOptions struct {
 // is written. Restoring many crashed sessions at once from several
 // processes restores each once.
 func OnlyIfCrashed() RestoreOption { return func(o *restoreOptions) { o.onlyCrashed = true } }
+
+// RestoreAllWorkers is how many sessions are restored side by side when
+// every crashed session is restored (looprig restore --all-crashed, the
+// TUI's R), each with OnlyIfCrashed. Each restore waits mostly on its own
+// fsyncs, and on a host process starting when it runs in one, so a few at
+// once go much faster than one after the other, without crowding a small
+// machine.
+const RestoreAllWorkers = 4
 
 // NotCrashedError: OnlyIfCrashed found the session shut down cleanly.
 type NotCrashedError struct {

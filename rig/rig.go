@@ -72,9 +72,6 @@ func WithEngine(name string, f EngineFactory) Option {
 	return func(r *Rig) { r.engines[name] = f }
 }
 
-// WithClock sets the clock (tests).
-func WithClock(now func() time.Time) Option { return func(r *Rig) { r.now = now } }
-
 // WithLogger sets where the runtime logs what it cannot return (release
 // failures during shutdown). Default: discard.
 func WithLogger(l *slog.Logger) Option { return func(r *Rig) { r.log = l } }
@@ -136,9 +133,6 @@ func Define(opts ...Option) (*Rig, error) {
 
 // Profile returns the rig's profile.
 func (r *Rig) Profile() Profile { return r.profile }
-
-// Store returns the rig's store.
-func (r *Rig) Store() storage.Store { return r.store }
 
 // newEngine builds the profile's engine: a registered factory, else a
 // built-in. An unknown name is *engine.UnknownEngineError.

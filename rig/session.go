@@ -238,7 +238,7 @@ func (s *Session) Submit(ctx context.Context, input string) (TurnInfo, error) {
 		close(t.done) // a Shutdown or Interrupt that saw t waits for it
 		return TurnInfo{}, s.mutationErr(err)
 	}
-	if _, err := s.journal.AppendCommand(ctx, "", journal.Command{Name: journal.CommandSubmit, LoopID: s.loopID, TurnID: t.id, Input: input}); err != nil {
+	if _, err := s.journal.AppendCommand(ctx, journal.Command{Name: journal.CommandSubmit, LoopID: s.loopID, TurnID: t.id, Input: input}); err != nil {
 		return fail(s.commandErr(err))
 	}
 	// The command is on record: the turn starts whatever happens to ctx
@@ -347,7 +347,7 @@ func (s *Session) Interrupt(ctx context.Context) error {
 	if t == nil {
 		return &NoTurnError{}
 	}
-	if _, err := s.journal.AppendCommand(ctx, "", journal.Command{Name: journal.CommandInterrupt, LoopID: s.loopID, TurnID: t.id}); err != nil {
+	if _, err := s.journal.AppendCommand(ctx, journal.Command{Name: journal.CommandInterrupt, LoopID: s.loopID, TurnID: t.id}); err != nil {
 		return s.commandErr(err)
 	}
 	if terminal, _ := t.console.State(); terminal {
@@ -413,7 +413,7 @@ func (s *Session) RespondGate(ctx context.Context, gateID string, approve bool) 
 	if g.openErr != nil {
 		return s.mutationErr(g.openErr)
 	}
-	if _, err := s.journal.AppendCommand(ctx, "", journal.Command{Name: journal.CommandRespondGate, LoopID: s.loopID, TurnID: g.turnID, GateID: g.id, Action: string(action)}); err != nil {
+	if _, err := s.journal.AppendCommand(ctx, journal.Command{Name: journal.CommandRespondGate, LoopID: s.loopID, TurnID: g.turnID, GateID: g.id, Action: string(action)}); err != nil {
 		return unclaim(s.commandErr(err))
 	}
 	// The answer is on record: a cancellation of ctx must not reach the hub.
@@ -644,7 +644,7 @@ func (s *Session) teardown(ctx context.Context) error {
 	defer cancel()
 	var errs []error
 	if healthy {
-		if _, err := s.journal.AppendCommand(bctx, "", journal.Command{Name: journal.CommandShutdown, LoopID: s.loopID}); err != nil {
+		if _, err := s.journal.AppendCommand(bctx, journal.Command{Name: journal.CommandShutdown, LoopID: s.loopID}); err != nil {
 			errs = append(errs, fmt.Errorf("record shutdown: %w", s.mutationErr(err)))
 		}
 	}

@@ -78,10 +78,6 @@ func (t *Transcript) Apply(ev event.Event) (Chunk, bool) {
 	return Chunk{}, false
 }
 
-// Turn returns the turn the Transcript follows ("" before any) and how
-// many bytes of its output it passed on.
-func (t *Transcript) Turn() (id string, have int64) { return t.turn, t.have }
-
 // Elided returns how many bytes of the followed turn's output the journal
 // did not keep (its per-turn limit was reached), as its checkpoints said.
 func (t *Transcript) Elided() int64 { return t.elided }

@@ -32,7 +32,7 @@ import (
 // for a process to restore its session and serve it, so a few side by
 // side go much faster than one after the other, without crowding a small
 // machine with restores.
-const restoreAllWorkers = 4
+const restoreAllWorkers = rig.RestoreAllWorkers
 
 // restoreAllMsg: the host for one session of an R run started (rd), or
 // did not (err).

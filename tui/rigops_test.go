@@ -261,7 +261,7 @@ func TestHistoryReadBounded(t *testing.T) {
 	}
 	const events = historyChunk + 100
 	for range events {
-		if _, err := j.AppendEvent(t.Context(), "", "", event.SessionIdle{}); err != nil {
+		if _, err := j.AppendEvent(t.Context(), "", event.SessionIdle{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -141,7 +141,7 @@ func TestBreakDuringAppends(t *testing.T) {
 		t.Fatalf("breaker fences the journal: %v", err)
 	}
 	fence := bj.FenceSeq()
-	mine, err := bj.AppendEvent(ctx, "", "", event.SessionIdle{})
+	mine, err := bj.AppendEvent(ctx, "", event.SessionIdle{})
 	if err != nil {
 		t.Fatalf("breaker appends after its fence: %v", err)
 	}

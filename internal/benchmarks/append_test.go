@@ -175,7 +175,7 @@ func BenchmarkGroupCommit(b *testing.B) {
 				for range writers {
 					wg.Go(func() {
 						for next.Add(1) <= int64(perRound) {
-							if _, err := j.AppendEvent(bg, "", "loop", turnOutput(int(seq.Add(1)))); err != nil {
+							if _, err := j.AppendEvent(bg, "loop", turnOutput(int(seq.Add(1)))); err != nil {
 								b.Error(err)
 								return
 							}

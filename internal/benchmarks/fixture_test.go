@@ -86,7 +86,7 @@ func outputTemplate(tb testing.TB, loopID, turnID string) ([]byte, int) {
 		tb.Fatal(err)
 	}
 	text := "output line " + counterMark + " of a long benchmark turn, long enough to look like real output\n"
-	if _, err := j.AppendEvent(bg, "", loopID, event.TurnOutput{TurnID: turnID, Text: text}); err != nil {
+	if _, err := j.AppendEvent(bg, loopID, event.TurnOutput{TurnID: turnID, Text: text}); err != nil {
 		tb.Fatal(err)
 	}
 	p := readPayloads(tb, ms, "sessions/template")[1]
@@ -110,7 +110,7 @@ func appendLongTurn(tb testing.TB, st *fsstore.Store, id uuid.UUID, loopID strin
 		tb.Fatal(err)
 	}
 	turn := uuid.NewString()
-	if _, err := j.AppendEvent(bg, "", loopID, event.TurnStarted{TurnID: turn, Index: 0, Input: "long turn"}); err != nil {
+	if _, err := j.AppendEvent(bg, loopID, event.TurnStarted{TurnID: turn, Index: 0, Input: "long turn"}); err != nil {
 		tb.Fatal(err)
 	}
 	tmpl, at := outputTemplate(tb, loopID, turn)
@@ -141,7 +141,7 @@ func appendLongTurn(tb testing.TB, st *fsstore.Store, id uuid.UUID, loopID strin
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := j.AppendEvent(bg, "", loopID, event.TurnDone{TurnID: turn}); err != nil {
+	if _, err := j.AppendEvent(bg, loopID, event.TurnDone{TurnID: turn}); err != nil {
 		tb.Fatal(err)
 	}
 }

@@ -111,9 +111,6 @@ func (e *Server) URL() string {
 	return "nats://" + net.JoinHostPort(e.host, strconv.Itoa(e.port))
 }
 
-// Dir is the directory the server stores in.
-func (e *Server) Dir() string { return e.dir }
-
 // Shutdown stops the server and waits for it; safe to call twice.
 func (e *Server) Shutdown() {
 	e.mu.Lock()

@@ -27,15 +27,6 @@ func Marshal(ev Event) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// MarshalDurable is Marshal for persistence: it refuses ephemeral events
-// with *EphemeralError before encoding anything.
-func MarshalDurable(ev Event) ([]byte, error) {
-	if err := CheckDurable(ev); err != nil {
-		return nil, err
-	}
-	return Marshal(ev)
-}
-
 // CheckDurable returns *EphemeralError when ev must not be persisted, and
 // *EncodeError when ev is not an event of this package (nil included).
 func CheckDurable(ev Event) error {
@@ -111,9 +102,8 @@ func appendData(buf *bytes.Buffer, ev Event, t Type) error {
 // writes for invalid UTF-8 as a literal U+FFFD, which is what a decoded
 // string holds and re-encodes to, and returns the shortened b. That makes
 // the encoding canonical: Marshal(Unmarshal(Marshal(ev))) equals
-// Marshal(ev) for every event, which idempotency comparisons depend on.
-// Package journal encodes the rest of its records the same way. b must be
-// encoding/json output.
+// Marshal(ev) for every event. Package journal encodes the rest of its
+// records the same way. b must be encoding/json output.
 func LiteralReplacement(b []byte) []byte {
 	const esc = `\ufffd`
 	if !bytes.Contains(b, []byte(esc)) {

@@ -264,10 +264,9 @@ func sameDecode(env1 Envelope, err1 error, env2 Envelope, err2 error) string {
 func sampleLines(t testing.TB) [][]byte {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 600_000_007, time.UTC)
 	var out [][]byte
-	for typ, ev := range sampleEvents() {
-		info, _ := Lookup(typ)
+	for _, ev := range sampleEvents() {
 		loop := ""
-		if info.Scope == LoopScope {
+		if ev.Scope() == LoopScope {
 			loop = "loop-1"
 		}
 		for _, env := range []Envelope{

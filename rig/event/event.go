@@ -7,7 +7,7 @@
 // Every event is a pointer-free value struct implementing Event with value
 // receivers. Enduring events are journaled before anyone sees them;
 // ephemeral ones (OutputDelta, SessionFaulted) are delivered live and never
-// persisted: MarshalDurable refuses them with *EphemeralError.
+// persisted: CheckDurable refuses them with *EphemeralError.
 //
 // The wire form of an event is
 //

@@ -76,15 +76,6 @@ func Registered() []Info {
 	return out
 }
 
-// Lookup returns the class and scope of t, and whether t is registered.
-func Lookup(t Type) (Info, bool) {
-	e, ok := registry[t]
-	if !ok {
-		return Info{}, false
-	}
-	return e.info, true
-}
-
 // Zero returns the zero value of the event type t, and whether t is
 // registered.
 func Zero(t Type) (Event, bool) {

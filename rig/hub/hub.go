@@ -32,7 +32,7 @@ const EnduringReserve = 64
 // Journal is the durable tap: the hub appends every enduring event through
 // it before delivery. rig/journal.SessionJournal implements it.
 type Journal interface {
-	AppendEvent(ctx context.Context, id, loopID string, ev event.Event) (uint64, error)
+	AppendEvent(ctx context.Context, loopID string, ev event.Event) (uint64, error)
 }
 
 // ErrStopped is returned by Publish after Stop or Abort.
@@ -145,15 +145,6 @@ func New(session string, j Journal, opts ...Option) *Hub {
 // A ctx that ends before the event is journaled returns ctx's error and
 // faults nothing (the Journal must append nothing in that case).
 func (h *Hub) Publish(ctx context.Context, loopID string, ev event.Event) (event.Envelope, error) {
-	return h.publish(ctx, "", loopID, ev)
-}
-
-// PublishID is Publish with a journal record id for idempotency.
-func (h *Hub) PublishID(ctx context.Context, id, loopID string, ev event.Event) (event.Envelope, error) {
-	return h.publish(ctx, id, loopID, ev)
-}
-
-func (h *Hub) publish(ctx context.Context, id, loopID string, ev event.Event) (event.Envelope, error) {
 	env := event.Envelope{Session: h.session, LoopID: loopID, Event: ev}
 	if ev.Class() == event.Ephemeral {
 		h.mu.Lock()
@@ -177,7 +168,7 @@ func (h *Hub) publish(ctx context.Context, id, loopID string, ev event.Event) (e
 	if fault != nil {
 		return env, fault
 	}
-	seq, err := h.journal.AppendEvent(ctx, id, loopID, ev)
+	seq, err := h.journal.AppendEvent(ctx, loopID, ev)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
 			// The caller gave up before the event was journaled: nothing

@@ -18,7 +18,7 @@ type memJournal struct {
 	fail   error
 }
 
-func (j *memJournal) AppendEvent(_ context.Context, _, _ string, ev event.Event) (uint64, error) {
+func (j *memJournal) AppendEvent(_ context.Context, _ string, ev event.Event) (uint64, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.fail != nil {
@@ -94,8 +94,8 @@ type peekJournal struct {
 	onAppend func(seq uint64, ev event.Event)
 }
 
-func (j *peekJournal) AppendEvent(ctx context.Context, id, loop string, ev event.Event) (uint64, error) {
-	seq, err := j.memJournal.AppendEvent(ctx, id, loop, ev)
+func (j *peekJournal) AppendEvent(ctx context.Context, loop string, ev event.Event) (uint64, error) {
+	seq, err := j.memJournal.AppendEvent(ctx, loop, ev)
 	if err == nil && j.onAppend != nil {
 		j.onAppend(seq, ev)
 	}
@@ -253,11 +253,11 @@ func TestFailedAppendDeliversNothingAndFaults(t *testing.T) {
 // while its record is still queued.
 type ctxJournal struct{ memJournal }
 
-func (j *ctxJournal) AppendEvent(ctx context.Context, id, loop string, ev event.Event) (uint64, error) {
+func (j *ctxJournal) AppendEvent(ctx context.Context, loop string, ev event.Event) (uint64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	return j.memJournal.AppendEvent(ctx, id, loop, ev)
+	return j.memJournal.AppendEvent(ctx, loop, ev)
 }
 
 func TestCancelledPublishDoesNotFault(t *testing.T) {
@@ -528,7 +528,7 @@ func benchSubscribers(b *testing.B, h *Hub, n int) {
 
 type nopJournal struct{ seq uint64 }
 
-func (j *nopJournal) AppendEvent(context.Context, string, string, event.Event) (uint64, error) {
+func (j *nopJournal) AppendEvent(context.Context, string, event.Event) (uint64, error) {
 	j.seq++
 	return j.seq, nil
 }

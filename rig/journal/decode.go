@@ -8,6 +8,9 @@ import (
 	"looprig/rig/event"
 )
 
+// recordWire is a record envelope as written. ID is the idempotency id
+// earlier versions could write; it is read (a string, at most once) so that
+// their journals stay readable, and dropped.
 type recordWire struct {
 	V       int        `json:"v"`
 	Kind    Kind       `json:"kind"`
@@ -25,7 +28,8 @@ type recordWire struct {
 // than RecordVersion, an unknown kind, fields that do not belong to the
 // kind, a missing commit time, an event that does not decode (Err is then
 // the *event.DecodeError) or is ephemeral, a loop id that does not match
-// the event's scope, or an unknown command name.
+// the event's scope, or an unknown command name. A string field "id", the
+// idempotency id earlier versions could write, is accepted and ignored.
 //
 // The envelope is read by a small strict parser (parseRecord) rather than
 // encoding/json, which halves the cost of replay; it accepts exactly the
@@ -71,7 +75,7 @@ func finishRecord(seq uint64, w recordWire) (Record, error) {
 	if w.At == nil {
 		return fail("missing commit time", nil)
 	}
-	rec := Record{Seq: seq, Kind: w.Kind, ID: w.ID, At: *w.At, Epoch: w.Epoch, LoopID: w.LoopID}
+	rec := Record{Seq: seq, Kind: w.Kind, At: *w.At, Epoch: w.Epoch, LoopID: w.LoopID}
 	hasEvent := w.Event != nil
 	switch w.Kind {
 	case KindFence:

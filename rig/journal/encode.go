@@ -12,28 +12,24 @@ import (
 // A record is encoded by hand, in a fixed field order, with the commit time
 // last:
 //
-//	{"v":1,"kind":"event","id":"…","loop_id":"…","event":{…},"at":"…"}
+//	{"v":1,"kind":"event","loop_id":"…","event":{…},"at":"…"}
 //
 // Everything before `,"at":` is the record's content. The writer encodes the
 // content in the caller's goroutine and the batch leader appends the commit
 // time, so times never go backwards along the sequence (given a
-// non-decreasing clock). The idempotency digest covers the content only.
+// non-decreasing clock).
 
 // atSuffixMax bounds the bytes appendAt adds.
 const atSuffixMax = len(`,"at":"`) + len(time.RFC3339Nano) + len(`"}`) + 8
 
 // encodeContent returns the content of a record, with spare capacity for
 // the timestamp. ev must already be checked durable; cmd may be nil.
-func encodeContent(kind Kind, id string, epoch uint64, loopID string, ev event.Event, cmd *Command) ([]byte, error) {
+func encodeContent(kind Kind, epoch uint64, loopID string, ev event.Event, cmd *Command) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.Grow(256 + atSuffixMax) // most records; a long output line grows it once more
 	buf.WriteString(`{"v":1,"kind":"`)
 	buf.WriteString(string(kind))
 	buf.WriteByte('"')
-	if id != "" {
-		buf.WriteString(`,"id":`)
-		writeJSON(&buf, id)
-	}
 	if epoch != 0 {
 		buf.WriteString(`,"epoch":`)
 		buf.WriteString(strconv.FormatUint(epoch, 10))
@@ -78,9 +74,4 @@ func writeJSON(buf *bytes.Buffer, v any) error {
 	buf.Truncate(buf.Len() - 1)
 	buf.Truncate(start + len(event.LiteralReplacement(buf.Bytes()[start:])))
 	return nil
-}
-
-// contentOf re-encodes the content of a decoded record.
-func contentOf(rec Record) ([]byte, error) {
-	return encodeContent(rec.Kind, rec.ID, rec.Epoch, rec.LoopID, rec.Event, rec.Command)
 }

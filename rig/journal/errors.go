@@ -47,19 +47,6 @@ func (e *FencedError) Error() string {
 
 func (e *FencedError) Unwrap() error { return e.Err }
 
-// IdempotencyCollisionError: a record id was reused for different content.
-// Nothing was appended; the journal stays healthy.
-type IdempotencyCollisionError struct {
-	Name string
-	ID   string
-	// Seq is the sequence of the record that holds the id.
-	Seq uint64
-}
-
-func (e *IdempotencyCollisionError) Error() string {
-	return fmt.Sprintf("journal %q: record id %q is already used by record %d with different content", e.Name, e.ID, e.Seq)
-}
-
 // AppendError: the ledger refused or failed an append for a reason other
 // than a conflict. The journal can no longer know the tip (the append may
 // or may not have landed), so it is latched like FencedError.

@@ -46,7 +46,7 @@ func (j *SessionJournal) gather() {
 	if len(j.queue) > 0 && j.queue[0].state == stPromoted {
 		want += len(j.queue)
 	}
-	want = min(want-want/8, j.opts.maxBatch)
+	want = min(want-want/8, maxBatch)
 	if len(j.queue) >= want {
 		return
 	}

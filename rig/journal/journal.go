@@ -11,15 +11,17 @@
 // Each ledger payload is a versioned JSON record:
 //
 //	{"v":1,"kind":"fence","epoch":3,"at":"2026-07-15T10:00:00.123456789Z"}
-//	{"v":1,"kind":"event","id":"…","loop_id":"…","event":{"v":1,"type":"TurnStarted","data":{…}},"at":"…"}
+//	{"v":1,"kind":"event","loop_id":"…","event":{"v":1,"type":"TurnStarted","data":{…}},"at":"…"}
 //	{"v":1,"kind":"command","command":{"name":"submit","loop_id":"…","input":"…"},"at":"…"}
 //
-// Readers fail closed on anything unknown (*RecordDecodeError).
+// Readers fail closed on anything unknown (*RecordDecodeError). Records
+// written by earlier versions may carry an idempotency id, a string field
+// "id" after "kind"; readers accept it and ignore it, and nothing writes it
+// any more.
 package journal
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strconv"
@@ -52,8 +54,8 @@ import (
 // every later append returns it): *JournalLeaseLostError, *FencedError,
 // *AppendError. Not latched (that call fails, the journal carries on):
 // *event.EphemeralError, *event.EncodeError, *InvalidRecordError,
-// *IdempotencyCollisionError, *storage.PayloadTooLargeError, and the
-// caller's context error while its record is still queued.
+// *storage.PayloadTooLargeError, and the caller's context error while its
+// record is still queued.
 type SessionJournal struct {
 	ledger   storage.Ledger
 	name     string
@@ -67,7 +69,6 @@ type SessionJournal struct {
 	err      error
 	queue    []*pending
 	flushing bool
-	ids      map[string]idEntry
 
 	// Group-commit gathering (see gather): the size, end and duration of
 	// the last flush.
@@ -75,12 +76,6 @@ type SessionJournal struct {
 	lastEnd   time.Time
 	lastFlush time.Duration
 	arrivals  atomic.Uint64 // records ever queued
-}
-
-type idEntry struct {
-	digest [sha256.Size]byte
-	seq    uint64
-	p      *pending // non-nil while the record is not committed
 }
 
 type pstate uint8
@@ -95,13 +90,10 @@ const (
 
 type pending struct {
 	content []byte
-	id      string
-	digest  [sha256.Size]byte
 	state   pstate
 	seq     uint64
 	err     error
 	wake    chan struct{} // cap 1: done or promoted
-	done    chan struct{} // made on demand for duplicate-id waiters; closed when done or cancelled
 }
 
 // Open starts a writer's tenure on the journal name: it reads the tip once
@@ -114,8 +106,7 @@ func Open(ctx context.Context, ledger storage.Ledger, name string, lease storage
 		name:   name,
 		lease:  lease,
 		epoch:  lease.Epoch(),
-		opts:   options{clock: time.Now, maxBatch: 1024, maxBatchLen: 8 << 20},
-		ids:    make(map[string]idEntry),
+		opts:   options{clock: time.Now},
 	}
 	for _, o := range opts {
 		o(&j.opts)
@@ -130,7 +121,7 @@ func Open(ctx context.Context, ledger storage.Ledger, name string, lease storage
 	if err != nil {
 		return nil, fmt.Errorf("journal %q: read tip: %w", name, err)
 	}
-	content, err := encodeContent(KindFence, "", j.epoch, "", nil, nil)
+	content, err := encodeContent(KindFence, j.epoch, "", nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -169,64 +160,30 @@ func (j *SessionJournal) Err() error {
 // durable. loopID must be set for loop-scope events and empty for
 // session-scope ones. Ephemeral events are refused with
 // *event.EphemeralError and nothing is appended.
-//
-// id is an optional idempotency key ("" for none). Idempotency compares the
-// encoded record without its commit time — kind, id, loop id and the
-// encoded event or command: an id already used with the same content
-// returns the original sequence without appending (waiting for it if it is
-// still in flight); with different content it is *IdempotencyCollisionError.
-// Only records with a non-empty id are remembered, for the life of the
-// writer; see Remember for ids written by earlier tenures.
-func (j *SessionJournal) AppendEvent(ctx context.Context, id, loopID string, ev event.Event) (uint64, error) {
+func (j *SessionJournal) AppendEvent(ctx context.Context, loopID string, ev event.Event) (uint64, error) {
 	if err := event.CheckDurable(ev); err != nil {
 		return 0, err
 	}
 	if err := checkScope(loopID, ev); err != nil {
 		return 0, &InvalidRecordError{Name: j.name, Reason: err.Error()}
 	}
-	content, err := encodeContent(KindEvent, id, 0, loopID, ev, nil)
+	content, err := encodeContent(KindEvent, 0, loopID, ev, nil)
 	if err != nil {
 		return 0, err
 	}
-	return j.append(ctx, id, content)
+	return j.append(ctx, content)
 }
 
 // AppendCommand appends the audit record of a command, like AppendEvent.
-func (j *SessionJournal) AppendCommand(ctx context.Context, id string, cmd Command) (uint64, error) {
+func (j *SessionJournal) AppendCommand(ctx context.Context, cmd Command) (uint64, error) {
 	if err := cmd.validate(); err != nil {
 		return 0, &InvalidRecordError{Name: j.name, Reason: err.Error()}
 	}
-	content, err := encodeContent(KindCommand, id, 0, "", nil, &cmd)
+	content, err := encodeContent(KindCommand, 0, "", nil, &cmd)
 	if err != nil {
 		return 0, err
 	}
-	return j.append(ctx, id, content)
-}
-
-// Remember seeds idempotency with a record written before this writer
-// opened (typically every record of the restore replay). Records without an
-// id are ignored. Call it before appending records that could reuse those
-// ids. A remembered id that this writer already knows with different
-// content is *IdempotencyCollisionError.
-func (j *SessionJournal) Remember(rec Record) error {
-	if rec.ID == "" {
-		return nil
-	}
-	content, err := contentOf(rec)
-	if err != nil {
-		return err
-	}
-	digest := sha256.Sum256(content)
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if ent, ok := j.ids[rec.ID]; ok {
-		if ent.digest != digest {
-			return &IdempotencyCollisionError{Name: j.name, ID: rec.ID, Seq: ent.seq}
-		}
-		return nil
-	}
-	j.ids[rec.ID] = idEntry{digest: digest, seq: rec.Seq}
-	return nil
+	return j.append(ctx, content)
 }
 
 // lostErr checks the lease without blocking.
@@ -252,57 +209,24 @@ func (j *SessionJournal) classify(err error, expected uint64, count int) error {
 	return &AppendError{Name: j.name, Expected: expected, Count: count, Err: err}
 }
 
-func (j *SessionJournal) append(ctx context.Context, id string, content []byte) (uint64, error) {
+func (j *SessionJournal) append(ctx context.Context, content []byte) (uint64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
 	if n := len(content) + atSuffixMax; n > storage.MaxPayload {
 		return 0, &storage.PayloadTooLargeError{Name: j.name, Size: n, Max: storage.MaxPayload}
 	}
-	p := &pending{content: content, id: id, wake: make(chan struct{}, 1)}
-	if id != "" {
-		p.digest = sha256.Sum256(content)
-	}
+	p := &pending{content: content, wake: make(chan struct{}, 1)}
 
 	lost := j.lostErr() // outside the lock: LostCause may take the lease's own locks
 	j.mu.Lock()
 	if j.err == nil && lost != nil {
 		j.err = lost
 	}
-	for {
-		if j.err != nil {
-			err := j.err
-			j.mu.Unlock()
-			return 0, err
-		}
-		if id == "" {
-			break
-		}
-		ent, ok := j.ids[id]
-		if !ok {
-			j.ids[id] = idEntry{digest: p.digest, p: p}
-			break
-		}
-		if ent.p == nil {
-			j.mu.Unlock()
-			if ent.digest != p.digest {
-				return 0, &IdempotencyCollisionError{Name: j.name, ID: id, Seq: ent.seq}
-			}
-			return ent.seq, nil
-		}
-		// The id's record is in flight: wait for it, then look again.
-		q := ent.p
-		if q.done == nil {
-			q.done = make(chan struct{})
-		}
-		ch := q.done
+	if j.err != nil {
+		err := j.err
 		j.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		}
-		j.mu.Lock()
+		return 0, err
 	}
 
 	j.queue = append(j.queue, p)
@@ -343,12 +267,6 @@ func (j *SessionJournal) append(ctx context.Context, id string, content []byte) 
 					}
 				}
 				p.state = stCancelled
-				if id != "" {
-					delete(j.ids, id)
-				}
-				if p.done != nil {
-					close(p.done)
-				}
 				j.mu.Unlock()
 				return 0, ctx.Err()
 			}
@@ -365,9 +283,9 @@ func (j *SessionJournal) append(ctx context.Context, id string, content []byte) 
 func (j *SessionJournal) lead(ctx context.Context) {
 	j.gather()
 	n, size := 0, 0
-	for n < len(j.queue) && n < j.opts.maxBatch {
+	for n < len(j.queue) && n < maxBatch {
 		l := len(j.queue[n].content) + atSuffixMax
-		if n > 0 && size+l > j.opts.maxBatchLen {
+		if n > 0 && size+l > maxBatchLen {
 			break
 		}
 		size += l
@@ -430,21 +348,12 @@ func (j *SessionJournal) finishLocked(ps []*pending, first uint64, err error) {
 	for i, p := range ps {
 		if err != nil {
 			p.err = err
-			if p.id != "" {
-				delete(j.ids, p.id)
-			}
 		} else {
 			p.seq = first + uint64(i)
-			if p.id != "" {
-				j.ids[p.id] = idEntry{digest: p.digest, seq: p.seq}
-			}
 		}
 		p.content = nil
 		p.state = stDone
 		signal(p.wake)
-		if p.done != nil {
-			close(p.done)
-		}
 	}
 }
 

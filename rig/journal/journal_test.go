@@ -26,7 +26,7 @@ func TestOpenAppendsOneFenceAtTheTip(t *testing.T) {
 	if j1.FenceSeq() != 1 || j1.Tip() != 1 || j1.Epoch() != 1 || j1.Name() != testName || j1.Err() != nil {
 		t.Fatalf("j1: fence %d tip %d epoch %d name %q err %v", j1.FenceSeq(), j1.Tip(), j1.Epoch(), j1.Name(), j1.Err())
 	}
-	if _, err := j1.AppendEvent(ctx, "", "", event.SessionIdle{}); err != nil {
+	if _, err := j1.AppendEvent(ctx, "", event.SessionIdle{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := l1.Release(ctx); err != nil {
@@ -68,40 +68,39 @@ func TestAppendAndReplay(t *testing.T) {
 
 	type appended struct {
 		seq    uint64
-		id     string
 		loopID string
 		ev     event.Event
 		cmd    *Command
 	}
 	var log []appended
-	addEv := func(id, loopID string, ev event.Event) {
+	addEv := func(loopID string, ev event.Event) {
 		t.Helper()
-		seq, err := j.AppendEvent(ctx, id, loopID, ev)
+		seq, err := j.AppendEvent(ctx, loopID, ev)
 		if err != nil {
 			t.Fatalf("AppendEvent(%T): %v", ev, err)
 		}
-		log = append(log, appended{seq: seq, id: id, loopID: loopID, ev: ev})
+		log = append(log, appended{seq: seq, loopID: loopID, ev: ev})
 	}
-	addCmd := func(id string, cmd Command) {
+	addCmd := func(cmd Command) {
 		t.Helper()
-		seq, err := j.AppendCommand(ctx, id, cmd)
+		seq, err := j.AppendCommand(ctx, cmd)
 		if err != nil {
 			t.Fatalf("AppendCommand: %v", err)
 		}
 		c := cmd
-		log = append(log, appended{seq: seq, id: id, cmd: &c})
+		log = append(log, appended{seq: seq, cmd: &c})
 	}
-	addEv("e1", "", event.SessionStarted{Title: "t", Rig: "default", Fingerprint: "f", Manifest: map[string]string{"engine": "shell"}, Placement: "session", Root: "/w"})
-	addEv("", "loop-1", event.LoopStarted{LoopID: "loop-1", Name: "shell", Engine: "shell"})
-	addCmd("c1", Command{Name: CommandSubmit, LoopID: "loop-1", Input: "echo <hi> && true"})
-	addEv("", "loop-1", event.TurnStarted{TurnID: "t1", Index: 0, Input: "echo <hi> && true"})
-	addEv("", "", event.SessionActive{})
-	addEv("", "loop-1", event.TurnOutput{TurnID: "t1", Text: "<hi>\n", Elided: 3})
-	addCmd("", Command{Name: CommandRespondGate, LoopID: "loop-1", GateID: "g1", Action: event.ActionApprove})
-	addEv("", "loop-1", event.TurnDone{TurnID: "t1", ExitCode: 0, Duration: 1500 * time.Millisecond})
-	addEv("", "", event.SessionIdle{})
-	addCmd("", Command{Name: CommandShutdown})
-	addEv("", "", event.SessionStopped{})
+	addEv("", event.SessionStarted{Title: "t", Rig: "default", Fingerprint: "f", Manifest: map[string]string{"engine": "shell"}, Placement: "session", Root: "/w"})
+	addEv("loop-1", event.LoopStarted{LoopID: "loop-1", Name: "shell", Engine: "shell"})
+	addCmd(Command{Name: CommandSubmit, LoopID: "loop-1", Input: "echo <hi> && true"})
+	addEv("loop-1", event.TurnStarted{TurnID: "t1", Index: 0, Input: "echo <hi> && true"})
+	addEv("", event.SessionActive{})
+	addEv("loop-1", event.TurnOutput{TurnID: "t1", Text: "<hi>\n", Elided: 3})
+	addCmd(Command{Name: CommandRespondGate, LoopID: "loop-1", GateID: "g1", Action: event.ActionApprove})
+	addEv("loop-1", event.TurnDone{TurnID: "t1", ExitCode: 0, Duration: 1500 * time.Millisecond})
+	addEv("", event.SessionIdle{})
+	addCmd(Command{Name: CommandShutdown})
+	addEv("", event.SessionStopped{})
 
 	for i, a := range log {
 		if a.seq != uint64(i+2) {
@@ -122,7 +121,7 @@ func TestAppendAndReplay(t *testing.T) {
 		if a.cmd != nil {
 			wantKind = KindCommand
 		}
-		if r.Seq != a.seq || r.Kind != wantKind || r.ID != a.id || r.LoopID != a.loopID || r.Epoch != 0 ||
+		if r.Seq != a.seq || r.Kind != wantKind || r.LoopID != a.loopID || r.Epoch != 0 ||
 			!reflect.DeepEqual(r.Event, a.ev) || !reflect.DeepEqual(r.Command, a.cmd) {
 			t.Errorf("record %d:\n got %+v\nwant %+v", r.Seq, r, a)
 		}
@@ -198,7 +197,7 @@ func TestEphemeralRefused(t *testing.T) {
 		if ev.Scope() == event.LoopScope {
 			loop = "l"
 		}
-		seq, err := j.AppendEvent(ctx, "id-"+string(ev.Type()), loop, ev)
+		seq, err := j.AppendEvent(ctx, loop, ev)
 		var eph *event.EphemeralError
 		if !errors.As(err, &eph) || eph.Type != ev.Type() || seq != 0 {
 			t.Errorf("AppendEvent(%s) = %d, %v; want *event.EphemeralError", ev.Type(), seq, err)
@@ -207,7 +206,7 @@ func TestEphemeralRefused(t *testing.T) {
 	if ledgerTip(t, st) != 1 || j.Tip() != 1 || j.Err() != nil {
 		t.Fatalf("tip %d/%d err %v: something was appended or latched", ledgerTip(t, st), j.Tip(), j.Err())
 	}
-	if _, err := j.AppendEvent(ctx, "", "", event.SessionIdle{}); err != nil {
+	if _, err := j.AppendEvent(ctx, "", event.SessionIdle{}); err != nil {
 		t.Fatalf("journal unusable after refusal: %v", err)
 	}
 }
@@ -217,41 +216,41 @@ func TestInvalidRecordsRefusedWithoutLatching(t *testing.T) {
 	st := memstore.New()
 	j := open(t, st, acquire(t, st))
 	var inv *InvalidRecordError
-	if _, err := j.AppendEvent(ctx, "", "", event.TurnStarted{TurnID: "t"}); !errors.As(err, &inv) {
+	if _, err := j.AppendEvent(ctx, "", event.TurnStarted{TurnID: "t"}); !errors.As(err, &inv) {
 		t.Errorf("loop event without loop id: %v", err)
 	}
-	if _, err := j.AppendEvent(ctx, "", "l", event.SessionIdle{}); !errors.As(err, &inv) {
+	if _, err := j.AppendEvent(ctx, "l", event.SessionIdle{}); !errors.As(err, &inv) {
 		t.Errorf("session event with loop id: %v", err)
 	}
-	if _, err := j.AppendEvent(ctx, "", "l", event.LoopStarted{LoopID: "m"}); !errors.As(err, &inv) {
+	if _, err := j.AppendEvent(ctx, "l", event.LoopStarted{LoopID: "m"}); !errors.As(err, &inv) {
 		t.Errorf("LoopStarted for another loop: %v", err)
 	}
-	if _, err := j.AppendCommand(ctx, "", Command{Name: "reboot"}); !errors.As(err, &inv) {
+	if _, err := j.AppendCommand(ctx, Command{Name: "reboot"}); !errors.As(err, &inv) {
 		t.Errorf("bad command: %v", err)
 	}
 	var enc *event.EncodeError
-	if _, err := j.AppendEvent(ctx, "", "l", event.TurnInterrupted{TurnID: "t", Reason: "bored"}); !errors.As(err, &enc) {
+	if _, err := j.AppendEvent(ctx, "l", event.TurnInterrupted{TurnID: "t", Reason: "bored"}); !errors.As(err, &enc) {
 		t.Errorf("bad enum: %v", err)
 	}
-	if _, err := j.AppendEvent(ctx, "", "l", &event.TurnStarted{TurnID: "t"}); !errors.As(err, &enc) {
+	if _, err := j.AppendEvent(ctx, "l", &event.TurnStarted{TurnID: "t"}); !errors.As(err, &enc) {
 		t.Errorf("pointer event: %v", err)
 	}
-	if _, err := j.AppendEvent(ctx, "", "", nil); !errors.As(err, &enc) {
+	if _, err := j.AppendEvent(ctx, "", nil); !errors.As(err, &enc) {
 		t.Errorf("nil event: %v", err)
 	}
 	var big *storage.PayloadTooLargeError
-	if _, err := j.AppendEvent(ctx, "", "l", event.TurnOutput{TurnID: "t", Text: strings.Repeat("x", storage.MaxPayload)}); !errors.As(err, &big) {
+	if _, err := j.AppendEvent(ctx, "l", event.TurnOutput{TurnID: "t", Text: strings.Repeat("x", storage.MaxPayload)}); !errors.As(err, &big) {
 		t.Errorf("huge output: %v", err)
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := j.AppendEvent(cctx, "", "", event.SessionIdle{}); !errors.Is(err, context.Canceled) {
+	if _, err := j.AppendEvent(cctx, "", event.SessionIdle{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
 	if ledgerTip(t, st) != 1 || j.Err() != nil {
 		t.Fatalf("tip %d err %v", ledgerTip(t, st), j.Err())
 	}
-	if _, err := j.AppendEvent(ctx, "", "", event.SessionIdle{}); err != nil {
+	if _, err := j.AppendEvent(ctx, "", event.SessionIdle{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -263,7 +262,7 @@ func TestLeaseLost(t *testing.T) {
 			st := memstore.New()
 			lease := acquire(t, st)
 			j := open(t, st, lease)
-			if _, err := j.AppendEvent(ctx, "", "", event.SessionActive{}); err != nil {
+			if _, err := j.AppendEvent(ctx, "", event.SessionActive{}); err != nil {
 				t.Fatal(err)
 			}
 			wantReason := storage.LossReleased
@@ -279,7 +278,7 @@ func TestLeaseLost(t *testing.T) {
 			}
 			tip := ledgerTip(t, st)
 			for i := range 3 {
-				_, err := j.AppendEvent(ctx, "", "", event.SessionIdle{})
+				_, err := j.AppendEvent(ctx, "", event.SessionIdle{})
 				var lost *JournalLeaseLostError
 				if !errors.As(err, &lost) || lost.Name != testName || lost.Epoch != 1 {
 					t.Fatalf("append %d: %v, want *JournalLeaseLostError", i, err)
@@ -288,7 +287,7 @@ func TestLeaseLost(t *testing.T) {
 				if !errors.As(err, &cause) || cause.Reason != wantReason {
 					t.Errorf("cause = %v, want reason %s", lost.Cause, wantReason)
 				}
-				if _, err := j.AppendCommand(ctx, "", Command{Name: CommandShutdown}); !errors.As(err, &lost) {
+				if _, err := j.AppendCommand(ctx, Command{Name: CommandShutdown}); !errors.As(err, &lost) {
 					t.Errorf("command: %v", err)
 				}
 			}
@@ -313,7 +312,7 @@ func TestSuccessorFencesStaleWriter(t *testing.T) {
 	ctx := context.Background()
 	st := memstore.New()
 	stale := open(t, st, deaf(acquire(t, st)))
-	if _, err := stale.AppendEvent(ctx, "", "", event.SessionActive{}); err != nil {
+	if _, err := stale.AppendEvent(ctx, "", event.SessionActive{}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -326,7 +325,7 @@ func TestSuccessorFencesStaleWriter(t *testing.T) {
 		t.Fatalf("successor epoch %d fence %d", succ.Epoch(), succ.FenceSeq())
 	}
 
-	_, err = stale.AppendEvent(ctx, "", "l", event.TurnOutput{TurnID: "t", Text: "stale"})
+	_, err = stale.AppendEvent(ctx, "l", event.TurnOutput{TurnID: "t", Text: "stale"})
 	var fenced *FencedError
 	if !errors.As(err, &fenced) {
 		t.Fatalf("stale append: %v, want *FencedError", err)
@@ -338,11 +337,11 @@ func TestSuccessorFencesStaleWriter(t *testing.T) {
 		t.Errorf("FencedError does not unwrap to the conflict")
 	}
 	// Latched: every later append returns it, even once the tip would fit.
-	if _, err := succ.AppendEvent(ctx, "", "", event.SessionIdle{}); err != nil {
+	if _, err := succ.AppendEvent(ctx, "", event.SessionIdle{}); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if _, err := stale.AppendCommand(ctx, "", Command{Name: CommandShutdown}); !errors.As(err, new(*FencedError)) {
+		if _, err := stale.AppendCommand(ctx, Command{Name: CommandShutdown}); !errors.As(err, new(*FencedError)) {
 			t.Fatalf("later append: %v", err)
 		}
 	}
@@ -366,7 +365,7 @@ func TestNoStaleRecordAfterSuccessorFence(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; ; i++ { // until fenced
-				_, err := stale.AppendEvent(ctx, "", "l", event.TurnOutput{TurnID: "stale", Text: fmt.Sprint(g, i)})
+				_, err := stale.AppendEvent(ctx, "l", event.TurnOutput{TurnID: "stale", Text: fmt.Sprint(g, i)})
 				if err != nil {
 					if !errors.As(err, new(*FencedError)) {
 						t.Errorf("stale append: %v", err)
@@ -395,7 +394,7 @@ func TestNoStaleRecordAfterSuccessorFence(t *testing.T) {
 		}
 	}
 	for i := range 50 {
-		if _, err := succ.AppendEvent(ctx, "", "l", event.TurnOutput{TurnID: "succ", Text: fmt.Sprint(i)}); err != nil {
+		if _, err := succ.AppendEvent(ctx, "l", event.TurnOutput{TurnID: "succ", Text: fmt.Sprint(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -430,125 +429,6 @@ func TestOpenConflictIsFenced(t *testing.T) {
 	}
 }
 
-func TestIdempotency(t *testing.T) {
-	ctx := context.Background()
-	st := memstore.New()
-	clock := stepClock()
-	j := open(t, st, acquire(t, st), WithClock(clock))
-	ev := event.TurnStarted{TurnID: "t1", Index: 0, Input: "ls"}
-	s1, err := j.AppendEvent(ctx, "turn-1", "l", ev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Same id, same content (a later commit time does not matter).
-	s2, err := j.AppendEvent(ctx, "turn-1", "l", ev)
-	if err != nil || s2 != s1 {
-		t.Fatalf("replayed append = %d, %v; want %d", s2, err, s1)
-	}
-	if ledgerTip(t, st) != s1 {
-		t.Fatalf("duplicate appended")
-	}
-	// Same id, different content: event, loop, kind.
-	for name, f := range map[string]func() (uint64, error){
-		"event": func() (uint64, error) {
-			return j.AppendEvent(ctx, "turn-1", "l", event.TurnStarted{TurnID: "t1", Index: 0, Input: "rm"})
-		},
-		"loop": func() (uint64, error) { return j.AppendEvent(ctx, "turn-1", "m", ev) },
-		"kind": func() (uint64, error) {
-			return j.AppendCommand(ctx, "turn-1", Command{Name: CommandSubmit, Input: "ls"})
-		},
-	} {
-		_, err := f()
-		var col *IdempotencyCollisionError
-		if !errors.As(err, &col) || col.ID != "turn-1" || col.Seq != s1 || col.Name != testName {
-			t.Errorf("%s: %v, want *IdempotencyCollisionError{turn-1, %d}", name, err, s1)
-		}
-	}
-	// Commands too.
-	c1, _ := j.AppendCommand(ctx, "cmd-1", Command{Name: CommandInterrupt, LoopID: "l", TurnID: "t1"})
-	c2, err := j.AppendCommand(ctx, "cmd-1", Command{Name: CommandInterrupt, LoopID: "l", TurnID: "t1"})
-	if err != nil || c1 != c2 {
-		t.Errorf("command replay: %d %d %v", c1, c2, err)
-	}
-	// Records without an id are never deduplicated.
-	a, _ := j.AppendEvent(ctx, "", "", event.SessionIdle{})
-	b, _ := j.AppendEvent(ctx, "", "", event.SessionIdle{})
-	if a == b {
-		t.Error("empty ids deduplicated")
-	}
-	if j.Err() != nil || ledgerTip(t, st) != 5 {
-		t.Fatalf("err %v tip %d", j.Err(), ledgerTip(t, st))
-	}
-}
-
-func TestIdempotencyAcrossTenures(t *testing.T) {
-	ctx := context.Background()
-	st := memstore.New()
-	l1 := acquire(t, st)
-	j1 := open(t, st, l1)
-	ev := event.GateOpened{GateID: "g", TurnID: "t", Prompt: "rm -rf?"}
-	orig, err := j1.AppendEvent(ctx, "gate-g", "l", ev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l1.Release(ctx)
-
-	j2 := open(t, st, acquire(t, st))
-	for _, r := range readAll(t, st, 0) {
-		if err := j2.Remember(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if seq, err := j2.AppendEvent(ctx, "gate-g", "l", ev); err != nil || seq != orig {
-		t.Errorf("after Remember: %d, %v; want %d", seq, err, orig)
-	}
-	if _, err := j2.AppendEvent(ctx, "gate-g", "l", event.GateOpened{GateID: "g"}); !errors.As(err, new(*IdempotencyCollisionError)) {
-		t.Errorf("collision after Remember: %v", err)
-	}
-	if err := j2.Remember(Record{Seq: 9, Kind: KindEvent, ID: "gate-g", LoopID: "l", Event: event.SessionIdle{}}); !errors.As(err, new(*IdempotencyCollisionError)) {
-		t.Errorf("conflicting Remember: %v", err)
-	}
-	if ledgerTip(t, st) != j2.FenceSeq() {
-		t.Errorf("something was appended")
-	}
-}
-
-func TestConcurrentDuplicatesShareOneRecord(t *testing.T) {
-	ctx := context.Background()
-	st := memstore.New()
-	led := &countingLedger{Ledger: st, delay: 200 * time.Microsecond}
-	j := open(t, led, acquire(t, st))
-	seqs := make([]uint64, 16)
-	parallel(16, func(g int) {
-		for i := range 20 {
-			seq, err := j.AppendEvent(ctx, fmt.Sprint("id-", i), "l", event.TurnOutput{TurnID: "t", Text: fmt.Sprint(i)})
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			if i == 19 {
-				seqs[g] = seq
-			}
-		}
-	})
-	for _, s := range seqs {
-		if s != seqs[0] {
-			t.Fatalf("duplicates got different seqs: %v", seqs)
-		}
-	}
-	recs := readAll(t, st, 1)
-	if len(recs) != 20 {
-		t.Fatalf("%d records, want 20", len(recs))
-	}
-	ids := make(map[string]bool)
-	for _, r := range recs {
-		if ids[r.ID] || !strings.HasPrefix(r.ID, "id-") {
-			t.Errorf("record %+v: duplicate or unexpected id", r)
-		}
-		ids[r.ID] = true
-	}
-}
-
 func TestGroupCommit(t *testing.T) {
 	const goroutines, per = 8, 200
 	for _, delay := range []time.Duration{0, 100 * time.Microsecond} {
@@ -565,9 +445,9 @@ func TestGroupCommit(t *testing.T) {
 					var seq uint64
 					var err error
 					if i%10 == 9 {
-						seq, err = j.AppendCommand(ctx, "", Command{Name: CommandSubmit, LoopID: "l", Input: fmt.Sprintf("%d/%d", g, i)})
+						seq, err = j.AppendCommand(ctx, Command{Name: CommandSubmit, LoopID: "l", Input: fmt.Sprintf("%d/%d", g, i)})
 					} else {
-						seq, err = j.AppendEvent(ctx, "", "l", event.TurnOutput{TurnID: fmt.Sprint(g), Text: fmt.Sprint(i)})
+						seq, err = j.AppendEvent(ctx, "l", event.TurnOutput{TurnID: fmt.Sprint(g), Text: fmt.Sprint(i)})
 					}
 					if err != nil {
 						t.Errorf("g%d i%d: %v", g, i, err)
@@ -639,19 +519,19 @@ func TestLedgerFailureIsLatched(t *testing.T) {
 	ctx := context.Background()
 	st := memstore.New()
 	j := open(t, st, acquire(t, st))
-	if _, err := j.AppendEvent(ctx, "", "", event.SessionActive{}); err != nil {
+	if _, err := j.AppendEvent(ctx, "", event.SessionActive{}); err != nil {
 		t.Fatal(err)
 	}
 	diskFull := errors.New("disk full")
 	st.SetAppendFault(func(string, uint64) error { return diskFull })
-	_, err := j.AppendEvent(ctx, "", "", event.SessionIdle{})
+	_, err := j.AppendEvent(ctx, "", event.SessionIdle{})
 	var ae *AppendError
 	if !errors.As(err, &ae) || !errors.Is(err, diskFull) || ae.Expected != 2 || ae.Count != 1 {
 		t.Fatalf("append: %v, want *AppendError wrapping disk full", err)
 	}
 	st.SetAppendFault(nil)
 	for range 2 {
-		if _, err := j.AppendEvent(ctx, "", "", event.SessionIdle{}); !errors.Is(err, diskFull) {
+		if _, err := j.AppendEvent(ctx, "", event.SessionIdle{}); !errors.Is(err, diskFull) {
 			t.Fatalf("after the fault cleared: %v, want the latched error", err)
 		}
 	}
@@ -677,7 +557,7 @@ func TestFailingFlushFailsEveryRecordInIt(t *testing.T) {
 	var failed atomic.Int64
 	parallel(8, func(g int) {
 		for i := range 50 {
-			seq, err := j.AppendEvent(ctx, "", "l", event.TurnOutput{TurnID: fmt.Sprint(g), Text: fmt.Sprint(i)})
+			seq, err := j.AppendEvent(ctx, "l", event.TurnOutput{TurnID: fmt.Sprint(g), Text: fmt.Sprint(i)})
 			if err != nil {
 				if !errors.Is(err, boom) {
 					t.Errorf("error %v is not the latched one", err)
@@ -714,14 +594,14 @@ func TestCancelledWhileQueued(t *testing.T) {
 	bg := context.Background()
 	leaderDone := make(chan error, 1)
 	go func() {
-		_, err := j.AppendEvent(bg, "", "", event.SessionActive{})
+		_, err := j.AppendEvent(bg, "", event.SessionActive{})
 		leaderDone <- err
 	}()
 	<-entered // the leader is in the ledger
 	cctx, cancel := context.WithCancel(bg)
 	followerDone := make(chan error, 1)
 	go func() {
-		_, err := j.AppendEvent(cctx, "dup", "", event.SessionIdle{})
+		_, err := j.AppendEvent(cctx, "", event.SessionIdle{})
 		followerDone <- err
 	}()
 	// Wait until the follower is queued.
@@ -746,9 +626,10 @@ func TestCancelledWhileQueued(t *testing.T) {
 	if j.Err() != nil || ledgerTip(t, st) != 2 {
 		t.Fatalf("err %v tip %d", j.Err(), ledgerTip(t, st))
 	}
-	// The cancelled record's id is free again.
-	if seq, err := j.AppendEvent(bg, "dup", "", event.SessionIdle{}); err != nil || seq != 3 {
-		t.Fatalf("reuse of cancelled id: %d %v", seq, err)
+	// Nothing of the cancelled record was written: the next one follows
+	// the leader's.
+	if seq, err := j.AppendEvent(bg, "", event.SessionIdle{}); err != nil || seq != 3 {
+		t.Fatalf("append after the cancelled one: %d %v", seq, err)
 	}
 }
 
@@ -768,7 +649,7 @@ func TestLeaderCancellationDoesNotFailTheBatch(t *testing.T) {
 	cctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := j.AppendEvent(cctx, "", "", event.SessionActive{})
+		_, err := j.AppendEvent(cctx, "", event.SessionActive{})
 		done <- err
 	}()
 	<-entered
@@ -790,7 +671,7 @@ func BenchmarkAppendEvent(b *testing.B) {
 		ctx := context.Background()
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := j.AppendEvent(ctx, "", "loop", ev); err != nil {
+			if _, err := j.AppendEvent(ctx, "loop", ev); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -802,7 +683,7 @@ func BenchmarkAppendEvent(b *testing.B) {
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				if _, err := j.AppendEvent(ctx, "", "loop", ev); err != nil {
+				if _, err := j.AppendEvent(ctx, "loop", ev); err != nil {
 					b.Error(err)
 					return
 				}
@@ -818,9 +699,9 @@ func BenchmarkReplay10k(b *testing.B) {
 	for i := range 10000 {
 		var err error
 		if i%50 == 0 {
-			_, err = j.AppendEvent(ctx, "", "loop", event.TurnStarted{TurnID: fmt.Sprint(i), Index: i, Input: "echo hi"})
+			_, err = j.AppendEvent(ctx, "loop", event.TurnStarted{TurnID: fmt.Sprint(i), Index: i, Input: "echo hi"})
 		} else {
-			_, err = j.AppendEvent(ctx, "", "loop", event.TurnOutput{TurnID: fmt.Sprint(i / 50), Text: strings.Repeat("line\n", 20)})
+			_, err = j.AppendEvent(ctx, "loop", event.TurnOutput{TurnID: fmt.Sprint(i / 50), Text: strings.Repeat("line\n", 20)})
 		}
 		if err != nil {
 			b.Fatal(err)

@@ -320,7 +320,7 @@ func parseRecord(payload []byte) (recordWire, error) {
 					w.Kind = Kind(k)
 				}
 			}
-		case "id":
+		case "id": // written by earlier versions; ignored (see recordWire)
 			if err = once(4, key); err == nil {
 				w.ID, err = l.string()
 			}

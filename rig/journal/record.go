@@ -81,8 +81,6 @@ type Record struct {
 	// Seq is the ledger sequence of the record.
 	Seq  uint64
 	Kind Kind
-	// ID is the idempotency id the record was appended with ("" for none).
-	ID string
 	// At is when the record was committed (UTC; the flush time of its batch).
 	At time.Time
 	// Epoch is the lease epoch of a fence; 0 for other kinds.

@@ -22,3 +22,9 @@ func decodeRecordStd(seq uint64, payload []byte) (Record, error) {
 	}
 	return finishRecord(seq, w)
 }
+
+// contentOf re-encodes the content of a decoded record, as the writer
+// encodes it (see encodeContent).
+func contentOf(rec Record) ([]byte, error) {
+	return encodeContent(rec.Kind, rec.Epoch, rec.LoopID, rec.Event, rec.Command)
+}

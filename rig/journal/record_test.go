@@ -19,7 +19,7 @@ func TestCorruptRecordInTheMiddle(t *testing.T) {
 	l1 := acquire(t, st)
 	j := open(t, st, l1)
 	for range 3 {
-		if _, err := j.AppendEvent(ctx, "", "", event.SessionActive{}); err != nil {
+		if _, err := j.AppendEvent(ctx, "", event.SessionActive{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -29,7 +29,7 @@ func TestCorruptRecordInTheMiddle(t *testing.T) {
 	}
 	l1.Release(ctx)
 	j2 := open(t, st, acquire(t, st))
-	if _, err := j2.AppendEvent(ctx, "", "", event.SessionIdle{}); err != nil {
+	if _, err := j2.AppendEvent(ctx, "", event.SessionIdle{}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -93,7 +93,7 @@ func TestSequenceGapFailsClosed(t *testing.T) {
 	st := memstore.New()
 	j := open(t, st, acquire(t, st))
 	for range 4 {
-		j.AppendEvent(ctx, "", "", event.SessionIdle{})
+		j.AppendEvent(ctx, "", event.SessionIdle{})
 	}
 	r, _ := NewReplayer(ctx, gapLedger{st}, testName, 0)
 	for r.Next() {
@@ -126,7 +126,8 @@ const at = `,"at":"2026-07-15T10:00:00Z"}`
 func TestDecodeRecordFailsClosed(t *testing.T) {
 	good := map[string]string{
 		"fence":   `{"v":1,"kind":"fence","epoch":3` + at,
-		"event":   `{"v":1,"kind":"event","id":"x","loop_id":"l","event":{"v":1,"type":"TurnStarted","data":{"turn_id":"t","index":1,"input":"i"}}` + at,
+		"event":   `{"v":1,"kind":"event","loop_id":"l","event":{"v":1,"type":"TurnStarted","data":{"turn_id":"t","index":1,"input":"i"}}` + at,
+		"old id":  `{"v":1,"kind":"event","id":"x","loop_id":"l","event":{"v":1,"type":"TurnStarted","data":{"turn_id":"t","index":1,"input":"i"}}` + at,
 		"session": `{"v":1,"kind":"event","event":{"v":1,"type":"SessionIdle","data":{}}` + at,
 		"command": `{"v":1,"kind":"command","command":{"name":"submit","loop_id":"l","input":"x"}` + at,
 		"order":   `{"at":"2026-07-15T10:00:00Z","epoch":1,"kind":"fence","v":1}`,
@@ -164,6 +165,9 @@ func TestDecodeRecordFailsClosed(t *testing.T) {
 		"command bad name":  `{"v":1,"kind":"command","command":{"name":"reboot"}` + at,
 		"command field":     `{"v":1,"kind":"command","command":{"name":"submit","x":1}` + at,
 		"command loop id":   `{"v":1,"kind":"command","loop_id":"l","command":{"name":"submit"}` + at,
+		"id not a string":   `{"v":1,"kind":"fence","epoch":3,"id":7` + at,
+		"id null":           `{"v":1,"kind":"fence","epoch":3,"id":null` + at,
+		"id twice":          `{"v":1,"kind":"fence","epoch":3,"id":"a","id":"a"` + at,
 	}
 	for name, in := range bad {
 		rec, err := DecodeRecord(42, []byte(in))
@@ -185,12 +189,12 @@ func TestDecodeRecordFailsClosed(t *testing.T) {
 
 func TestEncodingIsStable(t *testing.T) {
 	// The content (everything but the time) of a decoded record re-encodes
-	// to the bytes that were written; Remember depends on it.
+	// to the bytes that were written: the encoding is canonical.
 	st := memstore.New()
 	j := open(t, st, acquire(t, st), WithClock(func() time.Time { return base.In(time.FixedZone("X", 3600)) }))
 	ctx := context.Background()
-	j.AppendEvent(ctx, "a", "l", event.TurnOutput{TurnID: "t", Text: "a && b <c>\x1b[0m\u2028 \xff"})
-	j.AppendCommand(ctx, "b", Command{Name: CommandRespondGate, LoopID: "l", GateID: "g", Action: "deny"})
+	j.AppendEvent(ctx, "l", event.TurnOutput{TurnID: "t", Text: "a && b <c>\x1b[0m\u2028 \xff"})
+	j.AppendCommand(ctx, Command{Name: CommandRespondGate, LoopID: "l", GateID: "g", Action: "deny"})
 	c, _ := st.Read(ctx, testName, 0)
 	defer c.Close()
 	for c.Next() {
@@ -209,6 +213,106 @@ func TestEncodingIsStable(t *testing.T) {
 		}
 		if !strings.HasSuffix(full, `"at":"2026-07-15T10:00:00Z"}`) {
 			t.Errorf("time not UTC: %s", full)
+		}
+	}
+}
+
+// TestRecordsAsWritten pins the bytes the writer appends: the record format
+// is durable, and removing idempotency ids changed nothing else of it.
+func TestRecordsAsWritten(t *testing.T) {
+	st := memstore.New()
+	j := open(t, st, acquire(t, st), WithClock(func() time.Time { return base }))
+	ctx := context.Background()
+	if _, err := j.AppendEvent(ctx, "l", event.TurnStarted{TurnID: "t", Index: 1, Input: "ls <x>"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.AppendEvent(ctx, "", event.SessionIdle{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.AppendCommand(ctx, Command{Name: CommandSubmit, LoopID: "l", TurnID: "t", Input: "ls <x>"}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`{"v":1,"kind":"fence","epoch":1` + at,
+		`{"v":1,"kind":"event","loop_id":"l","event":{"v":1,"type":"TurnStarted","data":{"turn_id":"t","index":1,"input":"ls <x>"}}` + at,
+		`{"v":1,"kind":"event","event":{"v":1,"type":"SessionIdle","data":{}}` + at,
+		`{"v":1,"kind":"command","command":{"name":"submit","loop_id":"l","turn_id":"t","input":"ls <x>"}` + at,
+	}
+	c, err := st.Read(ctx, testName, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var got []string
+	for c.Next() {
+		got = append(got, string(c.Record().Payload))
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("records written:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestOldRecordsWithIDsStayReadable: earlier versions could append records
+// with an idempotency id ("id" after "kind"). A journal holding such records
+// replays, and each decodes to the record it would be without its id; a new
+// writer appends after them.
+func TestOldRecordsWithIDsStayReadable(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	// Each record as an earlier version wrote it, and as it is without its id.
+	old := [][2]string{
+		{`{"v":1,"kind":"fence","epoch":1` + at, ""},
+		{`{"v":1,"kind":"event","id":"e1","event":{"v":1,"type":"SessionStarted","data":{"title":"t","rig":"default","fingerprint":"f","manifest":{"engine":"shell"},"placement":"session","root":"/w"}}` + at,
+			`{"v":1,"kind":"event","event":{"v":1,"type":"SessionStarted","data":{"title":"t","rig":"default","fingerprint":"f","manifest":{"engine":"shell"},"placement":"session","root":"/w"}}` + at},
+		{`{"v":1,"kind":"event","id":"loop \u00e9\n","loop_id":"l","event":{"v":1,"type":"LoopStarted","data":{"loop_id":"l","name":"root","engine":"shell"}}` + at,
+			`{"v":1,"kind":"event","loop_id":"l","event":{"v":1,"type":"LoopStarted","data":{"loop_id":"l","name":"root","engine":"shell"}}` + at},
+		{`{"v":1,"kind":"command","id":"c1","command":{"name":"submit","loop_id":"l","input":"ls"}` + at,
+			`{"v":1,"kind":"command","command":{"name":"submit","loop_id":"l","input":"ls"}` + at},
+		{`{"v":1,"kind":"event","id":"","loop_id":"l","event":{"v":1,"type":"TurnOutput","data":{"turn_id":"t","text":"x\n"}}` + at,
+			`{"v":1,"kind":"event","loop_id":"l","event":{"v":1,"type":"TurnOutput","data":{"turn_id":"t","text":"x\n"}}` + at},
+	}
+	var payloads [][]byte
+	for _, o := range old {
+		payloads = append(payloads, []byte(o[0]))
+	}
+	l1 := acquire(t, st)
+	if err := st.Append(ctx, testName, 0, payloads...); err != nil {
+		t.Fatal(err)
+	}
+	l1.Release(ctx)
+
+	recs := readAll(t, st, 0)
+	if len(recs) != len(old) {
+		t.Fatalf("replayed %d records, want %d", len(recs), len(old))
+	}
+	for i, rec := range recs {
+		without := old[i][1]
+		if without == "" {
+			without = old[i][0]
+		}
+		want, err := DecodeRecord(rec.Seq, []byte(without))
+		if err != nil {
+			t.Fatalf("record %d without its id: %v", rec.Seq, err)
+		}
+		if !reflect.DeepEqual(rec, want) {
+			t.Errorf("record %d:\n got %+v\nwant %+v", rec.Seq, rec, want)
+		}
+	}
+
+	// A later tenure opens, appends after them, and its records carry no id.
+	j := open(t, st, acquire(t, st), WithClock(func() time.Time { return base }))
+	seq, err := j.AppendEvent(ctx, "l", event.TurnDone{TurnID: "t"})
+	if err != nil || seq != uint64(len(old)+2) {
+		t.Fatalf("append after the old records: %d, %v", seq, err)
+	}
+	if recs := readAll(t, st, 0); len(recs) != len(old)+2 {
+		t.Fatalf("%d records after the new tenure", len(recs))
+	}
+	c, _ := st.Read(ctx, testName, uint64(len(old)))
+	defer c.Close()
+	for c.Next() {
+		if p := c.Record().Payload; strings.Contains(string(p), `"id"`) {
+			t.Errorf("new record %d carries an id: %s", c.Record().Seq, p)
 		}
 	}
 }

@@ -18,7 +18,7 @@ func TestReplayLongJournalStopsAtDamage(t *testing.T) {
 	j := open(t, st, acquire(t, st))
 	const n = 3077
 	for i := range n {
-		if _, err := j.AppendEvent(ctx, "", "loop-1", event.TurnOutput{TurnID: "t1", Text: fmt.Sprintf("line %d\n", i)}); err != nil {
+		if _, err := j.AppendEvent(ctx, "loop-1", event.TurnOutput{TurnID: "t1", Text: fmt.Sprintf("line %d\n", i)}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -145,7 +145,7 @@ func testOldAdoptionRecords(t *testing.T, e *env) {
 		event.RestoreDone{Epoch: l.Epoch()},
 		event.SessionStopped{},
 	} {
-		if _, err := j.AppendEvent(t.Context(), "", "", ev); err != nil {
+		if _, err := j.AppendEvent(t.Context(), "", ev); err != nil {
 			t.Fatal(err)
 		}
 	}

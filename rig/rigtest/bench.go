@@ -65,7 +65,7 @@ func benchSession(b *testing.B, r *rig.Rig, store storage.Store, n int) uuid.UUI
 		b.Fatal(err)
 	}
 	turn := uuid.NewString()
-	if _, err := j.AppendEvent(ctx, "", loop, event.TurnStarted{TurnID: turn, Input: "bench"}); err != nil {
+	if _, err := j.AppendEvent(ctx, loop, event.TurnStarted{TurnID: turn, Input: "bench"}); err != nil {
 		b.Fatal(err)
 	}
 	const writers = 512
@@ -75,7 +75,7 @@ func benchSession(b *testing.B, r *rig.Rig, store storage.Store, n int) uuid.UUI
 		wg.Go(func() {
 			for i := w; i < n; i += writers {
 				text := fmt.Sprintf("output line %d of the benchmark turn, long enough to look like real output\n", i)
-				if _, err := j.AppendEvent(ctx, "", loop, event.TurnOutput{TurnID: turn, Text: text}); err != nil {
+				if _, err := j.AppendEvent(ctx, loop, event.TurnOutput{TurnID: turn, Text: text}); err != nil {
 					errs <- err
 					return
 				}
@@ -87,7 +87,7 @@ func benchSession(b *testing.B, r *rig.Rig, store storage.Store, n int) uuid.UUI
 	if err := <-errs; err != nil {
 		b.Fatal(err)
 	}
-	if _, err := j.AppendEvent(ctx, "", loop, event.TurnDone{TurnID: turn}); err != nil {
+	if _, err := j.AppendEvent(ctx, loop, event.TurnDone{TurnID: turn}); err != nil {
 		b.Fatal(err)
 	}
 	return id

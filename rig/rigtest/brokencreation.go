@@ -80,7 +80,7 @@ func runBrokenCreation(t *testing.T, e *env, w breakerWrites) brokenCreation {
 				return nil
 			}
 			out.bj = bj
-			seq, err := bj.AppendEvent(ctx, "", "", event.SessionIdle{})
+			seq, err := bj.AppendEvent(ctx, "", event.SessionIdle{})
 			if err != nil {
 				t.Errorf("breaker appends: %v", err)
 				return nil
@@ -150,7 +150,7 @@ func checkBreakersJournal(t *testing.T, e *env, bc brokenCreation) {
 	if f := recs[bc.bj.FenceSeq()-1]; f.Kind != journal.KindFence || f.Epoch != bc.bl.Epoch() || !slices.Equal(after, bc.breakerSeqs) {
 		t.Errorf("journal after the failed creation, want the breaker's fence (epoch %d) and record %v:%s", bc.bl.Epoch(), bc.breakerSeqs, describe(recs))
 	}
-	if _, err := bc.bj.AppendEvent(t.Context(), "", "", event.SessionIdle{}); err != nil {
+	if _, err := bc.bj.AppendEvent(t.Context(), "", event.SessionIdle{}); err != nil {
 		t.Errorf("the breaker can no longer append: %v", err)
 	}
 }

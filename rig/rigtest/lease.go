@@ -175,7 +175,7 @@ func testSessionLeaseBroken(t *testing.T, e *env, atGate bool) {
 	}
 	noProcs(t, m, "after the lease loss stopped the turn")
 	_ = s.Shutdown(waitCtx(t)) // tries SessionStopped, must not land
-	seq, err := bj.AppendEvent(context.Background(), "", "", event.SessionIdle{})
+	seq, err := bj.AppendEvent(context.Background(), "", event.SessionIdle{})
 	if err != nil {
 		t.Fatalf("breaker appends: %v", err)
 	}
@@ -228,7 +228,7 @@ func testStaleWriterFenced(t *testing.T, e *env) {
 				t.Errorf("the gated command of the stale holder ran")
 			}
 			_ = s.Shutdown(waitCtx(t))
-			seq, err := bj.AppendEvent(context.Background(), "", "", event.SessionIdle{})
+			seq, err := bj.AppendEvent(context.Background(), "", event.SessionIdle{})
 			if err != nil {
 				t.Fatalf("breaker appends: %v", err)
 			}

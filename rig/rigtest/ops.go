@@ -57,7 +57,7 @@ func openWriter(t *testing.T, e *env, id uuid.UUID, deaf bool) *writer {
 func (w *writer) append(t *testing.T, n int) {
 	t.Helper()
 	for range n {
-		if _, err := w.j.AppendEvent(t.Context(), "", "", event.SessionIdle{}); err != nil {
+		if _, err := w.j.AppendEvent(t.Context(), "", event.SessionIdle{}); err != nil {
 			t.Fatalf("append: %v", err)
 		}
 	}
@@ -102,7 +102,7 @@ func testBreakLeaseHeld(t *testing.T, e *env) {
 	}
 
 	// The old holder's next append conflicts with the fence.
-	_, err = old.j.AppendEvent(t.Context(), "", "", event.SessionIdle{})
+	_, err = old.j.AppendEvent(t.Context(), "", event.SessionIdle{})
 	var fenced *journal.FencedError
 	if !errors.As(err, &fenced) {
 		t.Fatalf("the old holder's append after the break = %v, want *journal.FencedError", err)

@@ -105,9 +105,6 @@ func Open(path string, opts Options) (*Log, error) {
 	return l, nil
 }
 
-// Path returns the file path of the log.
-func (l *Log) Path() string { return l.path }
-
 // Syncs returns how many fdatasync calls committed appends so far.
 func (l *Log) Syncs() uint64 { return l.syncs.Load() }
 

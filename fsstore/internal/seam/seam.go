@@ -43,9 +43,6 @@ const (
 	KVRenamed Point = "kv.renamed"
 )
 
-// Points lists every point, for tests that visit them all.
-var Points = []Point{LedgerWrite, LedgerWritten, LedgerSynced, EpochTempWritten, EpochRenamed, KVTempWritten, KVRenamed}
-
 // Hook is called at each point with the file the step writes. What it
 // returns is injected where the point says so (LedgerWrite) and ignored
 // elsewhere. It may stop the process.
