@@ -36,16 +36,20 @@
 // The hub never blocks on a subscriber, and each connection's send queue is
 // bounded (events and bytes). A live OutputDelta that does not fit (less a
 // reserve kept for durable events) is dropped for that client, which is told
-// how many with a "dropped" message; a durable event that does not fit is
-// never dropped silently: that connection's subscription is closed with a
-// "lost" message carrying the last sequence it was sent, and the client
-// resubscribes after it. (Once the session is shutting down, its last few
-// events are waited for instead, within the drain timeout: nobody could
-// subscribe again after them.) Replies are bounded by backpressure: the reader
-// stops reading requests while too many replies wait or too many requests
-// run.
+// how many with a "dropped" message (its transcript takes the bytes from the
+// next checkpoint: both carry offsets); a durable event that does not fit
+// waits for room: the forwarder stops reading, its hub subscription falls
+// behind, and its rig.Follower reads the journal again from the last event
+// it queued once there is room. The client gets every durable event, and the
+// host holds no more for it than its queue. Replies are bounded by
+// backpressure: the reader stops reading requests while too many replies wait
+// or too many requests run.
 //
-// # Protocol, version 1
+// # Protocol, version 2
+//
+// Version 2 differs from 1 in what events carry: OutputDelta and TurnOutput
+// have an "offset", and the host no longer ends a subscription that fell
+// behind ("lost" remains a message a client reads, for a host that sends it).
 //
 // Newline-delimited JSON; a request line is at most MaxLine bytes (a longer
 // one is answered with an error and the connection closed: the reader never
@@ -71,7 +75,7 @@
 //	→ {"type":"shutdown","id":6}
 //	→ {"type":"subscribe","id":7,"after_seq":10}
 //	← {"type":"reply","id":7,"ok":true,"sub":1}
-//	← {"type":"event","sub":1,"event":{"seq":11,"type":"TurnOutput","session":"…","loop_id":"…","at":"…","turn_id":"…","text":"ok\n","elided":0}}
+//	← {"type":"event","sub":1,"event":{"seq":11,"type":"TurnOutput","session":"…","loop_id":"…","at":"…","turn_id":"…","offset":0,"text":"ok\n","elided":0}}
 //	← {"type":"dropped","sub":1,"count":17,"total":17}
 //	← {"type":"lost","sub":1,"last_seq":40,"message":"…resubscribe after seq 40"}
 //	← {"type":"end","sub":1,"last_seq":57,"reason":"session_stopped"}
@@ -102,20 +106,22 @@
 //
 // # Subscribe: no gap, no duplicate
 //
-// subscribe{after_seq} opens a hub subscription FIRST, then replays the
-// journal after after_seq to its tip, then forwards live events, skipping
-// every durable event whose sequence is not above the last one sent. The
-// client thus gets every durable event after after_seq exactly once, in
-// sequence order. Ephemeral output published while the replay runs may be
-// dropped (and is counted). When the forwarder itself falls behind the hub
-// it recovers the same way, from the journal, without the client noticing.
-// A connection has at most one subscription; a new subscribe replaces it.
+// subscribe{after_seq} follows the session with rig.Follow (its hub
+// subscription is open before the reply; the journal after after_seq is
+// read, then the live events forwarded, durable ones at or below the last
+// one sent skipped). The client thus gets every durable event after
+// after_seq exactly once, in sequence order. When the forwarder falls behind
+// the hub, the Follower recovers from the journal without the client
+// noticing. A connection has at most one subscription; a new subscribe
+// replaces it.
 //
 // # Client
 //
 // Dial does the hello (*ProtocolMismatchError on a version mismatch) and
 // returns a Client whose calls (Status, Subscribe, Submit, Interrupt,
-// RespondGate, Shutdown) each take a context. A host's error comes back as
+// RespondGate, Shutdown) each take a context. A Client is a rig.Feed:
+// presenters follow a session with rig.Follow(ctx, client, after), which
+// subscribes again when a stream falls behind. A host's error comes back as
 // *RemoteError, which explain.Explain classifies as the host did, errors.As
 // also turns into *rig.BusyError, *rig.NoTurnError or *rig.NoGateError
 // and errors.Is matches with rig.ErrSessionClosed. Stream.Next returns the events as event.Envelope
