@@ -82,7 +82,7 @@ func (m *model) sessionKey(v *sessView, msg tea.KeyMsg) tea.Cmd {
 			return m.status.flash("no turn is running", clsMuted)
 		}
 		v.busy = busyInterrupting
-		return tea.Batch(m.interruptCmd(v.id, v.live.c), m.spin.start())
+		return tea.Batch(m.h.interruptCmd(v.id, v.live.c), m.spin.start())
 	case key.Matches(msg, k.Screen):
 		if why := v.notMutable(); why != "" {
 			return m.status.flash("f: "+why, clsError)
@@ -97,7 +97,7 @@ func (m *model) sessionKey(v *sessView, msg tea.KeyMsg) tea.Cmd {
 		if g == nil {
 			return m.status.flash("no gate is open", clsMuted)
 		}
-		return m.gateCmd(v.id, v.live.c, g.ID, approve)
+		return m.h.gateCmd(v.id, v.live.c, g.ID, approve)
 	case key.Matches(msg, k.Shutdown):
 		return m.shutdown(v)
 	}
@@ -127,7 +127,7 @@ func (m *model) shutdown(v *sessView) tea.Cmd {
 				return nil
 			}
 			v.busy, v.live.stopping = busyShuttingDown, true
-			return tea.Batch(m.shutdownCmd(v.id, v.live.c), m.spin.start())
+			return tea.Batch(m.h.shutdownCmd(v.id, v.live.c), m.spin.start())
 		}}
 	return nil
 }
@@ -154,7 +154,7 @@ func (m *model) restore(v *sessView) tea.Cmd {
 // attach attaches to the host serving v.
 func (m *model) attach(v *sessView) tea.Cmd {
 	v.busy, v.busySince = busyAttaching, m.now()
-	return tea.Batch(m.attachCmd(v.id), m.spin.start())
+	return tea.Batch(m.h.attachCmd(v.id), m.spin.start())
 }
 
 func (m *model) startRestore(v *sessView, accept bool) tea.Cmd {
@@ -162,7 +162,7 @@ func (m *model) startRestore(v *sessView, accept bool) tea.Cmd {
 	if m.globalErr != nil {
 		m.globalErr = nil
 	}
-	return tea.Batch(m.restoreCmd(v.id, accept), m.spin.start())
+	return tea.Batch(m.h.restoreCmd(v.id, accept), m.spin.start())
 }
 
 // breakLease opens the break dialog for a session held elsewhere (B).

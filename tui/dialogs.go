@@ -266,7 +266,7 @@ func newBreakDialog(v *sessView) *typedDialog {
 		"off its journal and turns read-only; this TUI restores the session.",
 	), func(m *model, v *sessView) tea.Cmd {
 		v.busy, v.busySince, v.failed = busyBreaking, m.now(), nil
-		return tea.Batch(m.breakCmd(v.id), m.spin.start())
+		return tea.Batch(m.h.breakCmd(v.id), m.spin.start())
 	})
 }
 
@@ -287,7 +287,7 @@ func newDeleteDialog(v *sessView, workspaces string) *typedDialog {
 	body = append(body, textLines("An exclusive or shared root is not touched. This cannot be undone.")...)
 	return newTypedDialog(v, "Delete session", "delete", body, func(m *model, v *sessView) tea.Cmd {
 		v.busy, v.busySince = busyDeleting, m.now()
-		return tea.Batch(m.deleteCmd(v.id), m.spin.start())
+		return tea.Batch(m.h.deleteCmd(v.id), m.spin.start())
 	})
 }
 

@@ -200,7 +200,7 @@ func TestSubscriptionLossRecovers(t *testing.T) {
 	defer func() { m.h.cancel(); m.h.closeAll(5 * time.Second) }()
 	m.h.dialOpts = []host.DialOption{host.WithStreamBuffer(16)}
 	m.send(tea.WindowSizeMsg{Width: 120, Height: 40})
-	msg := m.createCmd("default", "lossy", "")()
+	msg := m.h.createCmd("default", "lossy", "")()
 	am, ok := msg.(attachedMsg)
 	if !ok {
 		t.Fatalf("create: %#v", msg)
@@ -209,13 +209,13 @@ func TestSubscriptionLossRecovers(t *testing.T) {
 	v := m.sessions[am.id]
 	s := th.host(am.id).s
 	// Follow it (we run the reads by hand).
-	sub, ok := m.followHostCmd(v.id, v.live.gen, v.live.c, 0)().(subscribedMsg)
+	sub, ok := m.h.followHostCmd(v.id, v.live.gen, v.live.c, 0)().(subscribedMsg)
 	if !ok || sub.err != nil {
 		t.Fatalf("follow: %#v", sub)
 	}
 	m.Update(sub)
 	read := func() {
-		next := runCmd(t, func() any { return m.streamCmd(v.id, v.live.gen, v.live.c, v.live.follower, v.live.status.Epoch)() }, 10*time.Second)
+		next := runCmd(t, func() any { return m.h.streamCmd(v.id, v.live.gen, v.live.c, v.live.follower, v.live.status.Epoch)() }, 10*time.Second)
 		m.Update(next.(tea.Msg))
 	}
 	for v.replaying() {

@@ -47,7 +47,7 @@ func (b *inputBar) key(m *model, msg tea.KeyMsg) tea.Cmd {
 		if why := v.notMutable(); why != "" {
 			return m.status.flash("i: "+why, clsError)
 		}
-		return m.submitCmd(v.id, v.live.c, text)
+		return m.h.submitCmd(v.id, v.live.c, text)
 	}
 	var cmd tea.Cmd
 	b.ti, cmd = b.ti.Update(msg)

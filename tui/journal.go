@@ -37,7 +37,7 @@ func (m *model) ensureLoaded(v *sessView) tea.Cmd {
 		return m.followJournal(v)
 	}
 	v.journal.state = journalReading
-	return m.historyCmd(v.id, v.journal.gen, nil, v.lastSeq)
+	return m.h.historyCmd(v.id, v.journal.gen, nil, v.lastSeq)
 }
 
 // evict forgets the journals of sessions not shown for a while, so memory
@@ -81,7 +81,7 @@ func (m *model) onHistory(msg historyMsg) tea.Cmd {
 	case msg.err != nil:
 		v.line(m.now(), clsError, "✗ journal read stopped after seq "+strconv.FormatUint(msg.lastSeq, 10)+": "+errText(msg.err))
 	case msg.more:
-		return m.historyCmd(v.id, v.journal.gen, msg.rd, msg.lastSeq)
+		return m.h.historyCmd(v.id, v.journal.gen, msg.rd, msg.lastSeq)
 	case v == m.selected():
 		return m.followJournal(v)
 	}
@@ -113,7 +113,7 @@ func (m *model) followJournal(v *sessView) tea.Cmd {
 		v.journal.tail = f
 	}
 	v.journal.state = journalFollowing
-	return m.tailCmd(v.id, v.journal.gen, v.journal.tail)
+	return m.h.tailCmd(v.id, v.journal.gen, v.journal.tail)
 }
 
 // mayGrow says whether anyone may be appending to v's journal: only a

@@ -21,7 +21,7 @@ func (m *model) refreshList() tea.Cmd {
 		return nil
 	}
 	m.listing = true
-	return m.listCmd()
+	return m.h.listCmd()
 }
 
 func (m *model) onList(msg listMsg) tea.Cmd {
@@ -99,7 +99,7 @@ func (m *model) probeHolder(v *sessView) tea.Cmd {
 		return nil
 	}
 	v.probe.key, v.probe.pid, v.probe.at, v.probe.asking = key, 0, now, true
-	return m.probeCmd(v.id, key)
+	return m.h.probeCmd(v.id, key)
 }
 
 // onProbed: a host answered for a session held on this machine, or none

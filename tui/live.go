@@ -37,7 +37,7 @@ func (m *model) onAttached(msg attachedMsg) tea.Cmd {
 	if m.quitting != "" || v.attached() {
 		// Quitting, or attached already (two attaches crossed): one
 		// client per session.
-		return m.closeClientCmd(msg.c)
+		return m.h.closeClientCmd(msg.c)
 	}
 	v.live = attachment{c: msg.c, pid: msg.pid, gen: v.live.gen + 1, status: msg.status, outcome: msg.outcome, broke: msg.broke}
 	v.busy, v.failed, v.lost = notBusy, nil, nil
@@ -72,7 +72,7 @@ func (m *model) onAttached(msg attachedMsg) tea.Cmd {
 	}
 	m.keepVisible()
 	return tea.Batch(
-		m.followHostCmd(v.id, v.live.gen, msg.c, after),
+		m.h.followHostCmd(v.id, v.live.gen, msg.c, after),
 		m.status.flash(note, clsOK),
 		m.resizeTurn(v),
 	)
@@ -107,7 +107,7 @@ func (m *model) onSubscribed(msg subscribedMsg) tea.Cmd {
 		return m.detach(v, &streamEnd{kind: endHostGone, err: msg.err})
 	}
 	v.live.follower = msg.follower
-	return tea.Batch(m.replayed(v), m.streamCmd(v.id, v.live.gen, v.live.c, msg.follower, v.live.status.Epoch))
+	return tea.Batch(m.replayed(v), m.h.streamCmd(v.id, v.live.gen, v.live.c, msg.follower, v.live.status.Epoch))
 }
 
 // onStream folds what the follower read and reads on; at its end, it
@@ -129,7 +129,7 @@ func (m *model) onStream(msg streamMsg) tea.Cmd {
 	if msg.end != nil {
 		return tea.Batch(append(cmds, m.detach(v, msg.end))...)
 	}
-	return tea.Batch(append(cmds, m.streamCmd(v.id, v.live.gen, v.live.c, v.live.follower, v.live.status.Epoch))...)
+	return tea.Batch(append(cmds, m.h.streamCmd(v.id, v.live.gen, v.live.c, v.live.follower, v.live.status.Epoch))...)
 }
 
 // replayed ends an attach's replay once the events folded reach the last
@@ -157,7 +157,7 @@ func (m *model) replayed(v *sessView) tea.Cmd {
 // From now on its journal is read like any other.
 func (m *model) detach(v *sessView, end *streamEnd) tea.Cmd {
 	c, pid, stopping := v.live.c, v.live.pid, v.live.stopping
-	cmds := []tea.Cmd{m.closeClientCmd(c)}
+	cmds := []tea.Cmd{m.h.closeClientCmd(c)}
 	v.live.c, v.live.follower, v.live.stopping = nil, nil, false
 	v.live.sending, v.live.queue, v.live.resizing, v.live.redraw = false, nil, false, false
 	v.live.gen++

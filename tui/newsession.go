@@ -47,7 +47,7 @@ func (d *createDialog) key(m *model, msg tea.KeyMsg) (bool, tea.Cmd) {
 			profile = d.profiles[d.prof]
 		}
 		m.creating++
-		return true, tea.Batch(m.createCmd(profile, strings.TrimSpace(d.title.Value()), strings.TrimSpace(d.seed.Value())),
+		return true, tea.Batch(m.h.createCmd(profile, strings.TrimSpace(d.title.Value()), strings.TrimSpace(d.seed.Value())),
 			m.status.flash("creating a "+profile+" session…", clsMuted), m.spin.start())
 	case tea.KeyTab, tea.KeyDown:
 		d.field = (d.field + 1) % 3

@@ -57,7 +57,7 @@ func (m *model) announce(v *sessView) tea.Cmd {
 			case v.info.OpenGate == gate && v.info.GatePrompt != "":
 				prompt = ": " + v.info.GatePrompt
 			}
-			cmds = append(cmds, m.notifyCmd(v, "waits at a gate"+prompt))
+			cmds = append(cmds, m.h.notifyCmd(v.id, v.notifyTitle(), "waits at a gate"+prompt))
 		}
 	}
 	if end != "" && end != v.heard.end {
@@ -65,8 +65,8 @@ func (m *model) announce(v *sessView) tea.Cmd {
 		// A crash's interruption is recorded by whoever restores the
 		// session (R, r): not news to announce.
 		crash := e.Outcome == rig.TurnOutcomeInterrupted && e.Reason == event.ReasonCrash
-		if !front && !crash && e.Duration() >= m.notifyAfter() {
-			cmds = append(cmds, m.notifyCmd(v, endText(*e)))
+		if !front && !crash && e.Duration() >= m.h.notifyAfter() {
+			cmds = append(cmds, m.h.notifyCmd(v.id, v.notifyTitle(), endText(*e)))
 		}
 	}
 	return tea.Batch(cmds...)
@@ -98,6 +98,15 @@ func (m *model) attend(msg tea.Msg) tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
+// notifyTitle is what an announcement calls v: its title as the
+// catalog has it, else its short id.
+func (v *sessView) notifyTitle() string {
+	if v.rawTitle == "" {
+		return v.short
+	}
+	return v.rawTitle
+}
+
 func (m *model) announceID(id string) tea.Cmd {
 	if v := m.sessions[id]; v != nil {
 		return m.announce(v)
@@ -105,8 +114,10 @@ func (m *model) announceID(id string) tea.Cmd {
 	return nil
 }
 
-func (m *model) notifyAfter() time.Duration {
-	if d := m.h.opts.NotifyAfter; d > 0 {
+// notifyAfter is how long a turn must have run for its end to be
+// announced.
+func (h *shared) notifyAfter() time.Duration {
+	if d := h.opts.NotifyAfter; d > 0 {
 		return d
 	}
 	return config.DefaultNotifyAfter
@@ -122,18 +133,15 @@ func (m *model) onNotified(msg notifiedMsg) tea.Cmd {
 	return nil
 }
 
-// notifyCmd writes the announcement that session v says what.
-func (m *model) notifyCmd(v *sessView, what string) tea.Cmd {
-	w, mode := m.h.opts.NotifyTo, m.h.opts.Notify
+// notifyCmd writes the announcement that session id, titled title
+// (unsanitized: notifySequence keeps its printable text), says what.
+func (h *shared) notifyCmd(id, title, what string) tea.Cmd {
+	w, mode := h.opts.NotifyTo, h.opts.Notify
 	if w == nil || mode == "none" {
 		return nil
 	}
-	title := v.rawTitle
-	if title == "" {
-		title = v.short
-	}
-	seq := notifySequence(mode, m.h.opts.InTmux, "looprig: "+title, what)
-	m.h.log.Info("notify", "session", v.id, "mode", mode, "what", notifyText(what, 200))
+	seq := notifySequence(mode, h.opts.InTmux, "looprig: "+title, what)
+	h.log.Info("notify", "session", id, "mode", mode, "what", notifyText(what, 200))
 	return func() tea.Msg {
 		_, err := io.WriteString(w, seq)
 		return notifiedMsg{err: err}

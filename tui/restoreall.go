@@ -231,7 +231,7 @@ func (m *model) restoreAllNext(r *restoreRun) tea.Cmd {
 		v.busy, v.busySince, v.failed = busyRestoring, m.now(), nil
 		row.outcome = raRunning
 		r.running++
-		cmds = append(cmds, m.restoreAllCmd(r, i, row.id))
+		cmds = append(cmds, m.h.restoreAllCmd(r, i, row.id))
 	}
 	if len(cmds) > 0 {
 		cmds = append(cmds, m.spin.start())
@@ -245,8 +245,7 @@ func (m *model) restoreAllNext(r *restoreRun) tea.Cmd {
 
 // restoreAllCmd starts a host that restores session id if it is still
 // crashed; it does not attach.
-func (m *model) restoreAllCmd(r *restoreRun, i int, id string) tea.Cmd {
-	h := m.h
+func (h *shared) restoreAllCmd(r *restoreRun, i int, id string) tea.Cmd {
 	return func() tea.Msg {
 		if h.ctx.Err() != nil {
 			return nil // quitting: not started

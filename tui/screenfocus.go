@@ -5,6 +5,8 @@ import (
 	"unicode/utf8"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"looprig/host"
 )
 
 // Focus on a full-screen program. While the selected, attached session's
@@ -47,18 +49,18 @@ func (m *model) focusScreen(v *sessView) tea.Cmd {
 			return m.status.flash("the screen could not be opened", clsError)
 		}
 		v.screen.opened = true
-		redraw = m.redrawCmd(v, cols, rows)
+		redraw = m.redraw(v, cols, rows)
 	}
 	m.screenFocus = &screenFocus{id: v.id, turnID: v.screen.turnID}
 	v.follow, v.scroll = true, 0
 	return tea.Batch(redraw, m.status.flash("keys go to the program · ctrl+] gives them back", clsOK))
 }
 
-// redrawCmd makes the program of v's turn draw its whole screen again: the
+// redraw makes the program of v's turn draw its whole screen again: the
 // terminal shrinks by a row and grows back, so the program gets SIGWINCH
 // twice and redraws for the size it ends with. A screen opened in the
 // middle of a program's output starts empty; this fills it.
-func (m *model) redrawCmd(v *sessView, cols, rows int) tea.Cmd {
+func (m *model) redraw(v *sessView, cols, rows int) tea.Cmd {
 	if rows < 2 {
 		return nil
 	}
@@ -70,7 +72,12 @@ func (m *model) redrawCmd(v *sessView, cols, rows int) tea.Cmd {
 	v.live.resizing = true
 	v.live.wantSize = [2]int{cols, rows}
 	v.live.sentSize = v.live.wantSize
-	h, id, c := m.h, v.id, v.live.c
+	return m.h.redrawCmd(v.id, v.live.c, cols, rows)
+}
+
+// redrawCmd shrinks the terminal of session id's turn by a row and grows
+// it back to cols×rows (focusScreen's redraw).
+func (h *shared) redrawCmd(id string, c *host.Client, cols, rows int) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(h.ctx, opTimeout)
 		defer cancel()

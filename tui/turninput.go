@@ -114,12 +114,11 @@ func (m *model) openInput(v *sessView) tea.Cmd {
 	}
 	m.inputGen++
 	m.input.turn = &turnInput{turnID: t.ID, index: t.Index, gen: m.inputGen}
-	return tea.Batch(focus, m.echoCmd(v.id, v.live.c, m.inputGen))
+	return tea.Batch(focus, m.h.echoCmd(v.id, v.live.c, m.inputGen))
 }
 
 // echoCmd asks the host of session id for the running turn's echo state.
-func (m *model) echoCmd(id string, c *host.Client, gen int) tea.Cmd {
-	h := m.h
+func (h *shared) echoCmd(id string, c *host.Client, gen int) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(h.ctx, echoTimeout)
 		defer cancel()
@@ -173,7 +172,7 @@ func (m *model) onEchoTick(msg echoTickMsg) tea.Cmd {
 		m.input = nil
 		return nil
 	}
-	return m.echoCmd(v.id, v.live.c, msg.gen)
+	return m.h.echoCmd(v.id, v.live.c, msg.gen)
 }
 
 // closeTurnLine closes the input line of a turn that ended (the events
@@ -242,13 +241,12 @@ func (m *model) queueSend(v *sessView, s turnSend) tea.Cmd {
 		return nil
 	}
 	v.live.sending = true
-	return m.inputCmd(v.id, v.live.c, s)
+	return m.h.inputCmd(v.id, v.live.c, s)
 }
 
 // inputCmd sends s to the running turn's terminal: its text, then an end
 // of file when asked.
-func (m *model) inputCmd(id string, c *host.Client, s turnSend) tea.Cmd {
-	h := m.h
+func (h *shared) inputCmd(id string, c *host.Client, s turnSend) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(h.ctx, inputTimeout)
 		defer cancel()
@@ -319,7 +317,7 @@ func (m *model) sendNext(v *sessView, cmd tea.Cmd) tea.Cmd {
 			continue // its turn ended: never to the next one
 		}
 		v.live.sending = true
-		return tea.Batch(cmd, m.inputCmd(v.id, v.live.c, next))
+		return tea.Batch(cmd, m.h.inputCmd(v.id, v.live.c, next))
 	}
 	return cmd
 }
@@ -382,11 +380,10 @@ func (m *model) resizeTurn(v *sessView) tea.Cmd {
 		return nil
 	}
 	v.live.resizing, v.live.sentSize = true, v.live.wantSize
-	return m.resizeCmd(v.id, v.live.c, cols, rows)
+	return m.h.resizeCmd(v.id, v.live.c, cols, rows)
 }
 
-func (m *model) resizeCmd(id string, c *host.Client, cols, rows int) tea.Cmd {
-	h := m.h
+func (h *shared) resizeCmd(id string, c *host.Client, cols, rows int) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(h.ctx, opTimeout)
 		defer cancel()
@@ -411,7 +408,7 @@ func (m *model) onResized(msg resizedMsg) tea.Cmd {
 	if v.live.redraw && v.screen != nil {
 		v.live.redraw = false
 		cols, rows := m.turnSize()
-		return m.redrawCmd(v, cols, rows)
+		return m.redraw(v, cols, rows)
 	}
 	if v.live.wantSize == v.live.sentSize {
 		return nil

@@ -148,7 +148,7 @@ func (m *model) onKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Theme):
 		next := m.themes.Next(m.st.theme.Name)
 		m.st = newStyles(m.renderer, next)
-		return tea.Batch(m.status.flash("theme "+next.Name, clsOK), m.saveThemeCmd(next.Name))
+		return tea.Batch(m.status.flash("theme "+next.Name, clsOK), m.h.saveThemeCmd(next.Name))
 	case key.Matches(msg, k.Tab):
 		m.focus = (m.focus + 1) % numPanes
 		return nil
