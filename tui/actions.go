@@ -78,7 +78,7 @@ func (m *model) sessionKey(v *sessView, msg tea.KeyMsg) tea.Cmd {
 		if why := v.notMutable(); why != "" {
 			return m.status.flash("I: "+why, clsError)
 		}
-		if v.fold.Turn() == nil {
+		if v.transcript.fold.Turn() == nil {
 			return m.status.flash("no turn is running", clsMuted)
 		}
 		v.busy = busyInterrupting
@@ -93,7 +93,7 @@ func (m *model) sessionKey(v *sessView, msg tea.KeyMsg) tea.Cmd {
 		if why := v.notMutable(); why != "" {
 			return m.status.flash(msg.String()+": "+why, clsError)
 		}
-		g := v.fold.Gate()
+		g := v.transcript.fold.Gate()
 		if g == nil {
 			return m.status.flash("no gate is open", clsMuted)
 		}
@@ -116,9 +116,9 @@ func (m *model) shutdown(v *sessView) tea.Cmd {
 	if why := v.notMutable(); why != "" {
 		return m.status.flash("X: "+why, clsError)
 	}
-	body := []string{"Shut down session " + v.short + " (" + trunc(v.title, 30) + ")?"}
-	if v.fold.Turn() != nil {
-		body = append(body, "Its running turn "+strconv.Itoa(v.fold.Turn().Index)+" is interrupted (recorded as shutdown).")
+	body := []string{"Shut down session " + v.short + " (" + trunc(v.listing.title, 30) + ")?"}
+	if v.transcript.fold.Turn() != nil {
+		body = append(body, "Its running turn "+strconv.Itoa(v.transcript.fold.Turn().Index)+" is interrupted (recorded as shutdown).")
 	}
 	body = append(body, "Its host (pid "+strconv.Itoa(v.live.pid)+") stops. It can be restored later with r.")
 	m.dialog = &confirmDialog{title: "Shut down", body: body, confirm: "Shut down", danger: true,
@@ -187,7 +187,7 @@ func (m *model) deleteSession(v *sessView) tea.Cmd {
 	case v.busy != notBusy:
 		return m.status.flash("D: busy: "+v.busy.String(), clsMuted)
 	case v.state() == rig.StateHeld, v.state() == rig.StateLive:
-		who := v.holder
+		who := v.listing.holder
 		if who == "" {
 			who = "another process"
 		}

@@ -26,7 +26,7 @@ const needsFilter = "needs:me"
 // lastEnd is how v's last turn ended: the newer of the folded journal's
 // and the listing's; nil before any turn ended.
 func (v *sessView) lastEnd() *rig.TurnEnd {
-	f, l := v.fold.LastEnd, v.info.LastEnd
+	f, l := v.transcript.fold.LastEnd, v.listing.info.LastEnd
 	switch {
 	case f == nil:
 		return l
@@ -43,12 +43,12 @@ func (v *sessView) gate() (id string, since time.Time) {
 		return "", time.Time{} // a crashed session's gate waits for nobody
 	}
 	if v.attached() || v.journal.state.loaded() {
-		if g := v.fold.Gate(); g != nil {
+		if g := v.transcript.fold.Gate(); g != nil {
 			return g.ID, g.Opened
 		}
 		return "", time.Time{}
 	}
-	return v.info.OpenGate, v.info.GateSince
+	return v.listing.info.OpenGate, v.listing.info.GateSince
 }
 
 // turnSince is when v's running turn started; zero when none runs (or the
@@ -58,15 +58,15 @@ func (v *sessView) turnSince() (time.Time, bool) {
 		return time.Time{}, false // a crashed session's open turn is not running
 	}
 	if v.attached() || v.journal.state.loaded() {
-		if t := v.fold.Turn(); t != nil {
+		if t := v.transcript.fold.Turn(); t != nil {
 			return t.Started, true
 		}
 		return time.Time{}, false
 	}
-	if v.info.OpenTurn == "" {
+	if v.listing.info.OpenTurn == "" {
 		return time.Time{}, false
 	}
-	return v.info.TurnSince, true
+	return v.listing.info.TurnSince, true
 }
 
 // active says whether somebody holds v (a turn it lists open can be
@@ -101,7 +101,7 @@ func (m *model) needs(v *sessView) (since time.Time, ok bool) {
 		add(e.Ended)
 	}
 	if v.state() == rig.StateCrashed {
-		add(v.info.Updated)
+		add(v.listing.info.Updated)
 	}
 	return since, ok
 }

@@ -78,8 +78,8 @@ func (m *model) detailLines(v *sessView) []kv {
 		sw += " · pid " + strconv.Itoa(v.hostPID()) + " (attached)"
 	case state == rig.StateLive:
 		sw += " · pid " + strconv.Itoa(v.hostPID())
-	case v.info.Reason != "":
-		sw += " — " + clean(v.info.Reason)
+	case v.listing.info.Reason != "":
+		sw += " — " + clean(v.listing.info.Reason)
 	}
 	if v.busy != notBusy {
 		sw += " · " + m.spin.glyph() + " " + v.busy.String() + "…"
@@ -97,30 +97,30 @@ func (m *model) detailLines(v *sessView) []kv {
 		}
 	case state == rig.StateLive:
 		lease += " · held by its host, pid " + strconv.Itoa(v.hostPID())
-	case v.holder != "" && state == rig.StateHeld:
-		lease += " · held by " + v.holder
-	case v.holder != "":
-		lease += " · last holder " + v.holder
+	case v.listing.holder != "" && state == rig.StateHeld:
+		lease += " · held by " + v.listing.holder
+	case v.listing.holder != "":
+		lease += " · last holder " + v.listing.holder
 	default:
 		lease += " · free"
 	}
 	add("lease", lease, st.text)
-	title := v.title
+	title := v.listing.title
 	if title == "" {
 		title = "(untitled)"
 	}
 	add("title", title, st.text)
-	prof := v.info.Profile
+	prof := v.listing.info.Profile
 	if prof == "" {
-		prof = v.fold.Profile
+		prof = v.transcript.fold.Profile
 	}
-	eng := v.info.Engine
+	eng := v.listing.info.Engine
 	if eng == "" {
-		eng = v.fold.Engine
+		eng = v.transcript.fold.Engine
 	}
 	add("profile", clean(prof)+" · engine "+clean(eng), st.text)
-	place := v.fold.Placement
-	root := v.fold.Root
+	place := v.transcript.fold.Placement
+	root := v.transcript.fold.Root
 	if v.attached() {
 		place, root = v.live.status.Placement, v.live.status.Workspace
 	} else if root == "" && place == string(rig.PlacementSession) && m.h.opts.Workspaces != "" {
@@ -129,23 +129,23 @@ func (m *model) detailLines(v *sessView) []kv {
 	if place != "" || root != "" {
 		add("placement", clean(place)+" · "+clean(orDash(root)), st.text)
 	}
-	seq := max(v.lastSeq, v.info.LastSeq)
+	seq := max(v.transcript.lastSeq, v.listing.info.LastSeq)
 	add("journal", commas(seq)+" records (last seq "+strconv.FormatUint(seq, 10)+")", st.text)
-	if v.fold.LoopID != "" {
-		add("loop", clean(v.fold.LoopName)+" "+rig.ShortID(clean(v.fold.LoopID))+" ("+clean(v.fold.Engine)+") · "+plural(max(v.fold.Turns, v.info.Turns), "turn"), st.text)
+	if v.transcript.fold.LoopID != "" {
+		add("loop", clean(v.transcript.fold.LoopName)+" "+rig.ShortID(clean(v.transcript.fold.LoopID))+" ("+clean(v.transcript.fold.Engine)+") · "+plural(max(v.transcript.fold.Turns, v.listing.info.Turns), "turn"), st.text)
 	}
-	if t := v.fold.Turn(); t != nil {
+	if t := v.transcript.fold.Turn(); t != nil {
 		run := ""
 		if !t.Started.IsZero() {
 			run = " for " + dur(m.now().Sub(t.Started))
 		}
 		add("turn", "#"+strconv.Itoa(t.Index)+" running"+run+": "+clean(firstLine(t.Input)), st.ev[clsTurn])
-	} else if v.info.OpenTurn != "" && !v.journal.state.loaded() && !v.attached() {
-		add("turn", "#"+strconv.Itoa(v.info.Turn)+" open (per the catalog)", st.ev[clsTurn])
+	} else if v.listing.info.OpenTurn != "" && !v.journal.state.loaded() && !v.attached() {
+		add("turn", "#"+strconv.Itoa(v.listing.info.Turn)+" open (per the catalog)", st.ev[clsTurn])
 	} else {
 		add("turn", "none running", st.muted)
 	}
-	if g := v.fold.Gate(); g != nil {
+	if g := v.transcript.fold.Gate(); g != nil {
 		add("gate", "? "+clean(firstLine(g.Prompt))+" — a approve · d deny", st.ev[clsGate])
 	} else {
 		add("gate", "none open", st.muted)
@@ -161,12 +161,12 @@ func (m *model) detailLines(v *sessView) []kv {
 	if o := v.live.outcome; o != nil {
 		add("restored", "epoch "+strconv.FormatUint(o.Epoch, 10)+": "+plural(len(o.Interrupted), "turn")+" interrupted, "+
 			plural(len(o.GatesClosed), "gate")+" closed, "+commas(o.Records)+" records", st.ev[clsRestore])
-	} else if r := v.fold.LastRestore; r != nil {
+	} else if r := v.transcript.fold.LastRestore; r != nil {
 		add("restored", "epoch "+strconv.FormatUint(r.Epoch, 10)+": "+plural(len(r.Interrupted), "turn")+" interrupted, "+
 			plural(len(r.GatesClosed), "gate")+" closed", st.ev[clsRestore])
 	}
-	if !v.info.Created.IsZero() {
-		add("created", v.info.Created.Local().Format("2006-01-02 15:04:05"), st.muted)
+	if !v.listing.info.Created.IsZero() {
+		add("created", v.listing.info.Created.Local().Format("2006-01-02 15:04:05"), st.muted)
 	}
 	if why := v.notMutable(); why != "" && v.lost == nil {
 		add("keys", why, st.muted)

@@ -256,7 +256,7 @@ func newTypedDialog(v *sessView, title, action string, body []bodyLine, run func
 
 // newBreakDialog confirms a forced lease break of v.
 func newBreakDialog(v *sessView) *typedDialog {
-	holder := v.holder
+	holder := v.listing.holder
 	if holder == "" {
 		holder = "another process"
 	}
@@ -274,10 +274,10 @@ func newBreakDialog(v *sessView) *typedDialog {
 // has one) is under workspaces.
 func newDeleteDialog(v *sessView, workspaces string) *typedDialog {
 	what := "Session " + v.short
-	if v.title != "" {
-		what += " \"" + v.title + "\""
+	if v.listing.title != "" {
+		what += " \"" + v.listing.title + "\""
 	}
-	what += " (" + string(v.state()) + ", " + plural(v.info.Turns, "turn") + ")"
+	what += " (" + string(v.state()) + ", " + plural(v.listing.info.Turns, "turn") + ")"
 	body := textLines(what,
 		"is deleted for good: its journal, its catalog entry and its own",
 		"workspace directory, with every file its turns wrote there:")

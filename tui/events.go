@@ -25,25 +25,25 @@ func (m *model) scrollEvents(msg tea.KeyMsg) {
 	page := max(1, m.eventRows()-1)
 	switch {
 	case key.Matches(msg, k.Up):
-		v.follow = false
-		v.scroll++
+		v.transcript.follow = false
+		v.transcript.scroll++
 	case key.Matches(msg, k.Down):
-		v.scroll--
+		v.transcript.scroll--
 	case key.Matches(msg, k.PageUp):
-		v.follow = false
-		v.scroll += page
+		v.transcript.follow = false
+		v.transcript.scroll += page
 	case key.Matches(msg, k.PageDown):
-		v.scroll -= page
+		v.transcript.scroll -= page
 	case key.Matches(msg, k.Top):
-		v.follow = false
-		v.scroll = v.ring.len() + 1
+		v.transcript.follow = false
+		v.transcript.scroll = v.transcript.ring.len() + 1
 	case key.Matches(msg, k.Bottom):
-		v.scroll = 0
+		v.transcript.scroll = 0
 	}
-	maxScroll := max(0, v.ring.len()+len(v.pending())-m.eventRows())
-	v.scroll = min(max(v.scroll, 0), maxScroll)
-	if v.scroll == 0 {
-		v.follow = true
+	maxScroll := max(0, v.transcript.ring.len()+len(v.pending())-m.eventRows())
+	v.transcript.scroll = min(max(v.transcript.scroll, 0), maxScroll)
+	if v.transcript.scroll == 0 {
+		v.transcript.follow = true
 	}
 }
 
@@ -53,12 +53,12 @@ func (m *model) scrollEvents(msg tea.KeyMsg) {
 // how many more (or fewer) there are than at the last settling.
 func (m *model) settleScroll(v *sessView) {
 	n := len(v.pending())
-	v.added += n - v.pendSeen
-	v.pendSeen = n
-	if !v.follow {
-		v.scroll += v.added
+	v.transcript.added += n - v.transcript.pendSeen
+	v.transcript.pendSeen = n
+	if !v.transcript.follow {
+		v.transcript.scroll += v.transcript.added
 	}
-	v.added = 0
+	v.transcript.added = 0
 }
 
 // eventsPane draws the pane, w×h with its frame.
@@ -89,35 +89,35 @@ func (m *model) eventsPane(w, h int) []string {
 	var footer []string
 	switch {
 	case v.busy.takesLease():
-		text := " " + m.spin.glyph() + " " + v.busy.String() + ": taking the lease, replaying " + commas(v.info.LastSeq) +
+		text := " " + m.spin.glyph() + " " + v.busy.String() + ": taking the lease, replaying " + commas(v.listing.info.LastSeq) +
 			" journal records, closing open turns… " + dur(m.now().Sub(v.busySince))
 		footer = append(footer, st.ev[clsRestore].s(fit(text, iw)))
 	case v.journal.state == journalReplaying:
 		footer = append(footer, m.progressLine(v, iw))
 	case v.journal.state == journalReading:
-		footer = append(footer, st.muted.s(fit(" "+m.spin.glyph()+" reading the journal… "+commas(v.lastSeq)+" records", iw)))
-	case !v.attached() && v.journal.state.loaded() && v.state() == rig.StateCrashed && v.fold.Turn() != nil:
-		footer = append(footer, st.warn.s(fit(" ⚠ the journal ends here: turn "+strconv.Itoa(v.fold.Turn().Index)+" was running when its holder died — r restores", iw)))
+		footer = append(footer, st.muted.s(fit(" "+m.spin.glyph()+" reading the journal… "+commas(v.transcript.lastSeq)+" records", iw)))
+	case !v.attached() && v.journal.state.loaded() && v.state() == rig.StateCrashed && v.transcript.fold.Turn() != nil:
+		footer = append(footer, st.warn.s(fit(" ⚠ the journal ends here: turn "+strconv.Itoa(v.transcript.fold.Turn().Index)+" was running when its holder died — r restores", iw)))
 	}
 	rows -= len(footer)
-	if v.screen != nil && v.follow {
+	if v.transcript.screen != nil && v.transcript.follow {
 		return m.screenPane(v, w, h, rows, footer)
 	}
 	pend := v.pending()
-	total := v.ring.len() + len(pend)
+	total := v.transcript.ring.len() + len(pend)
 	scroll := 0
-	if !v.follow {
-		scroll = min(v.scroll, max(0, total-rows))
+	if !v.transcript.follow {
+		scroll = min(v.transcript.scroll, max(0, total-rows))
 	}
 	end := total - scroll
 	start := max(0, end-rows)
 	content := make([]string, 0, h)
 	for i := start; i < end; i++ {
 		var l evLine
-		if i < v.ring.len() {
-			l = v.ring.at(i)
+		if i < v.transcript.ring.len() {
+			l = v.transcript.ring.at(i)
 		} else {
-			l = evLine{cls: v.outCls, text: "  " + pend[i-v.ring.len()]}
+			l = evLine{cls: v.transcript.outCls, text: "  " + pend[i-v.transcript.ring.len()]}
 		}
 		content = append(content, eventLine(st, l, iw))
 	}
@@ -136,12 +136,12 @@ func (m *model) eventsPane(w, h int) []string {
 		title += " · journal (read-only)"
 	}
 	var right []string
-	if v.follow {
+	if v.transcript.follow {
 		right = append(right, "following")
 	} else {
 		right = append(right, "↑"+strconv.Itoa(scroll))
 	}
-	if outLines := v.outLines + uint64(len(pend)); outLines > 0 {
+	if outLines := v.transcript.outLines + uint64(len(pend)); outLines > 0 {
 		n := commas(outLines) + " lines"
 		if outLines == 1 {
 			n = "1 line"
@@ -172,7 +172,7 @@ func eventLine(st *styles, l evLine, iw int) string {
 // progressLine is the history replay's progress bar.
 func (m *model) progressLine(v *sessView, iw int) string {
 	st := m.st
-	done, tip := v.lastSeq, max(v.journal.tip, v.lastSeq)
+	done, tip := v.transcript.lastSeq, max(v.journal.tip, v.transcript.lastSeq)
 	label := " " + m.spin.glyph() + " replaying history " + commas(done) + "/" + commas(tip) + " "
 	bw := max(0, iw-width(label)-2)
 	filled := 0
@@ -189,7 +189,7 @@ func (m *model) progressLine(v *sessView, iw int) string {
 func (m *model) screenPane(v *sessView, w, h, rows int, footer []string) []string {
 	iw := w - 2
 	focused := m.focusedView() == v
-	lines := v.screen.lines(v.prof, focused)
+	lines := v.transcript.screen.lines(v.transcript.prof, focused)
 	content := make([]string, 0, h)
 	for i := 0; i < rows && i < len(lines); i++ {
 		content = append(content, "  "+fitStyled(lines[i], iw-2))
@@ -206,7 +206,7 @@ func (m *model) screenPane(v *sessView, w, h, rows int, footer []string) []strin
 		right = "full-screen"
 	}
 	title := "Events · screen"
-	if t := v.fold.Turn(); t != nil && t.ID == v.screen.turnID {
+	if t := v.transcript.fold.Turn(); t != nil && t.ID == v.transcript.screen.turnID {
 		title = "Events · turn " + strconv.Itoa(t.Index) + "'s screen"
 	}
 	return m.box(title, right, m.focus == paneEvents || focused, w, h, content)

@@ -351,7 +351,7 @@ func TestFlowGates(t *testing.T) {
 	f.key("enter")
 	// (the first gate's line is still shown: wait for this one's)
 	f.waitModel("the second gate", func(m Model) bool {
-		g := m.sessions[id].fold.Gate()
+		g := m.sessions[id].transcript.fold.Gate()
 		return g != nil && strings.Contains(g.Prompt, "denied.txt")
 	})
 	f.typeText("d")

@@ -21,17 +21,17 @@ const ringCapacity = 10_000
 // journal of a session held elsewhere and a live one read the same.
 // Envelopes come from one source at a time, each once (rig.Follow).
 func (v *sessView) apply(env event.Envelope) {
-	v.lastSeq = max(v.lastSeq, env.Seq)
+	v.transcript.lastSeq = max(v.transcript.lastSeq, env.Seq)
 	at := env.At
-	if c, ok := v.tr.Apply(env.Event); ok {
+	if c, ok := v.transcript.tr.Apply(env.Event); ok {
 		cls := clsOutput
 		if c.Stream == event.StreamStderr {
 			cls = clsStderr
 		}
 		v.output(c.TurnID, cls, c.Text)
 	}
-	turn := v.fold.Turn()
-	v.fold.Apply(env)
+	turn := v.transcript.fold.Turn()
+	v.transcript.fold.Apply(env)
 	switch ev := env.Event.(type) {
 	case event.SessionStarted:
 		where := ev.Placement
@@ -112,7 +112,7 @@ func turnIndex(running *rig.OpenTurn, id string) string {
 }
 
 func (v *sessView) elidedNote() string {
-	if n := v.tr.Elided(); n > 0 {
+	if n := v.transcript.tr.Elided(); n > 0 {
 		return " (" + commas(uint64(n)) + " bytes not journaled)"
 	}
 	return ""
@@ -121,8 +121,8 @@ func (v *sessView) elidedNote() string {
 // line adds one line to the events pane (an event of the session, or a
 // note of the TUI's own); its text is sanitized here.
 func (v *sessView) line(at time.Time, cls lineClass, text string) {
-	v.ring.push(evLine{at: at, cls: cls, text: clean(text)})
-	v.added++
+	v.transcript.ring.push(evLine{at: at, cls: cls, text: clean(text)})
+	v.transcript.added++
 }
 
 func plural(n int, word string) string {

@@ -19,9 +19,9 @@ import (
 )
 
 func ringText(v *sessView) []string {
-	out := make([]string, 0, v.ring.len())
-	for i := 0; i < v.ring.len(); i++ {
-		out = append(out, v.ring.at(i).text)
+	out := make([]string, 0, v.transcript.ring.len())
+	for i := 0; i < v.transcript.ring.len(); i++ {
+		out = append(out, v.transcript.ring.at(i).text)
 	}
 	return out
 }
@@ -104,26 +104,26 @@ func TestFoldHugeOutputIsBounded(t *testing.T) {
 	}
 	b.WriteString("partial")
 	v.apply(event.Envelope{Event: event.OutputDelta{TurnID: "t", Stream: event.StreamStdout, Text: b.String()}})
-	if v.ring.len() != ringCapacity {
-		t.Fatalf("ring holds %d", v.ring.len())
+	if v.transcript.ring.len() != ringCapacity {
+		t.Fatalf("ring holds %d", v.transcript.ring.len())
 	}
 	pend := v.pending()
-	if got := v.outLines + uint64(len(pend)); got != uint64(n)+1 {
+	if got := v.transcript.outLines + uint64(len(pend)); got != uint64(n)+1 {
 		t.Fatalf("counted %d lines, want %d", got, n+1)
 	}
 	if len(pend) == 0 || pend[len(pend)-1] != "partial" || pend[0] != strconv.Itoa(n+1-len(pend)) {
 		t.Fatalf("pending %q", pend)
 	}
-	if last := v.ring.at(v.ring.len() - 1).text; last != "  "+strconv.Itoa(n-len(pend)) {
+	if last := v.transcript.ring.at(v.transcript.ring.len() - 1).text; last != "  "+strconv.Itoa(n-len(pend)) {
 		t.Fatalf("last final line %q", last)
 	}
 	v.apply(event.Envelope{Event: event.OutputDelta{TurnID: "t", Stream: event.StreamStdout, Offset: int64(b.Len()), Text: " done\n"}})
 	v.apply(event.Envelope{Seq: 2, Event: event.TurnDone{TurnID: "t"}})
-	if got := v.ring.at(v.ring.len() - 2).text; got != "  partial done" {
+	if got := v.transcript.ring.at(v.transcript.ring.len() - 2).text; got != "  partial done" {
 		t.Fatalf("joined line %q", got)
 	}
-	if v.outLines != uint64(n)+1 || v.out != nil || len(v.pending()) != 0 {
-		t.Fatalf("after the turn: %d lines, renderer %v, pending %q", v.outLines, v.out != nil, v.pending())
+	if v.transcript.outLines != uint64(n)+1 || v.transcript.out != nil || len(v.pending()) != 0 {
+		t.Fatalf("after the turn: %d lines, renderer %v, pending %q", v.transcript.outLines, v.transcript.out != nil, v.pending())
 	}
 }
 
@@ -236,15 +236,15 @@ func TestSubscriptionLossRecovers(t *testing.T) {
 	tip := s.Status().Tip
 	// Drain: the reader gets batches, falls behind, is read again from
 	// the journal, and reads on up to the tip.
-	for i := 0; i < 1000 && v.lastSeq < tip; i++ {
+	for i := 0; i < 1000 && v.transcript.lastSeq < tip; i++ {
 		read()
 	}
 	text := strings.Join(ringText(v), "\n")
 	if !strings.Contains(text, "fell behind its host's events; they were read again from the journal") {
 		t.Fatalf("no recovery line:\n%s", text)
 	}
-	if v.lastSeq != tip {
-		t.Fatalf("folded to seq %d, journal tip %d", v.lastSeq, tip)
+	if v.transcript.lastSeq != tip {
+		t.Fatalf("folded to seq %d, journal tip %d", v.transcript.lastSeq, tip)
 	}
 	for i := 0; i < 60; i++ {
 		if c := strings.Count(text, "turn "+strconv.Itoa(i)+": echo turn-"+strconv.Itoa(i)+"\n"); c != 1 {

@@ -24,20 +24,20 @@ func (m *model) ensureLoaded(v *sessView) tea.Cmd {
 	if v == nil || v.attached() || v.busy != notBusy {
 		return nil
 	}
-	if v.probe.pid > 0 && v.lost == nil && v.probe.noAttach != v.probe.key {
+	if v.listing.probe.pid > 0 && v.lost == nil && v.listing.probe.noAttach != v.listing.probe.key {
 		return m.attach(v)
 	}
-	if v.journal.state.inFlight() || v.probe.asking {
+	if v.journal.state.inFlight() || v.listing.probe.asking {
 		return nil
 	}
 	m.useClock++
-	v.used = m.useClock
+	v.journal.used = m.useClock
 	m.evict(v)
 	if v.journal.state.loaded() {
 		return m.followJournal(v)
 	}
 	v.journal.state = journalReading
-	return m.h.historyCmd(v.id, v.journal.gen, nil, v.lastSeq)
+	return m.h.historyCmd(v.id, v.journal.gen, nil, v.transcript.lastSeq)
 }
 
 // evict forgets the journals of sessions not shown for a while, so memory
@@ -53,7 +53,7 @@ func (m *model) evict(keep *sessView) {
 	for len(loaded) >= maxLoaded {
 		oldest := 0
 		for i, v := range loaded {
-			if v.used < loaded[oldest].used {
+			if v.journal.used < loaded[oldest].journal.used {
 				oldest = i
 			}
 		}
@@ -76,7 +76,7 @@ func (m *model) onHistory(msg historyMsg) tea.Cmd {
 	m.settleScroll(v)
 	v.journal.tip = max(v.journal.tip, msg.tip)
 	// Records that are not events (fences, commands) count too.
-	v.lastSeq = max(v.lastSeq, msg.lastSeq)
+	v.transcript.lastSeq = max(v.transcript.lastSeq, msg.lastSeq)
 	switch {
 	case msg.err != nil:
 		v.line(m.now(), clsError, "✗ journal read stopped after seq "+strconv.FormatUint(msg.lastSeq, 10)+": "+errText(msg.err))
@@ -104,7 +104,7 @@ func (m *model) followJournal(v *sessView) tea.Cmd {
 			return nil
 		}
 		// No I/O: a journal feed opens nothing until it is read.
-		f, err := rig.Follow(context.Background(), rig.JournalFeed(m.h.store, uid, tailEvery), v.lastSeq)
+		f, err := rig.Follow(context.Background(), rig.JournalFeed(m.h.store, uid, tailEvery), v.transcript.lastSeq)
 		if err != nil {
 			v.journal.state = journalRead
 			return nil
@@ -121,7 +121,7 @@ func (m *model) followJournal(v *sessView) tea.Cmd {
 // is not followed (a restore takes the lease, the listing shows it held,
 // and onList starts following again).
 func (v *sessView) mayGrow() bool {
-	return v.info.State == rig.StateHeld || v.info.State == rig.StateLive
+	return v.listing.info.State == rig.StateHeld || v.listing.info.State == rig.StateLive
 }
 
 // onTail folds what followed in the journal of the session shown and
@@ -137,7 +137,7 @@ func (m *model) onTail(msg tailMsg) tea.Cmd {
 	v.flushScreen()
 	m.settleScroll(v)
 	if msg.err != nil {
-		v.line(m.now(), clsError, "✗ journal read stopped after seq "+strconv.FormatUint(v.lastSeq, 10)+": "+errText(msg.err))
+		v.line(m.now(), clsError, "✗ journal read stopped after seq "+strconv.FormatUint(v.transcript.lastSeq, 10)+": "+errText(msg.err))
 		v.journal.state, v.journal.tail = journalRead, nil
 		return nil
 	}

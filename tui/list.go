@@ -52,8 +52,8 @@ func (l *sessionList) resort(sessions map[string]*sessView) {
 	}
 	sort.Slice(l.rows, func(i, j int) bool {
 		a, b := l.rows[i], l.rows[j]
-		if !a.info.Created.Equal(b.info.Created) {
-			return a.info.Created.After(b.info.Created)
+		if !a.listing.info.Created.Equal(b.listing.info.Created) {
+			return a.listing.info.Created.After(b.listing.info.Created)
 		}
 		return a.id < b.id
 	})
@@ -87,9 +87,9 @@ func (l *sessionList) refilter(keep string) {
 
 // matches says whether the lower-cased filter f matches v.
 func matches(v *sessView, f string) bool {
-	return strings.Contains(strings.ToLower(v.title), f) || strings.Contains(v.id, f) ||
-		strings.Contains(string(v.state()), f) || strings.Contains(strings.ToLower(v.info.Profile), f) ||
-		strings.Contains(strings.ToLower(v.holder), f)
+	return strings.Contains(strings.ToLower(v.listing.title), f) || strings.Contains(v.id, f) ||
+		strings.Contains(string(v.state()), f) || strings.Contains(strings.ToLower(v.listing.info.Profile), f) ||
+		strings.Contains(strings.ToLower(v.listing.holder), f)
 }
 
 func (l *sessionList) clampCursor() {
@@ -327,7 +327,7 @@ func listRow(st *styles, v *sessView, selected bool, iw int, c listCols, now tim
 		cur = "▸ "
 	}
 	word := stateGlyph(state) + " " + fit(stateWord(state), 7) + " "
-	title := v.title
+	title := v.listing.title
 	if title == "" {
 		title = "(untitled)"
 	}
@@ -344,7 +344,7 @@ func listRow(st *styles, v *sessView, selected bool, iw int, c listCols, now tim
 		tail.WriteString(padLeft(strconv.FormatUint(v.epoch(), 10), c.epoch-1) + " ")
 	}
 	if c.holder > 0 {
-		h := v.holder
+		h := v.listing.holder
 		if state == rig.StateLive {
 			h = "live · pid " + strconv.Itoa(v.hostPID())
 		}

@@ -59,8 +59,8 @@ func (m *model) onList(msg listMsg) tea.Cmd {
 		v.setInfo(info)
 		if l := v.lost; l != nil && info.Epoch > l.oldEpoch {
 			l.newEpoch = max(l.newEpoch, info.Epoch)
-			if v.holder != "" {
-				l.holder = v.holder
+			if v.listing.holder != "" {
+				l.holder = v.listing.holder
 			}
 		}
 		if c := m.probeHolder(v); c != nil {
@@ -88,17 +88,17 @@ func (m *model) onList(msg listMsg) tea.Cmd {
 // probeHolder probes whether a host serves v, when a process on this
 // machine holds it and that holding was not probed yet.
 func (m *model) probeHolder(v *sessView) tea.Cmd {
-	h := v.info.Holder
-	if h == nil || (v.info.State != rig.StateHeld && v.info.State != rig.StateLive) ||
+	h := v.listing.info.Holder
+	if h == nil || (v.listing.info.State != rig.StateHeld && v.listing.info.State != rig.StateLive) ||
 		h.Host != m.h.hostname || m.h.opts.StoreKey == "" {
-		v.probe.key, v.probe.pid, v.probe.asking = "", 0, false
+		v.listing.probe.key, v.listing.probe.pid, v.listing.probe.asking = "", 0, false
 		return nil
 	}
 	key, now := v.holding(), m.now()
-	if key == v.probe.key && (v.probe.pid > 0 || now.Sub(v.probe.at) < reprobeEvery) {
+	if key == v.listing.probe.key && (v.listing.probe.pid > 0 || now.Sub(v.listing.probe.at) < reprobeEvery) {
 		return nil
 	}
-	v.probe.key, v.probe.pid, v.probe.at, v.probe.asking = key, 0, now, true
+	v.listing.probe.key, v.listing.probe.pid, v.listing.probe.at, v.listing.probe.asking = key, 0, now, true
 	return m.h.probeCmd(v.id, key)
 }
 
@@ -107,21 +107,21 @@ func (m *model) probeHolder(v *sessView) tea.Cmd {
 // live session shown is attached to.
 func (m *model) onProbed(msg probedMsg) tea.Cmd {
 	v := m.sessions[msg.id]
-	if v == nil || msg.key != v.probe.key {
+	if v == nil || msg.key != v.listing.probe.key {
 		return nil
 	}
-	v.probe.pid, v.probe.asking = msg.pid, false
+	v.listing.probe.pid, v.listing.probe.asking = msg.pid, false
 	switch {
 	case msg.err != nil:
-		v.probe.pid = 0
+		v.listing.probe.pid = 0
 		if !errors.Is(msg.err, host.ErrNotHosted) {
 			m.h.log.Warn("probe host", "session", v.id, "err", msg.err)
 		}
-	case v.info.Holder == nil || v.info.Holder.PID != msg.pid:
+	case v.listing.info.Holder == nil || v.listing.info.Holder.PID != msg.pid:
 		// A host answers, but it does not hold the lease (as ls, the
 		// holder decides): not attachable.
 		m.h.log.Warn("a host answers for a session it does not hold", "session", v.id, "pid", msg.pid)
-		v.probe.pid = 0
+		v.listing.probe.pid = 0
 	}
 	if v == m.selected() {
 		// Attach to the host that answered, or read the journal that

@@ -41,7 +41,7 @@ func (m *model) onAttached(msg attachedMsg) tea.Cmd {
 	}
 	v.live = attachment{c: msg.c, pid: msg.pid, gen: v.live.gen + 1, status: msg.status, outcome: msg.outcome, broke: msg.broke}
 	v.busy, v.failed, v.lost = notBusy, nil, nil
-	v.probe.pid, v.probe.noAttach = msg.pid, ""
+	v.listing.probe.pid, v.listing.probe.noAttach = msg.pid, ""
 	v.resetJournal()
 	v.journal.state, v.journal.tip = journalReplaying, msg.status.LastEvent
 	after := uint64(0)
@@ -49,13 +49,13 @@ func (m *model) onAttached(msg attachedMsg) tea.Cmd {
 		after = t - m.h.tail
 		m.skipTo(v, after)
 	}
-	if !v.listed {
-		v.info = rig.SessionInfo{ID: msg.id, State: rig.StateHeld, Title: msg.status.Title,
+	if !v.listing.listed {
+		v.listing.info = rig.SessionInfo{ID: msg.id, State: rig.StateHeld, Title: msg.status.Title,
 			Profile: msg.status.Profile, Engine: msg.status.Engine, Epoch: msg.status.Epoch,
 			Created: m.now(), Updated: m.now()}
-		v.rawTitle, v.title = msg.status.Title, clean(msg.status.Title)
+		v.listing.rawTitle, v.listing.title = msg.status.Title, clean(msg.status.Title)
 	}
-	v.info.Epoch = max(v.info.Epoch, msg.status.Epoch)
+	v.listing.info.Epoch = max(v.listing.info.Epoch, msg.status.Epoch)
 	m.resort()
 	pid := strconv.Itoa(msg.pid)
 	var note string
@@ -84,16 +84,16 @@ func (m *model) onAttached(msg attachedMsg) tea.Cmd {
 // read it.
 func (m *model) skipTo(v *sessView, to uint64) {
 	st := v.live.status
-	v.fold = rig.State{Title: st.Title, Profile: st.Profile, Placement: st.Placement, Root: st.Root,
+	v.transcript.fold = rig.State{Title: st.Title, Profile: st.Profile, Placement: st.Placement, Root: st.Root,
 		LoopID: st.LoopID, Engine: st.Engine, Turns: st.Turns, NextIndex: st.Turns, LastSeq: to}
 	if t := st.Turn; t != nil {
-		v.fold.Open = []rig.OpenTurn{{ID: t.ID, Index: t.Index, Input: t.Input, Started: t.Started}}
+		v.transcript.fold.Open = []rig.OpenTurn{{ID: t.ID, Index: t.Index, Input: t.Input, Started: t.Started}}
 	}
 	if g := st.Gate; g != nil {
-		v.fold.Gates = []rig.OpenGate{{ID: g.ID, TurnID: g.TurnID, Prompt: g.Prompt, Opened: g.Opened}}
+		v.transcript.fold.Gates = []rig.OpenGate{{ID: g.ID, TurnID: g.TurnID, Prompt: g.Prompt, Opened: g.Opened}}
 	}
 	v.line(m.now(), clsMuted, "⋯ records 1–"+strconv.FormatUint(to, 10)+" not replayed here: looprig log "+v.short+" shows them")
-	v.lastSeq = to
+	v.transcript.lastSeq = to
 }
 
 // onSubscribed: an attached session is followed; its events are read from
@@ -136,7 +136,7 @@ func (m *model) onStream(msg streamMsg) tea.Cmd {
 // one the host had when attached: what follows is live. It says what the
 // lease break and the restore that started the host did.
 func (m *model) replayed(v *sessView) tea.Cmd {
-	if !v.replaying() || v.lastSeq < v.journal.tip {
+	if !v.replaying() || v.transcript.lastSeq < v.journal.tip {
 		return nil
 	}
 	v.journal.state = journalRead
@@ -167,7 +167,7 @@ func (m *model) detach(v *sessView, end *streamEnd) tea.Cmd {
 	}
 	switch end.kind {
 	case endStopped:
-		v.info.State = rig.StateIdle
+		v.listing.info.State = rig.StateIdle
 		if !stopping { // else the shutdown's answer says it
 			cmds = append(cmds, m.status.flash("session "+v.short+" was shut down by another client", clsOK))
 		}

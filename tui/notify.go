@@ -52,10 +52,10 @@ func (m *model) announce(v *sessView) tea.Cmd {
 		if !front {
 			prompt := ""
 			switch {
-			case v.fold.Gate() != nil && v.fold.Gate().ID == gate:
-				prompt = ": " + v.fold.Gate().Prompt
-			case v.info.OpenGate == gate && v.info.GatePrompt != "":
-				prompt = ": " + v.info.GatePrompt
+			case v.transcript.fold.Gate() != nil && v.transcript.fold.Gate().ID == gate:
+				prompt = ": " + v.transcript.fold.Gate().Prompt
+			case v.listing.info.OpenGate == gate && v.listing.info.GatePrompt != "":
+				prompt = ": " + v.listing.info.GatePrompt
 			}
 			cmds = append(cmds, m.h.notifyCmd(v.id, v.notifyTitle(), "waits at a gate"+prompt))
 		}
@@ -101,10 +101,10 @@ func (m *model) attend(msg tea.Msg) tea.Cmd {
 // notifyTitle is what an announcement calls v: its title as the
 // catalog has it, else its short id.
 func (v *sessView) notifyTitle() string {
-	if v.rawTitle == "" {
+	if v.listing.rawTitle == "" {
 		return v.short
 	}
-	return v.rawTitle
+	return v.listing.rawTitle
 }
 
 func (m *model) announceID(id string) tea.Cmd {

@@ -42,50 +42,50 @@ func (v *sessView) output(turnID string, cls lineClass, text string) {
 	if text == "" {
 		return
 	}
-	if v.out != nil && (v.outTurn != turnID || v.outCls != cls) {
+	if v.transcript.out != nil && (v.transcript.outTurn != turnID || v.transcript.outCls != cls) {
 		v.flushPending()
 	}
-	if v.out == nil {
-		v.out = termrender.New(termrender.Options{Profile: v.prof, MaxLineCells: maxLineCells})
-		v.outTurn = turnID
-		v.outCls = cls
+	if v.transcript.out == nil {
+		v.transcript.out = termrender.New(termrender.Options{Profile: v.transcript.prof, MaxLineCells: maxLineCells})
+		v.transcript.outTurn = turnID
+		v.transcript.outCls = cls
 	}
-	wasFull := v.out.FullScreen()
-	v.out.WriteString(text)
-	v.pushOut(cls, v.out.Final())
-	v.pendDirty = true
-	v.feedScreen(turnID, text, wasFull || v.out.FullScreen())
+	wasFull := v.transcript.out.FullScreen()
+	v.transcript.out.WriteString(text)
+	v.pushOut(cls, v.transcript.out.Final())
+	v.transcript.pendDirty = true
+	v.feedScreen(turnID, text, wasFull || v.transcript.out.FullScreen())
 }
 
 // feedScreen feeds text to the screen of the turn's full-screen program
 // (screen.go), starting one when the output has (or had, in this text)
 // the alternate screen, and dropping it once the program left it.
 func (v *sessView) feedScreen(turnID, text string, full bool) {
-	if v.screen != nil && v.screen.turnID != turnID {
-		v.screen = nil
+	if v.transcript.screen != nil && v.transcript.screen.turnID != turnID {
+		v.transcript.screen = nil
 	}
-	if v.screen == nil {
+	if v.transcript.screen == nil {
 		if !full {
 			return
 		}
-		v.screen = newTurnScreen(turnID, v.screenSize[0], v.screenSize[1])
-		if v.screen == nil {
+		v.transcript.screen = newTurnScreen(turnID, v.transcript.screenSize[0], v.transcript.screenSize[1])
+		if v.transcript.screen == nil {
 			return
 		}
 	}
-	v.screen.write(text)
+	v.transcript.screen.write(text)
 }
 
 // flushScreen feeds the screen what the events just folded wrote to it,
 // once per batch (live.go, journal.go), and drops it when the program
 // left the alternate screen.
 func (v *sessView) flushScreen() {
-	if v.screen == nil {
+	if v.transcript.screen == nil {
 		return
 	}
-	v.screen.flush()
-	if !v.screen.active() {
-		v.screen = nil
+	v.transcript.screen.flush()
+	if !v.transcript.screen.active() {
+		v.transcript.screen = nil
 	}
 }
 
@@ -93,14 +93,14 @@ func (v *sessView) flushScreen() {
 // else is said between its lines): the lines still pending become final
 // and the renderer is dropped.
 func (v *sessView) flushPending() {
-	if v.out == nil {
+	if v.transcript.out == nil {
 		return
 	}
-	v.pushOut(v.outCls, v.out.Flush())
-	v.out = nil
-	v.outTurn = ""
-	v.pend, v.pendDirty = nil, false
-	v.screen = nil
+	v.pushOut(v.transcript.outCls, v.transcript.out.Flush())
+	v.transcript.out = nil
+	v.transcript.outTurn = ""
+	v.transcript.pend, v.transcript.pendDirty = nil, false
+	v.transcript.screen = nil
 }
 
 // pushOut pushes final output lines into the ring. Of more lines than the
@@ -110,13 +110,13 @@ func (v *sessView) pushOut(cls lineClass, lines []string) {
 	if n == 0 {
 		return
 	}
-	v.outLines += uint64(n)
-	v.added += n
+	v.transcript.outLines += uint64(n)
+	v.transcript.added += n
 	if n > ringCapacity {
 		lines = lines[n-ringCapacity:]
 	}
 	for _, s := range lines {
-		v.ring.push(evLine{cls: cls, text: "  " + capLine(s)})
+		v.transcript.ring.push(evLine{cls: cls, text: "  " + capLine(s)})
 	}
 }
 
@@ -124,11 +124,11 @@ func (v *sessView) pushOut(cls lineClass, lines []string) {
 // ring. They are taken from the renderer when the frame needs them, not
 // at every delta.
 func (v *sessView) pending() []string {
-	if v.pendDirty {
-		v.pend = v.out.Pending()
-		v.pendDirty = false
+	if v.transcript.pendDirty {
+		v.transcript.pend = v.transcript.out.Pending()
+		v.transcript.pendDirty = false
 	}
-	return v.pend
+	return v.transcript.pend
 }
 
 // capLine cuts a rendered line longer than maxStoredLine bytes, outside
@@ -179,8 +179,8 @@ func fitStyled(s string, w int) string {
 // the TUI's colour profile.
 func (m *model) newSessView(id string) *sessView {
 	v := newSessView(id)
-	v.prof = outProfile(m.renderer)
+	v.transcript.prof = outProfile(m.renderer)
 	cols, rows := m.turnSize()
-	v.screenSize = [2]int{cols, rows}
+	v.transcript.screenSize = [2]int{cols, rows}
 	return v
 }

@@ -117,7 +117,7 @@ func TestFoldColourLiveAndReplayAgree(t *testing.T) {
 		for trial := 0; trial < 20; trial++ {
 			start := event.Envelope{Seq: 1, Event: event.TurnStarted{TurnID: "t", Index: 0, Input: "x"}}
 			live, replay := newSessView("live"), newSessView("replay")
-			live.prof, replay.prof = prof, prof
+			live.transcript.prof, replay.transcript.prof = prof, prof
 			live.apply(start)
 			replay.apply(start)
 			// cut raw into deltas; every few deltas a checkpoint of what

@@ -13,7 +13,7 @@ import (
 func (m *model) quit() tea.Cmd {
 	running := 0
 	for _, v := range m.sessions {
-		if v.takesCommands() && v.fold.Turn() != nil {
+		if v.takesCommands() && v.transcript.fold.Turn() != nil {
 			running++
 		}
 	}

@@ -107,7 +107,7 @@ func (m *model) openRestoreAll() tea.Cmd {
 		if v.state() != rig.StateCrashed || v.busy != notBusy {
 			continue
 		}
-		rows = append(rows, &raRow{id: v.id, short: v.short, title: v.title, lastTurn: lastTurnText(v.info), updated: v.info.Updated})
+		rows = append(rows, &raRow{id: v.id, short: v.short, title: v.listing.title, lastTurn: lastTurnText(v.listing.info), updated: v.listing.info.Updated})
 	}
 	if len(rows) == 0 {
 		return m.status.flash("R: no crashed sessions", clsMuted)
@@ -375,10 +375,10 @@ func (m *model) servedHere(v *sessView, rd host.Ready) {
 	if rd.PID <= 0 {
 		return
 	}
-	v.info.State, v.info.Holder = rig.StateHeld, &storage.Holder{PID: rd.PID, Host: m.h.hostname}
-	v.info.Epoch = max(v.info.Epoch, rd.Epoch)
-	v.holder = clean(holderText(*v.info.Holder))
-	v.probe = hostProbe{key: v.holding(), pid: rd.PID, at: m.now()}
+	v.listing.info.State, v.listing.info.Holder = rig.StateHeld, &storage.Holder{PID: rd.PID, Host: m.h.hostname}
+	v.listing.info.Epoch = max(v.listing.info.Epoch, rd.Epoch)
+	v.listing.holder = clean(holderText(*v.listing.info.Holder))
+	v.listing.probe = hostProbe{key: v.holding(), pid: rd.PID, at: m.now()}
 }
 
 // counts are the outcomes so far: restored, skipped (calm) and failed.

@@ -40,19 +40,19 @@ func (m *model) focusScreen(v *sessView) tea.Cmd {
 	switch {
 	case !v.takesCommands():
 		return m.status.flash("not attached to its host: r attaches", clsError)
-	case v.screen == nil && v.fold.Turn() == nil:
+	case v.transcript.screen == nil && v.transcript.fold.Turn() == nil:
 		return m.status.flash("no turn is running (i submits one)", clsError)
-	case v.screen == nil:
+	case v.transcript.screen == nil:
 		cols, rows := m.turnSize()
-		v.screen = newTurnScreen(v.fold.Turn().ID, cols, rows)
-		if v.screen == nil {
+		v.transcript.screen = newTurnScreen(v.transcript.fold.Turn().ID, cols, rows)
+		if v.transcript.screen == nil {
 			return m.status.flash("the screen could not be opened", clsError)
 		}
-		v.screen.opened = true
+		v.transcript.screen.opened = true
 		redraw = m.redraw(v, cols, rows)
 	}
-	m.screenFocus = &screenFocus{id: v.id, turnID: v.screen.turnID}
-	v.follow, v.scroll = true, 0
+	m.screenFocus = &screenFocus{id: v.id, turnID: v.transcript.screen.turnID}
+	v.transcript.follow, v.transcript.scroll = true, 0
 	return tea.Batch(redraw, m.status.flash("keys go to the program · ctrl+] gives them back", clsOK))
 }
 
@@ -101,8 +101,8 @@ func (m *model) focusedView() *sessView {
 		return nil
 	}
 	v := m.sessions[f.id]
-	if v == nil || v.screen == nil || v.screen.turnID != f.turnID || !v.takesCommands() ||
-		v.fold.Turn() == nil || v.fold.Turn().ID != f.turnID {
+	if v == nil || v.transcript.screen == nil || v.transcript.screen.turnID != f.turnID || !v.takesCommands() ||
+		v.transcript.fold.Turn() == nil || v.transcript.fold.Turn().ID != f.turnID {
 		return nil
 	}
 	return v
@@ -117,19 +117,19 @@ func (m *model) screenKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	if msg.Type == leaveScreenKey {
 		m.screenFocus = nil
-		if v.screen.opened && !v.screen.emu.IsAltScreen() {
-			v.screen = nil // back to the transcript
+		if v.transcript.screen.opened && !v.transcript.screen.emu.IsAltScreen() {
+			v.transcript.screen = nil // back to the transcript
 		}
 		return m.status.flash("keys go to looprig again (f gives them to the program)", clsOK)
 	}
-	b := keyBytes(msg, v.screen.appCursor)
-	if msg.Paste && v.screen.bracketedPaste {
+	b := keyBytes(msg, v.transcript.screen.appCursor)
+	if msg.Paste && v.transcript.screen.bracketedPaste {
 		b = append(append([]byte("\x1b[200~"), b...), "\x1b[201~"...)
 	}
 	if len(b) == 0 {
 		return nil
 	}
-	return m.queueSend(v, turnSend{turnID: v.screen.turnID, index: v.fold.Turn().Index, text: string(b), quiet: true})
+	return m.queueSend(v, turnSend{turnID: v.transcript.screen.turnID, index: v.transcript.fold.Turn().Index, text: string(b), quiet: true})
 }
 
 // keyBytes is what a terminal sends for key k: its text, its control

@@ -12,30 +12,52 @@ import (
 	"looprig/rig/storage"
 )
 
-// sessView is everything the TUI knows about one session: its listing row,
-// its host when one serves it on this machine and the client attached to
-// it, its folded events and lines, and the errors shown for it.
+// sessView is everything the TUI knows about one session, in parts by
+// concern: its listing (the catalog's row and what the probes said), the
+// attachment to its host when this TUI is attached, the reading of its
+// journal, and the transcript folded from its events; and, of the session
+// as a whole, the operation in flight on it, what the announcements last
+// saw of it and the errors shown for it.
 type sessView struct {
 	id    string
 	short string
 
-	// the listing
-	info     rig.SessionInfo // latest listing row
-	listed   bool            // info came from a listing (not made up at hosting)
-	rawTitle string
-	title    string // sanitized
-	holder   string // sanitized "pid N@host"
-
-	probe hostProbe  // whether a host on this machine serves it
-	live  attachment // the client attached to its host (c nil when not attached)
+	listing    listing       // its catalog row and host probe
+	live       attachment    // the client attached to its host (c nil when not attached)
+	journal    journalReader // the reading of its journal (journal.go)
+	transcript transcript    // its events folded: its state, lines and output
 
 	// busy is the operation in flight; busySince drives the elapsed time
 	// shown next to it.
 	busy      busyOp
 	busySince time.Time
 
-	// the folded events (fold.go): the session's state and its turns'
-	// output; and the events pane's lines
+	// what the announcements last saw of it (notify.go)
+	heard heard
+
+	// errors and banners
+	failed *opFailure // the last restore, break, delete or attach of it that failed
+	lost   *leaseLost // its host lost its lease while attached, or faulted
+}
+
+// listing is what the catalog and the host probes say of a session: its
+// latest row, its title and holder as drawn, and whether a host on this
+// machine serves it.
+type listing struct {
+	info     rig.SessionInfo // latest listing row
+	listed   bool            // info came from a listing (not made up at hosting)
+	rawTitle string
+	title    string // sanitized
+	holder   string // sanitized "pid N@host"
+
+	probe hostProbe // whether a host on this machine serves it
+}
+
+// transcript is a session's events as this TUI folded them (fold.go):
+// the session's state and its turns' output, the events pane's lines with
+// the output still being rendered (output.go), the full-screen program's
+// screen (screen.go), and how far the events pane is scrolled back.
+type transcript struct {
 	fold rig.State
 	tr   rig.Transcript
 	ring *ring
@@ -57,19 +79,9 @@ type sessView struct {
 	outLines   uint64
 	added      int // lines added since the last frame (keeps a scrolled view still)
 
-	journal journalReader
-	used    int // LRU clock of the last time it was shown
-
 	// the events pane's scroll
 	follow bool
 	scroll int // lines above the bottom, when not following
-
-	// what the announcements last saw of it (notify.go)
-	heard heard
-
-	// errors and banners
-	failed *opFailure // the last restore, break, delete or attach of it that failed
-	lost   *leaseLost // its host lost its lease while attached, or faulted
 }
 
 // hostProbe is what host.Probe said of the session while a process on
@@ -93,16 +105,16 @@ type hostProbe struct {
 // holding names who holds the session as last listed: its epoch and the
 // holder's pid; "" when nobody does.
 func (v *sessView) holding() string {
-	if v.info.Holder == nil {
+	if v.listing.info.Holder == nil {
 		return ""
 	}
-	return strconv.FormatUint(v.info.Epoch, 10) + "/" + strconv.Itoa(v.info.Holder.PID)
+	return strconv.FormatUint(v.listing.info.Epoch, 10) + "/" + strconv.Itoa(v.listing.info.Holder.PID)
 }
 
 // forgetHost forgets what the probes said (the next listing probes again)
 // and keeps opening the session from attaching to its holding as listed.
 func (v *sessView) forgetHost() {
-	v.probe = hostProbe{noAttach: v.holding()}
+	v.listing.probe = hostProbe{noAttach: v.holding()}
 }
 
 // reprobeEvery is how often a holding no host answered for is probed
@@ -228,10 +240,11 @@ type journalReader struct {
 	// tail follows the journal once read, while the session is shown (a
 	// tailMsg's command has it meanwhile); nil when it is not followed
 	tail *rig.Follower
+	used int // LRU clock of the last time it was shown (model.evict)
 }
 
 func newSessView(id string) *sessView {
-	return &sessView{id: id, short: rig.ShortID(id), ring: newRing(ringCapacity), follow: true}
+	return &sessView{id: id, short: rig.ShortID(id), transcript: transcript{ring: newRing(ringCapacity), follow: true}}
 }
 
 // attached says whether this TUI is attached to the session's host.
@@ -248,7 +261,7 @@ func (v *sessView) hostPID() int {
 	if v.attached() {
 		return v.live.pid
 	}
-	return v.probe.pid
+	return v.listing.probe.pid
 }
 
 // replaying says whether the session, attached, is replaying its history.
@@ -263,29 +276,29 @@ func (v *sessView) lostBanner() bool { return v.lost != nil && !v.lost.seen }
 // this process included (a listing's "live"); else what the listing says.
 func (v *sessView) state() rig.SessionState {
 	switch {
-	case v.lost != nil && v.probe.pid == 0:
+	case v.lost != nil && v.listing.probe.pid == 0:
 		return rig.StateHeld
 	case v.attached() && v.lost == nil:
 		return rig.StateLive
-	case v.info.State == rig.StateLive || v.info.State == rig.StateHeld:
-		if v.probe.pid > 0 {
+	case v.listing.info.State == rig.StateLive || v.listing.info.State == rig.StateHeld:
+		if v.listing.probe.pid > 0 {
 			return rig.StateLive
 		}
 		return rig.StateHeld
 	}
-	return v.info.State
+	return v.listing.info.State
 }
 
 func (v *sessView) setInfo(info rig.SessionInfo) {
-	v.info = info
-	v.listed = true
-	if info.Title != v.rawTitle || v.title == "" {
-		v.rawTitle = info.Title
-		v.title = clean(info.Title)
+	v.listing.info = info
+	v.listing.listed = true
+	if info.Title != v.listing.rawTitle || v.listing.title == "" {
+		v.listing.rawTitle = info.Title
+		v.listing.title = clean(info.Title)
 	}
-	v.holder = ""
+	v.listing.holder = ""
 	if h := info.Holder; h != nil {
-		v.holder = clean(holderText(*h))
+		v.listing.holder = clean(holderText(*h))
 	}
 }
 
@@ -295,7 +308,7 @@ func holderText(h storage.Holder) string {
 
 // epoch is the latest lease epoch known.
 func (v *sessView) epoch() uint64 {
-	e := v.info.Epoch
+	e := v.listing.info.Epoch
 	if v.attached() {
 		e = max(e, v.live.status.Epoch)
 	}
@@ -306,24 +319,24 @@ func (v *sessView) epoch() uint64 {
 }
 
 func (v *sessView) lastActivity() time.Time {
-	t := v.info.Updated
-	if v.fold.LastAt.After(t) {
-		t = v.fold.LastAt
+	t := v.listing.info.Updated
+	if v.transcript.fold.LastAt.After(t) {
+		t = v.transcript.fold.LastAt
 	}
 	return t
 }
 
 // resetJournal forgets the folded journal, so it can be replayed afresh.
 func (v *sessView) resetJournal() {
-	v.fold, v.tr = rig.State{}, rig.Transcript{}
-	v.ring.reset()
-	v.out, v.outTurn, v.pend, v.pendDirty, v.pendSeen = nil, "", nil, false, 0
-	v.lastSeq = 0
-	v.outLines = 0
+	v.transcript.fold, v.transcript.tr = rig.State{}, rig.Transcript{}
+	v.transcript.ring.reset()
+	v.transcript.out, v.transcript.outTurn, v.transcript.pend, v.transcript.pendDirty, v.transcript.pendSeen = nil, "", nil, false, 0
+	v.transcript.lastSeq = 0
+	v.transcript.outLines = 0
 	v.journal.state, v.journal.tail = journalUnread, nil
 	v.journal.gen++
-	v.scroll = 0
-	v.follow = true
+	v.transcript.scroll = 0
+	v.transcript.follow = true
 }
 
 // notMutable says why the session cannot take commands, "" when it can.
@@ -340,7 +353,7 @@ func (v *sessView) notMutable() string {
 		case rig.StateLive:
 			return "live in host pid " + strconv.Itoa(v.hostPID()) + ", not attached — r attaches"
 		case rig.StateHeld:
-			h := v.holder
+			h := v.listing.holder
 			if h == "" {
 				h = "another process"
 			}

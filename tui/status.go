@@ -191,7 +191,7 @@ func (m *model) hints(w int) string {
 		if v != nil {
 			switch {
 			case v.takesCommands():
-				if v.fold.Gate() != nil {
+				if v.transcript.fold.Gate() != nil {
 					hs = append(hs, hk{"a/d", "approve/deny"})
 				}
 				hs = append(hs, hk{"i", "input"}, hk{"I", "interrupt"}, hk{"X", "shut down"})

@@ -108,7 +108,7 @@ type (
 func (m *model) openInput(v *sessView) tea.Cmd {
 	m.input = newInputBar(v.id)
 	focus := m.input.ti.Focus()
-	t := v.fold.Turn()
+	t := v.transcript.fold.Turn()
 	if t == nil {
 		return focus
 	}
@@ -190,7 +190,7 @@ func (m *model) checkTurnLine(v *sessView) tea.Cmd {
 	if b == nil || b.turn == nil || b.id != v.id {
 		return nil
 	}
-	if t := v.fold.Turn(); t == nil || t.ID != b.turn.turnID || !v.attached() {
+	if t := v.transcript.fold.Turn(); t == nil || t.ID != b.turn.turnID || !v.attached() {
 		return m.closeTurnLine()
 	}
 	return nil
@@ -220,7 +220,7 @@ func (b *inputBar) turnKey(m *model, msg tea.KeyMsg) (handled bool, cmd tea.Cmd)
 	if why := v.notMutable(); why != "" {
 		return true, m.status.flash("input not sent: "+why, clsError)
 	}
-	if ot := v.fold.Turn(); ot == nil || ot.ID != t.turnID {
+	if ot := v.transcript.fold.Turn(); ot == nil || ot.ID != t.turnID {
 		m.input = nil
 		return true, m.status.flash("input not sent: turn "+strconv.Itoa(t.index)+" has ended", clsError)
 	}
@@ -313,7 +313,7 @@ func (m *model) sendNext(v *sessView, cmd tea.Cmd) tea.Cmd {
 	for len(v.live.queue) > 0 && v.attached() {
 		next := v.live.queue[0]
 		v.live.queue = v.live.queue[1:]
-		if t := v.fold.Turn(); t == nil || t.ID != next.turnID {
+		if t := v.transcript.fold.Turn(); t == nil || t.ID != next.turnID {
 			continue // its turn ended: never to the next one
 		}
 		v.live.sending = true
@@ -328,7 +328,7 @@ func (m *model) inputErrText(v *sessView, err error) string {
 	case explain.KindNoTurn:
 		return "no turn is running"
 	case explain.KindNoTerminal:
-		if v.fold.Gate() != nil {
+		if v.transcript.fold.Gate() != nil {
 			return "the turn waits at a gate (a approves, d denies)"
 		}
 		return "the turn has no terminal (profile tty = false)"
@@ -358,9 +358,9 @@ func (m *model) resizeAll() tea.Cmd {
 	var cmds []tea.Cmd
 	cols, rows := m.turnSize()
 	for _, v := range m.sessions {
-		v.screenSize = [2]int{cols, rows}
-		if v.screen != nil {
-			v.screen.resize(cols, rows)
+		v.transcript.screenSize = [2]int{cols, rows}
+		if v.transcript.screen != nil {
+			v.transcript.screen.resize(cols, rows)
 		}
 		cmds = append(cmds, m.resizeTurn(v))
 	}
@@ -405,7 +405,7 @@ func (m *model) onResized(msg resizedMsg) tea.Cmd {
 	if msg.err != nil {
 		m.h.log.Warn("terminal resize failed", "session", v.id, "size", v.live.sentSize, "err", msg.err)
 	}
-	if v.live.redraw && v.screen != nil {
+	if v.live.redraw && v.transcript.screen != nil {
 		v.live.redraw = false
 		cols, rows := m.turnSize()
 		return m.redraw(v, cols, rows)
