@@ -247,7 +247,7 @@ func (m *model) onAttachFailed(msg failedMsg) tea.Cmd {
 	if v.busy == busyAttaching {
 		v.busy = notBusy
 	}
-	v.forgetHost()
+	v.listing.forgetHost()
 	note := "attach to " + v.short + " failed: " + errText(msg.err)
 	if errors.Is(msg.err, host.ErrNotHosted) {
 		note = "attach to " + v.short + ": its host is gone"

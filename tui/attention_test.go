@@ -218,8 +218,8 @@ func TestCrashedOpenTurnIsNotRunning(t *testing.T) {
 	id := fakeID(9)
 	m.send(listMsg{infos: []rig.SessionInfo{{ID: id, State: rig.StateCrashed, Title: "cut", Epoch: 1, OpenTurn: "t0", OpenGate: "g0", Created: fixedNow, Updated: fixedNow}}})
 	v := m.sessions[id]
-	v.apply(envAt(1, event.TurnStarted{TurnID: "t0", Index: 0, Input: "sleep 300"}))
-	v.apply(envAt(2, event.GateOpened{GateID: "g0", TurnID: "t0", Prompt: "ok?"}))
+	v.transcript.apply(envAt(1, event.TurnStarted{TurnID: "t0", Index: 0, Input: "sleep 300"}))
+	v.transcript.apply(envAt(2, event.GateOpened{GateID: "g0", TurnID: "t0", Prompt: "ok?"}))
 	v.journal.state = journalRead
 	if mark, _ := m.turnMark(v, fixedNow); mark != "" {
 		t.Errorf("crashed session marked %q, want nothing (its state says crashed)", mark)
@@ -250,11 +250,11 @@ func TestAnnounceSkipsCrashInterruptions(t *testing.T) {
 	long := func(turn string, outcome rig.TurnOutcome, reason string) *rig.TurnEnd {
 		return &rig.TurnEnd{TurnID: turn, Outcome: outcome, Reason: reason, Started: fixedNow.Add(-time.Minute), Ended: fixedNow}
 	}
-	v.setInfo(info(long("t1", rig.TurnOutcomeInterrupted, event.ReasonCrash))[0])
+	v.listing.setInfo(info(long("t1", rig.TurnOutcomeInterrupted, event.ReasonCrash))[0])
 	if cmd := m.announce(v); cmd != nil {
 		t.Errorf("a crash's interruption, recorded by a restore, is announced")
 	}
-	v.setInfo(info(long("t2", rig.TurnOutcomeDone, ""))[0])
+	v.listing.setInfo(info(long("t2", rig.TurnOutcomeDone, ""))[0])
 	if cmd := m.announce(v); cmd == nil {
 		t.Errorf("a minute-long turn's end in the background is not announced")
 	}

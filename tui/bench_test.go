@@ -43,7 +43,7 @@ func benchModel(b testing.TB) Model {
 	m.selectID(id)
 	m.send(flashOffMsg{gen: m.status.gen})
 	// the turn runs: its last lines are pending (output.go)
-	if n := v.transcript.ring.len() + len(v.pending()); n < ringCapacity {
+	if n := v.transcript.ring.len() + len(v.transcript.pending()); n < ringCapacity {
 		b.Fatalf("ring and pending hold %d lines, want %d", n, ringCapacity)
 	}
 	return m
@@ -99,12 +99,12 @@ func BenchmarkFoldOutput(b *testing.B) {
 			lines := strings.Count(chunk, "\n")
 			v := newSessView("bench")
 			v.transcript.prof = termrender.TrueColor
-			v.apply(event.Envelope{Seq: 1, Event: event.TurnStarted{TurnID: "t"}})
+			v.transcript.apply(event.Envelope{Seq: 1, Event: event.TurnStarted{TurnID: "t"}})
 			b.SetBytes(int64(len(chunk)))
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				v.apply(event.Envelope{Event: event.OutputDelta{TurnID: "t", Stream: "stdout", Offset: int64(i * len(chunk)), Text: chunk}})
+				v.transcript.apply(event.Envelope{Event: event.OutputDelta{TurnID: "t", Stream: "stdout", Offset: int64(i * len(chunk)), Text: chunk}})
 			}
 			b.ReportMetric(float64(lines*b.N)/b.Elapsed().Seconds(), "lines/s")
 		})

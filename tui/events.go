@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"looprig/rig"
@@ -14,51 +13,11 @@ import (
 // and the TUI's notes), following the end or scrolled back. Its state is
 // the session's (sessView.follow, scroll), so every session keeps its own.
 
-// scrollEvents scrolls the selected session's lines by a movement key;
-// back at the bottom, the pane follows again.
+// scrollEvents scrolls the selected session's lines by a movement key.
 func (m *model) scrollEvents(msg tea.KeyMsg) {
-	v := m.selected()
-	if v == nil {
-		return
+	if v := m.selected(); v != nil {
+		v.transcript.scrollBy(m.keys, msg, m.eventRows())
 	}
-	k := m.keys
-	page := max(1, m.eventRows()-1)
-	switch {
-	case key.Matches(msg, k.Up):
-		v.transcript.follow = false
-		v.transcript.scroll++
-	case key.Matches(msg, k.Down):
-		v.transcript.scroll--
-	case key.Matches(msg, k.PageUp):
-		v.transcript.follow = false
-		v.transcript.scroll += page
-	case key.Matches(msg, k.PageDown):
-		v.transcript.scroll -= page
-	case key.Matches(msg, k.Top):
-		v.transcript.follow = false
-		v.transcript.scroll = v.transcript.ring.len() + 1
-	case key.Matches(msg, k.Bottom):
-		v.transcript.scroll = 0
-	}
-	maxScroll := max(0, v.transcript.ring.len()+len(v.pending())-m.eventRows())
-	v.transcript.scroll = min(max(v.transcript.scroll, 0), maxScroll)
-	if v.transcript.scroll == 0 {
-		v.transcript.follow = true
-	}
-}
-
-// settleScroll keeps a scrolled-back events view still while lines arrive.
-// The lines shown are the ring's and the pending output lines (output.go):
-// lines pushed into the ring are counted as they come, the pending ones by
-// how many more (or fewer) there are than at the last settling.
-func (m *model) settleScroll(v *sessView) {
-	n := len(v.pending())
-	v.transcript.added += n - v.transcript.pendSeen
-	v.transcript.pendSeen = n
-	if !v.transcript.follow {
-		v.transcript.scroll += v.transcript.added
-	}
-	v.transcript.added = 0
 }
 
 // eventsPane draws the pane, w×h with its frame.
@@ -103,7 +62,7 @@ func (m *model) eventsPane(w, h int) []string {
 	if v.transcript.screen != nil && v.transcript.follow {
 		return m.screenPane(v, w, h, rows, footer)
 	}
-	pend := v.pending()
+	pend := v.transcript.pending()
 	total := v.transcript.ring.len() + len(pend)
 	scroll := 0
 	if !v.transcript.follow {

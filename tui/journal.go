@@ -15,6 +15,62 @@ import (
 // followed (rig.Follow over its journal). An attached session is followed
 // through its host alone (live.go): one source at a time.
 
+// journalState is where the reading of a session's events stands. A
+// session not attached is read when it is shown: its history, then what
+// follows while it stays selected. An attached session replays its
+// history through its host, then goes on live.
+type journalState int
+
+const (
+	journalUnread    journalState = iota // nothing read, or forgotten
+	journalReading                       // the history is being read
+	journalReplaying                     // attached: the host replays the history
+	journalRead                          // read up to lastSeq; nothing in flight
+	journalFollowing                     // read, and what follows is being read
+)
+
+func (s journalState) String() string {
+	switch s {
+	case journalUnread:
+		return "unread"
+	case journalReading:
+		return "reading"
+	case journalReplaying:
+		return "replaying"
+	case journalRead:
+		return "read"
+	case journalFollowing:
+		return "following"
+	}
+	return "journalState(" + strconv.Itoa(int(s)) + ")"
+}
+
+// loaded says whether the journal was read to its end at least once.
+func (s journalState) loaded() bool { return s == journalRead || s == journalFollowing }
+
+// inFlight says whether a read is in flight or armed: no other may start.
+func (s journalState) inFlight() bool {
+	return s == journalReading || s == journalReplaying || s == journalFollowing
+}
+
+// journalReader is the reading of a session's journal.
+type journalReader struct {
+	state journalState
+	gen   int    // bumped when the journal is forgotten: reads in flight for it are dropped
+	tip   uint64 // the sequence the running read heads for (the replay's progress)
+	// tail follows the journal once read, while the session is shown (a
+	// tailMsg's command has it meanwhile); nil when it is not followed
+	tail *rig.Follower
+	used int // LRU clock of the last time it was shown (model.evict)
+}
+
+// forget forgets the reading: it starts over, and reads in flight for
+// what it read are dropped.
+func (j *journalReader) forget() {
+	j.state, j.tail = journalUnread, nil
+	j.gen++
+}
+
 // ensureLoaded, when v is shown: attaches to its host when one serves it
 // (unless the lease was lost while attached, or attaching to that host
 // failed: r attaches then), else reads its journal, its history, then
@@ -69,17 +125,13 @@ func (m *model) onHistory(msg historyMsg) tea.Cmd {
 	if v == nil || msg.gen != v.journal.gen || v.attached() {
 		return closeCmd(msg.rd)
 	}
-	for _, env := range msg.envs {
-		v.apply(env)
-	}
-	v.flushScreen()
-	m.settleScroll(v)
+	v.transcript.applyAll(msg.envs)
 	v.journal.tip = max(v.journal.tip, msg.tip)
 	// Records that are not events (fences, commands) count too.
 	v.transcript.lastSeq = max(v.transcript.lastSeq, msg.lastSeq)
 	switch {
 	case msg.err != nil:
-		v.line(m.now(), clsError, "✗ journal read stopped after seq "+strconv.FormatUint(msg.lastSeq, 10)+": "+errText(msg.err))
+		v.transcript.line(m.now(), clsError, "✗ journal read stopped after seq "+strconv.FormatUint(msg.lastSeq, 10)+": "+errText(msg.err))
 	case msg.more:
 		return m.h.historyCmd(v.id, v.journal.gen, msg.rd, msg.lastSeq)
 	case v == m.selected():
@@ -93,7 +145,7 @@ func (m *model) onHistory(msg historyMsg) tea.Cmd {
 // end, while it is shown, not attached, and may grow (a rig.Follower over
 // its journal, kept across the reads); else the reading rests.
 func (m *model) followJournal(v *sessView) tea.Cmd {
-	if v.attached() || v != m.selected() || !v.mayGrow() {
+	if v.attached() || v != m.selected() || !v.listing.mayGrow() {
 		v.journal.state, v.journal.tail = journalRead, nil
 		return nil
 	}
@@ -120,8 +172,8 @@ func (m *model) followJournal(v *sessView) tea.Cmd {
 // lease holder writes, so the journal of a session idle, crashed or broken
 // is not followed (a restore takes the lease, the listing shows it held,
 // and onList starts following again).
-func (v *sessView) mayGrow() bool {
-	return v.listing.info.State == rig.StateHeld || v.listing.info.State == rig.StateLive
+func (l *listing) mayGrow() bool {
+	return l.info.State == rig.StateHeld || l.info.State == rig.StateLive
 }
 
 // onTail folds what followed in the journal of the session shown and
@@ -131,13 +183,9 @@ func (m *model) onTail(msg tailMsg) tea.Cmd {
 	if v == nil || msg.gen != v.journal.gen || v.journal.tail != msg.f {
 		return nil
 	}
-	for _, env := range msg.envs {
-		v.apply(env)
-	}
-	v.flushScreen()
-	m.settleScroll(v)
+	v.transcript.applyAll(msg.envs)
 	if msg.err != nil {
-		v.line(m.now(), clsError, "✗ journal read stopped after seq "+strconv.FormatUint(v.transcript.lastSeq, 10)+": "+errText(msg.err))
+		v.transcript.line(m.now(), clsError, "✗ journal read stopped after seq "+strconv.FormatUint(v.transcript.lastSeq, 10)+": "+errText(msg.err))
 		v.journal.state, v.journal.tail = journalRead, nil
 		return nil
 	}

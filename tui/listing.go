@@ -2,11 +2,14 @@ package tui
 
 import (
 	"errors"
+	"strconv"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"looprig/host"
 	"looprig/rig"
+	"looprig/rig/storage"
 )
 
 // The listing: the sessions of the store, listed again on a timer (every
@@ -14,6 +17,73 @@ import (
 // have changed them. rig.Lister reads the store again only when its change
 // stamp moved, so an idle store costs little however many sessions it has. A session held by a process on this machine is
 // probed once per holding (host.Probe): when a host answers, it is live.
+
+// listing is what the catalog and the host probes say of a session: its
+// latest row, its title and holder as drawn, and whether a host on this
+// machine serves it.
+type listing struct {
+	info     rig.SessionInfo // latest listing row
+	listed   bool            // info came from a listing (not made up at hosting)
+	rawTitle string
+	title    string // sanitized
+	holder   string // sanitized "pid N@host"
+
+	probe hostProbe // whether a host on this machine serves it
+}
+
+func (l *listing) setInfo(info rig.SessionInfo) {
+	l.info = info
+	l.listed = true
+	if info.Title != l.rawTitle || l.title == "" {
+		l.rawTitle = info.Title
+		l.title = clean(info.Title)
+	}
+	l.holder = ""
+	if h := info.Holder; h != nil {
+		l.holder = clean(holderText(*h))
+	}
+}
+
+func holderText(h storage.Holder) string {
+	return "pid " + strconv.Itoa(h.PID) + "@" + h.Host
+}
+
+// hostProbe is what host.Probe said of the session while a process on
+// this machine holds its lease. key names that holding (sessView.holding):
+// a host that answered is not probed again for it; when none answered, it
+// is probed again after reprobeEvery (a host restoring the session holds
+// its lease before it serves).
+type hostProbe struct {
+	key string    // the holding probed (or being probed); "" when not held here
+	pid int       // the host's pid; 0 when no host answered (yet)
+	at  time.Time // when it was probed
+	// asking: a probe is in flight; the journal is not read meanwhile (an
+	// answer attaches, and an attach replays the journal itself).
+	asking bool
+	// noAttach is the holding an attach failed for (or whose host ended
+	// while attached): opening the session does not attach to it again,
+	// r does.
+	noAttach string
+}
+
+// reprobeEvery is how often a holding no host answered for is probed
+// again.
+const reprobeEvery = 3 * time.Second
+
+// holding names who holds the session as last listed: its epoch and the
+// holder's pid; "" when nobody does.
+func (l *listing) holding() string {
+	if l.info.Holder == nil {
+		return ""
+	}
+	return strconv.FormatUint(l.info.Epoch, 10) + "/" + strconv.Itoa(l.info.Holder.PID)
+}
+
+// forgetHost forgets what the probes said (the next listing probes again)
+// and keeps opening the session from attaching to its holding as listed.
+func (l *listing) forgetHost() {
+	l.probe = hostProbe{noAttach: l.holding()}
+}
 
 // refreshList lists the sessions now, unless a listing is in flight.
 func (m *model) refreshList() tea.Cmd {
@@ -56,7 +126,7 @@ func (m *model) onList(msg listMsg) tea.Cmd {
 			v = m.newSessView(info.ID)
 			m.sessions[info.ID] = v
 		}
-		v.setInfo(info)
+		v.listing.setInfo(info)
 		if l := v.lost; l != nil && info.Epoch > l.oldEpoch {
 			l.newEpoch = max(l.newEpoch, info.Epoch)
 			if v.listing.holder != "" {
@@ -76,7 +146,7 @@ func (m *model) onList(msg listMsg) tea.Cmd {
 	m.resort()
 	m.keepVisible()
 	cmds = append(cmds, next)
-	if sel := m.selected(); !m.listed || prev != sel || (sel != nil && sel.journal.state == journalRead && sel.mayGrow()) {
+	if sel := m.selected(); !m.listed || prev != sel || (sel != nil && sel.journal.state == journalRead && sel.listing.mayGrow()) {
 		// Shown for the first time, or someone took the lease of the
 		// session shown: read (on) its journal.
 		m.listed = true
@@ -94,7 +164,7 @@ func (m *model) probeHolder(v *sessView) tea.Cmd {
 		v.listing.probe.key, v.listing.probe.pid, v.listing.probe.asking = "", 0, false
 		return nil
 	}
-	key, now := v.holding(), m.now()
+	key, now := v.listing.holding(), m.now()
 	if key == v.listing.probe.key && (v.listing.probe.pid > 0 || now.Sub(v.listing.probe.at) < reprobeEvery) {
 		return nil
 	}

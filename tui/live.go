@@ -5,6 +5,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"looprig/host"
 	"looprig/rig"
 	"looprig/rig/explain"
 )
@@ -14,6 +15,33 @@ import (
 // followed through that host alone (rig.Follow): the host replays their
 // history, then sends what happens, until the session stops, loses its
 // lease or faults, or the host goes away.
+
+// attachment is a session this TUI is attached to: the client of its host,
+// the stream its events arrive by, and what starting the host said.
+type attachment struct {
+	c *host.Client // nil when not attached (any more)
+	// follower follows the session through its host (rig.Follow); nil
+	// until it is open, and once it ended
+	follower *rig.Follower
+	pid      int         // the host's
+	gen      int         // bumped to drop what a replaced or ended reader still sends
+	stopping bool        // X asked the host to shut the session down
+	status   host.Status // when attached
+	// outcome is the restore that started the host (nil for a new session
+	// or an attach); kept after the detach.
+	outcome *rig.RestoreInfo
+	broke   *rig.BreakResult // the lease break (B) before that restore, nil for none
+
+	// input to the running turn (turninput.go): a send in flight, and the
+	// sends waiting for it
+	sending bool
+	queue   []turnSend
+	// the turn's terminal size (turninput.go): a Resize in flight, the
+	// size it sent and the size wanted now
+	resizing           bool
+	sentSize, wantSize [2]int
+	redraw             bool // a redraw (screenfocus.go) waits for the resize in flight
+}
 
 // tailReplay is how many of the last records an attach replays of a long
 // journal: as many as the events pane keeps lines, so its scrollback is
@@ -92,7 +120,7 @@ func (m *model) skipTo(v *sessView, to uint64) {
 	if g := st.Gate; g != nil {
 		v.transcript.fold.Gates = []rig.OpenGate{{ID: g.ID, TurnID: g.TurnID, Prompt: g.Prompt, Opened: g.Opened}}
 	}
-	v.line(m.now(), clsMuted, "⋯ records 1–"+strconv.FormatUint(to, 10)+" not replayed here: looprig log "+v.short+" shows them")
+	v.transcript.line(m.now(), clsMuted, "⋯ records 1–"+strconv.FormatUint(to, 10)+" not replayed here: looprig log "+v.short+" shows them")
 	v.transcript.lastSeq = to
 }
 
@@ -117,13 +145,9 @@ func (m *model) onStream(msg streamMsg) tea.Cmd {
 	if v == nil || msg.gen != v.live.gen || v.live.follower == nil {
 		return nil
 	}
-	for _, env := range msg.envs {
-		v.apply(env)
-	}
-	v.flushScreen()
-	m.settleScroll(v)
+	v.transcript.applyAll(msg.envs)
 	if msg.recovered > 0 {
-		v.line(m.now(), clsMuted, "⋯ this TUI fell behind its host's events; they were read again from the journal: nothing was missed")
+		v.transcript.line(m.now(), clsMuted, "⋯ this TUI fell behind its host's events; they were read again from the journal: nothing was missed")
 	}
 	cmds := []tea.Cmd{m.replayed(v), m.checkTurnLine(v)}
 	if msg.end != nil {
@@ -142,10 +166,10 @@ func (m *model) replayed(v *sessView) tea.Cmd {
 	v.journal.state = journalRead
 	if b := v.live.broke; b != nil {
 		text, cls := breakLine(b)
-		v.line(m.now(), cls, clean(text))
+		v.transcript.line(m.now(), cls, clean(text))
 	}
 	if o := v.live.outcome; o != nil {
-		v.line(m.now(), clsRestore, "↻ restored here at epoch "+strconv.FormatUint(o.Epoch, 10)+": "+plural(len(o.Interrupted), "turn")+
+		v.transcript.line(m.now(), clsRestore, "↻ restored here at epoch "+strconv.FormatUint(o.Epoch, 10)+": "+plural(len(o.Interrupted), "turn")+
 			" interrupted, "+plural(len(o.GatesClosed), "gate")+" closed, "+commas(o.Records)+" records replayed")
 	}
 	return nil
@@ -161,7 +185,7 @@ func (m *model) detach(v *sessView, end *streamEnd) tea.Cmd {
 	v.live.c, v.live.follower, v.live.stopping = nil, nil, false
 	v.live.sending, v.live.queue, v.live.resizing, v.live.redraw = false, nil, false, false
 	v.live.gen++
-	v.forgetHost()
+	v.listing.forgetHost()
 	if v.busy == busyShuttingDown || v.busy == busyInterrupting {
 		v.busy = notBusy
 	}
@@ -176,14 +200,14 @@ func (m *model) detach(v *sessView, end *streamEnd) tea.Cmd {
 		l.fault = !isLeaseLoss(end.err)
 		v.lost = l
 		if l.fault {
-			v.line(m.now(), clsError, "✗ SESSION FAULTED: "+l.cause+" — read-only")
+			v.transcript.line(m.now(), clsError, "✗ SESSION FAULTED: "+l.cause+" — read-only")
 		} else {
-			v.line(m.now(), clsError, "✗ LEASE LOST: epoch "+strconv.FormatUint(l.oldEpoch, 10)+" → "+epochText(l.newEpoch)+
+			v.transcript.line(m.now(), clsError, "✗ LEASE LOST: epoch "+strconv.FormatUint(l.oldEpoch, 10)+" → "+epochText(l.newEpoch)+
 				" — its host no longer owns the session; read-only")
 		}
 		m.h.log.Warn("session fault", "session", v.id, "err", end.err)
 	default:
-		v.line(m.now(), clsError, "✗ detached: host pid "+strconv.Itoa(pid)+" went away ("+errText(end.err)+")")
+		v.transcript.line(m.now(), clsError, "✗ detached: host pid "+strconv.Itoa(pid)+" went away ("+errText(end.err)+")")
 		m.h.log.Warn("host gone", "session", v.id, "pid", pid, "err", end.err)
 		cmds = append(cmds, m.status.flash("the host of "+v.short+" went away", clsError))
 	}

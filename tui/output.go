@@ -38,97 +38,97 @@ func outProfile(r *lipgloss.Renderer) termrender.Profile {
 // renderer, pushing the lines that became final into the ring. A renderer
 // belongs to one turn and one class: output of another turn, or of the
 // other stream, ends the lines of the previous one first.
-func (v *sessView) output(turnID string, cls lineClass, text string) {
+func (t *transcript) output(turnID string, cls lineClass, text string) {
 	if text == "" {
 		return
 	}
-	if v.transcript.out != nil && (v.transcript.outTurn != turnID || v.transcript.outCls != cls) {
-		v.flushPending()
+	if t.out != nil && (t.outTurn != turnID || t.outCls != cls) {
+		t.flushPending()
 	}
-	if v.transcript.out == nil {
-		v.transcript.out = termrender.New(termrender.Options{Profile: v.transcript.prof, MaxLineCells: maxLineCells})
-		v.transcript.outTurn = turnID
-		v.transcript.outCls = cls
+	if t.out == nil {
+		t.out = termrender.New(termrender.Options{Profile: t.prof, MaxLineCells: maxLineCells})
+		t.outTurn = turnID
+		t.outCls = cls
 	}
-	wasFull := v.transcript.out.FullScreen()
-	v.transcript.out.WriteString(text)
-	v.pushOut(cls, v.transcript.out.Final())
-	v.transcript.pendDirty = true
-	v.feedScreen(turnID, text, wasFull || v.transcript.out.FullScreen())
+	wasFull := t.out.FullScreen()
+	t.out.WriteString(text)
+	t.pushOut(cls, t.out.Final())
+	t.pendDirty = true
+	t.feedScreen(turnID, text, wasFull || t.out.FullScreen())
 }
 
 // feedScreen feeds text to the screen of the turn's full-screen program
 // (screen.go), starting one when the output has (or had, in this text)
 // the alternate screen, and dropping it once the program left it.
-func (v *sessView) feedScreen(turnID, text string, full bool) {
-	if v.transcript.screen != nil && v.transcript.screen.turnID != turnID {
-		v.transcript.screen = nil
+func (t *transcript) feedScreen(turnID, text string, full bool) {
+	if t.screen != nil && t.screen.turnID != turnID {
+		t.screen = nil
 	}
-	if v.transcript.screen == nil {
+	if t.screen == nil {
 		if !full {
 			return
 		}
-		v.transcript.screen = newTurnScreen(turnID, v.transcript.screenSize[0], v.transcript.screenSize[1])
-		if v.transcript.screen == nil {
+		t.screen = newTurnScreen(turnID, t.screenSize[0], t.screenSize[1])
+		if t.screen == nil {
 			return
 		}
 	}
-	v.transcript.screen.write(text)
+	t.screen.write(text)
 }
 
 // flushScreen feeds the screen what the events just folded wrote to it,
 // once per batch (live.go, journal.go), and drops it when the program
 // left the alternate screen.
-func (v *sessView) flushScreen() {
-	if v.transcript.screen == nil {
+func (t *transcript) flushScreen() {
+	if t.screen == nil {
 		return
 	}
-	v.transcript.screen.flush()
-	if !v.transcript.screen.active() {
-		v.transcript.screen = nil
+	t.screen.flush()
+	if !t.screen.active() {
+		t.screen = nil
 	}
 }
 
 // flushPending ends the output shown so far (the turn ended, or something
 // else is said between its lines): the lines still pending become final
 // and the renderer is dropped.
-func (v *sessView) flushPending() {
-	if v.transcript.out == nil {
+func (t *transcript) flushPending() {
+	if t.out == nil {
 		return
 	}
-	v.pushOut(v.transcript.outCls, v.transcript.out.Flush())
-	v.transcript.out = nil
-	v.transcript.outTurn = ""
-	v.transcript.pend, v.transcript.pendDirty = nil, false
-	v.transcript.screen = nil
+	t.pushOut(t.outCls, t.out.Flush())
+	t.out = nil
+	t.outTurn = ""
+	t.pend, t.pendDirty = nil, false
+	t.screen = nil
 }
 
 // pushOut pushes final output lines into the ring. Of more lines than the
 // ring holds only the last are kept; all are counted.
-func (v *sessView) pushOut(cls lineClass, lines []string) {
+func (t *transcript) pushOut(cls lineClass, lines []string) {
 	n := len(lines)
 	if n == 0 {
 		return
 	}
-	v.transcript.outLines += uint64(n)
-	v.transcript.added += n
+	t.outLines += uint64(n)
+	t.added += n
 	if n > ringCapacity {
 		lines = lines[n-ringCapacity:]
 	}
 	for _, s := range lines {
-		v.transcript.ring.push(evLine{cls: cls, text: "  " + capLine(s)})
+		t.ring.push(evLine{cls: cls, text: "  " + capLine(s)})
 	}
 }
 
 // pending returns the output lines that may still change, drawn after the
 // ring. They are taken from the renderer when the frame needs them, not
 // at every delta.
-func (v *sessView) pending() []string {
-	if v.transcript.pendDirty {
-		v.transcript.pend = v.transcript.out.Pending()
-		v.transcript.pendDirty = false
+func (t *transcript) pending() []string {
+	if t.pendDirty {
+		t.pend = t.out.Pending()
+		t.pendDirty = false
 	}
-	return v.transcript.pend
+	return t.pend
 }
 
 // capLine cuts a rendered line longer than maxStoredLine bytes, outside

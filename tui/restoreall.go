@@ -378,7 +378,7 @@ func (m *model) servedHere(v *sessView, rd host.Ready) {
 	v.listing.info.State, v.listing.info.Holder = rig.StateHeld, &storage.Holder{PID: rd.PID, Host: m.h.hostname}
 	v.listing.info.Epoch = max(v.listing.info.Epoch, rd.Epoch)
 	v.listing.holder = clean(holderText(*v.listing.info.Holder))
-	v.listing.probe = hostProbe{key: v.holding(), pid: rd.PID, at: m.now()}
+	v.listing.probe = hostProbe{key: v.listing.holding(), pid: rd.PID, at: m.now()}
 }
 
 // counts are the outcomes so far: restored, skipped (calm) and failed.
