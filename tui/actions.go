@@ -122,13 +122,7 @@ func (m *model) shutdown(v *sessView) tea.Cmd {
 	}
 	body = append(body, "Its host (pid "+strconv.Itoa(v.live.pid)+") stops. It can be restored later with r.")
 	m.dialog = &confirmDialog{title: "Shut down", body: body, confirm: "Shut down", danger: true,
-		onConfirm: func(m *model) tea.Cmd {
-			if !v.takesCommands() {
-				return nil
-			}
-			v.busy, v.live.stopping = busyShuttingDown, true
-			return tea.Batch(m.h.shutdownCmd(v.id, v.live.c), m.spin.start())
-		}}
+		onConfirm: shutdownAction{v: v}}
 	return nil
 }
 
@@ -159,8 +153,8 @@ func (m *model) attach(v *sessView) tea.Cmd {
 
 func (m *model) startRestore(v *sessView, accept bool) tea.Cmd {
 	v.busy, v.busySince, v.failed = busyRestoring, m.now(), nil
-	if m.globalErr != nil {
-		m.globalErr = nil
+	if m.strip.global != nil {
+		m.strip.global = nil
 	}
 	return tea.Batch(m.h.restoreCmd(v.id, accept), m.spin.start())
 }
@@ -197,6 +191,38 @@ func (m *model) deleteSession(v *sessView) tea.Cmd {
 	return nil
 }
 
+// do does what a dialog asked for, once the user confirmed it.
+func (m *model) do(act action) tea.Cmd {
+	switch a := act.(type) {
+	case shutdownAction:
+		v := a.v
+		if !v.takesCommands() {
+			return nil
+		}
+		v.busy, v.live.stopping = busyShuttingDown, true
+		return tea.Batch(m.h.shutdownCmd(v.id, v.live.c), m.spin.start())
+	case restoreAction:
+		return m.startRestore(a.v, a.acceptDrift)
+	case breakAction:
+		v := a.v
+		v.busy, v.busySince, v.failed = busyBreaking, m.now(), nil
+		return tea.Batch(m.h.breakCmd(v.id), m.spin.start())
+	case deleteAction:
+		v := a.v
+		v.busy, v.busySince = busyDeleting, m.now()
+		return tea.Batch(m.h.deleteCmd(v.id), m.spin.start())
+	case createAction:
+		m.creating++
+		return tea.Batch(m.h.createCmd(a.profile, a.title, a.seed),
+			m.status.flash("creating a "+a.profile+" session…", clsMuted), m.spin.start())
+	case restoreAllAction:
+		return m.startRestoreAll(a.run)
+	case quitAction:
+		return m.beginQuit()
+	}
+	return nil
+}
+
 // onFailed: a create, restore, break, delete or attach failed.
 func (m *model) onFailed(msg failedMsg) tea.Cmd {
 	m.h.log.Warn(msg.op.String()+" failed", "session", msg.id, "err", msg.err)
@@ -207,7 +233,7 @@ func (m *model) onFailed(msg failedMsg) tea.Cmd {
 		return m.onAttachFailed(msg)
 	}
 	if msg.id == "" {
-		m.globalErr = &opFailure{op: msg.op, err: msg.err}
+		m.strip.global = &opFailure{op: msg.op, err: msg.err}
 		return m.status.flash(msg.op.String()+" failed", clsError)
 	}
 	v := m.sessions[msg.id]

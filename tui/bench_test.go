@@ -171,7 +171,7 @@ func eventPath2M(b *testing.B, input string) {
 		}
 		b.Fatal("timed out")
 	}
-	wait(func(m Model) bool { return m.listed })
+	wait(func(m Model) bool { return m.list.listed })
 	tm.Type("n")
 	tm.Send(keyMsg("enter"))
 	var id string

@@ -15,10 +15,13 @@ import (
 // by top (reset when the selection changes).
 type detailPane struct {
 	top int // first line shown
+	// workspaces is where the sessions' own workspaces live (Options):
+	// the placement line names a session's.
+	workspaces string
 }
 
-// scroll scrolls by a movement key.
-func (d *detailPane) scroll(k keyMap, msg tea.KeyMsg) {
+// key scrolls by a movement key.
+func (d *detailPane) key(k keyMap, msg tea.KeyMsg) {
 	switch {
 	case key.Matches(msg, k.Up):
 		d.top--
@@ -32,20 +35,20 @@ func (d *detailPane) scroll(k keyMap, msg tea.KeyMsg) {
 	d.top = max(0, d.top)
 }
 
-// view draws the pane, w×h with its frame.
-func (d *detailPane) view(m *model, w, h int) []string {
+// view draws session v (nil: none is selected), w×h with its frame;
+// unseen says its last turn end is new since the user last looked.
+func (d *detailPane) view(c common, v *sessView, unseen, focused bool, w, h int) []string {
 	if h <= 0 {
 		return nil
 	}
-	st := m.st
+	st := c.st
 	iw := w - 2
-	v := m.selected()
 	var content []string
 	if v == nil {
 		content = []string{st.muted.s(fit(" no session selected", iw))}
-		return m.box("Detail", "", m.focus == paneDetail, w, h, content)
+		return box(st, "Detail", "", focused, w, h, content)
 	}
-	lines := m.detailLines(v)
+	lines := d.lines(c, v, unseen)
 	rows := h - 2
 	top := min(d.top, max(0, len(lines)-rows))
 	lw := 11
@@ -57,7 +60,7 @@ func (d *detailPane) view(m *model, w, h int) []string {
 		}
 		content = append(content, st.muted.s(fit(" "+kv.k, lw))+kv.p.s(fit(kv.v, iw-lw)))
 	}
-	return m.box("Detail", v.short, m.focus == paneDetail, w, h, content)
+	return box(st, "Detail", v.short, focused, w, h, content)
 }
 
 // kv is a line of the detail pane: a key, its value and the value's paint.
@@ -66,8 +69,9 @@ type kv struct {
 	p    paint
 }
 
-func (m *model) detailLines(v *sessView) []kv {
-	st := m.st
+// lines are the details of v.
+func (d *detailPane) lines(c common, v *sessView, unseen bool) []kv {
+	st := c.st
 	state := v.state()
 	var out []kv
 	add := func(k, val string, p paint) { out = append(out, kv{k, val, p}) }
@@ -82,7 +86,7 @@ func (m *model) detailLines(v *sessView) []kv {
 		sw += " — " + clean(v.listing.info.Reason)
 	}
 	if v.busy != notBusy {
-		sw += " · " + m.spin.glyph() + " " + v.busy.String() + "…"
+		sw += " · " + c.spin + " " + v.busy.String() + "…"
 	}
 	add("state", sw, st.state[state])
 	lease := "epoch " + strconv.FormatUint(v.epoch(), 10)
@@ -123,8 +127,8 @@ func (m *model) detailLines(v *sessView) []kv {
 	root := v.transcript.fold.Root
 	if v.attached() {
 		place, root = v.live.status.Placement, v.live.status.Workspace
-	} else if root == "" && place == string(rig.PlacementSession) && m.h.opts.Workspaces != "" {
-		root = filepath.Join(m.h.opts.Workspaces, v.id)
+	} else if root == "" && place == string(rig.PlacementSession) && d.workspaces != "" {
+		root = filepath.Join(d.workspaces, v.id)
 	}
 	if place != "" || root != "" {
 		add("placement", clean(place)+" · "+clean(orDash(root)), st.text)
@@ -137,7 +141,7 @@ func (m *model) detailLines(v *sessView) []kv {
 	if t := v.transcript.fold.Turn(); t != nil {
 		run := ""
 		if !t.Started.IsZero() {
-			run = " for " + dur(m.now().Sub(t.Started))
+			run = " for " + dur(c.now.Sub(t.Started))
 		}
 		add("turn", "#"+strconv.Itoa(t.Index)+" running"+run+": "+clean(firstLine(t.Input)), st.ev[clsTurn])
 	} else if v.listing.info.OpenTurn != "" && !v.journal.state.loaded() && !v.attached() {
@@ -151,9 +155,9 @@ func (m *model) detailLines(v *sessView) []kv {
 		add("gate", "none open", st.muted)
 	}
 	if e := v.lastEnd(); e != nil {
-		txt := "#" + strings.TrimPrefix(endText(*e), "turn ") + " · " + agoText(m.now(), e.Ended)
+		txt := "#" + strings.TrimPrefix(endText(*e), "turn ") + " · " + agoText(c.now, e.Ended)
 		_, cls := endMark(*e)
-		if m.unseenEnd(v) != nil {
+		if unseen {
 			txt += " · new since you last looked"
 		}
 		add("last turn", txt, st.ev[cls])

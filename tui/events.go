@@ -9,29 +9,37 @@ import (
 	"looprig/rig"
 )
 
-// The events pane: the selected session's lines (its events, its output
-// and the TUI's notes), following the end or scrolled back. Its state is
-// the session's (sessView.follow, scroll), so every session keeps its own.
+// eventsPane is the events pane: the selected session's lines (its
+// events, its output and the TUI's notes), following the end or scrolled
+// back, or its full-screen program's screen. It keeps nothing itself: the
+// scroll is the session's (transcript.follow, scroll), so every session
+// keeps its own.
+type eventsPane struct{}
 
-// scrollEvents scrolls the selected session's lines by a movement key.
-func (m *model) scrollEvents(msg tea.KeyMsg) {
-	if v := m.selected(); v != nil {
-		v.transcript.scrollBy(m.keys, msg, m.eventRows())
-	}
+// eventsFrame is how the events pane is drawn besides its session:
+// welcome (no session is selected because the store has none yet), focused
+// (the pane has the focus) and screenKeys (the session's full-screen
+// program has the keys).
+type eventsFrame struct {
+	welcome, focused, screenKeys bool
 }
 
-// eventsPane draws the pane, w×h with its frame.
-func (m *model) eventsPane(w, h int) []string {
+// key scrolls t, rows of whose lines are shown, by a movement key.
+func (eventsPane) key(k keyMap, msg tea.KeyMsg, t *transcript, rows int) {
+	t.scrollBy(k, msg, rows)
+}
+
+// view draws session v (nil: none is selected), w×h with its frame.
+func (p eventsPane) view(c common, v *sessView, f eventsFrame, w, h int) []string {
 	if h <= 0 {
 		return nil
 	}
-	st := m.st
+	st := c.st
 	iw := w - 2
 	rows := h - 2
-	v := m.selected()
 	if v == nil {
 		lines := []string{st.muted.s(fit(" no session selected", iw))}
-		if len(m.list.rows) == 0 && m.listed {
+		if f.welcome {
 			lines = []string{
 				st.title.s(fit(" Welcome to looprig.", iw)),
 				spaces(iw),
@@ -43,24 +51,24 @@ func (m *model) eventsPane(w, h int) []string {
 				st.key.s(" ?") + st.text.s(fit(" shows every key.", iw-2)),
 			}
 		}
-		return m.box("Events", "", m.focus == paneEvents, w, h, lines)
+		return box(st, "Events", "", f.focused, w, h, lines)
 	}
 	var footer []string
 	switch {
 	case v.busy.takesLease():
-		text := " " + m.spin.glyph() + " " + v.busy.String() + ": taking the lease, replaying " + commas(v.listing.info.LastSeq) +
-			" journal records, closing open turns… " + dur(m.now().Sub(v.busySince))
+		text := " " + c.spin + " " + v.busy.String() + ": taking the lease, replaying " + commas(v.listing.info.LastSeq) +
+			" journal records, closing open turns… " + dur(c.now.Sub(v.busySince))
 		footer = append(footer, st.ev[clsRestore].s(fit(text, iw)))
 	case v.journal.state == journalReplaying:
-		footer = append(footer, m.progressLine(v, iw))
+		footer = append(footer, progressLine(c, v, iw))
 	case v.journal.state == journalReading:
-		footer = append(footer, st.muted.s(fit(" "+m.spin.glyph()+" reading the journal… "+commas(v.transcript.lastSeq)+" records", iw)))
+		footer = append(footer, st.muted.s(fit(" "+c.spin+" reading the journal… "+commas(v.transcript.lastSeq)+" records", iw)))
 	case !v.attached() && v.journal.state.loaded() && v.state() == rig.StateCrashed && v.transcript.fold.Turn() != nil:
 		footer = append(footer, st.warn.s(fit(" ⚠ the journal ends here: turn "+strconv.Itoa(v.transcript.fold.Turn().Index)+" was running when its holder died — r restores", iw)))
 	}
 	rows -= len(footer)
 	if v.transcript.screen != nil && v.transcript.follow {
-		return m.screenPane(v, w, h, rows, footer)
+		return p.screenView(c, v, f, w, h, rows, footer)
 	}
 	pend := v.transcript.pending()
 	total := v.transcript.ring.len() + len(pend)
@@ -107,7 +115,7 @@ func (m *model) eventsPane(w, h int) []string {
 		}
 		right = append(right, n)
 	}
-	return m.box(title, strings.Join(right, " · "), m.focus == paneEvents, w, h, content)
+	return box(st, title, strings.Join(right, " · "), f.focused, w, h, content)
 }
 
 // eventLine draws one line of the pane in its class's colour. Turn output
@@ -129,10 +137,10 @@ func eventLine(st *styles, l evLine, iw int) string {
 }
 
 // progressLine is the history replay's progress bar.
-func (m *model) progressLine(v *sessView, iw int) string {
-	st := m.st
+func progressLine(c common, v *sessView, iw int) string {
+	st := c.st
 	done, tip := v.transcript.lastSeq, max(v.journal.tip, v.transcript.lastSeq)
-	label := " " + m.spin.glyph() + " replaying history " + commas(done) + "/" + commas(tip) + " "
+	label := " " + c.spin + " replaying history " + commas(done) + "/" + commas(tip) + " "
 	bw := max(0, iw-width(label)-2)
 	filled := 0
 	if tip > 0 {
@@ -142,12 +150,12 @@ func (m *model) progressLine(v *sessView, iw int) string {
 	return st.ev[clsRestore].s(fit(label+bar, iw))
 }
 
-// screenPane draws the events pane while the turn's full-screen program
+// screenView draws the events pane while the turn's full-screen program
 // shows its screen (screen.go): the screen's rows, indented as output is,
 // the rows that do not fit cut at the bottom, then the footer.
-func (m *model) screenPane(v *sessView, w, h, rows int, footer []string) []string {
+func (eventsPane) screenView(c common, v *sessView, f eventsFrame, w, h, rows int, footer []string) []string {
 	iw := w - 2
-	focused := m.focusedView() == v
+	focused := f.screenKeys
 	lines := v.transcript.screen.lines(v.transcript.prof, focused)
 	content := make([]string, 0, h)
 	for i := 0; i < rows && i < len(lines); i++ {
@@ -168,5 +176,5 @@ func (m *model) screenPane(v *sessView, w, h, rows int, footer []string) []strin
 	if t := v.transcript.fold.Turn(); t != nil && t.ID == v.transcript.screen.turnID {
 		title = "Events · turn " + strconv.Itoa(t.Index) + "'s screen"
 	}
-	return m.box(title, right, m.focus == paneEvents || focused, w, h, content)
+	return box(c.st, title, right, f.focused || focused, w, h, content)
 }

@@ -111,7 +111,7 @@ func startFlowModel(t *testing.T, st *memstore.Store, opts Options, m Model) *fl
 		tm.Send(tea.QuitMsg{})
 		m.finish()
 	})
-	f.waitModel("the first listing", func(m Model) bool { return m.listed })
+	f.waitModel("the first listing", func(m Model) bool { return m.list.listed })
 	return f
 }
 

@@ -101,12 +101,12 @@ func (m *model) onList(msg listMsg) tea.Cmd {
 		return nil
 	}
 	if msg.err != nil {
-		m.listErr = msg.err
+		m.list.err = msg.err
 		m.h.log.Warn("list sessions", "err", msg.err)
 		return next
 	}
-	m.listErr = nil
-	if msg.same && m.listed {
+	m.list.err = nil
+	if msg.same && m.list.listed {
 		// Nothing changed in the store; a holding whose probe found no
 		// host yet is still probed again when it is due.
 		cmds := []tea.Cmd{next}
@@ -146,10 +146,10 @@ func (m *model) onList(msg listMsg) tea.Cmd {
 	m.resort()
 	m.keepVisible()
 	cmds = append(cmds, next)
-	if sel := m.selected(); !m.listed || prev != sel || (sel != nil && sel.journal.state == journalRead && sel.listing.mayGrow()) {
+	if sel := m.selected(); !m.list.listed || prev != sel || (sel != nil && sel.journal.state == journalRead && sel.listing.mayGrow()) {
 		// Shown for the first time, or someone took the lease of the
 		// session shown: read (on) its journal.
-		m.listed = true
+		m.list.listed = true
 		cmds = append(cmds, m.ensureLoaded(sel))
 	}
 	return tea.Batch(cmds...)

@@ -5,7 +5,6 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"looprig/host"
 	"looprig/rig"
 	"looprig/rig/explain"
 )
@@ -15,33 +14,6 @@ import (
 // followed through that host alone (rig.Follow): the host replays their
 // history, then sends what happens, until the session stops, loses its
 // lease or faults, or the host goes away.
-
-// attachment is a session this TUI is attached to: the client of its host,
-// the stream its events arrive by, and what starting the host said.
-type attachment struct {
-	c *host.Client // nil when not attached (any more)
-	// follower follows the session through its host (rig.Follow); nil
-	// until it is open, and once it ended
-	follower *rig.Follower
-	pid      int         // the host's
-	gen      int         // bumped to drop what a replaced or ended reader still sends
-	stopping bool        // X asked the host to shut the session down
-	status   host.Status // when attached
-	// outcome is the restore that started the host (nil for a new session
-	// or an attach); kept after the detach.
-	outcome *rig.RestoreInfo
-	broke   *rig.BreakResult // the lease break (B) before that restore, nil for none
-
-	// input to the running turn (turninput.go): a send in flight, and the
-	// sends waiting for it
-	sending bool
-	queue   []turnSend
-	// the turn's terminal size (turninput.go): a Resize in flight, the
-	// size it sent and the size wanted now
-	resizing           bool
-	sentSize, wantSize [2]int
-	redraw             bool // a redraw (screenfocus.go) waits for the resize in flight
-}
 
 // tailReplay is how many of the last records an attach replays of a long
 // journal: as many as the events pane keeps lines, so its scrollback is
@@ -182,9 +154,7 @@ func (m *model) replayed(v *sessView) tea.Cmd {
 func (m *model) detach(v *sessView, end *streamEnd) tea.Cmd {
 	c, pid, stopping := v.live.c, v.live.pid, v.live.stopping
 	cmds := []tea.Cmd{m.h.closeClientCmd(c)}
-	v.live.c, v.live.follower, v.live.stopping = nil, nil, false
-	v.live.sending, v.live.queue, v.live.resizing, v.live.redraw = false, nil, false, false
-	v.live.gen++
+	v.live.end()
 	v.listing.forgetHost()
 	if v.busy == busyShuttingDown || v.busy == busyInterrupting {
 		v.busy = notBusy

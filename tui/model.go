@@ -177,8 +177,6 @@ type model struct {
 	// the sessions and their listing
 	sessions map[string]*sessView // every session known, by id
 	listing  bool                 // a listing is in flight
-	listed   bool                 // a listing arrived
-	listErr  error                // the last listing failed
 	useClock int                  // LRU clock of the journals shown (evict)
 	creating int                  // creates in flight
 
@@ -186,6 +184,7 @@ type model struct {
 	focus    pane
 	list     sessionList
 	detail   detailPane
+	events   eventsPane
 	dialog   dialog
 	help     *helpView
 	input    *inputBar
@@ -194,8 +193,7 @@ type model struct {
 	screenFocus *screenFocus
 	status      statusBar
 	spin        spinner
-	globalErr   *opFailure // a failure of no session (a create), shown in the strip
-	liveN       int        // sessions live in a host (countLive, after each message that may change it)
+	strip       errorStrip
 
 	quitting string // shown while the TUI detaches at quit
 
@@ -279,7 +277,8 @@ func newModelLog(opts Options, r *lipgloss.Renderer, log *slog.Logger) Model {
 	}
 	m.st = newStyles(r, th)
 	m.list.filterInput = newInput("filter: ", 200)
-	m.list.needs = m.needs
+	m.detail.workspaces = opts.Workspaces
+	m.status.store = opts.StoreDir
 	seenFile := opts.SeenFile
 	if seenFile == "" && opts.Store != nil {
 		seenFile = seenPath(opts.Store.LocalDir())
@@ -288,6 +287,7 @@ func newModelLog(opts Options, r *lipgloss.Renderer, log *slog.Logger) Model {
 	if err != nil {
 		h.log.Warn("seen state not read", "err", err)
 	}
+	m.list.seen = m.seen
 	switch {
 	case themeError != "":
 		m.status.msg, m.status.cls = clean(themeError), clsError

@@ -80,7 +80,7 @@ func (m *model) attend(msg tea.Msg) tea.Cmd {
 	var cmds []tea.Cmd
 	switch msg := msg.(type) {
 	case listMsg:
-		if msg.err == nil && !msg.same && m.listed {
+		if msg.err == nil && !msg.same && m.list.listed {
 			cmds = append(cmds, m.primeSeen())
 			m.seen.forget(func(id string) bool { return m.sessions[id] != nil })
 			for _, v := range m.sessions {

@@ -23,7 +23,7 @@ func (m *model) quit() tea.Cmd {
 				"Quitting detaches: live sessions keep running in the background",
 				"and their turns go on. Open looprig again to attach; X shuts one down."},
 			confirm:   "Quit",
-			onConfirm: func(m *model) tea.Cmd { return m.beginQuit() }}
+			onConfirm: quitAction{}}
 		return nil
 	}
 	return m.beginQuit()

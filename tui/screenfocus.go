@@ -64,14 +64,9 @@ func (m *model) redraw(v *sessView, cols, rows int) tea.Cmd {
 	if rows < 2 {
 		return nil
 	}
-	if v.live.resizing {
-		v.live.redraw = true // after the resize in flight (onResized)
-		return nil
+	if !v.live.redrawTo([2]int{cols, rows}) {
+		return nil // after the resize in flight (onResized)
 	}
-	v.live.redraw = false
-	v.live.resizing = true
-	v.live.wantSize = [2]int{cols, rows}
-	v.live.sentSize = v.live.wantSize
 	return m.h.redrawCmd(v.id, v.live.c, cols, rows)
 }
 
@@ -108,28 +103,44 @@ func (m *model) focusedView() *sessView {
 	return v
 }
 
-// screenKey handles a key while a program has the focus.
-func (m *model) screenKey(msg tea.KeyMsg) tea.Cmd {
-	v := m.focusedView()
+// key is a key while the program of session v has the keys (v nil: it
+// ended). ctrl+] gives them back, and so does any key once the program
+// ended (leave, saying so in note); any other key goes to the program
+// (send; nil when the key sends nothing). ctrl+] closes a screen f opened
+// that is not on the alternate screen: back to the transcript.
+func (f *screenFocus) key(msg tea.KeyMsg, v *sessView) (send *turnSend, leave bool, note string) {
 	if v == nil {
-		m.screenFocus = nil
-		return m.status.flash("the full-screen program ended: keys go to looprig again", clsOK)
+		return nil, true, "the full-screen program ended: keys go to looprig again"
 	}
+	scr := v.transcript.screen
 	if msg.Type == leaveScreenKey {
-		m.screenFocus = nil
-		if v.transcript.screen.opened && !v.transcript.screen.emu.IsAltScreen() {
+		if scr.opened && !scr.emu.IsAltScreen() {
 			v.transcript.screen = nil // back to the transcript
 		}
-		return m.status.flash("keys go to looprig again (f gives them to the program)", clsOK)
+		return nil, true, "keys go to looprig again (f gives them to the program)"
 	}
-	b := keyBytes(msg, v.transcript.screen.appCursor)
-	if msg.Paste && v.transcript.screen.bracketedPaste {
+	b := keyBytes(msg, scr.appCursor)
+	if msg.Paste && scr.bracketedPaste {
 		b = append(append([]byte("\x1b[200~"), b...), "\x1b[201~"...)
 	}
 	if len(b) == 0 {
-		return nil
+		return nil, false, ""
 	}
-	return m.queueSend(v, turnSend{turnID: v.transcript.screen.turnID, index: v.transcript.fold.Turn().Index, text: string(b), quiet: true})
+	return &turnSend{turnID: scr.turnID, index: v.transcript.fold.Turn().Index, text: string(b), quiet: true}, false, ""
+}
+
+// screenKey gives a key to the full-screen program that has the keys.
+func (m *model) screenKey(msg tea.KeyMsg) tea.Cmd {
+	v := m.focusedView()
+	send, leave, note := m.screenFocus.key(msg, v)
+	switch {
+	case leave:
+		m.screenFocus = nil
+		return m.status.flash(note, clsOK)
+	case send != nil:
+		return m.queueSend(v, *send)
+	}
+	return nil
 }
 
 // keyBytes is what a terminal sends for key k: its text, its control
