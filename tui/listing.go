@@ -85,6 +85,26 @@ func (l *listing) forgetHost() {
 	l.probe = hostProbe{noAttach: l.holding()}
 }
 
+// probeDue says whether to probe now for a host serving the session, and
+// for which holding (key): a process on this machine (hostname) holds it,
+// hosts are probed (storeKey is set), and that holding was not probed yet,
+// or no host answered it for reprobeEvery. A due probe is asking from now
+// on; a session not held here forgets its probe.
+func (l *listing) probeDue(hostname, storeKey string, now time.Time) (key string, due bool) {
+	h := l.info.Holder
+	if h == nil || (l.info.State != rig.StateHeld && l.info.State != rig.StateLive) ||
+		h.Host != hostname || storeKey == "" {
+		l.probe.key, l.probe.pid, l.probe.asking = "", 0, false
+		return "", false
+	}
+	key = l.holding()
+	if key == l.probe.key && (l.probe.pid > 0 || now.Sub(l.probe.at) < reprobeEvery) {
+		return "", false
+	}
+	l.probe.key, l.probe.pid, l.probe.at, l.probe.asking = key, 0, now, true
+	return key, true
+}
+
 // refreshList lists the sessions now, unless a listing is in flight.
 func (m *model) refreshList() tea.Cmd {
 	if m.listing {
@@ -158,17 +178,10 @@ func (m *model) onList(msg listMsg) tea.Cmd {
 // probeHolder probes whether a host serves v, when a process on this
 // machine holds it and that holding was not probed yet.
 func (m *model) probeHolder(v *sessView) tea.Cmd {
-	h := v.listing.info.Holder
-	if h == nil || (v.listing.info.State != rig.StateHeld && v.listing.info.State != rig.StateLive) ||
-		h.Host != m.h.hostname || m.h.opts.StoreKey == "" {
-		v.listing.probe.key, v.listing.probe.pid, v.listing.probe.asking = "", 0, false
+	key, due := v.listing.probeDue(m.h.hostname, m.h.opts.StoreKey, m.now())
+	if !due {
 		return nil
 	}
-	key, now := v.listing.holding(), m.now()
-	if key == v.listing.probe.key && (v.listing.probe.pid > 0 || now.Sub(v.listing.probe.at) < reprobeEvery) {
-		return nil
-	}
-	v.listing.probe.key, v.listing.probe.pid, v.listing.probe.at, v.listing.probe.asking = key, 0, now, true
 	return m.h.probeCmd(v.id, key)
 }
 

@@ -30,8 +30,22 @@ type heard struct {
 	gate, end string // the gate and the turn end last seen
 }
 
-// announce announces what changed in v since it was last looked at here.
+// announce announces what changed in v since it was last looked at here
+// (sessView.news), unless v is the session in front of the user.
 func (m *model) announce(v *sessView) tea.Cmd {
+	var cmds []tea.Cmd
+	for _, what := range v.news(v == m.selected(), m.h.notifyAfter()) {
+		cmds = append(cmds, m.h.notifyCmd(v.id, v.notifyTitle(), what))
+	}
+	return tea.Batch(cmds...)
+}
+
+// news says what changed in v since the announcements last looked (heard)
+// and is to be announced: a gate that opened, a turn end (but a crash's,
+// or of a turn shorter than after). Nothing is news in front of the user
+// (front), nor what v showed when first seen; a partial fold (a replay or
+// a journal read in progress) is not looked at.
+func (v *sessView) news(front bool, after time.Duration) []string {
 	if v.replaying() || v.journal.state == journalReading {
 		return nil // a partial fold shows old gates and ends
 	}
@@ -45,8 +59,7 @@ func (m *model) announce(v *sessView) tea.Cmd {
 		v.heard = heard{primed: true, gate: gate, end: end}
 		return nil
 	}
-	front := v == m.selected()
-	var cmds []tea.Cmd
+	var out []string
 	if gate != "" && gate != v.heard.gate {
 		v.heard.gate = gate
 		if !front {
@@ -57,7 +70,7 @@ func (m *model) announce(v *sessView) tea.Cmd {
 			case v.listing.info.OpenGate == gate && v.listing.info.GatePrompt != "":
 				prompt = ": " + v.listing.info.GatePrompt
 			}
-			cmds = append(cmds, m.h.notifyCmd(v.id, v.notifyTitle(), "waits at a gate"+prompt))
+			out = append(out, "waits at a gate"+prompt)
 		}
 	}
 	if end != "" && end != v.heard.end {
@@ -65,11 +78,11 @@ func (m *model) announce(v *sessView) tea.Cmd {
 		// A crash's interruption is recorded by whoever restores the
 		// session (R, r): not news to announce.
 		crash := e.Outcome == rig.TurnOutcomeInterrupted && e.Reason == event.ReasonCrash
-		if !front && !crash && e.Duration() >= m.h.notifyAfter() {
-			cmds = append(cmds, m.h.notifyCmd(v.id, v.notifyTitle(), endText(*e)))
+		if !front && !crash && e.Duration() >= after {
+			out = append(out, endText(*e))
 		}
 	}
-	return tea.Batch(cmds...)
+	return out
 }
 
 // attend follows what the sessions ask of the user after msg: a listing

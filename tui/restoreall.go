@@ -342,7 +342,7 @@ func (m *model) onRestoreAll(msg restoreAllMsg) tea.Cmd {
 	if o == raRestored {
 		note = "live · pid " + strconv.Itoa(msg.rd.PID)
 		if v != nil {
-			m.servedHere(v, msg.rd)
+			v.servedHere(msg.rd, m.h.hostname, m.now())
 		}
 	}
 	r.finish(row, o, note)
@@ -372,15 +372,15 @@ func (m *model) onRestoreAll(msg restoreAllMsg) tea.Cmd {
 // servedHere: a host on this machine restored v and serves it. Until the
 // listing says so, v is listed held by that host, as the listing will,
 // and its probe has answered: it is live (opening it or r attaches).
-func (m *model) servedHere(v *sessView, rd host.Ready) {
+func (v *sessView) servedHere(rd host.Ready, hostname string, now time.Time) {
 	v.failed = nil
 	if rd.PID <= 0 {
 		return
 	}
-	v.listing.info.State, v.listing.info.Holder = rig.StateHeld, &storage.Holder{PID: rd.PID, Host: m.h.hostname}
+	v.listing.info.State, v.listing.info.Holder = rig.StateHeld, &storage.Holder{PID: rd.PID, Host: hostname}
 	v.listing.info.Epoch = max(v.listing.info.Epoch, rd.Epoch)
 	v.listing.holder = clean(holderText(*v.listing.info.Holder))
-	v.listing.probe = hostProbe{key: v.listing.holding(), pid: rd.PID, at: m.now()}
+	v.listing.probe = hostProbe{key: v.listing.holding(), pid: rd.PID, at: now}
 }
 
 // counts are the outcomes so far: restored, skipped (calm) and failed.
