@@ -25,7 +25,7 @@ type attachment struct {
 	// sends waiting for it
 	sending bool
 	queue   []turnSend
-	// the turn's terminal size (turninput.go): a Resize in flight, the
+	// the turn's terminal size (turnsize.go): a Resize in flight, the
 	// size it sent and the size wanted now
 	resizing           bool
 	sentSize, wantSize [2]int

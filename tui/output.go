@@ -174,13 +174,3 @@ func fitStyled(s string, w int) string {
 	}
 	return t + spaces(w-ansi.StringWidth(t))
 }
-
-// newSessView is newSessView for this TUI: its output is rendered with
-// the TUI's colour profile.
-func (m *model) newSessView(id string) *sessView {
-	v := newSessView(id)
-	v.transcript.prof = outProfile(m.renderer)
-	cols, rows := m.turnSize()
-	v.transcript.screenSize = [2]int{cols, rows}
-	return v
-}

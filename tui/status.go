@@ -172,24 +172,6 @@ func (s *statusBar) lead(c common, runShown bool, w int) (string, int) {
 	return b.String(), n
 }
 
-// countLive counts the sessions of the store that run in the background,
-// live in a host (attached or not), and the crashed ones not being
-// restored, for the status bar.
-func (m *model) countLive() {
-	n, crashed := 0, 0
-	for _, v := range m.list.rows {
-		switch v.state() {
-		case rig.StateLive:
-			n++
-		case rig.StateCrashed:
-			if v.busy == notBusy {
-				crashed++
-			}
-		}
-	}
-	m.status.count(n, crashed)
-}
-
 // hint is a key the status bar suggests, and what it does.
 type hint struct{ k, d string }
 

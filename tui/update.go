@@ -3,6 +3,8 @@ package tui
 import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"looprig/rig"
 )
 
 // Update folds a message into the model. It never blocks, and its only
@@ -32,6 +34,24 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		}
 	}
 	return cmd
+}
+
+// countLive counts the sessions of the store that run in the background,
+// live in a host (attached or not), and the crashed ones not being
+// restored, for the status bar.
+func (m *model) countLive() {
+	n, crashed := 0, 0
+	for _, v := range m.list.rows {
+		switch v.state() {
+		case rig.StateLive:
+			n++
+		case rig.StateCrashed:
+			if v.busy == notBusy {
+				crashed++
+			}
+		}
+	}
+	m.status.count(n, crashed)
 }
 
 // route routes a message to the code that folds it: the listing and the
