@@ -3,9 +3,8 @@ package tui
 import "time"
 
 // common is what every component draws and reads keys with, handed down
-// by the root with each call (as soft-serve's common.Common): the styles
-// of the theme, the key bindings, the time (read once per frame or
-// message) and the spinner's frame.
+// by the root with each call: the styles of the theme, the key bindings,
+// the time (read once per frame or key) and the spinner's frame.
 type common struct {
 	st   *styles
 	keys keyMap
