@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"looprig/rig"
@@ -24,9 +25,32 @@ type eventsFrame struct {
 	welcome, focused, screenKeys bool
 }
 
-// key scrolls t, rows of whose lines are shown, by a movement key.
+// key scrolls the lines of transcript t, rows of which are shown, by a
+// movement key; back at the bottom, the pane follows again.
 func (eventsPane) key(k keyMap, msg tea.KeyMsg, t *transcript, rows int) {
-	t.scrollBy(k, msg, rows)
+	page := max(1, rows-1)
+	switch {
+	case key.Matches(msg, k.Up):
+		t.follow = false
+		t.scroll++
+	case key.Matches(msg, k.Down):
+		t.scroll--
+	case key.Matches(msg, k.PageUp):
+		t.follow = false
+		t.scroll += page
+	case key.Matches(msg, k.PageDown):
+		t.scroll -= page
+	case key.Matches(msg, k.Top):
+		t.follow = false
+		t.scroll = t.ring.len() + 1
+	case key.Matches(msg, k.Bottom):
+		t.scroll = 0
+	}
+	maxScroll := max(0, t.ring.len()+len(t.pending())-rows)
+	t.scroll = min(max(t.scroll, 0), maxScroll)
+	if t.scroll == 0 {
+		t.follow = true
+	}
 }
 
 // view draws session v (nil: none is selected), w×h with its frame.

@@ -1,9 +1,6 @@
 package tui
 
 import (
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
-
 	"looprig/internal/termrender"
 	"looprig/rig"
 	"looprig/rig/event"
@@ -79,32 +76,4 @@ func (t *transcript) settleScroll() {
 		t.scroll += t.added
 	}
 	t.added = 0
-}
-
-// scrollBy scrolls the lines by a movement key, rows of them shown at
-// once; back at the bottom, the view follows again.
-func (t *transcript) scrollBy(k keyMap, msg tea.KeyMsg, rows int) {
-	page := max(1, rows-1)
-	switch {
-	case key.Matches(msg, k.Up):
-		t.follow = false
-		t.scroll++
-	case key.Matches(msg, k.Down):
-		t.scroll--
-	case key.Matches(msg, k.PageUp):
-		t.follow = false
-		t.scroll += page
-	case key.Matches(msg, k.PageDown):
-		t.scroll -= page
-	case key.Matches(msg, k.Top):
-		t.follow = false
-		t.scroll = t.ring.len() + 1
-	case key.Matches(msg, k.Bottom):
-		t.scroll = 0
-	}
-	maxScroll := max(0, t.ring.len()+len(t.pending())-rows)
-	t.scroll = min(max(t.scroll, 0), maxScroll)
-	if t.scroll == 0 {
-		t.follow = true
-	}
 }
