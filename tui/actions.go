@@ -116,13 +116,7 @@ func (m *model) shutdown(v *sessView) tea.Cmd {
 	if why := v.notMutable(); why != "" {
 		return m.status.flash("X: "+why, clsError)
 	}
-	body := []string{"Shut down session " + v.short + " (" + trunc(v.listing.title, 30) + ")?"}
-	if v.transcript.fold.Turn() != nil {
-		body = append(body, "Its running turn "+strconv.Itoa(v.transcript.fold.Turn().Index)+" is interrupted (recorded as shutdown).")
-	}
-	body = append(body, "Its host (pid "+strconv.Itoa(v.live.pid)+") stops. It can be restored later with r.")
-	m.dialog = &confirmDialog{title: "Shut down", body: body, confirm: "Shut down", danger: true,
-		onConfirm: shutdownAction{v: v}}
+	m.dialog = newShutdownDialog(v)
 	return nil
 }
 

@@ -263,6 +263,17 @@ func newDriftDialog(v *sessView, changes []event.Change) dialog {
 	}
 }
 
+// newShutdownDialog asks before shutting v down.
+func newShutdownDialog(v *sessView) dialog {
+	body := []string{"Shut down session " + v.short + " (" + trunc(v.listing.title, 30) + ")?"}
+	if t := v.transcript.fold.Turn(); t != nil {
+		body = append(body, "Its running turn "+strconv.Itoa(t.Index)+" is interrupted (recorded as shutdown).")
+	}
+	body = append(body, "Its host (pid "+strconv.Itoa(v.live.pid)+") stops. It can be restored later with r.")
+	return &confirmDialog{title: "Shut down", body: body, confirm: "Shut down", danger: true,
+		onConfirm: shutdownAction{v: v}}
+}
+
 // typedDialog asks for the session's short id before something that cannot
 // be taken back, then asks for it (act). Esc cancels; a wrong id says so
 // and waits.
