@@ -39,6 +39,46 @@ type turnInput struct {
 // yet, or text typed while it was off.
 func (t *turnInput) masked() bool { return !t.known || t.echoOff || t.sticky }
 
+// polls says whether the line is in turn-input mode with the poll chain
+// gen (model.inputGen): a poll of another line is dropped.
+func (b *inputBar) polls(gen int) bool { return b.turn != nil && b.turn.gen == gen }
+
+// echoAnswer is what an echo poll's answer does to the line.
+type echoAnswer int
+
+const (
+	echoDrop  echoAnswer = iota // not this line's: nothing
+	echoPoll                    // poll again
+	echoClose                   // the turn ended: close the line
+)
+
+// echoed folds what a status poll said of the turn's terminal: whether
+// its echo is off (the line masks then), or that the turn ended.
+func (b *inputBar) echoed(msg echoMsg) echoAnswer {
+	if !b.polls(msg.gen) {
+		return echoDrop
+	}
+	t := b.turn
+	if msg.err == nil {
+		if msg.status.Turn == nil || msg.status.Turn.ID != t.turnID {
+			return echoClose
+		}
+		t.known, t.terminal, t.echoOff = true, msg.status.Terminal, msg.status.EchoOff
+		b.syncMask()
+	}
+	return echoPoll
+}
+
+// outlived says whether the line is in turn-input mode for a turn of
+// session v that no longer runs there (it ended, or v was detached).
+func (b *inputBar) outlived(v *sessView) bool {
+	if b.turn == nil || b.id != v.id {
+		return false
+	}
+	t := v.transcript.fold.Turn()
+	return t == nil || t.ID != b.turn.turnID || !v.attached()
+}
+
 // inputAction is what a key typed into the input line asks of the root.
 type inputAction struct {
 	close  bool      // close the line

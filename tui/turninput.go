@@ -95,40 +95,27 @@ func echoTick(gen int) tea.Cmd {
 	return tea.Tick(echoEvery, func(time.Time) tea.Msg { return echoTickMsg{gen: gen} })
 }
 
-// turnLine returns the open input line in turn-input mode whose poll chain
-// is gen, or nil.
-func (m *model) turnLine(gen int) (*inputBar, *turnInput) {
-	b := m.input
-	if b == nil || b.turn == nil || b.turn.gen != gen {
-		return nil, nil
-	}
-	return b, b.turn
-}
-
-// onEcho folds a status poll and polls again while the line stays open; a
-// turn that ended closes the line.
+// onEcho folds a status poll into the input line it was for and polls
+// again while the line stays open; a turn that ended closes the line.
 func (m *model) onEcho(msg echoMsg) tea.Cmd {
-	b, t := m.turnLine(msg.gen)
-	if b == nil {
+	if m.input == nil {
 		return nil
 	}
-	if msg.err == nil {
-		if msg.status.Turn == nil || msg.status.Turn.ID != t.turnID {
-			return m.closeTurnLine()
-		}
-		t.known, t.terminal, t.echoOff = true, msg.status.Terminal, msg.status.EchoOff
-		b.syncMask()
+	switch m.input.echoed(msg) {
+	case echoClose:
+		return m.closeTurnLine()
+	case echoPoll:
+		return echoTick(msg.gen)
 	}
-	return echoTick(msg.gen)
+	return nil
 }
 
 // onEchoTick polls again, unless the line closed or changed.
 func (m *model) onEchoTick(msg echoTickMsg) tea.Cmd {
-	b, _ := m.turnLine(msg.gen)
-	if b == nil {
+	if m.input == nil || !m.input.polls(msg.gen) {
 		return nil
 	}
-	v := m.sessions[b.id]
+	v := m.sessions[m.input.id]
 	if v == nil || !v.attached() {
 		m.input = nil
 		return nil
@@ -147,11 +134,7 @@ func (m *model) closeTurnLine() tea.Cmd {
 // checkTurnLine closes the turn-input line of session v when its turn is
 // no longer the one running (the stream said it ended).
 func (m *model) checkTurnLine(v *sessView) tea.Cmd {
-	b := m.input
-	if b == nil || b.turn == nil || b.id != v.id {
-		return nil
-	}
-	if t := v.transcript.fold.Turn(); t == nil || t.ID != b.turn.turnID || !v.attached() {
+	if m.input != nil && m.input.outlived(v) {
 		return m.closeTurnLine()
 	}
 	return nil
