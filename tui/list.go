@@ -46,8 +46,8 @@ type listSpace struct {
 	rows  int // the rows of a page when not shown
 }
 
-// rowsShown is how many session rows the pane shows in s: its height less the
-// frame, the header and the filter line while it is open.
+// rowsShown is how many session rows the pane shows in s: its height
+// less the frame, the header and the filter line while it is open.
 func (l *sessionList) rowsShown(s listSpace) int {
 	if !s.shown {
 		return s.rows

@@ -107,15 +107,15 @@ func (l *listing) probeDue(hostname, storeKey string, now time.Time) (key string
 
 // refreshList lists the sessions now, unless a listing is in flight.
 func (m *model) refreshList() tea.Cmd {
-	if m.listing {
+	if m.listInFlight {
 		return nil
 	}
-	m.listing = true
+	m.listInFlight = true
 	return m.h.listCmd()
 }
 
 func (m *model) onList(msg listMsg) tea.Cmd {
-	m.listing = false
+	m.listInFlight = false
 	next := listTick(max(refreshEvery, 3*msg.took))
 	if m.quitting != "" {
 		return nil

@@ -186,10 +186,10 @@ type model struct {
 	st       *styles
 
 	// the sessions and their listing
-	sessions map[string]*sessView // every session known, by id
-	listing  bool                 // a listing is in flight
-	useClock int                  // LRU clock of the journals shown (evict)
-	creating int                  // creates in flight
+	sessions     map[string]*sessView // every session known, by id
+	listInFlight bool                 // a listing is in flight
+	useClock     int                  // LRU clock of the journals shown (evict)
+	creating     int                  // creates in flight
 
 	// the components
 	focus    pane
