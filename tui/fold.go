@@ -13,7 +13,7 @@ import (
 // ringCapacity bounds the events pane of one session.
 const ringCapacity = 10_000
 
-// apply folds one envelope into v: the session's state (rig.State, the
+// apply folds one envelope into t: the session's state (rig.State, the
 // fold every presenter shares), its turns' output (rig.Transcript: each
 // byte once, whether a live delta or a checkpoint carried it) and the
 // lines of the events pane. The same reducer folds records read from the

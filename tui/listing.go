@@ -49,7 +49,7 @@ func holderText(h storage.Holder) string {
 }
 
 // hostProbe is what host.Probe said of the session while a process on
-// this machine holds its lease. key names that holding (sessView.holding):
+// this machine holds its lease. key names that holding (listing.holding):
 // a host that answered is not probed again for it; when none answered, it
 // is probed again after reprobeEvery (a host restoring the session holds
 // its lease before it serves).

@@ -17,7 +17,7 @@ import (
 // it still holds (a "\r" progress bar, a multi-line progress redrawn with
 // cursor-up) are drawn after them and replaced as they change. The turn's
 // end (flushPending) pushes them too and drops the renderer. Journal
-// replays and live streams go through this same path (sessView.apply).
+// replays and live streams go through this same path (transcript.apply).
 
 // maxLineCells is the widest line the renderer keeps; a longer line wraps
 // onto the next, as a terminal's autowrap does.

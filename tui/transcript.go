@@ -11,9 +11,9 @@ import (
 // the output still being rendered (output.go), the full-screen program's
 // screen (screen.go), and how far the events pane is scrolled back.
 type transcript struct {
-	fold rig.State
-	tr   rig.Transcript
-	ring *ring
+	fold rig.State      // the session's state, as every presenter folds it
+	tr   rig.Transcript // its turns' output, each byte once
+	ring *ring          // the events pane's lines
 	// the output of the turn being shown (output.go): its renderer, the
 	// turn and stream it renders, and its pending lines (drawn last)
 	out       *termrender.Renderer
