@@ -15,8 +15,9 @@ import (
 // The listing: the sessions of the store, listed again on a timer (every
 // refreshEvery, slower when listing is slow) and whenever something may
 // have changed them. rig.Lister reads the store again only when its change
-// stamp moved, so an idle store costs little however many sessions it has. A session held by a process on this machine is
-// probed once per holding (host.Probe): when a host answers, it is live.
+// stamp moved, so an idle store costs little however many sessions it
+// has. A session held by a process on this machine is probed once per
+// holding (host.Probe): when a host answers, it is live.
 
 // listing is what the catalog and the host probes say of a session: its
 // latest row, its title and holder as drawn, and whether a host on this
@@ -31,6 +32,8 @@ type listing struct {
 	probe hostProbe // whether a host on this machine serves it
 }
 
+// setInfo takes the session's row of a listing; the title is sanitized
+// again only when it changed.
 func (l *listing) setInfo(info rig.SessionInfo) {
 	l.info = info
 	l.listed = true
@@ -44,6 +47,7 @@ func (l *listing) setInfo(info rig.SessionInfo) {
 	}
 }
 
+// holderText names a lease holder: "pid N@host".
 func holderText(h storage.Holder) string {
 	return "pid " + strconv.Itoa(h.PID) + "@" + h.Host
 }
