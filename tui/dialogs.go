@@ -274,6 +274,17 @@ func newShutdownDialog(v *sessView) dialog {
 		onConfirm: shutdownAction{v: v}}
 }
 
+// newQuitDialog asks before quitting while running turns run: they go
+// on in the background.
+func newQuitDialog(running int) dialog {
+	return &confirmDialog{title: "Quit",
+		body: []string{plural(running, "turn") + " still running.",
+			"Quitting detaches: live sessions keep running in the background",
+			"and their turns go on. Open looprig again to attach; X shuts one down."},
+		confirm:   "Quit",
+		onConfirm: quitAction{}}
+}
+
 // typedDialog asks for the session's short id before something that cannot
 // be taken back, then asks for it (act). Esc cancels; a wrong id says so
 // and waits.

@@ -18,12 +18,7 @@ func (m *model) quit() tea.Cmd {
 		}
 	}
 	if running > 0 {
-		m.dialog = &confirmDialog{title: "Quit",
-			body: []string{plural(running, "turn") + " still running.",
-				"Quitting detaches: live sessions keep running in the background",
-				"and their turns go on. Open looprig again to attach; X shuts one down."},
-			confirm:   "Quit",
-			onConfirm: quitAction{}}
+		m.dialog = newQuitDialog(running)
 		return nil
 	}
 	return m.beginQuit()
