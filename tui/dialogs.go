@@ -274,8 +274,8 @@ func newShutdownDialog(v *sessView) dialog {
 		onConfirm: shutdownAction{v: v}}
 }
 
-// newQuitDialog asks before quitting while running turns run: they go
-// on in the background.
+// newQuitDialog asks before quitting while turns run (running of them):
+// they go on in the background.
 func newQuitDialog(running int) dialog {
 	return &confirmDialog{title: "Quit",
 		body: []string{plural(running, "turn") + " still running.",
