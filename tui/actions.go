@@ -78,11 +78,11 @@ func (m *model) sessionKey(v *sessView, msg tea.KeyMsg) tea.Cmd {
 		if why := v.notMutable(); why != "" {
 			return m.status.flash("I: "+why, clsError)
 		}
-		if v.fold.Turn() == nil {
+		if v.transcript.fold.Turn() == nil {
 			return m.status.flash("no turn is running", clsMuted)
 		}
 		v.busy = busyInterrupting
-		return tea.Batch(m.interruptCmd(v.id, v.live.c), m.spin.start())
+		return tea.Batch(m.h.interruptCmd(v.id, v.live.c), m.spin.start())
 	case key.Matches(msg, k.Screen):
 		if why := v.notMutable(); why != "" {
 			return m.status.flash("f: "+why, clsError)
@@ -93,11 +93,11 @@ func (m *model) sessionKey(v *sessView, msg tea.KeyMsg) tea.Cmd {
 		if why := v.notMutable(); why != "" {
 			return m.status.flash(msg.String()+": "+why, clsError)
 		}
-		g := v.fold.Gate()
+		g := v.transcript.fold.Gate()
 		if g == nil {
 			return m.status.flash("no gate is open", clsMuted)
 		}
-		return m.gateCmd(v.id, v.live.c, g.ID, approve)
+		return m.h.gateCmd(v.id, v.live.c, g.ID, approve)
 	case key.Matches(msg, k.Shutdown):
 		return m.shutdown(v)
 	}
@@ -116,19 +116,7 @@ func (m *model) shutdown(v *sessView) tea.Cmd {
 	if why := v.notMutable(); why != "" {
 		return m.status.flash("X: "+why, clsError)
 	}
-	body := []string{"Shut down session " + v.short + " (" + trunc(v.title, 30) + ")?"}
-	if v.fold.Turn() != nil {
-		body = append(body, "Its running turn "+strconv.Itoa(v.fold.Turn().Index)+" is interrupted (recorded as shutdown).")
-	}
-	body = append(body, "Its host (pid "+strconv.Itoa(v.live.pid)+") stops. It can be restored later with r.")
-	m.dialog = &confirmDialog{title: "Shut down", body: body, confirm: "Shut down", danger: true,
-		onConfirm: func(m *model) tea.Cmd {
-			if !v.takesCommands() {
-				return nil
-			}
-			v.busy, v.live.stopping = busyShuttingDown, true
-			return tea.Batch(m.shutdownCmd(v.id, v.live.c), m.spin.start())
-		}}
+	m.dialog = newShutdownDialog(v)
 	return nil
 }
 
@@ -154,15 +142,15 @@ func (m *model) restore(v *sessView) tea.Cmd {
 // attach attaches to the host serving v.
 func (m *model) attach(v *sessView) tea.Cmd {
 	v.busy, v.busySince = busyAttaching, m.now()
-	return tea.Batch(m.attachCmd(v.id), m.spin.start())
+	return tea.Batch(m.h.attachCmd(v.id), m.spin.start())
 }
 
 func (m *model) startRestore(v *sessView, accept bool) tea.Cmd {
 	v.busy, v.busySince, v.failed = busyRestoring, m.now(), nil
-	if m.globalErr != nil {
-		m.globalErr = nil
+	if m.strip.global != nil {
+		m.strip.global = nil
 	}
-	return tea.Batch(m.restoreCmd(v.id, accept), m.spin.start())
+	return tea.Batch(m.h.restoreCmd(v.id, accept), m.spin.start())
 }
 
 // breakLease opens the break dialog for a session held elsewhere (B).
@@ -187,13 +175,45 @@ func (m *model) deleteSession(v *sessView) tea.Cmd {
 	case v.busy != notBusy:
 		return m.status.flash("D: busy: "+v.busy.String(), clsMuted)
 	case v.state() == rig.StateHeld, v.state() == rig.StateLive:
-		who := v.holder
+		who := v.listing.holder
 		if who == "" {
 			who = "another process"
 		}
 		return m.status.flash("D: "+v.short+" is held by "+who+": it cannot be deleted while held", clsError)
 	}
 	m.dialog = newDeleteDialog(v, m.h.opts.Workspaces)
+	return nil
+}
+
+// do does what a dialog asked for, once the user confirmed it.
+func (m *model) do(act action) tea.Cmd {
+	switch a := act.(type) {
+	case shutdownAction:
+		v := a.v
+		if !v.takesCommands() {
+			return nil
+		}
+		v.busy, v.live.stopping = busyShuttingDown, true
+		return tea.Batch(m.h.shutdownCmd(v.id, v.live.c), m.spin.start())
+	case restoreAction:
+		return m.startRestore(a.v, a.acceptDrift)
+	case breakAction:
+		v := a.v
+		v.busy, v.busySince, v.failed = busyBreaking, m.now(), nil
+		return tea.Batch(m.h.breakCmd(v.id), m.spin.start())
+	case deleteAction:
+		v := a.v
+		v.busy, v.busySince = busyDeleting, m.now()
+		return tea.Batch(m.h.deleteCmd(v.id), m.spin.start())
+	case createAction:
+		m.creating++
+		return tea.Batch(m.h.createCmd(a.profile, a.title, a.seed),
+			m.status.flash("creating a "+a.profile+" session…", clsMuted), m.spin.start())
+	case restoreAllAction:
+		return m.startRestoreAll(a.run)
+	case quitAction:
+		return m.beginQuit()
+	}
 	return nil
 }
 
@@ -207,7 +227,7 @@ func (m *model) onFailed(msg failedMsg) tea.Cmd {
 		return m.onAttachFailed(msg)
 	}
 	if msg.id == "" {
-		m.globalErr = &opFailure{op: msg.op, err: msg.err}
+		m.strip.global = &opFailure{op: msg.op, err: msg.err}
 		return m.status.flash(msg.op.String()+" failed", clsError)
 	}
 	v := m.sessions[msg.id]
@@ -247,7 +267,7 @@ func (m *model) onAttachFailed(msg failedMsg) tea.Cmd {
 	if v.busy == busyAttaching {
 		v.busy = notBusy
 	}
-	v.forgetHost()
+	v.listing.forgetHost()
 	note := "attach to " + v.short + " failed: " + errText(msg.err)
 	if errors.Is(msg.err, host.ErrNotHosted) {
 		note = "attach to " + v.short + ": its host is gone"

@@ -26,7 +26,7 @@ const needsFilter = "needs:me"
 // lastEnd is how v's last turn ended: the newer of the folded journal's
 // and the listing's; nil before any turn ended.
 func (v *sessView) lastEnd() *rig.TurnEnd {
-	f, l := v.fold.LastEnd, v.info.LastEnd
+	f, l := v.transcript.fold.LastEnd, v.listing.info.LastEnd
 	switch {
 	case f == nil:
 		return l
@@ -43,12 +43,12 @@ func (v *sessView) gate() (id string, since time.Time) {
 		return "", time.Time{} // a crashed session's gate waits for nobody
 	}
 	if v.attached() || v.journal.state.loaded() {
-		if g := v.fold.Gate(); g != nil {
+		if g := v.transcript.fold.Gate(); g != nil {
 			return g.ID, g.Opened
 		}
 		return "", time.Time{}
 	}
-	return v.info.OpenGate, v.info.GateSince
+	return v.listing.info.OpenGate, v.listing.info.GateSince
 }
 
 // turnSince is when v's running turn started; zero when none runs (or the
@@ -58,15 +58,15 @@ func (v *sessView) turnSince() (time.Time, bool) {
 		return time.Time{}, false // a crashed session's open turn is not running
 	}
 	if v.attached() || v.journal.state.loaded() {
-		if t := v.fold.Turn(); t != nil {
+		if t := v.transcript.fold.Turn(); t != nil {
 			return t.Started, true
 		}
 		return time.Time{}, false
 	}
-	if v.info.OpenTurn == "" {
+	if v.listing.info.OpenTurn == "" {
 		return time.Time{}, false
 	}
-	return v.info.TurnSince, true
+	return v.listing.info.TurnSince, true
 }
 
 // active says whether somebody holds v (a turn it lists open can be
@@ -76,18 +76,19 @@ func (v *sessView) active() bool {
 	return s == rig.StateLive || s == rig.StateHeld
 }
 
-// unseenEnd is v's last turn end when the user has not looked at it yet.
-func (m *model) unseenEnd(v *sessView) *rig.TurnEnd {
+// unseenEnd is v's last turn end when the user has not looked at it yet
+// (seen).
+func unseenEnd(seen *seenState, v *sessView) *rig.TurnEnd {
 	e := v.lastEnd()
-	if e == nil || m.seen.seen(v.id, e.TurnID) {
+	if e == nil || seen.seen(v.id, e.TurnID) {
 		return nil
 	}
 	return e
 }
 
-// needs says whether v needs the user, and since when: a gate waits, a
-// turn ended since the user last looked, or it crashed.
-func (m *model) needs(v *sessView) (since time.Time, ok bool) {
+// needsUser says whether v needs the user, and since when: a gate waits,
+// a turn ended since the user last looked (seen), or it crashed.
+func needsUser(seen *seenState, v *sessView) (since time.Time, ok bool) {
 	add := func(t time.Time) {
 		if !ok || t.Before(since) {
 			since = t
@@ -97,11 +98,11 @@ func (m *model) needs(v *sessView) (since time.Time, ok bool) {
 	if id, at := v.gate(); id != "" {
 		add(orTime(at, v.lastActivity()))
 	}
-	if e := m.unseenEnd(v); e != nil {
+	if e := unseenEnd(seen, v); e != nil {
 		add(e.Ended)
 	}
 	if v.state() == rig.StateCrashed {
-		add(v.info.Updated)
+		add(v.listing.info.Updated)
 	}
 	return since, ok
 }
@@ -114,17 +115,17 @@ func orTime(t, alt time.Time) time.Time {
 }
 
 // needing lists the sessions that need the user, oldest first.
-func (m *model) needing() []*sessView { return oldestNeeding(nil, m.list.rows, m.needs) }
+func (m *model) needing() []*sessView { return oldestNeeding(nil, m.list.rows, m.seen) }
 
 // oldestNeeding appends to out the sessions of rows that need the user
-// (needs), the one that has needed the user longest first; sessions that
-// began needing at the same time keep their order in rows (the list's).
-// It serves w and the needs:me filter.
-func oldestNeeding(out, rows []*sessView, needs func(*sessView) (time.Time, bool)) []*sessView {
+// (needsUser, given what the user has seen), the one that has needed the
+// user longest first; sessions that began needing at the same time keep
+// their order in rows (the list's). It serves w and the needs:me filter.
+func oldestNeeding(out, rows []*sessView, seen *seenState) []*sessView {
 	since := map[*sessView]time.Time{}
 	first := len(out)
 	for _, v := range rows {
-		if t, ok := needs(v); ok {
+		if t, ok := needsUser(seen, v); ok {
 			since[v] = t
 			out = append(out, v)
 		}
@@ -152,7 +153,7 @@ func (m *model) jumpToNeeds() tea.Cmd {
 			}
 		}
 	}
-	if !m.inView(next) {
+	if !m.list.shows(next) {
 		m.setFilter("")
 	}
 	prev := m.selected()
@@ -160,18 +161,7 @@ func (m *model) jumpToNeeds() tea.Cmd {
 	if m.selected() == prev {
 		return nil
 	}
-	m.detail.top = 0
-	m.list.settleGen++
-	return settle(m.list.settleGen)
-}
-
-func (m *model) inView(v *sessView) bool {
-	for _, w := range m.list.vis {
-		if w == v {
-			return true
-		}
-	}
-	return false
+	return m.selectionMoved()
 }
 
 // markSeen records that the user looked at the session in front of them
@@ -222,8 +212,8 @@ func (m *model) onSeenSaved(msg seenSavedMsg) tea.Cmd {
 }
 
 // turnMark is the TURN column of v's row: glyph and word (readable
-// without colour) and its class.
-func (m *model) turnMark(v *sessView, now time.Time) (string, lineClass) {
+// without colour) and its class; a turn end is marked until seen.
+func turnMark(seen *seenState, v *sessView, now time.Time) (string, lineClass) {
 	if id, at := v.gate(); id != "" {
 		s := "? gate"
 		if !at.IsZero() {
@@ -237,7 +227,7 @@ func (m *model) turnMark(v *sessView, now time.Time) (string, lineClass) {
 		}
 		return "▶ " + ago(now, at), clsTurn
 	}
-	if e := m.unseenEnd(v); e != nil {
+	if e := unseenEnd(seen, v); e != nil {
 		return endMark(*e)
 	}
 	return "", clsMuted

@@ -47,7 +47,7 @@ func TestTurnMarks(t *testing.T) {
 	now := fixedNow
 	want := map[int]string{1: "? gate 45m", 2: "✗ exit 2", 3: "✓ done", 4: "▶ 3m", 5: "", 6: ""}
 	for n, w := range want {
-		if got, _ := m.turnMark(m.sessions[fakeID(n)], now); got != w {
+		if got, _ := turnMark(m.seen, m.sessions[fakeID(n)], now); got != w {
 			t.Errorf("session %d: mark %q, want %q", n, got, w)
 		}
 	}
@@ -102,7 +102,7 @@ func TestNeedsOldestFirstAndSeen(t *testing.T) {
 	if got := ids(); slices.Contains(got, "a0000002") {
 		t.Errorf("a session in front of the user still needs them for its seen end: %v", got)
 	}
-	if mark, _ := m.turnMark(m.sessions[fakeID(2)], fixedNow); mark != "" {
+	if mark, _ := turnMark(m.seen, m.sessions[fakeID(2)], fixedNow); mark != "" {
 		t.Errorf("seen end still marked %q", mark)
 	}
 	// the filter word lists them oldest first
@@ -155,10 +155,10 @@ func TestSeenStatePersists(t *testing.T) {
 		t.Fatal("the file exists, but the seen state is fresh")
 	}
 	m2 = attentionList(m2)
-	if mark, _ := m2.turnMark(m2.sessions[fakeID(2)], fixedNow); mark != "" {
+	if mark, _ := turnMark(m2.seen, m2.sessions[fakeID(2)], fixedNow); mark != "" {
 		t.Errorf("after a restart, the end looked at is marked %q", mark)
 	}
-	if mark, _ := m2.turnMark(m2.sessions[fakeID(3)], fixedNow); mark != "✓ done" {
+	if mark, _ := turnMark(m2.seen, m2.sessions[fakeID(3)], fixedNow); mark != "✓ done" {
 		t.Errorf("after a restart, the end not looked at is marked %q, want ✓ done", mark)
 	}
 }
@@ -218,13 +218,13 @@ func TestCrashedOpenTurnIsNotRunning(t *testing.T) {
 	id := fakeID(9)
 	m.send(listMsg{infos: []rig.SessionInfo{{ID: id, State: rig.StateCrashed, Title: "cut", Epoch: 1, OpenTurn: "t0", OpenGate: "g0", Created: fixedNow, Updated: fixedNow}}})
 	v := m.sessions[id]
-	v.apply(envAt(1, event.TurnStarted{TurnID: "t0", Index: 0, Input: "sleep 300"}))
-	v.apply(envAt(2, event.GateOpened{GateID: "g0", TurnID: "t0", Prompt: "ok?"}))
+	v.transcript.apply(envAt(1, event.TurnStarted{TurnID: "t0", Index: 0, Input: "sleep 300"}))
+	v.transcript.apply(envAt(2, event.GateOpened{GateID: "g0", TurnID: "t0", Prompt: "ok?"}))
 	v.journal.state = journalRead
-	if mark, _ := m.turnMark(v, fixedNow); mark != "" {
+	if mark, _ := turnMark(m.seen, v, fixedNow); mark != "" {
 		t.Errorf("crashed session marked %q, want nothing (its state says crashed)", mark)
 	}
-	if _, ok := m.needs(v); !ok {
+	if _, ok := needsUser(m.seen, v); !ok {
 		t.Errorf("a crashed session does not need the user")
 	}
 }
@@ -250,11 +250,11 @@ func TestAnnounceSkipsCrashInterruptions(t *testing.T) {
 	long := func(turn string, outcome rig.TurnOutcome, reason string) *rig.TurnEnd {
 		return &rig.TurnEnd{TurnID: turn, Outcome: outcome, Reason: reason, Started: fixedNow.Add(-time.Minute), Ended: fixedNow}
 	}
-	v.setInfo(info(long("t1", rig.TurnOutcomeInterrupted, event.ReasonCrash))[0])
+	v.listing.setInfo(info(long("t1", rig.TurnOutcomeInterrupted, event.ReasonCrash))[0])
 	if cmd := m.announce(v); cmd != nil {
 		t.Errorf("a crash's interruption, recorded by a restore, is announced")
 	}
-	v.setInfo(info(long("t2", rig.TurnOutcomeDone, ""))[0])
+	v.listing.setInfo(info(long("t2", rig.TurnOutcomeDone, ""))[0])
 	if cmd := m.announce(v); cmd == nil {
 		t.Errorf("a minute-long turn's end in the background is not announced")
 	}

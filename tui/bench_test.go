@@ -43,7 +43,7 @@ func benchModel(b testing.TB) Model {
 	m.selectID(id)
 	m.send(flashOffMsg{gen: m.status.gen})
 	// the turn runs: its last lines are pending (output.go)
-	if n := v.ring.len() + len(v.pending()); n < ringCapacity {
+	if n := v.transcript.ring.len() + len(v.transcript.pending()); n < ringCapacity {
 		b.Fatalf("ring and pending hold %d lines, want %d", n, ringCapacity)
 	}
 	return m
@@ -98,13 +98,13 @@ func BenchmarkFoldOutput(b *testing.B) {
 			chunk := sb.String()
 			lines := strings.Count(chunk, "\n")
 			v := newSessView("bench")
-			v.prof = termrender.TrueColor
-			v.apply(event.Envelope{Seq: 1, Event: event.TurnStarted{TurnID: "t"}})
+			v.transcript.prof = termrender.TrueColor
+			v.transcript.apply(event.Envelope{Seq: 1, Event: event.TurnStarted{TurnID: "t"}})
 			b.SetBytes(int64(len(chunk)))
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				v.apply(event.Envelope{Event: event.OutputDelta{TurnID: "t", Stream: "stdout", Offset: int64(i * len(chunk)), Text: chunk}})
+				v.transcript.apply(event.Envelope{Event: event.OutputDelta{TurnID: "t", Stream: "stdout", Offset: int64(i * len(chunk)), Text: chunk}})
 			}
 			b.ReportMetric(float64(lines*b.N)/b.Elapsed().Seconds(), "lines/s")
 		})
@@ -171,7 +171,7 @@ func eventPath2M(b *testing.B, input string) {
 		}
 		b.Fatal("timed out")
 	}
-	wait(func(m Model) bool { return m.listed })
+	wait(func(m Model) bool { return m.list.listed })
 	tm.Type("n")
 	tm.Send(keyMsg("enter"))
 	var id string
@@ -203,8 +203,8 @@ func eventPath2M(b *testing.B, input string) {
 		var finished bool
 		tm.Send(probeMsg{fn: func(m Model) {
 			v := m.sessions[id]
-			lines = v.outLines
-			finished = v.fold.Turns > 0 && v.fold.Turn() == nil && strings.Contains(m.View(), "turn 0 done")
+			lines = v.transcript.outLines
+			finished = v.transcript.fold.Turns > 0 && v.transcript.fold.Turn() == nil && strings.Contains(m.View(), "turn 0 done")
 			close(done)
 		}})
 		<-done
@@ -277,7 +277,7 @@ func BenchmarkListing10k(b *testing.B) {
 	m = withManySessions(m, 10_000)
 	infos := make([]rig.SessionInfo, 0, len(m.list.rows))
 	for _, v := range m.list.rows {
-		infos = append(infos, v.info)
+		infos = append(infos, v.listing.info)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()

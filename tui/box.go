@@ -5,11 +5,11 @@ import "strings"
 // box frames content lines (each exactly w-2 cells, painted) in a pane of
 // w×h with title (plain) in the top border; the focused pane gets the heavy
 // frame.
-func (m *model) box(title, right string, focused bool, w, h int, content []string) []string {
+func box(st *styles, title, right string, focused bool, w, h int, content []string) []string {
 	if focused {
-		return drawBox(m.st, title, right, frameFocus, m.st.borderFocus, m.st.accentBold, w, h, content)
+		return drawBox(st, title, right, frameFocus, st.borderFocus, st.accentBold, w, h, content)
 	}
-	return drawBox(m.st, title, right, frameBlur, m.st.borderBlur, m.st.muted, w, h, content)
+	return drawBox(st, title, right, frameBlur, st.borderBlur, st.muted, w, h, content)
 }
 
 // drawBox frames content in fr painted bp, with the title painted tp.

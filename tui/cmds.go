@@ -141,8 +141,7 @@ type streamEnd struct {
 	holder   string
 }
 
-func (m *model) listCmd() tea.Cmd {
-	h := m.h
+func (h *shared) listCmd() tea.Cmd {
 	if h.store == nil {
 		return nil
 	}
@@ -160,8 +159,7 @@ func listTick(after time.Duration) tea.Cmd {
 }
 
 // createCmd starts a host that creates a session (n) and attaches to it.
-func (m *model) createCmd(profile, title, seed string) tea.Cmd {
-	h := m.h
+func (h *shared) createCmd(profile, title, seed string) tea.Cmd {
 	return func() tea.Msg {
 		msg, fail := h.startAndAttach(HostRequest{Profile: profile, Title: title, Seed: seed}, createTimeout)
 		if fail != nil {
@@ -177,8 +175,7 @@ func (m *model) createCmd(profile, title, seed string) tea.Cmd {
 // restoreCmd starts a host that restores session id under the profile it
 // recorded, and attaches to it; accept accepts any configuration drift
 // (the drift dialog's confirm).
-func (m *model) restoreCmd(id string, accept bool) tea.Cmd {
-	h := m.h
+func (h *shared) restoreCmd(id string, accept bool) tea.Cmd {
 	return func() tea.Msg {
 		msg, fail := h.startAndAttach(HostRequest{Session: id, AcceptDrift: accept}, restoreTimeout)
 		if fail != nil {
@@ -193,8 +190,7 @@ func (m *model) restoreCmd(id string, accept bool) tea.Cmd {
 
 // attachCmd attaches to the host serving session id (a live session
 // opened, or r on one).
-func (m *model) attachCmd(id string) tea.Cmd {
-	h := m.h
+func (h *shared) attachCmd(id string) tea.Cmd {
 	return func() tea.Msg {
 		msg, err := h.attach(id)
 		if err != nil {
@@ -209,8 +205,7 @@ func (m *model) attachCmd(id string) tea.Cmd {
 
 // probeCmd asks whether a host on this machine serves session id
 // (host.Probe, bounded by probeTimeout).
-func (m *model) probeCmd(id, key string) tea.Cmd {
-	h := m.h
+func (h *shared) probeCmd(id, key string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(h.ctx, probeTimeout)
 		defer cancel()
@@ -231,8 +226,7 @@ func (m *model) probeCmd(id, key string) tea.Cmd {
 // the lease itself, there is no way to hand it one. The profile is checked
 // before anything is broken: a session that cannot be restored (its
 // profile is gone) is not taken from its holder.
-func (m *model) breakCmd(id string) tea.Cmd {
-	h := m.h
+func (h *shared) breakCmd(id string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(h.ctx, opTimeout)
 		defer cancel()
@@ -274,8 +268,7 @@ func (m *model) breakCmd(id string) tea.Cmd {
 
 // deleteCmd deletes session id (rig.DeleteSession: under its lease; the
 // journal, the catalog entry and its own workspace).
-func (m *model) deleteCmd(id string) tea.Cmd {
-	h := m.h
+func (h *shared) deleteCmd(id string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(h.ctx, opTimeout)
 		defer cancel()
@@ -335,8 +328,7 @@ func (r *replay) close() {
 
 // historyCmd reads up to h.chunk events of a journal after "after",
 // continuing rd when it is given (rig.ReadEvents; its tip, rig.JournalTip).
-func (m *model) historyCmd(id string, gen int, rd *replay, after uint64) tea.Cmd {
-	h := m.h
+func (h *shared) historyCmd(id string, gen int, rd *replay, after uint64) tea.Cmd {
 	return func() tea.Msg {
 		if rd == nil {
 			rd = newReplay(h.ctx)
@@ -400,8 +392,7 @@ const tailWait = time.Second
 
 // tailCmd reads what follower f of a journal yields next; nothing when
 // nothing came within tailWait.
-func (m *model) tailCmd(id string, gen int, f *rig.Follower) tea.Cmd {
-	h := m.h
+func (h *shared) tailCmd(id string, gen int, f *rig.Follower) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(h.ctx, tailWait)
 		defer cancel()
@@ -419,8 +410,7 @@ func (m *model) tailCmd(id string, gen int, f *rig.Follower) tea.Cmd {
 // followHostCmd starts following an attached session through its host,
 // after sequence after: the host replays every durable event after it
 // once, in order, then sends live ones (rig.Follow).
-func (m *model) followHostCmd(id string, gen int, c *host.Client, after uint64) tea.Cmd {
-	h := m.h
+func (h *shared) followHostCmd(id string, gen int, c *host.Client, after uint64) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(h.ctx, opTimeout)
 		defer cancel()
@@ -444,8 +434,7 @@ const streamBatch = 64
 // streamCmd waits for the follower's next events (at most streamBatch)
 // and returns them; at the end, how it ended. epoch is the one the session
 // was attached at (a fault reports the epoch it lost).
-func (m *model) streamCmd(id string, gen int, c *host.Client, f *rig.Follower, epoch uint64) tea.Cmd {
-	h := m.h
+func (h *shared) streamCmd(id string, gen int, c *host.Client, f *rig.Follower, epoch uint64) tea.Cmd {
 	return func() tea.Msg {
 		before := f.Recoveries()
 		envs, err := f.Next(h.ctx)
@@ -524,11 +513,10 @@ func fieldUint(e *host.RemoteError, name string) (uint64, bool) {
 }
 
 // closeClientCmd closes a client (a detach: its host goes on).
-func (m *model) closeClientCmd(c *host.Client) tea.Cmd {
+func (h *shared) closeClientCmd(c *host.Client) tea.Cmd {
 	if c == nil {
 		return nil
 	}
-	h := m.h
 	return func() tea.Msg { h.release(c); return nil }
 }
 
@@ -539,8 +527,7 @@ func closeFollowerCmd(f *rig.Follower) tea.Cmd {
 	return func() tea.Msg { f.Close(); return nil }
 }
 
-func (m *model) submitCmd(id string, c *host.Client, input string) tea.Cmd {
-	h := m.h
+func (h *shared) submitCmd(id string, c *host.Client, input string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(h.ctx, opTimeout)
 		defer cancel()
@@ -549,8 +536,7 @@ func (m *model) submitCmd(id string, c *host.Client, input string) tea.Cmd {
 	}
 }
 
-func (m *model) interruptCmd(id string, c *host.Client) tea.Cmd {
-	h := m.h
+func (h *shared) interruptCmd(id string, c *host.Client) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(h.ctx, interruptTimeout)
 		defer cancel()
@@ -558,8 +544,7 @@ func (m *model) interruptCmd(id string, c *host.Client) tea.Cmd {
 	}
 }
 
-func (m *model) gateCmd(id string, c *host.Client, gateID string, approve bool) tea.Cmd {
-	h := m.h
+func (h *shared) gateCmd(id string, c *host.Client, gateID string, approve bool) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(h.ctx, opTimeout)
 		defer cancel()
@@ -573,8 +558,7 @@ func (m *model) gateCmd(id string, c *host.Client, gateID string, approve bool) 
 
 // shutdownCmd asks the host to shut the session down (X): it journals
 // SessionStopped, releases the lease and exits.
-func (m *model) shutdownCmd(id string, c *host.Client) tea.Cmd {
-	h := m.h
+func (h *shared) shutdownCmd(id string, c *host.Client) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(h.ctx, shutdownTimeout)
 		defer cancel()
@@ -586,8 +570,8 @@ func (m *model) shutdownCmd(id string, c *host.Client) tea.Cmd {
 	}
 }
 
-func (m *model) saveThemeCmd(name string) tea.Cmd {
-	dir := m.h.opts.ConfigDir
+func (h *shared) saveThemeCmd(name string) tea.Cmd {
+	dir := h.opts.ConfigDir
 	if dir == "" {
 		return nil
 	}

@@ -263,8 +263,8 @@ func TestProbeHolders(t *testing.T) {
 	}
 	list()
 	v, w := m.sessions[here], m.sessions[elsewhere]
-	if v.probe.key != "2/99" || !v.probe.at.Equal(now) || w.probe.key != "" {
-		t.Fatalf("after the first listing: probes %+v, %+v", v.probe, w.probe)
+	if v.listing.probe.key != "2/99" || !v.listing.probe.at.Equal(now) || w.listing.probe.key != "" {
+		t.Fatalf("after the first listing: probes %+v, %+v", v.listing.probe, w.listing.probe)
 	}
 	m.send(probedMsg{id: here, key: "2/99", err: host.ErrNotHosted})
 	if v.state() != rig.StateHeld {
@@ -272,12 +272,12 @@ func TestProbeHolders(t *testing.T) {
 	}
 	now = now.Add(time.Second)
 	list()
-	if !v.probe.at.Equal(fixedNow) {
+	if !v.listing.probe.at.Equal(fixedNow) {
 		t.Fatal("probed again before reprobeEvery")
 	}
 	now = now.Add(reprobeEvery)
 	list()
-	if !v.probe.at.Equal(now) {
+	if !v.listing.probe.at.Equal(now) {
 		t.Fatal("not probed again after reprobeEvery")
 	}
 	m.send(probedMsg{id: here, key: "2/99", pid: 4242})
@@ -290,10 +290,10 @@ func TestProbeHolders(t *testing.T) {
 	if v.state() != rig.StateLive || !strings.Contains(m.View(), "live · pid 99") || !strings.Contains(m.View(), "1 live in the background") {
 		t.Fatalf("a host answered: state %s\n%s", v.state(), m.View())
 	}
-	at := v.probe.at
+	at := v.listing.probe.at
 	now = now.Add(10 * reprobeEvery)
 	list()
-	if !v.probe.at.Equal(at) {
+	if !v.listing.probe.at.Equal(at) {
 		t.Fatal("a holding a host answered for was probed again")
 	}
 	// A stale answer (for a holding that changed) is dropped.

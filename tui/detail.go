@@ -15,10 +15,13 @@ import (
 // by top (reset when the selection changes).
 type detailPane struct {
 	top int // first line shown
+	// workspaces is where the sessions' own workspaces live (Options):
+	// the placement line names a session's.
+	workspaces string
 }
 
-// scroll scrolls by a movement key.
-func (d *detailPane) scroll(k keyMap, msg tea.KeyMsg) {
+// key scrolls by a movement key.
+func (d *detailPane) key(k keyMap, msg tea.KeyMsg) {
 	switch {
 	case key.Matches(msg, k.Up):
 		d.top--
@@ -32,20 +35,20 @@ func (d *detailPane) scroll(k keyMap, msg tea.KeyMsg) {
 	d.top = max(0, d.top)
 }
 
-// view draws the pane, w×h with its frame.
-func (d *detailPane) view(m *model, w, h int) []string {
+// view draws session v (nil: none is selected), w×h with its frame;
+// unseen says its last turn end is new since the user last looked.
+func (d *detailPane) view(c common, v *sessView, unseen, focused bool, w, h int) []string {
 	if h <= 0 {
 		return nil
 	}
-	st := m.st
+	st := c.st
 	iw := w - 2
-	v := m.selected()
 	var content []string
 	if v == nil {
 		content = []string{st.muted.s(fit(" no session selected", iw))}
-		return m.box("Detail", "", m.focus == paneDetail, w, h, content)
+		return box(st, "Detail", "", focused, w, h, content)
 	}
-	lines := m.detailLines(v)
+	lines := d.lines(c, v, unseen)
 	rows := h - 2
 	top := min(d.top, max(0, len(lines)-rows))
 	lw := 11
@@ -57,7 +60,7 @@ func (d *detailPane) view(m *model, w, h int) []string {
 		}
 		content = append(content, st.muted.s(fit(" "+kv.k, lw))+kv.p.s(fit(kv.v, iw-lw)))
 	}
-	return m.box("Detail", v.short, m.focus == paneDetail, w, h, content)
+	return box(st, "Detail", v.short, focused, w, h, content)
 }
 
 // kv is a line of the detail pane: a key, its value and the value's paint.
@@ -66,8 +69,9 @@ type kv struct {
 	p    paint
 }
 
-func (m *model) detailLines(v *sessView) []kv {
-	st := m.st
+// lines are the details of v.
+func (d *detailPane) lines(c common, v *sessView, unseen bool) []kv {
+	st := c.st
 	state := v.state()
 	var out []kv
 	add := func(k, val string, p paint) { out = append(out, kv{k, val, p}) }
@@ -78,11 +82,11 @@ func (m *model) detailLines(v *sessView) []kv {
 		sw += " · pid " + strconv.Itoa(v.hostPID()) + " (attached)"
 	case state == rig.StateLive:
 		sw += " · pid " + strconv.Itoa(v.hostPID())
-	case v.info.Reason != "":
-		sw += " — " + clean(v.info.Reason)
+	case v.listing.info.Reason != "":
+		sw += " — " + clean(v.listing.info.Reason)
 	}
 	if v.busy != notBusy {
-		sw += " · " + m.spin.glyph() + " " + v.busy.String() + "…"
+		sw += " · " + c.spin + " " + v.busy.String() + "…"
 	}
 	add("state", sw, st.state[state])
 	lease := "epoch " + strconv.FormatUint(v.epoch(), 10)
@@ -97,63 +101,63 @@ func (m *model) detailLines(v *sessView) []kv {
 		}
 	case state == rig.StateLive:
 		lease += " · held by its host, pid " + strconv.Itoa(v.hostPID())
-	case v.holder != "" && state == rig.StateHeld:
-		lease += " · held by " + v.holder
-	case v.holder != "":
-		lease += " · last holder " + v.holder
+	case v.listing.holder != "" && state == rig.StateHeld:
+		lease += " · held by " + v.listing.holder
+	case v.listing.holder != "":
+		lease += " · last holder " + v.listing.holder
 	default:
 		lease += " · free"
 	}
 	add("lease", lease, st.text)
-	title := v.title
+	title := v.listing.title
 	if title == "" {
 		title = "(untitled)"
 	}
 	add("title", title, st.text)
-	prof := v.info.Profile
+	prof := v.listing.info.Profile
 	if prof == "" {
-		prof = v.fold.Profile
+		prof = v.transcript.fold.Profile
 	}
-	eng := v.info.Engine
+	eng := v.listing.info.Engine
 	if eng == "" {
-		eng = v.fold.Engine
+		eng = v.transcript.fold.Engine
 	}
 	add("profile", clean(prof)+" · engine "+clean(eng), st.text)
-	place := v.fold.Placement
-	root := v.fold.Root
+	place := v.transcript.fold.Placement
+	root := v.transcript.fold.Root
 	if v.attached() {
 		place, root = v.live.status.Placement, v.live.status.Workspace
-	} else if root == "" && place == string(rig.PlacementSession) && m.h.opts.Workspaces != "" {
-		root = filepath.Join(m.h.opts.Workspaces, v.id)
+	} else if root == "" && place == string(rig.PlacementSession) && d.workspaces != "" {
+		root = filepath.Join(d.workspaces, v.id)
 	}
 	if place != "" || root != "" {
 		add("placement", clean(place)+" · "+clean(orDash(root)), st.text)
 	}
-	seq := max(v.lastSeq, v.info.LastSeq)
+	seq := max(v.transcript.lastSeq, v.listing.info.LastSeq)
 	add("journal", commas(seq)+" records (last seq "+strconv.FormatUint(seq, 10)+")", st.text)
-	if v.fold.LoopID != "" {
-		add("loop", clean(v.fold.LoopName)+" "+rig.ShortID(clean(v.fold.LoopID))+" ("+clean(v.fold.Engine)+") · "+plural(max(v.fold.Turns, v.info.Turns), "turn"), st.text)
+	if v.transcript.fold.LoopID != "" {
+		add("loop", clean(v.transcript.fold.LoopName)+" "+rig.ShortID(clean(v.transcript.fold.LoopID))+" ("+clean(v.transcript.fold.Engine)+") · "+plural(max(v.transcript.fold.Turns, v.listing.info.Turns), "turn"), st.text)
 	}
-	if t := v.fold.Turn(); t != nil {
+	if t := v.transcript.fold.Turn(); t != nil {
 		run := ""
 		if !t.Started.IsZero() {
-			run = " for " + dur(m.now().Sub(t.Started))
+			run = " for " + dur(c.now.Sub(t.Started))
 		}
 		add("turn", "#"+strconv.Itoa(t.Index)+" running"+run+": "+clean(firstLine(t.Input)), st.ev[clsTurn])
-	} else if v.info.OpenTurn != "" && !v.journal.state.loaded() && !v.attached() {
-		add("turn", "#"+strconv.Itoa(v.info.Turn)+" open (per the catalog)", st.ev[clsTurn])
+	} else if v.listing.info.OpenTurn != "" && !v.journal.state.loaded() && !v.attached() {
+		add("turn", "#"+strconv.Itoa(v.listing.info.Turn)+" open (per the catalog)", st.ev[clsTurn])
 	} else {
 		add("turn", "none running", st.muted)
 	}
-	if g := v.fold.Gate(); g != nil {
+	if g := v.transcript.fold.Gate(); g != nil {
 		add("gate", "? "+clean(firstLine(g.Prompt))+" — a approve · d deny", st.ev[clsGate])
 	} else {
 		add("gate", "none open", st.muted)
 	}
 	if e := v.lastEnd(); e != nil {
-		txt := "#" + strings.TrimPrefix(endText(*e), "turn ") + " · " + agoText(m.now(), e.Ended)
+		txt := "#" + strings.TrimPrefix(endText(*e), "turn ") + " · " + agoText(c.now, e.Ended)
 		_, cls := endMark(*e)
-		if m.unseenEnd(v) != nil {
+		if unseen {
 			txt += " · new since you last looked"
 		}
 		add("last turn", txt, st.ev[cls])
@@ -161,12 +165,12 @@ func (m *model) detailLines(v *sessView) []kv {
 	if o := v.live.outcome; o != nil {
 		add("restored", "epoch "+strconv.FormatUint(o.Epoch, 10)+": "+plural(len(o.Interrupted), "turn")+" interrupted, "+
 			plural(len(o.GatesClosed), "gate")+" closed, "+commas(o.Records)+" records", st.ev[clsRestore])
-	} else if r := v.fold.LastRestore; r != nil {
+	} else if r := v.transcript.fold.LastRestore; r != nil {
 		add("restored", "epoch "+strconv.FormatUint(r.Epoch, 10)+": "+plural(len(r.Interrupted), "turn")+" interrupted, "+
 			plural(len(r.GatesClosed), "gate")+" closed", st.ev[clsRestore])
 	}
-	if !v.info.Created.IsZero() {
-		add("created", v.info.Created.Local().Format("2006-01-02 15:04:05"), st.muted)
+	if !v.listing.info.Created.IsZero() {
+		add("created", v.listing.info.Created.Local().Format("2006-01-02 15:04:05"), st.muted)
 	}
 	if why := v.notMutable(); why != "" && v.lost == nil {
 		add("keys", why, st.muted)

@@ -11,16 +11,60 @@ import (
 	"looprig/rig/event"
 )
 
-// dialog is a modal box over the panes. key reports whether the dialog is
-// done; view returns its content lines (painted, at most w cells wide).
+// dialog is a modal box over the panes. key says what a key did
+// (dialogResult); view returns its title and content lines (painted, at
+// most area.w cells wide).
 type dialog interface {
-	key(m *model, msg tea.KeyMsg) (done bool, cmd tea.Cmd)
-	view(m *model, w int) (title string, lines []string)
+	key(c common, msg tea.KeyMsg, area dialogArea) dialogResult
+	view(c common, area dialogArea) (title string, lines []string)
 }
 
-// overlay draws the dialog box centred over body lines.
-func (m *model) overlay(body []string, w int) {
-	title, content := m.dialog.view(m, min(w-4, 72)-4)
+// dialogArea is the room of a dialog: the width of its content (a box of
+// at most 72 columns, less its frame and padding) and the height of the
+// panes it is drawn over.
+type dialogArea struct{ w, bodyH int }
+
+// dialogWidth is the width of a dialog's content in a window w wide.
+func dialogWidth(w int) int { return min(w-4, 72) - 4 }
+
+// dialogResult is what a key did in a dialog: whether the dialog is done
+// (closed), what it asks the root to do (act, an action; nil for
+// nothing), and its text input's command.
+type dialogResult struct {
+	done bool
+	act  action
+	cmd  tea.Cmd
+}
+
+// action is what a dialog asks the root to do once the user confirmed it
+// (model.do): a shutdownAction, restoreAction, breakAction, deleteAction,
+// createAction, restoreAllAction or quitAction.
+type action any
+
+type (
+	// shutdownAction shuts session v down (X).
+	shutdownAction struct{ v *sessView }
+	// restoreAction restores session v, accepting its configuration drift
+	// (the drift dialog).
+	restoreAction struct {
+		v           *sessView
+		acceptDrift bool
+	}
+	// breakAction breaks session v's lease and restores it (B).
+	breakAction struct{ v *sessView }
+	// deleteAction deletes session v (D).
+	deleteAction struct{ v *sessView }
+	// createAction creates a session (n).
+	createAction struct{ profile, title, seed string }
+	// restoreAllAction starts R's run.
+	restoreAllAction struct{ run *restoreRun }
+	// quitAction quits although turns run (q).
+	quitAction struct{}
+)
+
+// overlay draws dialog d centred over body lines, w wide.
+func overlay(c common, d dialog, area dialogArea, body []string, w int) {
+	title, content := d.view(c, area)
 	bw := 4
 	for _, c := range content {
 		bw = max(bw, ansi.StringWidth(c)+4)
@@ -36,18 +80,18 @@ func (m *model) overlay(body []string, w int) {
 		inner[i] = ansi.Truncate(inner[i], bw-2, "")
 		inner[i] += spaces(bw - 2 - ansi.StringWidth(inner[i]))
 	}
-	box := m.box(title, "", true, bw, len(inner)+2, inner)
-	if len(box) > len(body) {
-		box = box[:len(body)]
+	framed := box(c.st, title, "", true, bw, len(inner)+2, inner)
+	if len(framed) > len(body) {
+		framed = framed[:len(body)]
 	}
-	y := max(0, (len(body)-len(box))/2)
+	y := max(0, (len(body)-len(framed))/2)
 	x := max(0, (w-bw)/2)
-	for i, b := range box {
+	for i, b := range framed {
 		base := body[y+i]
 		left := ansi.Truncate(base, x, "")
 		left += spaces(x - ansi.StringWidth(left))
 		right := ansi.TruncateLeft(base, x+bw, "")
-		if m.st.plain {
+		if c.st.plain {
 			body[y+i] = left + b + right
 		} else {
 			body[y+i] = left + reset + b + reset + right
@@ -66,18 +110,18 @@ type confirmDialog struct {
 	table     [][]string
 	confirm   string
 	danger    bool
-	sel       int // 0 = Cancel, 1 = confirm
-	onConfirm func(m *model) tea.Cmd
+	sel       int    // 0 = Cancel, 1 = confirm
+	onConfirm action // what confirming does
 }
 
-func (d *confirmDialog) key(m *model, msg tea.KeyMsg) (bool, tea.Cmd) {
+func (d *confirmDialog) key(_ common, msg tea.KeyMsg, _ dialogArea) dialogResult {
 	switch cancelOrConfirm(&d.sel, msg.String()) {
 	case choseCancel:
-		return true, nil
+		return dialogResult{done: true}
 	case choseConfirm:
-		return true, d.onConfirm(m)
+		return dialogResult{done: true, act: d.onConfirm}
 	}
-	return false, nil
+	return dialogResult{}
 }
 
 // choice is what a key did to a Cancel / confirm pair of buttons.
@@ -109,8 +153,8 @@ func cancelOrConfirm(sel *int, k string) choice {
 	return choseNothing
 }
 
-func (d *confirmDialog) view(m *model, w int) (string, []string) {
-	st := m.st
+func (d *confirmDialog) view(c common, area dialogArea) (string, []string) {
+	st, w := c.st, area.w
 	var out []string
 	for _, l := range d.body {
 		out = append(out, st.text.s(trunc(l, w)))
@@ -212,23 +256,44 @@ func newDriftDialog(v *sessView, changes []event.Change) dialog {
 			"Accepting restores it under the current profile and records",
 			"ConfigurationAdopted (source \"tui confirm\") in its journal.",
 		},
-		table:   driftRows(changes),
-		confirm: "Accept and restore",
-		danger:  true,
-		onConfirm: func(m *model) tea.Cmd {
-			return m.startRestore(v, true)
-		},
+		table:     driftRows(changes),
+		confirm:   "Accept and restore",
+		danger:    true,
+		onConfirm: restoreAction{v: v, acceptDrift: true},
 	}
 }
 
+// newShutdownDialog asks before shutting v down.
+func newShutdownDialog(v *sessView) dialog {
+	body := []string{"Shut down session " + v.short + " (" + trunc(v.listing.title, 30) + ")?"}
+	if t := v.transcript.fold.Turn(); t != nil {
+		body = append(body, "Its running turn "+strconv.Itoa(t.Index)+" is interrupted (recorded as shutdown).")
+	}
+	body = append(body, "Its host (pid "+strconv.Itoa(v.live.pid)+") stops. It can be restored later with r.")
+	return &confirmDialog{title: "Shut down", body: body, confirm: "Shut down", danger: true,
+		onConfirm: shutdownAction{v: v}}
+}
+
+// newQuitDialog asks before quitting while turns run (running of them):
+// they go on in the background.
+func newQuitDialog(running int) dialog {
+	return &confirmDialog{title: "Quit",
+		body: []string{plural(running, "turn") + " still running.",
+			"Quitting detaches: live sessions keep running in the background",
+			"and their turns go on. Open looprig again to attach; X shuts one down."},
+		confirm:   "Quit",
+		onConfirm: quitAction{}}
+}
+
 // typedDialog asks for the session's short id before something that cannot
-// be taken back, then runs it. Esc cancels; a wrong id says so and waits.
+// be taken back, then asks for it (act). Esc cancels; a wrong id says so
+// and waits.
 type typedDialog struct {
 	v      *sessView
 	title  string
 	body   []bodyLine
 	action string // the enter hint: "break lease", "delete"
-	run    func(m *model, v *sessView) tea.Cmd
+	act    action
 	ti     textinput.Model
 	err    string
 }
@@ -248,15 +313,15 @@ func textLines(texts ...string) []bodyLine {
 	return out
 }
 
-func newTypedDialog(v *sessView, title, action string, body []bodyLine, run func(m *model, v *sessView) tea.Cmd) *typedDialog {
-	d := &typedDialog{v: v, title: title, action: action, body: body, run: run, ti: newInput("", 8)}
+func newTypedDialog(v *sessView, title, hint string, body []bodyLine, act action) *typedDialog {
+	d := &typedDialog{v: v, title: title, action: hint, body: body, act: act, ti: newInput("", 8)}
 	d.ti.Focus()
 	return d
 }
 
 // newBreakDialog confirms a forced lease break of v.
 func newBreakDialog(v *sessView) *typedDialog {
-	holder := v.holder
+	holder := v.listing.holder
 	if holder == "" {
 		holder = "another process"
 	}
@@ -264,20 +329,17 @@ func newBreakDialog(v *sessView) *typedDialog {
 		"Session "+v.short+" is held by "+holder+" at epoch "+strconv.FormatUint(v.epoch(), 10)+".",
 		"Breaking takes the lease by force: that holder loses it, is fenced",
 		"off its journal and turns read-only; this TUI restores the session.",
-	), func(m *model, v *sessView) tea.Cmd {
-		v.busy, v.busySince, v.failed = busyBreaking, m.now(), nil
-		return tea.Batch(m.breakCmd(v.id), m.spin.start())
-	})
+	), breakAction{v: v})
 }
 
 // newDeleteDialog confirms the deletion of v, whose own workspace (if it
 // has one) is under workspaces.
 func newDeleteDialog(v *sessView, workspaces string) *typedDialog {
 	what := "Session " + v.short
-	if v.title != "" {
-		what += " \"" + v.title + "\""
+	if v.listing.title != "" {
+		what += " \"" + v.listing.title + "\""
 	}
-	what += " (" + string(v.state()) + ", " + plural(v.info.Turns, "turn") + ")"
+	what += " (" + string(v.state()) + ", " + plural(v.listing.info.Turns, "turn") + ")"
 	body := textLines(what,
 		"is deleted for good: its journal, its catalog entry and its own",
 		"workspace directory, with every file its turns wrote there:")
@@ -285,31 +347,28 @@ func newDeleteDialog(v *sessView, workspaces string) *typedDialog {
 		body = append(body, bodyLine{text: clean(workspaces) + "/" + v.id, path: true})
 	}
 	body = append(body, textLines("An exclusive or shared root is not touched. This cannot be undone.")...)
-	return newTypedDialog(v, "Delete session", "delete", body, func(m *model, v *sessView) tea.Cmd {
-		v.busy, v.busySince = busyDeleting, m.now()
-		return tea.Batch(m.deleteCmd(v.id), m.spin.start())
-	})
+	return newTypedDialog(v, "Delete session", "delete", body, deleteAction{v: v})
 }
 
-func (d *typedDialog) key(m *model, msg tea.KeyMsg) (bool, tea.Cmd) {
+func (d *typedDialog) key(_ common, msg tea.KeyMsg, _ dialogArea) dialogResult {
 	switch msg.Type {
 	case tea.KeyEsc:
-		return true, nil
+		return dialogResult{done: true}
 	case tea.KeyEnter:
 		if strings.TrimSpace(d.ti.Value()) != d.v.short {
 			d.err = "type " + d.v.short + " exactly to confirm"
-			return false, nil
+			return dialogResult{}
 		}
-		return true, d.run(m, d.v)
+		return dialogResult{done: true, act: d.act}
 	}
-	var cmd tea.Cmd
-	d.ti, cmd = d.ti.Update(msg)
+	var r dialogResult
+	d.ti, r.cmd = d.ti.Update(msg)
 	d.err = ""
-	return false, cmd
+	return r
 }
 
-func (d *typedDialog) view(m *model, w int) (string, []string) {
-	st := m.st
+func (d *typedDialog) view(c common, area dialogArea) (string, []string) {
+	st, w := c.st, area.w
 	var out []string
 	for _, l := range d.body {
 		if l.path {

@@ -10,69 +10,60 @@ import (
 	"looprig/rig"
 )
 
-// The events pane: the selected session's lines (its events, its output
-// and the TUI's notes), following the end or scrolled back. Its state is
-// the session's (sessView.follow, scroll), so every session keeps its own.
+// eventsPane is the events pane: the selected session's lines (its
+// events, its output and the TUI's notes), following the end or scrolled
+// back, or its full-screen program's screen. It keeps nothing itself: the
+// scroll is the session's (transcript.follow, scroll), so every session
+// keeps its own.
+type eventsPane struct{}
 
-// scrollEvents scrolls the selected session's lines by a movement key;
-// back at the bottom, the pane follows again.
-func (m *model) scrollEvents(msg tea.KeyMsg) {
-	v := m.selected()
-	if v == nil {
-		return
-	}
-	k := m.keys
-	page := max(1, m.eventRows()-1)
+// eventsFrame is how the events pane is drawn besides its session:
+// welcome (no session is selected because the store has none yet), focused
+// (the pane has the focus) and screenKeys (the session's full-screen
+// program has the keys).
+type eventsFrame struct {
+	welcome, focused, screenKeys bool
+}
+
+// key scrolls the lines of transcript t, rows of which are shown, by a
+// movement key; back at the bottom, the pane follows again.
+func (eventsPane) key(k keyMap, msg tea.KeyMsg, t *transcript, rows int) {
+	page := max(1, rows-1)
 	switch {
 	case key.Matches(msg, k.Up):
-		v.follow = false
-		v.scroll++
+		t.follow = false
+		t.scroll++
 	case key.Matches(msg, k.Down):
-		v.scroll--
+		t.scroll--
 	case key.Matches(msg, k.PageUp):
-		v.follow = false
-		v.scroll += page
+		t.follow = false
+		t.scroll += page
 	case key.Matches(msg, k.PageDown):
-		v.scroll -= page
+		t.scroll -= page
 	case key.Matches(msg, k.Top):
-		v.follow = false
-		v.scroll = v.ring.len() + 1
+		t.follow = false
+		t.scroll = t.ring.len() + 1
 	case key.Matches(msg, k.Bottom):
-		v.scroll = 0
+		t.scroll = 0
 	}
-	maxScroll := max(0, v.ring.len()+len(v.pending())-m.eventRows())
-	v.scroll = min(max(v.scroll, 0), maxScroll)
-	if v.scroll == 0 {
-		v.follow = true
+	maxScroll := max(0, t.ring.len()+len(t.pending())-rows)
+	t.scroll = min(max(t.scroll, 0), maxScroll)
+	if t.scroll == 0 {
+		t.follow = true
 	}
 }
 
-// settleScroll keeps a scrolled-back events view still while lines arrive.
-// The lines shown are the ring's and the pending output lines (output.go):
-// lines pushed into the ring are counted as they come, the pending ones by
-// how many more (or fewer) there are than at the last settling.
-func (m *model) settleScroll(v *sessView) {
-	n := len(v.pending())
-	v.added += n - v.pendSeen
-	v.pendSeen = n
-	if !v.follow {
-		v.scroll += v.added
-	}
-	v.added = 0
-}
-
-// eventsPane draws the pane, w×h with its frame.
-func (m *model) eventsPane(w, h int) []string {
+// view draws session v (nil: none is selected), w×h with its frame.
+func (p eventsPane) view(c common, v *sessView, f eventsFrame, w, h int) []string {
 	if h <= 0 {
 		return nil
 	}
-	st := m.st
+	st := c.st
 	iw := w - 2
 	rows := h - 2
-	v := m.selected()
 	if v == nil {
 		lines := []string{st.muted.s(fit(" no session selected", iw))}
-		if len(m.list.rows) == 0 && m.listed {
+		if f.welcome {
 			lines = []string{
 				st.title.s(fit(" Welcome to looprig.", iw)),
 				spaces(iw),
@@ -84,40 +75,40 @@ func (m *model) eventsPane(w, h int) []string {
 				st.key.s(" ?") + st.text.s(fit(" shows every key.", iw-2)),
 			}
 		}
-		return m.box("Events", "", m.focus == paneEvents, w, h, lines)
+		return box(st, "Events", "", f.focused, w, h, lines)
 	}
 	var footer []string
 	switch {
 	case v.busy.takesLease():
-		text := " " + m.spin.glyph() + " " + v.busy.String() + ": taking the lease, replaying " + commas(v.info.LastSeq) +
-			" journal records, closing open turns… " + dur(m.now().Sub(v.busySince))
+		text := " " + c.spin + " " + v.busy.String() + ": taking the lease, replaying " + commas(v.listing.info.LastSeq) +
+			" journal records, closing open turns… " + dur(c.now.Sub(v.busySince))
 		footer = append(footer, st.ev[clsRestore].s(fit(text, iw)))
 	case v.journal.state == journalReplaying:
-		footer = append(footer, m.progressLine(v, iw))
+		footer = append(footer, progressLine(c, v, iw))
 	case v.journal.state == journalReading:
-		footer = append(footer, st.muted.s(fit(" "+m.spin.glyph()+" reading the journal… "+commas(v.lastSeq)+" records", iw)))
-	case !v.attached() && v.journal.state.loaded() && v.state() == rig.StateCrashed && v.fold.Turn() != nil:
-		footer = append(footer, st.warn.s(fit(" ⚠ the journal ends here: turn "+strconv.Itoa(v.fold.Turn().Index)+" was running when its holder died — r restores", iw)))
+		footer = append(footer, st.muted.s(fit(" "+c.spin+" reading the journal… "+commas(v.transcript.lastSeq)+" records", iw)))
+	case !v.attached() && v.journal.state.loaded() && v.state() == rig.StateCrashed && v.transcript.fold.Turn() != nil:
+		footer = append(footer, st.warn.s(fit(" ⚠ the journal ends here: turn "+strconv.Itoa(v.transcript.fold.Turn().Index)+" was running when its holder died — r restores", iw)))
 	}
 	rows -= len(footer)
-	if v.screen != nil && v.follow {
-		return m.screenPane(v, w, h, rows, footer)
+	if v.transcript.screen != nil && v.transcript.follow {
+		return p.screenView(c, v, f, w, h, rows, footer)
 	}
-	pend := v.pending()
-	total := v.ring.len() + len(pend)
+	pend := v.transcript.pending()
+	total := v.transcript.ring.len() + len(pend)
 	scroll := 0
-	if !v.follow {
-		scroll = min(v.scroll, max(0, total-rows))
+	if !v.transcript.follow {
+		scroll = min(v.transcript.scroll, max(0, total-rows))
 	}
 	end := total - scroll
 	start := max(0, end-rows)
 	content := make([]string, 0, h)
 	for i := start; i < end; i++ {
 		var l evLine
-		if i < v.ring.len() {
-			l = v.ring.at(i)
+		if i < v.transcript.ring.len() {
+			l = v.transcript.ring.at(i)
 		} else {
-			l = evLine{cls: v.outCls, text: "  " + pend[i-v.ring.len()]}
+			l = evLine{cls: v.transcript.outCls, text: "  " + pend[i-v.transcript.ring.len()]}
 		}
 		content = append(content, eventLine(st, l, iw))
 	}
@@ -136,19 +127,19 @@ func (m *model) eventsPane(w, h int) []string {
 		title += " · journal (read-only)"
 	}
 	var right []string
-	if v.follow {
+	if v.transcript.follow {
 		right = append(right, "following")
 	} else {
 		right = append(right, "↑"+strconv.Itoa(scroll))
 	}
-	if outLines := v.outLines + uint64(len(pend)); outLines > 0 {
+	if outLines := v.transcript.outLines + uint64(len(pend)); outLines > 0 {
 		n := commas(outLines) + " lines"
 		if outLines == 1 {
 			n = "1 line"
 		}
 		right = append(right, n)
 	}
-	return m.box(title, strings.Join(right, " · "), m.focus == paneEvents, w, h, content)
+	return box(st, title, strings.Join(right, " · "), f.focused, w, h, content)
 }
 
 // eventLine draws one line of the pane in its class's colour. Turn output
@@ -170,10 +161,10 @@ func eventLine(st *styles, l evLine, iw int) string {
 }
 
 // progressLine is the history replay's progress bar.
-func (m *model) progressLine(v *sessView, iw int) string {
-	st := m.st
-	done, tip := v.lastSeq, max(v.journal.tip, v.lastSeq)
-	label := " " + m.spin.glyph() + " replaying history " + commas(done) + "/" + commas(tip) + " "
+func progressLine(c common, v *sessView, iw int) string {
+	st := c.st
+	done, tip := v.transcript.lastSeq, max(v.journal.tip, v.transcript.lastSeq)
+	label := " " + c.spin + " replaying history " + commas(done) + "/" + commas(tip) + " "
 	bw := max(0, iw-width(label)-2)
 	filled := 0
 	if tip > 0 {
@@ -183,13 +174,13 @@ func (m *model) progressLine(v *sessView, iw int) string {
 	return st.ev[clsRestore].s(fit(label+bar, iw))
 }
 
-// screenPane draws the events pane while the turn's full-screen program
+// screenView draws the events pane while the turn's full-screen program
 // shows its screen (screen.go): the screen's rows, indented as output is,
 // the rows that do not fit cut at the bottom, then the footer.
-func (m *model) screenPane(v *sessView, w, h, rows int, footer []string) []string {
+func (eventsPane) screenView(c common, v *sessView, f eventsFrame, w, h, rows int, footer []string) []string {
 	iw := w - 2
-	focused := m.focusedView() == v
-	lines := v.screen.lines(v.prof, focused)
+	focused := f.screenKeys
+	lines := v.transcript.screen.lines(v.transcript.prof, focused)
 	content := make([]string, 0, h)
 	for i := 0; i < rows && i < len(lines); i++ {
 		content = append(content, "  "+fitStyled(lines[i], iw-2))
@@ -206,8 +197,8 @@ func (m *model) screenPane(v *sessView, w, h, rows int, footer []string) []strin
 		right = "full-screen"
 	}
 	title := "Events · screen"
-	if t := v.fold.Turn(); t != nil && t.ID == v.screen.turnID {
+	if t := v.transcript.fold.Turn(); t != nil && t.ID == v.transcript.screen.turnID {
 		title = "Events · turn " + strconv.Itoa(t.Index) + "'s screen"
 	}
-	return m.box(title, right, m.focus == paneEvents || focused, w, h, content)
+	return box(c.st, title, right, f.focused || focused, w, h, content)
 }

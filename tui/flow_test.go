@@ -111,7 +111,7 @@ func startFlowModel(t *testing.T, st *memstore.Store, opts Options, m Model) *fl
 		tm.Send(tea.QuitMsg{})
 		m.finish()
 	})
-	f.waitModel("the first listing", func(m Model) bool { return m.listed })
+	f.waitModel("the first listing", func(m Model) bool { return m.list.listed })
 	return f
 }
 
@@ -351,7 +351,7 @@ func TestFlowGates(t *testing.T) {
 	f.key("enter")
 	// (the first gate's line is still shown: wait for this one's)
 	f.waitModel("the second gate", func(m Model) bool {
-		g := m.sessions[id].fold.Gate()
+		g := m.sessions[id].transcript.fold.Gate()
 		return g != nil && strings.Contains(g.Prompt, "denied.txt")
 	})
 	f.typeText("d")

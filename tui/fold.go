@@ -13,25 +13,25 @@ import (
 // ringCapacity bounds the events pane of one session.
 const ringCapacity = 10_000
 
-// apply folds one envelope into v: the session's state (rig.State, the
+// apply folds one envelope into t: the session's state (rig.State, the
 // fold every presenter shares), its turns' output (rig.Transcript: each
 // byte once, whether a live delta or a checkpoint carried it) and the
 // lines of the events pane. The same reducer folds records read from the
 // journal and events delivered live by a host, so a restored session, the
 // journal of a session held elsewhere and a live one read the same.
 // Envelopes come from one source at a time, each once (rig.Follow).
-func (v *sessView) apply(env event.Envelope) {
-	v.lastSeq = max(v.lastSeq, env.Seq)
+func (t *transcript) apply(env event.Envelope) {
+	t.lastSeq = max(t.lastSeq, env.Seq)
 	at := env.At
-	if c, ok := v.tr.Apply(env.Event); ok {
+	if c, ok := t.tr.Apply(env.Event); ok {
 		cls := clsOutput
 		if c.Stream == event.StreamStderr {
 			cls = clsStderr
 		}
-		v.output(c.TurnID, cls, c.Text)
+		t.output(c.TurnID, cls, c.Text)
 	}
-	turn := v.fold.Turn()
-	v.fold.Apply(env)
+	turn := t.fold.Turn()
+	t.fold.Apply(env)
 	switch ev := env.Event.(type) {
 	case event.SessionStarted:
 		where := ev.Placement
@@ -42,51 +42,51 @@ func (v *sessView) apply(env event.Envelope) {
 		if ev.Title == "" {
 			title = "(untitled)"
 		}
-		v.line(at, clsSession, "● session started: "+title+" (profile "+ev.Rig+", "+where+")")
+		t.line(at, clsSession, "● session started: "+title+" (profile "+ev.Rig+", "+where+")")
 	case event.LoopStarted:
-		v.line(at, clsSession, "loop "+ev.Name+" started (engine "+ev.Engine+")")
+		t.line(at, clsSession, "loop "+ev.Name+" started (engine "+ev.Engine+")")
 	case event.SessionActive, event.OutputDelta, event.TurnOutput:
 		// the turn start says it; output is the transcript's
 	case event.SessionIdle:
-		v.flushPending()
+		t.flushPending()
 	case event.SessionStopped:
-		v.flushPending()
-		v.line(at, clsSession, "■ session stopped cleanly")
+		t.flushPending()
+		t.line(at, clsSession, "■ session stopped cleanly")
 	case event.RestoreStarted:
-		v.flushPending()
-		v.line(at, clsRestore, "↻ restore started at epoch "+strconv.FormatUint(ev.Epoch, 10))
+		t.flushPending()
+		t.line(at, clsRestore, "↻ restore started at epoch "+strconv.FormatUint(ev.Epoch, 10))
 	case event.RestoreDone:
-		v.line(at, clsRestore, fmt.Sprintf("↻ restore done at epoch %d: %s interrupted, %s closed",
+		t.line(at, clsRestore, fmt.Sprintf("↻ restore done at epoch %d: %s interrupted, %s closed",
 			ev.Epoch, plural(len(ev.Interrupted), "turn"), plural(len(ev.GatesClosed), "gate")))
 	case event.RestoreErrored:
-		v.line(at, clsError, "✗ restore failed ("+ev.Kind+"): "+firstLine(ev.Message))
+		t.line(at, clsError, "✗ restore failed ("+ev.Kind+"): "+firstLine(ev.Message))
 	case event.ConfigurationAdopted:
 		parts := make([]string, len(ev.Changes))
 		for i, c := range ev.Changes {
 			parts[i] = c.Field + " " + strconv.Quote(c.Persisted) + " → " + strconv.Quote(c.Live)
 		}
-		v.line(at, clsRestore, "configuration adopted by "+ev.Source+": "+strings.Join(parts, "; "))
+		t.line(at, clsRestore, "configuration adopted by "+ev.Source+": "+strings.Join(parts, "; "))
 	case event.SessionFaulted:
-		v.line(at, clsError, "✗ session faulted: "+firstLine(ev.Cause))
+		t.line(at, clsError, "✗ session faulted: "+firstLine(ev.Cause))
 	case event.TurnStarted:
-		v.flushPending()
-		v.line(at, clsTurn, "▶ turn "+strconv.Itoa(ev.Index)+": "+firstLine(ev.Input))
+		t.flushPending()
+		t.line(at, clsTurn, "▶ turn "+strconv.Itoa(ev.Index)+": "+firstLine(ev.Input))
 	case event.TurnDone:
-		v.flushPending()
+		t.flushPending()
 		cls, glyph := clsOK, "✓"
 		if ev.ExitCode != 0 {
 			cls, glyph = clsError, "✗"
 		}
-		v.line(at, cls, fmt.Sprintf("%s turn %s done: exit %d in %s%s", glyph, turnIndex(turn, ev.TurnID), ev.ExitCode, dur(ev.Duration), v.elidedNote()))
+		t.line(at, cls, fmt.Sprintf("%s turn %s done: exit %d in %s%s", glyph, turnIndex(turn, ev.TurnID), ev.ExitCode, dur(ev.Duration), t.elidedNote()))
 	case event.TurnFailed:
-		v.flushPending()
-		v.line(at, clsError, "✗ turn "+turnIndex(turn, ev.TurnID)+" failed: "+firstLine(ev.Err))
+		t.flushPending()
+		t.line(at, clsError, "✗ turn "+turnIndex(turn, ev.TurnID)+" failed: "+firstLine(ev.Err))
 	case event.TurnInterrupted:
-		v.flushPending()
-		v.line(at, clsError, "⏹ turn "+strconv.Itoa(ev.Index)+" interrupted ("+ev.Reason+")"+v.elidedNote())
+		t.flushPending()
+		t.line(at, clsError, "⏹ turn "+strconv.Itoa(ev.Index)+" interrupted ("+ev.Reason+")"+t.elidedNote())
 	case event.GateOpened:
-		v.flushPending()
-		v.line(at, clsGate, "? gate: "+firstLine(ev.Prompt)+" — a approve · d deny")
+		t.flushPending()
+		t.line(at, clsGate, "? gate: "+firstLine(ev.Prompt)+" — a approve · d deny")
 	case event.GateResolved:
 		word := map[string]string{event.ActionApprove: "approved", event.ActionDeny: "denied", event.ActionClose: "closed"}[ev.Action]
 		if word == "" {
@@ -96,9 +96,9 @@ func (v *sessView) apply(env event.Envelope) {
 		if ev.Action == event.ActionDeny || ev.Action == event.ActionClose {
 			cls = clsMuted
 		}
-		v.line(at, cls, "gate "+word+" ("+ev.Reason+")")
+		t.line(at, cls, "gate "+word+" ("+ev.Reason+")")
 	default:
-		v.line(at, clsMuted, string(env.Event.Type()))
+		t.line(at, clsMuted, string(env.Event.Type()))
 	}
 }
 
@@ -111,8 +111,8 @@ func turnIndex(running *rig.OpenTurn, id string) string {
 	return "?"
 }
 
-func (v *sessView) elidedNote() string {
-	if n := v.tr.Elided(); n > 0 {
+func (t *transcript) elidedNote() string {
+	if n := t.tr.Elided(); n > 0 {
 		return " (" + commas(uint64(n)) + " bytes not journaled)"
 	}
 	return ""
@@ -120,9 +120,9 @@ func (v *sessView) elidedNote() string {
 
 // line adds one line to the events pane (an event of the session, or a
 // note of the TUI's own); its text is sanitized here.
-func (v *sessView) line(at time.Time, cls lineClass, text string) {
-	v.ring.push(evLine{at: at, cls: cls, text: clean(text)})
-	v.added++
+func (t *transcript) line(at time.Time, cls lineClass, text string) {
+	t.ring.push(evLine{at: at, cls: cls, text: clean(text)})
+	t.added++
 }
 
 func plural(n int, word string) string {

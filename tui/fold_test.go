@@ -19,9 +19,9 @@ import (
 )
 
 func ringText(v *sessView) []string {
-	out := make([]string, 0, v.ring.len())
-	for i := 0; i < v.ring.len(); i++ {
-		out = append(out, v.ring.at(i).text)
+	out := make([]string, 0, v.transcript.ring.len())
+	for i := 0; i < v.transcript.ring.len(); i++ {
+		out = append(out, v.transcript.ring.at(i).text)
 	}
 	return out
 }
@@ -35,7 +35,7 @@ func outputLines(v *sessView) []string {
 			out = append(out, s)
 		}
 	}
-	return append(out, v.pending()...)
+	return append(out, v.transcript.pending()...)
 }
 
 // Live: deltas show the output, the checkpoints that follow add nothing.
@@ -44,31 +44,31 @@ func TestFoldLiveAndReplayAgree(t *testing.T) {
 	start := event.Envelope{Seq: 1, Event: event.TurnStarted{TurnID: "t", Index: 0, Input: "x"}}
 	deltas := []string{"al", "pha\nbe", "ta\n", "gam", "ma\n"}
 	live := newSessView("a")
-	live.apply(start)
+	live.transcript.apply(start)
 	seq, off := uint64(2), int64(0)
 	for i, d := range deltas {
-		live.apply(event.Envelope{Event: event.OutputDelta{TurnID: "t", Stream: "stdout", Offset: off, Text: d}})
+		live.transcript.apply(event.Envelope{Event: event.OutputDelta{TurnID: "t", Stream: "stdout", Offset: off, Text: d}})
 		off += int64(len(d))
 		if i == 2 { // a checkpoint of what came so far
-			live.apply(event.Envelope{Seq: seq, Event: event.TurnOutput{TurnID: "t", Text: "alpha\nbeta\n"}})
+			live.transcript.apply(event.Envelope{Seq: seq, Event: event.TurnOutput{TurnID: "t", Text: "alpha\nbeta\n"}})
 			seq++
 		}
 	}
-	live.apply(event.Envelope{Seq: seq, Event: event.TurnOutput{TurnID: "t", Offset: 11, Text: "gamma\n"}})
-	live.apply(event.Envelope{Seq: seq + 1, Event: event.TurnDone{TurnID: "t"}})
+	live.transcript.apply(event.Envelope{Seq: seq, Event: event.TurnOutput{TurnID: "t", Offset: 11, Text: "gamma\n"}})
+	live.transcript.apply(event.Envelope{Seq: seq + 1, Event: event.TurnDone{TurnID: "t"}})
 
 	replay := newSessView("b")
-	replay.apply(start)
-	replay.apply(event.Envelope{Seq: 2, Event: event.TurnOutput{TurnID: "t", Text: "alpha\nbeta\n"}})
-	replay.apply(event.Envelope{Seq: 3, Event: event.TurnOutput{TurnID: "t", Offset: 11, Text: "gamma\n"}})
-	replay.apply(event.Envelope{Seq: 4, Event: event.TurnDone{TurnID: "t"}})
+	replay.transcript.apply(start)
+	replay.transcript.apply(event.Envelope{Seq: 2, Event: event.TurnOutput{TurnID: "t", Text: "alpha\nbeta\n"}})
+	replay.transcript.apply(event.Envelope{Seq: 3, Event: event.TurnOutput{TurnID: "t", Offset: 11, Text: "gamma\n"}})
+	replay.transcript.apply(event.Envelope{Seq: 4, Event: event.TurnDone{TurnID: "t"}})
 
 	// A journal written before offsets: its checkpoints follow each other.
 	legacy := newSessView("c")
-	legacy.apply(start)
-	legacy.apply(event.Envelope{Seq: 2, Event: event.TurnOutput{TurnID: "t", Text: "alpha\nbeta\n"}})
-	legacy.apply(event.Envelope{Seq: 3, Event: event.TurnOutput{TurnID: "t", Text: "gamma\n"}})
-	legacy.apply(event.Envelope{Seq: 4, Event: event.TurnDone{TurnID: "t"}})
+	legacy.transcript.apply(start)
+	legacy.transcript.apply(event.Envelope{Seq: 2, Event: event.TurnOutput{TurnID: "t", Text: "alpha\nbeta\n"}})
+	legacy.transcript.apply(event.Envelope{Seq: 3, Event: event.TurnOutput{TurnID: "t", Text: "gamma\n"}})
+	legacy.transcript.apply(event.Envelope{Seq: 4, Event: event.TurnDone{TurnID: "t"}})
 
 	want := []string{"alpha", "beta", "gamma"}
 	for _, v := range []*sessView{live, replay, legacy} {
@@ -81,10 +81,10 @@ func TestFoldLiveAndReplayAgree(t *testing.T) {
 // A checkpoint covering output whose deltas were dropped fills the gap.
 func TestFoldCheckpointFillsDroppedDeltas(t *testing.T) {
 	v := newSessView("a")
-	v.apply(event.Envelope{Seq: 1, Event: event.TurnStarted{TurnID: "t"}})
-	v.apply(event.Envelope{Event: event.OutputDelta{TurnID: "t", Text: "one\n"}})
+	v.transcript.apply(event.Envelope{Seq: 1, Event: event.TurnStarted{TurnID: "t"}})
+	v.transcript.apply(event.Envelope{Event: event.OutputDelta{TurnID: "t", Text: "one\n"}})
 	// "two\n" was dropped for this subscriber
-	v.apply(event.Envelope{Seq: 2, Event: event.TurnOutput{TurnID: "t", Text: "one\ntwo\n"}})
+	v.transcript.apply(event.Envelope{Seq: 2, Event: event.TurnOutput{TurnID: "t", Text: "one\ntwo\n"}})
 	if got := outputLines(v); strings.Join(got, "|") != "one|two" {
 		t.Fatalf("output %q", got)
 	}
@@ -95,7 +95,7 @@ func TestFoldCheckpointFillsDroppedDeltas(t *testing.T) {
 // turn's end.
 func TestFoldHugeOutputIsBounded(t *testing.T) {
 	v := newSessView("a")
-	v.apply(event.Envelope{Seq: 1, Event: event.TurnStarted{TurnID: "t"}})
+	v.transcript.apply(event.Envelope{Seq: 1, Event: event.TurnStarted{TurnID: "t"}})
 	var b strings.Builder
 	n := 3*ringCapacity + 17
 	for i := 0; i < n; i++ {
@@ -103,27 +103,27 @@ func TestFoldHugeOutputIsBounded(t *testing.T) {
 		b.WriteByte('\n')
 	}
 	b.WriteString("partial")
-	v.apply(event.Envelope{Event: event.OutputDelta{TurnID: "t", Stream: event.StreamStdout, Text: b.String()}})
-	if v.ring.len() != ringCapacity {
-		t.Fatalf("ring holds %d", v.ring.len())
+	v.transcript.apply(event.Envelope{Event: event.OutputDelta{TurnID: "t", Stream: event.StreamStdout, Text: b.String()}})
+	if v.transcript.ring.len() != ringCapacity {
+		t.Fatalf("ring holds %d", v.transcript.ring.len())
 	}
-	pend := v.pending()
-	if got := v.outLines + uint64(len(pend)); got != uint64(n)+1 {
+	pend := v.transcript.pending()
+	if got := v.transcript.outLines + uint64(len(pend)); got != uint64(n)+1 {
 		t.Fatalf("counted %d lines, want %d", got, n+1)
 	}
 	if len(pend) == 0 || pend[len(pend)-1] != "partial" || pend[0] != strconv.Itoa(n+1-len(pend)) {
 		t.Fatalf("pending %q", pend)
 	}
-	if last := v.ring.at(v.ring.len() - 1).text; last != "  "+strconv.Itoa(n-len(pend)) {
+	if last := v.transcript.ring.at(v.transcript.ring.len() - 1).text; last != "  "+strconv.Itoa(n-len(pend)) {
 		t.Fatalf("last final line %q", last)
 	}
-	v.apply(event.Envelope{Event: event.OutputDelta{TurnID: "t", Stream: event.StreamStdout, Offset: int64(b.Len()), Text: " done\n"}})
-	v.apply(event.Envelope{Seq: 2, Event: event.TurnDone{TurnID: "t"}})
-	if got := v.ring.at(v.ring.len() - 2).text; got != "  partial done" {
+	v.transcript.apply(event.Envelope{Event: event.OutputDelta{TurnID: "t", Stream: event.StreamStdout, Offset: int64(b.Len()), Text: " done\n"}})
+	v.transcript.apply(event.Envelope{Seq: 2, Event: event.TurnDone{TurnID: "t"}})
+	if got := v.transcript.ring.at(v.transcript.ring.len() - 2).text; got != "  partial done" {
 		t.Fatalf("joined line %q", got)
 	}
-	if v.outLines != uint64(n)+1 || v.out != nil || len(v.pending()) != 0 {
-		t.Fatalf("after the turn: %d lines, renderer %v, pending %q", v.outLines, v.out != nil, v.pending())
+	if v.transcript.outLines != uint64(n)+1 || v.transcript.out != nil || len(v.transcript.pending()) != 0 {
+		t.Fatalf("after the turn: %d lines, renderer %v, pending %q", v.transcript.outLines, v.transcript.out != nil, v.transcript.pending())
 	}
 }
 
@@ -145,9 +145,9 @@ func TestOutputLines(t *testing.T) {
 	}
 	for _, c := range cases {
 		v := newSessView("a")
-		v.apply(event.Envelope{Seq: 1, Event: event.TurnStarted{TurnID: "t"}})
-		v.apply(event.Envelope{Event: event.OutputDelta{TurnID: "t", Text: c.in}})
-		v.apply(event.Envelope{Seq: 2, Event: event.TurnDone{TurnID: "t"}})
+		v.transcript.apply(event.Envelope{Seq: 1, Event: event.TurnStarted{TurnID: "t"}})
+		v.transcript.apply(event.Envelope{Event: event.OutputDelta{TurnID: "t", Text: c.in}})
+		v.transcript.apply(event.Envelope{Seq: 2, Event: event.TurnDone{TurnID: "t"}})
 		if got := outputLines(v); strings.Join(got, "|") != strings.Join(c.want, "|") {
 			t.Errorf("output of %q = %q, want %q", c.in, got, c.want)
 		}
@@ -200,7 +200,7 @@ func TestSubscriptionLossRecovers(t *testing.T) {
 	defer func() { m.h.cancel(); m.h.closeAll(5 * time.Second) }()
 	m.h.dialOpts = []host.DialOption{host.WithStreamBuffer(16)}
 	m.send(tea.WindowSizeMsg{Width: 120, Height: 40})
-	msg := m.createCmd("default", "lossy", "")()
+	msg := m.h.createCmd("default", "lossy", "")()
 	am, ok := msg.(attachedMsg)
 	if !ok {
 		t.Fatalf("create: %#v", msg)
@@ -209,13 +209,13 @@ func TestSubscriptionLossRecovers(t *testing.T) {
 	v := m.sessions[am.id]
 	s := th.host(am.id).s
 	// Follow it (we run the reads by hand).
-	sub, ok := m.followHostCmd(v.id, v.live.gen, v.live.c, 0)().(subscribedMsg)
+	sub, ok := m.h.followHostCmd(v.id, v.live.gen, v.live.c, 0)().(subscribedMsg)
 	if !ok || sub.err != nil {
 		t.Fatalf("follow: %#v", sub)
 	}
 	m.Update(sub)
 	read := func() {
-		next := runCmd(t, func() any { return m.streamCmd(v.id, v.live.gen, v.live.c, v.live.follower, v.live.status.Epoch)() }, 10*time.Second)
+		next := runCmd(t, func() any { return m.h.streamCmd(v.id, v.live.gen, v.live.c, v.live.follower, v.live.status.Epoch)() }, 10*time.Second)
 		m.Update(next.(tea.Msg))
 	}
 	for v.replaying() {
@@ -236,15 +236,15 @@ func TestSubscriptionLossRecovers(t *testing.T) {
 	tip := s.Status().Tip
 	// Drain: the reader gets batches, falls behind, is read again from
 	// the journal, and reads on up to the tip.
-	for i := 0; i < 1000 && v.lastSeq < tip; i++ {
+	for i := 0; i < 1000 && v.transcript.lastSeq < tip; i++ {
 		read()
 	}
 	text := strings.Join(ringText(v), "\n")
 	if !strings.Contains(text, "fell behind its host's events; they were read again from the journal") {
 		t.Fatalf("no recovery line:\n%s", text)
 	}
-	if v.lastSeq != tip {
-		t.Fatalf("folded to seq %d, journal tip %d", v.lastSeq, tip)
+	if v.transcript.lastSeq != tip {
+		t.Fatalf("folded to seq %d, journal tip %d", v.transcript.lastSeq, tip)
 	}
 	for i := 0; i < 60; i++ {
 		if c := strings.Count(text, "turn "+strconv.Itoa(i)+": echo turn-"+strconv.Itoa(i)+"\n"); c != 1 {

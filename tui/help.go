@@ -21,39 +21,33 @@ func newHelp() *helpView {
 }
 
 // key: esc clears the filter, then closes; ? closes; the rest filter.
-func (hv *helpView) key(m *model, msg tea.KeyMsg) tea.Cmd {
+func (hv *helpView) key(msg tea.KeyMsg) (closed bool, cmd tea.Cmd) {
 	switch {
 	case msg.Type == tea.KeyEsc:
 		if hv.ti.Value() != "" {
 			hv.ti.SetValue("")
-			return nil
+			return false, nil
 		}
-		m.help = nil
-		return nil
+		return true, nil
 	case msg.String() == "?" && hv.ti.Value() == "":
-		m.help = nil
-		return nil
+		return true, nil
 	}
-	var cmd tea.Cmd
 	hv.ti, cmd = hv.ti.Update(msg)
-	return cmd
+	return false, cmd
 }
 
-// entries returns the help lines that match the filter.
-func (hv *helpView) entries(m *model) []helpEntry {
+// entries returns the help lines of keys k that match the filter; the
+// keys that change a session say they are disabled, and why (disabled,
+// "" when they are not).
+func (hv *helpView) entries(k keyMap, disabled string) []helpEntry {
 	f := strings.ToLower(strings.TrimSpace(hv.ti.Value()))
-	var why string
-	if v := m.selected(); v != nil {
-		why = v.notMutable()
-	} else {
-		why = "no session selected"
-	}
+	why := disabled
 	mut := map[string]bool{}
-	for _, b := range m.keys.mutating() {
+	for _, b := range k.mutating() {
 		mut[b.Help().Key] = true
 	}
 	var out []helpEntry
-	for _, g := range m.keys.helpGroups() {
+	for _, g := range k.helpGroups() {
 		var group []helpEntry
 		for _, b := range g.keys {
 			e := helpEntry{keys: b.Help().Key, desc: b.Help().Desc}
@@ -74,6 +68,15 @@ func (hv *helpView) entries(m *model) []helpEntry {
 	return out
 }
 
+// helpDisabled is why the keys that change a session do nothing for v
+// (nil: none is selected); "" when they act.
+func helpDisabled(v *sessView) string {
+	if v == nil {
+		return "no session selected"
+	}
+	return v.notMutable()
+}
+
 type helpEntry struct {
 	group    string
 	keys     string
@@ -81,14 +84,15 @@ type helpEntry struct {
 	disabled string
 }
 
-// view draws the help screen in place of the panes, w×h with its frame.
-func (hv *helpView) view(m *model, w, h int) []string {
-	st := m.st
+// view draws the help screen in place of the panes, w×h with its frame;
+// disabled is why the keys that change a session do not (helpDisabled).
+func (hv *helpView) view(c common, disabled string, w, h int) []string {
+	st := c.st
 	iw := w - 2
 	rows := h - 2
 	head := []string{renderInput(st, hv.ti, iw, " "),
 		st.muted.s(fit(" states: ● live  ◆ held  ○ idle  ✗ crashed  ⊘ broken — read by glyph and word, colour only helps", iw))}
-	entries := hv.entries(m)
+	entries := hv.entries(c.keys, disabled)
 	cols := 1
 	if len(entries) > rows-len(head) && iw >= 80 {
 		cols = 2
@@ -145,5 +149,5 @@ func (hv *helpView) view(m *model, w, h int) []string {
 	if len(content) > rows {
 		content = content[:max(0, rows)]
 	}
-	return m.box("Help", "type to filter · esc closes", true, w, h, content)
+	return box(st, "Help", "type to filter · esc closes", true, w, h, content)
 }

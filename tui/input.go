@@ -21,45 +21,151 @@ func newInputBar(id string) *inputBar {
 	return &inputBar{id: id, ti: newInput("", 8192)}
 }
 
-// key: enter submits the input as a turn of the session, esc cancels,
-// the rest edit it; in turn-input mode enter and ctrl+d send to the
-// running turn instead (turnKey).
-func (b *inputBar) key(m *model, msg tea.KeyMsg) tea.Cmd {
+// turnInput is the input line's turn-input mode: the turn it sends to and
+// what the last poll said of its terminal.
+type turnInput struct {
+	turnID string
+	index  int
+	gen    int  // the poll chain of this line (model.inputGen)
+	known  bool // a status answered
+	// terminal: the turn has a terminal; echoOff: its echo is off.
+	terminal, echoOff bool
+	// sticky: text typed while the echo was off stays masked until it is
+	// sent or erased, even when the echo comes back on meanwhile.
+	sticky bool
+}
+
+// masked says whether the line hides what is typed: echo off, not known
+// yet, or text typed while it was off.
+func (t *turnInput) masked() bool { return !t.known || t.echoOff || t.sticky }
+
+// polls says whether the line is in turn-input mode with the poll chain
+// gen (model.inputGen): a poll of another line is dropped.
+func (b *inputBar) polls(gen int) bool { return b.turn != nil && b.turn.gen == gen }
+
+// echoAnswer is what an echo poll's answer does to the line.
+type echoAnswer int
+
+const (
+	echoDrop  echoAnswer = iota // not this line's: nothing
+	echoPoll                    // poll again
+	echoClose                   // the turn ended: close the line
+)
+
+// echoed folds what a status poll said of the turn's terminal: whether
+// its echo is off (the line masks then), or that the turn ended.
+func (b *inputBar) echoed(msg echoMsg) echoAnswer {
+	if !b.polls(msg.gen) {
+		return echoDrop
+	}
+	t := b.turn
+	if msg.err == nil {
+		if msg.status.Turn == nil || msg.status.Turn.ID != t.turnID {
+			return echoClose
+		}
+		t.known, t.terminal, t.echoOff = true, msg.status.Terminal, msg.status.EchoOff
+		b.syncMask()
+	}
+	return echoPoll
+}
+
+// outlived says whether the line is in turn-input mode for a turn of
+// session v that no longer runs there (it ended, or v was detached).
+func (b *inputBar) outlived(v *sessView) bool {
+	if b.turn == nil || b.id != v.id {
+		return false
+	}
+	t := v.transcript.fold.Turn()
+	return t == nil || t.ID != b.turn.turnID || !v.attached()
+}
+
+// inputAction is what a key typed into the input line asks of the root.
+type inputAction struct {
+	close  bool      // close the line
+	submit string    // submit a new turn with this input ("" for none)
+	send   *turnSend // send this to the running turn, after the sends before it
+	flash  string    // say this went wrong ("" for nothing)
+	cmd    tea.Cmd   // the text input's own
+}
+
+// key is a key typed into the line for session v (nil: it is gone):
+// enter submits the input as a turn of the session, esc cancels, the rest
+// edit it; in turn-input mode enter and ctrl+d send to the running turn
+// instead (turnKey).
+func (b *inputBar) key(msg tea.KeyMsg, v *sessView) inputAction {
 	if b.turn != nil {
-		if done, cmd := b.turnKey(m, msg); done {
-			return cmd
+		if a, handled := b.turnKey(msg, v); handled {
+			return a
 		}
 	}
 	switch msg.Type {
 	case tea.KeyEsc:
-		m.input = nil
-		return nil
+		return inputAction{close: true}
 	case tea.KeyEnter:
-		m.input = nil
-		v := m.sessions[b.id]
 		text := b.ti.Value()
-		if strings.TrimSpace(text) == "" {
-			return nil
-		}
-		if v == nil {
-			return nil
+		if strings.TrimSpace(text) == "" || v == nil {
+			return inputAction{close: true}
 		}
 		if why := v.notMutable(); why != "" {
-			return m.status.flash("i: "+why, clsError)
+			return inputAction{close: true, flash: "i: " + why}
 		}
-		return m.submitCmd(v.id, v.live.c, text)
+		return inputAction{close: true, submit: text}
 	}
-	var cmd tea.Cmd
-	b.ti, cmd = b.ti.Update(msg)
+	var a inputAction
+	b.ti, a.cmd = b.ti.Update(msg)
 	b.syncMask()
-	return cmd
+	return a
 }
 
-// view draws the input line, w wide. In turn-input mode the prompt names
-// the turn, and while the line is masked (turnInput.masked) only one • per
-// character is drawn.
-func (b *inputBar) view(m *model, w int) string {
-	st := m.st
+// turnKey handles a key of the input line in turn-input mode for session
+// v: enter sends the line, ctrl+d an end of file; other keys are not its
+// (handled false).
+func (b *inputBar) turnKey(msg tea.KeyMsg, v *sessView) (a inputAction, handled bool) {
+	switch msg.Type {
+	case tea.KeyEnter, tea.KeyCtrlD:
+	default:
+		return inputAction{}, false
+	}
+	t := b.turn
+	text := b.ti.Value()
+	eof := msg.Type == tea.KeyCtrlD
+	if !eof {
+		text += "\n"
+	}
+	b.ti.SetValue("")
+	b.syncMask()
+	if v == nil {
+		return inputAction{close: true}, true
+	}
+	if why := v.notMutable(); why != "" {
+		return inputAction{flash: "input not sent: " + why}, true
+	}
+	if ot := v.transcript.fold.Turn(); ot == nil || ot.ID != t.turnID {
+		return inputAction{close: true, flash: "input not sent: turn " + strconv.Itoa(t.index) + " has ended"}, true
+	}
+	return inputAction{send: &turnSend{turnID: t.turnID, index: t.index, text: text, eof: eof}}, true
+}
+
+// syncMask keeps text typed while the echo was off masked (sticky) until
+// the line is empty again.
+func (b *inputBar) syncMask() {
+	t := b.turn
+	if t == nil {
+		return
+	}
+	switch {
+	case b.ti.Value() == "":
+		t.sticky = false
+	case t.known && t.echoOff:
+		t.sticky = true
+	}
+}
+
+// view draws the input line for session v (nil: it is gone), w wide. In
+// turn-input mode the prompt names the turn, and while the line is masked
+// (turnInput.masked) only one • per character is drawn.
+func (b *inputBar) view(c common, v *sessView, w int) string {
+	st := c.st
 	if t := b.turn; t != nil {
 		label := " to turn " + strconv.Itoa(t.index) + " › "
 		p := st.accentBold
@@ -76,7 +182,6 @@ func (b *inputBar) view(m *model, w int) string {
 		label = trunc(label, max(0, w-width(hint)-4))
 		return p.s(label) + renderInputMasked(st, b.ti, w-width(label)-width(hint), "", t.masked()) + st.muted.s(hint)
 	}
-	v := m.sessions[b.id]
 	label := " input"
 	if v != nil {
 		label = " " + v.short

@@ -15,6 +15,62 @@ import (
 // followed (rig.Follow over its journal). An attached session is followed
 // through its host alone (live.go): one source at a time.
 
+// journalState is where the reading of a session's events stands. A
+// session not attached is read when it is shown: its history, then what
+// follows while it stays selected. An attached session replays its
+// history through its host, then goes on live.
+type journalState int
+
+const (
+	journalUnread    journalState = iota // nothing read, or forgotten
+	journalReading                       // the history is being read
+	journalReplaying                     // attached: the host replays the history
+	journalRead                          // read up to lastSeq; nothing in flight
+	journalFollowing                     // read, and what follows is being read
+)
+
+func (s journalState) String() string {
+	switch s {
+	case journalUnread:
+		return "unread"
+	case journalReading:
+		return "reading"
+	case journalReplaying:
+		return "replaying"
+	case journalRead:
+		return "read"
+	case journalFollowing:
+		return "following"
+	}
+	return "journalState(" + strconv.Itoa(int(s)) + ")"
+}
+
+// loaded says whether the journal was read to its end at least once.
+func (s journalState) loaded() bool { return s == journalRead || s == journalFollowing }
+
+// inFlight says whether a read is in flight or armed: no other may start.
+func (s journalState) inFlight() bool {
+	return s == journalReading || s == journalReplaying || s == journalFollowing
+}
+
+// journalReader is the reading of a session's journal.
+type journalReader struct {
+	state journalState
+	gen   int    // bumped when the journal is forgotten: reads in flight for it are dropped
+	tip   uint64 // the sequence the running read heads for (the replay's progress)
+	// tail follows the journal once read, while the session is shown (a
+	// tailMsg's command has it meanwhile); nil when it is not followed
+	tail *rig.Follower
+	used int // LRU clock of the last time it was shown (model.evict)
+}
+
+// forget forgets the reading: it starts over, and reads in flight for
+// what it read are dropped.
+func (j *journalReader) forget() {
+	j.state, j.tail = journalUnread, nil
+	j.gen++
+}
+
 // ensureLoaded, when v is shown: attaches to its host when one serves it
 // (unless the lease was lost while attached, or attaching to that host
 // failed: r attaches then), else reads its journal, its history, then
@@ -24,20 +80,20 @@ func (m *model) ensureLoaded(v *sessView) tea.Cmd {
 	if v == nil || v.attached() || v.busy != notBusy {
 		return nil
 	}
-	if v.probe.pid > 0 && v.lost == nil && v.probe.noAttach != v.probe.key {
+	if v.listing.probe.pid > 0 && v.lost == nil && v.listing.probe.noAttach != v.listing.probe.key {
 		return m.attach(v)
 	}
-	if v.journal.state.inFlight() || v.probe.asking {
+	if v.journal.state.inFlight() || v.listing.probe.asking {
 		return nil
 	}
 	m.useClock++
-	v.used = m.useClock
+	v.journal.used = m.useClock
 	m.evict(v)
 	if v.journal.state.loaded() {
 		return m.followJournal(v)
 	}
 	v.journal.state = journalReading
-	return m.historyCmd(v.id, v.journal.gen, nil, v.lastSeq)
+	return m.h.historyCmd(v.id, v.journal.gen, nil, v.transcript.lastSeq)
 }
 
 // evict forgets the journals of sessions not shown for a while, so memory
@@ -53,7 +109,7 @@ func (m *model) evict(keep *sessView) {
 	for len(loaded) >= maxLoaded {
 		oldest := 0
 		for i, v := range loaded {
-			if v.used < loaded[oldest].used {
+			if v.journal.used < loaded[oldest].journal.used {
 				oldest = i
 			}
 		}
@@ -69,19 +125,15 @@ func (m *model) onHistory(msg historyMsg) tea.Cmd {
 	if v == nil || msg.gen != v.journal.gen || v.attached() {
 		return closeCmd(msg.rd)
 	}
-	for _, env := range msg.envs {
-		v.apply(env)
-	}
-	v.flushScreen()
-	m.settleScroll(v)
+	v.transcript.applyAll(msg.envs)
 	v.journal.tip = max(v.journal.tip, msg.tip)
 	// Records that are not events (fences, commands) count too.
-	v.lastSeq = max(v.lastSeq, msg.lastSeq)
+	v.transcript.lastSeq = max(v.transcript.lastSeq, msg.lastSeq)
 	switch {
 	case msg.err != nil:
-		v.line(m.now(), clsError, "✗ journal read stopped after seq "+strconv.FormatUint(msg.lastSeq, 10)+": "+errText(msg.err))
+		v.transcript.line(m.now(), clsError, "✗ journal read stopped after seq "+strconv.FormatUint(msg.lastSeq, 10)+": "+errText(msg.err))
 	case msg.more:
-		return m.historyCmd(v.id, v.journal.gen, msg.rd, msg.lastSeq)
+		return m.h.historyCmd(v.id, v.journal.gen, msg.rd, msg.lastSeq)
 	case v == m.selected():
 		return m.followJournal(v)
 	}
@@ -93,7 +145,7 @@ func (m *model) onHistory(msg historyMsg) tea.Cmd {
 // end, while it is shown, not attached, and may grow (a rig.Follower over
 // its journal, kept across the reads); else the reading rests.
 func (m *model) followJournal(v *sessView) tea.Cmd {
-	if v.attached() || v != m.selected() || !v.mayGrow() {
+	if v.attached() || v != m.selected() || !v.listing.mayGrow() {
 		v.journal.state, v.journal.tail = journalRead, nil
 		return nil
 	}
@@ -104,7 +156,7 @@ func (m *model) followJournal(v *sessView) tea.Cmd {
 			return nil
 		}
 		// No I/O: a journal feed opens nothing until it is read.
-		f, err := rig.Follow(context.Background(), rig.JournalFeed(m.h.store, uid, tailEvery), v.lastSeq)
+		f, err := rig.Follow(context.Background(), rig.JournalFeed(m.h.store, uid, tailEvery), v.transcript.lastSeq)
 		if err != nil {
 			v.journal.state = journalRead
 			return nil
@@ -113,15 +165,15 @@ func (m *model) followJournal(v *sessView) tea.Cmd {
 		v.journal.tail = f
 	}
 	v.journal.state = journalFollowing
-	return m.tailCmd(v.id, v.journal.gen, v.journal.tail)
+	return m.h.tailCmd(v.id, v.journal.gen, v.journal.tail)
 }
 
 // mayGrow says whether anyone may be appending to v's journal: only a
 // lease holder writes, so the journal of a session idle, crashed or broken
 // is not followed (a restore takes the lease, the listing shows it held,
 // and onList starts following again).
-func (v *sessView) mayGrow() bool {
-	return v.info.State == rig.StateHeld || v.info.State == rig.StateLive
+func (l *listing) mayGrow() bool {
+	return l.info.State == rig.StateHeld || l.info.State == rig.StateLive
 }
 
 // onTail folds what followed in the journal of the session shown and
@@ -131,13 +183,9 @@ func (m *model) onTail(msg tailMsg) tea.Cmd {
 	if v == nil || msg.gen != v.journal.gen || v.journal.tail != msg.f {
 		return nil
 	}
-	for _, env := range msg.envs {
-		v.apply(env)
-	}
-	v.flushScreen()
-	m.settleScroll(v)
+	v.transcript.applyAll(msg.envs)
 	if msg.err != nil {
-		v.line(m.now(), clsError, "✗ journal read stopped after seq "+strconv.FormatUint(v.lastSeq, 10)+": "+errText(msg.err))
+		v.transcript.line(m.now(), clsError, "✗ journal read stopped after seq "+strconv.FormatUint(v.transcript.lastSeq, 10)+": "+errText(msg.err))
 		v.journal.state, v.journal.tail = journalRead, nil
 		return nil
 	}

@@ -34,7 +34,7 @@ func (m *model) geometry() geometry {
 	if m.input != nil {
 		g.inputH = 1
 	}
-	g.stripH = len(m.stripLines(w, stripMax(h)))
+	g.stripH = len(m.stripLines())
 	g.bodyH = h - 1 - g.stripH - g.inputH
 	switch {
 	case w >= wideAt && g.bodyH >= 10:
@@ -74,18 +74,20 @@ func (m *model) geometry() geometry {
 	return g
 }
 
-// listRows is how many session rows the list pane shows.
-func (m *model) listRows() int {
+// listSpace is the room of the sessions pane: none below the minimum
+// window, a page of the window while another pane has it, else its pane.
+func (m *model) listSpace() listSpace {
 	if m.width < minWidth || m.height < minHeight {
-		return 0
+		return listSpace{}
 	}
 	g := m.geometry()
 	if !g.showList {
-		return max(1, m.height-4)
+		return listSpace{rows: max(1, m.height-4)}
 	}
-	return max(0, g.listH-3-boolInt(m.list.filterActive))
+	return listSpace{shown: true, paneH: g.listH}
 }
 
+// eventRows is how many lines the events pane shows.
 func (m *model) eventRows() int {
 	g := m.geometry()
 	if !g.showEvt {

@@ -27,9 +27,32 @@ type sessionList struct {
 
 	settleGen int // bumped by every move; the selection's journal is read once it settles
 
-	// needs says whether a session needs the user, since when (the
-	// needs:me filter; attention.go)
-	needs func(*sessView) (time.Time, bool)
+	// listed: a listing arrived; err: the last one failed (the pane says
+	// so while it has no rows).
+	listed bool
+	err    error
+
+	// seen is what the user looked at: the rows' TURN marks and the
+	// needs:me filter read it (attention.go).
+	seen *seenState
+}
+
+// listSpace is the room the sessions pane has: the height of its pane
+// when it is shown, else (a narrow window shows another pane, or none)
+// the rows a page moves by.
+type listSpace struct {
+	shown bool
+	paneH int // the pane's height, frame included, when shown
+	rows  int // the rows of a page when not shown
+}
+
+// rowsShown is how many session rows the pane shows in s: its height
+// less the frame, the header and the filter line while it is open.
+func (l *sessionList) rowsShown(s listSpace) int {
+	if !s.shown {
+		return s.rows
+	}
+	return max(0, s.paneH-3-boolInt(l.filterActive))
 }
 
 func (l *sessionList) selected() *sessView {
@@ -52,8 +75,8 @@ func (l *sessionList) resort(sessions map[string]*sessView) {
 	}
 	sort.Slice(l.rows, func(i, j int) bool {
 		a, b := l.rows[i], l.rows[j]
-		if !a.info.Created.Equal(b.info.Created) {
-			return a.info.Created.After(b.info.Created)
+		if !a.listing.info.Created.Equal(b.listing.info.Created) {
+			return a.listing.info.Created.After(b.listing.info.Created)
 		}
 		return a.id < b.id
 	})
@@ -64,8 +87,8 @@ func (l *sessionList) resort(sessions map[string]*sessView) {
 func (l *sessionList) refilter(keep string) {
 	l.vis = l.vis[:0]
 	f := strings.ToLower(l.filter)
-	if matchesNeeds(f) && l.needs != nil {
-		l.vis = oldestNeeding(l.vis, l.rows, l.needs)
+	if matchesNeeds(f) && l.seen != nil {
+		l.vis = oldestNeeding(l.vis, l.rows, l.seen)
 	} else {
 		for _, v := range l.rows {
 			if f == "" || matches(v, f) {
@@ -87,9 +110,9 @@ func (l *sessionList) refilter(keep string) {
 
 // matches says whether the lower-cased filter f matches v.
 func matches(v *sessView, f string) bool {
-	return strings.Contains(strings.ToLower(v.title), f) || strings.Contains(v.id, f) ||
-		strings.Contains(string(v.state()), f) || strings.Contains(strings.ToLower(v.info.Profile), f) ||
-		strings.Contains(strings.ToLower(v.holder), f)
+	return strings.Contains(strings.ToLower(v.listing.title), f) || strings.Contains(v.id, f) ||
+		strings.Contains(string(v.state()), f) || strings.Contains(strings.ToLower(v.listing.info.Profile), f) ||
+		strings.Contains(strings.ToLower(v.listing.holder), f)
 }
 
 func (l *sessionList) clampCursor() {
@@ -102,7 +125,8 @@ func (l *sessionList) clampCursor() {
 }
 
 // keepVisible scrolls the list so the cursor row is one of the rows shown.
-func (l *sessionList) keepVisible(rows int) {
+func (l *sessionList) keepVisible(s listSpace) {
+	rows := l.rowsShown(s)
 	l.clampCursor()
 	if rows <= 0 {
 		return
@@ -121,14 +145,15 @@ func (l *sessionList) keepVisible(rows int) {
 	}
 }
 
-// move moves the cursor by a movement key among rows shown at once; it
-// reports whether the selection changed.
-func (l *sessionList) move(k keyMap, msg tea.KeyMsg, rows int) bool {
+// move moves the cursor by a movement key; it reports whether the
+// selection changed (settle then reads the new selection's journal once
+// the cursor rests).
+func (l *sessionList) move(k keyMap, msg tea.KeyMsg, s listSpace) bool {
 	if len(l.vis) == 0 {
 		return false
 	}
 	prev := l.cursor
-	page := max(1, rows-1)
+	page := max(1, l.rowsShown(s)-1)
 	switch {
 	case key.Matches(msg, k.Up):
 		l.cursor--
@@ -143,8 +168,51 @@ func (l *sessionList) move(k keyMap, msg tea.KeyMsg, rows int) bool {
 	case key.Matches(msg, k.Bottom):
 		l.cursor = len(l.vis) - 1
 	}
-	l.keepVisible(rows)
+	l.keepVisible(s)
 	return l.cursor != prev
+}
+
+// settle starts the wait after a move of the selection: when no other
+// move follows within it, the root reads the selection's journal
+// (settled).
+func (l *sessionList) settle() tea.Cmd {
+	l.settleGen++
+	return settle(l.settleGen)
+}
+
+// settled says whether msg ends the wait of the last move.
+func (l *sessionList) settled(msg settleMsg) bool { return msg.gen == l.settleGen }
+
+// selectID moves the cursor to session id, if it is shown.
+func (l *sessionList) selectID(id string, s listSpace) {
+	for i, v := range l.vis {
+		if v.id == id {
+			l.cursor = i
+			l.keepVisible(s)
+			return
+		}
+	}
+}
+
+// setFilter filters the rows by f, keeping the selection when it passes.
+func (l *sessionList) setFilter(f string, s listSpace) {
+	var keep string
+	if v := l.selected(); v != nil {
+		keep = v.id
+	}
+	l.filter = f
+	l.refilter(keep)
+	l.keepVisible(s)
+}
+
+// shows says whether v is one of the rows passing the filter.
+func (l *sessionList) shows(v *sessView) bool {
+	for _, w := range l.vis {
+		if w == v {
+			return true
+		}
+	}
+	return false
 }
 
 // openFilter gives the keys to the filter line, starting from the filter
@@ -161,66 +229,26 @@ func (l *sessionList) closeFilter() {
 	l.filterInput.Blur()
 }
 
-// The model's side of the list: how many rows it shows depends on the
-// layout, and a new selection resets the detail pane and reads the
-// selected session's journal once the cursor settles.
-
-func (m *model) selected() *sessView { return m.list.selected() }
-
-func (m *model) resort() { m.list.resort(m.sessions) }
-
-func (m *model) keepVisible() { m.list.keepVisible(m.listRows()) }
-
-func (m *model) selectID(id string) {
-	for i, v := range m.list.vis {
-		if v.id == id {
-			m.list.cursor = i
-			m.keepVisible()
-			return
-		}
-	}
-}
-
-func (m *model) setFilter(f string) {
-	var keep string
-	if s := m.selected(); s != nil {
-		keep = s.id
-	}
-	m.list.filter = f
-	m.list.refilter(keep)
-	m.keepVisible()
-}
-
-// moveList moves the list's cursor.
-func (m *model) moveList(msg tea.KeyMsg) tea.Cmd {
-	if !m.list.move(m.keys, msg, m.listRows()) {
-		return nil
-	}
-	m.detail.top = 0
-	m.list.settleGen++
-	return settle(m.list.settleGen)
-}
-
 // filterKey is a key typed into the filter line: enter keeps the filter,
-// esc clears it, ↑/↓ move in the list, the rest edit it.
-func (m *model) filterKey(msg tea.KeyMsg) tea.Cmd {
+// esc clears it, ↑/↓ move in the list (moved: the selection changed), the
+// rest edit it.
+func (l *sessionList) filterKey(k keyMap, msg tea.KeyMsg, s listSpace) (moved bool, cmd tea.Cmd) {
 	switch msg.Type {
 	case tea.KeyEnter:
-		m.list.closeFilter()
-		return nil
+		l.closeFilter()
+		return false, nil
 	case tea.KeyEsc:
-		m.list.closeFilter()
-		m.setFilter("")
-		return nil
+		l.closeFilter()
+		l.setFilter("", s)
+		return false, nil
 	case tea.KeyUp, tea.KeyDown:
-		return m.moveList(msg)
+		return l.move(k, msg, s), nil
 	}
-	var cmd tea.Cmd
-	m.list.filterInput, cmd = m.list.filterInput.Update(msg)
-	if v := m.list.filterInput.Value(); v != m.list.filter {
-		m.setFilter(v)
+	l.filterInput, cmd = l.filterInput.Update(msg)
+	if v := l.filterInput.Value(); v != l.filter {
+		l.setFilter(v, s)
 	}
-	return cmd
+	return false, cmd
 }
 
 // listCols are the widths of the list's columns that vary.
@@ -253,28 +281,28 @@ func listColumns(iw int) listCols {
 }
 
 // view draws the sessions pane, w×h with its frame.
-func (l *sessionList) view(m *model, w, h int) []string {
-	st := m.st
+func (l *sessionList) view(c common, focused bool, w, h int) []string {
+	st := c.st
 	iw := w - 2
 	rows := max(0, h-3-boolInt(l.filterActive))
 	content := make([]string, 0, h-2)
 	if l.filterActive {
 		content = append(content, renderInput(st, l.filterInput, iw, "/ "))
 	}
-	c := listColumns(iw)
+	cols := listColumns(iw)
 	hdr := "  " + fit("STATE", 10) + fit("ID", 9)
-	if c.turn > 0 {
-		hdr += fit("TURN", c.turn)
+	if cols.turn > 0 {
+		hdr += fit("TURN", cols.turn)
 	}
-	hdr += fit("TITLE", c.title)
-	if c.epoch > 0 {
-		hdr += padLeft("EPOCH", c.epoch-1) + " "
+	hdr += fit("TITLE", cols.title)
+	if cols.epoch > 0 {
+		hdr += padLeft("EPOCH", cols.epoch-1) + " "
 	}
-	if c.holder > 0 {
-		hdr += fit("HOLDER", c.holder)
+	if cols.holder > 0 {
+		hdr += fit("HOLDER", cols.holder)
 	}
-	if c.act > 0 {
-		hdr += padLeft("LAST", c.act)
+	if cols.act > 0 {
+		hdr += padLeft("LAST", cols.act)
 	}
 	content = append(content, st.muted.s(fit(hdr, iw)))
 	top := l.top
@@ -285,19 +313,19 @@ func (l *sessionList) view(m *model, w, h int) []string {
 		top = l.cursor - rows + 1
 	}
 	top = max(0, top)
-	now := m.now()
+	now := c.now
 	for i := top; i < len(l.vis) && i < top+rows; i++ {
 		v := l.vis[i]
-		mark, cls := m.turnMark(v, now)
-		content = append(content, listRow(st, v, i == l.cursor, iw, c, now, mark, cls))
+		mark, cls := turnMark(l.seen, v, now)
+		content = append(content, listRow(st, v, i == l.cursor, iw, cols, now, mark, cls))
 	}
 	if len(l.vis) == 0 && rows > 0 {
 		msg := "no sessions yet — n creates one"
 		switch {
-		case !m.listed && m.listErr == nil:
+		case !l.listed && l.err == nil:
 			msg = "reading the store…"
-		case m.listErr != nil:
-			msg = "cannot list sessions: " + errText(m.listErr)
+		case l.err != nil:
+			msg = "cannot list sessions: " + errText(l.err)
 		case matchesNeeds(strings.ToLower(l.filter)):
 			msg = "no session is waiting for you — esc clears the filter"
 		case l.filter != "":
@@ -313,10 +341,10 @@ func (l *sessionList) view(m *model, w, h int) []string {
 	if l.filter != "" && !l.filterActive {
 		title += " /" + clean(l.filter)
 	}
-	if m.listErr != nil {
+	if l.err != nil {
 		right = "list failed"
 	}
-	return m.box(title, right, m.focus == paneList, w, h, content)
+	return box(st, title, right, focused, w, h, content)
 }
 
 // listRow draws a session's row; mark is its TURN column (turnMark).
@@ -327,7 +355,7 @@ func listRow(st *styles, v *sessView, selected bool, iw int, c listCols, now tim
 		cur = "▸ "
 	}
 	word := stateGlyph(state) + " " + fit(stateWord(state), 7) + " "
-	title := v.title
+	title := v.listing.title
 	if title == "" {
 		title = "(untitled)"
 	}
@@ -344,7 +372,7 @@ func listRow(st *styles, v *sessView, selected bool, iw int, c listCols, now tim
 		tail.WriteString(padLeft(strconv.FormatUint(v.epoch(), 10), c.epoch-1) + " ")
 	}
 	if c.holder > 0 {
-		h := v.holder
+		h := v.listing.holder
 		if state == rig.StateLive {
 			h = "live · pid " + strconv.Itoa(v.hostPID())
 		}

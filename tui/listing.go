@@ -2,41 +2,135 @@ package tui
 
 import (
 	"errors"
+	"strconv"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"looprig/host"
 	"looprig/rig"
+	"looprig/rig/storage"
 )
 
 // The listing: the sessions of the store, listed again on a timer (every
 // refreshEvery, slower when listing is slow) and whenever something may
 // have changed them. rig.Lister reads the store again only when its change
-// stamp moved, so an idle store costs little however many sessions it has. A session held by a process on this machine is
-// probed once per holding (host.Probe): when a host answers, it is live.
+// stamp moved, so an idle store costs little however many sessions it
+// has. A session held by a process on this machine is probed once per
+// holding (host.Probe): when a host answers, it is live.
+
+// listing is what the catalog and the host probes say of a session: its
+// latest row, its title and holder as drawn, and whether a host on this
+// machine serves it.
+type listing struct {
+	info     rig.SessionInfo // latest listing row
+	listed   bool            // info came from a listing (not made up at hosting)
+	rawTitle string
+	title    string // sanitized
+	holder   string // sanitized "pid N@host"
+
+	probe hostProbe // whether a host on this machine serves it
+}
+
+// setInfo takes the session's row of a listing; the title is sanitized
+// again only when it changed.
+func (l *listing) setInfo(info rig.SessionInfo) {
+	l.info = info
+	l.listed = true
+	if info.Title != l.rawTitle || l.title == "" {
+		l.rawTitle = info.Title
+		l.title = clean(info.Title)
+	}
+	l.holder = ""
+	if h := info.Holder; h != nil {
+		l.holder = clean(holderText(*h))
+	}
+}
+
+// holderText names a lease holder: "pid N@host".
+func holderText(h storage.Holder) string {
+	return "pid " + strconv.Itoa(h.PID) + "@" + h.Host
+}
+
+// hostProbe is what host.Probe said of the session while a process on
+// this machine holds its lease. key names that holding (listing.holding):
+// a host that answered is not probed again for it; when none answered, it
+// is probed again after reprobeEvery (a host restoring the session holds
+// its lease before it serves).
+type hostProbe struct {
+	key string    // the holding probed (or being probed); "" when not held here
+	pid int       // the host's pid; 0 when no host answered (yet)
+	at  time.Time // when it was probed
+	// asking: a probe is in flight; the journal is not read meanwhile (an
+	// answer attaches, and an attach replays the journal itself).
+	asking bool
+	// noAttach is the holding an attach failed for (or whose host ended
+	// while attached): opening the session does not attach to it again,
+	// r does.
+	noAttach string
+}
+
+// reprobeEvery is how often a holding no host answered for is probed
+// again.
+const reprobeEvery = 3 * time.Second
+
+// holding names who holds the session as last listed: its epoch and the
+// holder's pid; "" when nobody does.
+func (l *listing) holding() string {
+	if l.info.Holder == nil {
+		return ""
+	}
+	return strconv.FormatUint(l.info.Epoch, 10) + "/" + strconv.Itoa(l.info.Holder.PID)
+}
+
+// forgetHost forgets what the probes said (the next listing probes again)
+// and keeps opening the session from attaching to its holding as listed.
+func (l *listing) forgetHost() {
+	l.probe = hostProbe{noAttach: l.holding()}
+}
+
+// probeDue says whether to probe now for a host serving the session, and
+// for which holding (key): a process on this machine (hostname) holds it,
+// hosts are probed (storeKey is set), and that holding was not probed yet,
+// or no host answered it for reprobeEvery. A due probe is asking from now
+// on; a session not held here forgets its probe.
+func (l *listing) probeDue(hostname, storeKey string, now time.Time) (key string, due bool) {
+	h := l.info.Holder
+	if h == nil || (l.info.State != rig.StateHeld && l.info.State != rig.StateLive) ||
+		h.Host != hostname || storeKey == "" {
+		l.probe.key, l.probe.pid, l.probe.asking = "", 0, false
+		return "", false
+	}
+	key = l.holding()
+	if key == l.probe.key && (l.probe.pid > 0 || now.Sub(l.probe.at) < reprobeEvery) {
+		return "", false
+	}
+	l.probe.key, l.probe.pid, l.probe.at, l.probe.asking = key, 0, now, true
+	return key, true
+}
 
 // refreshList lists the sessions now, unless a listing is in flight.
 func (m *model) refreshList() tea.Cmd {
-	if m.listing {
+	if m.listInFlight {
 		return nil
 	}
-	m.listing = true
-	return m.listCmd()
+	m.listInFlight = true
+	return m.h.listCmd()
 }
 
 func (m *model) onList(msg listMsg) tea.Cmd {
-	m.listing = false
+	m.listInFlight = false
 	next := listTick(max(refreshEvery, 3*msg.took))
 	if m.quitting != "" {
 		return nil
 	}
 	if msg.err != nil {
-		m.listErr = msg.err
+		m.list.err = msg.err
 		m.h.log.Warn("list sessions", "err", msg.err)
 		return next
 	}
-	m.listErr = nil
-	if msg.same && m.listed {
+	m.list.err = nil
+	if msg.same && m.list.listed {
 		// Nothing changed in the store; a holding whose probe found no
 		// host yet is still probed again when it is due.
 		cmds := []tea.Cmd{next}
@@ -56,11 +150,11 @@ func (m *model) onList(msg listMsg) tea.Cmd {
 			v = m.newSessView(info.ID)
 			m.sessions[info.ID] = v
 		}
-		v.setInfo(info)
+		v.listing.setInfo(info)
 		if l := v.lost; l != nil && info.Epoch > l.oldEpoch {
 			l.newEpoch = max(l.newEpoch, info.Epoch)
-			if v.holder != "" {
-				l.holder = v.holder
+			if v.listing.holder != "" {
+				l.holder = v.listing.holder
 			}
 		}
 		if c := m.probeHolder(v); c != nil {
@@ -76,10 +170,10 @@ func (m *model) onList(msg listMsg) tea.Cmd {
 	m.resort()
 	m.keepVisible()
 	cmds = append(cmds, next)
-	if sel := m.selected(); !m.listed || prev != sel || (sel != nil && sel.journal.state == journalRead && sel.mayGrow()) {
+	if sel := m.selected(); !m.list.listed || prev != sel || (sel != nil && sel.journal.state == journalRead && sel.listing.mayGrow()) {
 		// Shown for the first time, or someone took the lease of the
 		// session shown: read (on) its journal.
-		m.listed = true
+		m.list.listed = true
 		cmds = append(cmds, m.ensureLoaded(sel))
 	}
 	return tea.Batch(cmds...)
@@ -88,18 +182,11 @@ func (m *model) onList(msg listMsg) tea.Cmd {
 // probeHolder probes whether a host serves v, when a process on this
 // machine holds it and that holding was not probed yet.
 func (m *model) probeHolder(v *sessView) tea.Cmd {
-	h := v.info.Holder
-	if h == nil || (v.info.State != rig.StateHeld && v.info.State != rig.StateLive) ||
-		h.Host != m.h.hostname || m.h.opts.StoreKey == "" {
-		v.probe.key, v.probe.pid, v.probe.asking = "", 0, false
+	key, due := v.listing.probeDue(m.h.hostname, m.h.opts.StoreKey, m.now())
+	if !due {
 		return nil
 	}
-	key, now := v.holding(), m.now()
-	if key == v.probe.key && (v.probe.pid > 0 || now.Sub(v.probe.at) < reprobeEvery) {
-		return nil
-	}
-	v.probe.key, v.probe.pid, v.probe.at, v.probe.asking = key, 0, now, true
-	return m.probeCmd(v.id, key)
+	return m.h.probeCmd(v.id, key)
 }
 
 // onProbed: a host answered for a session held on this machine, or none
@@ -107,21 +194,21 @@ func (m *model) probeHolder(v *sessView) tea.Cmd {
 // live session shown is attached to.
 func (m *model) onProbed(msg probedMsg) tea.Cmd {
 	v := m.sessions[msg.id]
-	if v == nil || msg.key != v.probe.key {
+	if v == nil || msg.key != v.listing.probe.key {
 		return nil
 	}
-	v.probe.pid, v.probe.asking = msg.pid, false
+	v.listing.probe.pid, v.listing.probe.asking = msg.pid, false
 	switch {
 	case msg.err != nil:
-		v.probe.pid = 0
+		v.listing.probe.pid = 0
 		if !errors.Is(msg.err, host.ErrNotHosted) {
 			m.h.log.Warn("probe host", "session", v.id, "err", msg.err)
 		}
-	case v.info.Holder == nil || v.info.Holder.PID != msg.pid:
+	case v.listing.info.Holder == nil || v.listing.info.Holder.PID != msg.pid:
 		// A host answers, but it does not hold the lease (as ls, the
 		// holder decides): not attachable.
 		m.h.log.Warn("a host answers for a session it does not hold", "session", v.id, "pid", msg.pid)
-		v.probe.pid = 0
+		v.listing.probe.pid = 0
 	}
 	if v == m.selected() {
 		// Attach to the host that answered, or read the journal that

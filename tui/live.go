@@ -2,6 +2,7 @@ package tui
 
 import (
 	"strconv"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -37,25 +38,9 @@ func (m *model) onAttached(msg attachedMsg) tea.Cmd {
 	if m.quitting != "" || v.attached() {
 		// Quitting, or attached already (two attaches crossed): one
 		// client per session.
-		return m.closeClientCmd(msg.c)
+		return m.h.closeClientCmd(msg.c)
 	}
-	v.live = attachment{c: msg.c, pid: msg.pid, gen: v.live.gen + 1, status: msg.status, outcome: msg.outcome, broke: msg.broke}
-	v.busy, v.failed, v.lost = notBusy, nil, nil
-	v.probe.pid, v.probe.noAttach = msg.pid, ""
-	v.resetJournal()
-	v.journal.state, v.journal.tip = journalReplaying, msg.status.LastEvent
-	after := uint64(0)
-	if t := msg.status.Tip; t > m.h.tail+uint64(m.h.chunk) {
-		after = t - m.h.tail
-		m.skipTo(v, after)
-	}
-	if !v.listed {
-		v.info = rig.SessionInfo{ID: msg.id, State: rig.StateHeld, Title: msg.status.Title,
-			Profile: msg.status.Profile, Engine: msg.status.Engine, Epoch: msg.status.Epoch,
-			Created: m.now(), Updated: m.now()}
-		v.rawTitle, v.title = msg.status.Title, clean(msg.status.Title)
-	}
-	v.info.Epoch = max(v.info.Epoch, msg.status.Epoch)
+	after := v.attachTo(msg, m.h.tail, m.h.chunk, m.now())
 	m.resort()
 	pid := strconv.Itoa(msg.pid)
 	var note string
@@ -72,28 +57,53 @@ func (m *model) onAttached(msg attachedMsg) tea.Cmd {
 	}
 	m.keepVisible()
 	return tea.Batch(
-		m.followHostCmd(v.id, v.live.gen, msg.c, after),
+		m.h.followHostCmd(v.id, v.live.gen, msg.c, after),
 		m.status.flash(note, clsOK),
 		m.resizeTurn(v),
 	)
+}
+
+// attachTo starts v's attachment to the host msg attached to: what the
+// probes and the errors said goes, and its journal is replayed through
+// the host from after (0: from the start; of a journal longer than tail
+// records and a chunk, from its last tail records, skipTo). A session not
+// listed yet is listed as the host's status says.
+func (v *sessView) attachTo(msg attachedMsg, tail uint64, chunk int, now time.Time) (after uint64) {
+	v.live = attachment{c: msg.c, pid: msg.pid, gen: v.live.gen + 1, status: msg.status, outcome: msg.outcome, broke: msg.broke}
+	v.busy, v.failed, v.lost = notBusy, nil, nil
+	v.listing.probe.pid, v.listing.probe.noAttach = msg.pid, ""
+	v.resetJournal()
+	v.journal.state, v.journal.tip = journalReplaying, msg.status.LastEvent
+	if t := msg.status.Tip; t > tail+uint64(chunk) {
+		after = t - tail
+		v.skipTo(after, now)
+	}
+	if !v.listing.listed {
+		v.listing.info = rig.SessionInfo{ID: msg.id, State: rig.StateHeld, Title: msg.status.Title,
+			Profile: msg.status.Profile, Engine: msg.status.Engine, Epoch: msg.status.Epoch,
+			Created: now, Updated: now}
+		v.listing.rawTitle, v.listing.title = msg.status.Title, clean(msg.status.Title)
+	}
+	v.listing.info.Epoch = max(v.listing.info.Epoch, msg.status.Epoch)
+	return after
 }
 
 // skipTo starts an attach's replay after seq to: the host's status stands
 // in for what the records before say (the running turn, the open gate,
 // the number of turns), and a line says what was skipped and where to
 // read it.
-func (m *model) skipTo(v *sessView, to uint64) {
+func (v *sessView) skipTo(to uint64, now time.Time) {
 	st := v.live.status
-	v.fold = rig.State{Title: st.Title, Profile: st.Profile, Placement: st.Placement, Root: st.Root,
+	v.transcript.fold = rig.State{Title: st.Title, Profile: st.Profile, Placement: st.Placement, Root: st.Root,
 		LoopID: st.LoopID, Engine: st.Engine, Turns: st.Turns, NextIndex: st.Turns, LastSeq: to}
 	if t := st.Turn; t != nil {
-		v.fold.Open = []rig.OpenTurn{{ID: t.ID, Index: t.Index, Input: t.Input, Started: t.Started}}
+		v.transcript.fold.Open = []rig.OpenTurn{{ID: t.ID, Index: t.Index, Input: t.Input, Started: t.Started}}
 	}
 	if g := st.Gate; g != nil {
-		v.fold.Gates = []rig.OpenGate{{ID: g.ID, TurnID: g.TurnID, Prompt: g.Prompt, Opened: g.Opened}}
+		v.transcript.fold.Gates = []rig.OpenGate{{ID: g.ID, TurnID: g.TurnID, Prompt: g.Prompt, Opened: g.Opened}}
 	}
-	v.line(m.now(), clsMuted, "⋯ records 1–"+strconv.FormatUint(to, 10)+" not replayed here: looprig log "+v.short+" shows them")
-	v.lastSeq = to
+	v.transcript.line(now, clsMuted, "⋯ records 1–"+strconv.FormatUint(to, 10)+" not replayed here: looprig log "+v.short+" shows them")
+	v.transcript.lastSeq = to
 }
 
 // onSubscribed: an attached session is followed; its events are read from
@@ -107,7 +117,8 @@ func (m *model) onSubscribed(msg subscribedMsg) tea.Cmd {
 		return m.detach(v, &streamEnd{kind: endHostGone, err: msg.err})
 	}
 	v.live.follower = msg.follower
-	return tea.Batch(m.replayed(v), m.streamCmd(v.id, v.live.gen, v.live.c, msg.follower, v.live.status.Epoch))
+	v.replayed(m.now())
+	return m.h.streamCmd(v.id, v.live.gen, v.live.c, msg.follower, v.live.status.Epoch)
 }
 
 // onStream folds what the follower read and reads on; at its end, it
@@ -117,38 +128,34 @@ func (m *model) onStream(msg streamMsg) tea.Cmd {
 	if v == nil || msg.gen != v.live.gen || v.live.follower == nil {
 		return nil
 	}
-	for _, env := range msg.envs {
-		v.apply(env)
-	}
-	v.flushScreen()
-	m.settleScroll(v)
+	v.transcript.applyAll(msg.envs)
 	if msg.recovered > 0 {
-		v.line(m.now(), clsMuted, "⋯ this TUI fell behind its host's events; they were read again from the journal: nothing was missed")
+		v.transcript.line(m.now(), clsMuted, "⋯ this TUI fell behind its host's events; they were read again from the journal: nothing was missed")
 	}
-	cmds := []tea.Cmd{m.replayed(v), m.checkTurnLine(v)}
+	v.replayed(m.now())
+	cmds := []tea.Cmd{m.checkTurnLine(v)}
 	if msg.end != nil {
 		return tea.Batch(append(cmds, m.detach(v, msg.end))...)
 	}
-	return tea.Batch(append(cmds, m.streamCmd(v.id, v.live.gen, v.live.c, v.live.follower, v.live.status.Epoch))...)
+	return tea.Batch(append(cmds, m.h.streamCmd(v.id, v.live.gen, v.live.c, v.live.follower, v.live.status.Epoch))...)
 }
 
 // replayed ends an attach's replay once the events folded reach the last
 // one the host had when attached: what follows is live. It says what the
 // lease break and the restore that started the host did.
-func (m *model) replayed(v *sessView) tea.Cmd {
-	if !v.replaying() || v.lastSeq < v.journal.tip {
-		return nil
+func (v *sessView) replayed(now time.Time) {
+	if !v.replaying() || v.transcript.lastSeq < v.journal.tip {
+		return
 	}
 	v.journal.state = journalRead
 	if b := v.live.broke; b != nil {
 		text, cls := breakLine(b)
-		v.line(m.now(), cls, clean(text))
+		v.transcript.line(now, cls, clean(text))
 	}
 	if o := v.live.outcome; o != nil {
-		v.line(m.now(), clsRestore, "↻ restored here at epoch "+strconv.FormatUint(o.Epoch, 10)+": "+plural(len(o.Interrupted), "turn")+
+		v.transcript.line(now, clsRestore, "↻ restored here at epoch "+strconv.FormatUint(o.Epoch, 10)+": "+plural(len(o.Interrupted), "turn")+
 			" interrupted, "+plural(len(o.GatesClosed), "gate")+" closed, "+commas(o.Records)+" records replayed")
 	}
-	return nil
 }
 
 // detach ends the attachment of v after its stream ended: the session
@@ -156,47 +163,58 @@ func (m *model) replayed(v *sessView) tea.Cmd {
 // banner), or its host went away (the next listing says how it ended).
 // From now on its journal is read like any other.
 func (m *model) detach(v *sessView, end *streamEnd) tea.Cmd {
-	c, pid, stopping := v.live.c, v.live.pid, v.live.stopping
-	cmds := []tea.Cmd{m.closeClientCmd(c)}
-	v.live.c, v.live.follower, v.live.stopping = nil, nil, false
-	v.live.sending, v.live.queue, v.live.resizing, v.live.redraw = false, nil, false, false
-	v.live.gen++
-	v.forgetHost()
-	if v.busy == busyShuttingDown || v.busy == busyInterrupting {
-		v.busy = notBusy
-	}
+	was := v.detach(end, m.now())
+	cmds := []tea.Cmd{m.h.closeClientCmd(was.c)}
 	switch end.kind {
 	case endStopped:
-		v.info.State = rig.StateIdle
-		if !stopping { // else the shutdown's answer says it
+		if !was.stopping { // else the shutdown's answer says it
 			cmds = append(cmds, m.status.flash("session "+v.short+" was shut down by another client", clsOK))
 		}
 	case endFault:
-		l := &leaseLost{oldEpoch: end.oldEpoch, newEpoch: end.newEpoch, holder: clean(end.holder), cause: errText(end.err)}
-		l.fault = !isLeaseLoss(end.err)
-		v.lost = l
-		if l.fault {
-			v.line(m.now(), clsError, "✗ SESSION FAULTED: "+l.cause+" — read-only")
-		} else {
-			v.line(m.now(), clsError, "✗ LEASE LOST: epoch "+strconv.FormatUint(l.oldEpoch, 10)+" → "+epochText(l.newEpoch)+
-				" — its host no longer owns the session; read-only")
-		}
 		m.h.log.Warn("session fault", "session", v.id, "err", end.err)
 	default:
-		v.line(m.now(), clsError, "✗ detached: host pid "+strconv.Itoa(pid)+" went away ("+errText(end.err)+")")
-		m.h.log.Warn("host gone", "session", v.id, "pid", pid, "err", end.err)
+		m.h.log.Warn("host gone", "session", v.id, "pid", was.pid, "err", end.err)
 		cmds = append(cmds, m.status.flash("the host of "+v.short+" went away", clsError))
-	}
-	// A history replay cut short (the session ended during it) goes on
-	// from the journal.
-	if v.replaying() {
-		v.journal.state = journalUnread
 	}
 	if v == m.selected() {
 		cmds = append(cmds, m.ensureLoaded(v))
 	}
 	cmds = append(cmds, m.refreshList(), m.checkTurnLine(v))
 	return tea.Batch(cmds...)
+}
+
+// detach ends v's attachment after its stream ended (end), and returns it
+// as it was. The transcript says how it ended; a lost lease or a fault
+// makes v read-only (lost); a replay cut short goes on from the journal.
+func (v *sessView) detach(end *streamEnd, now time.Time) (was attachment) {
+	was = v.live
+	v.live.end()
+	v.listing.forgetHost()
+	if v.busy == busyShuttingDown || v.busy == busyInterrupting {
+		v.busy = notBusy
+	}
+	switch end.kind {
+	case endStopped:
+		v.listing.info.State = rig.StateIdle
+	case endFault:
+		l := &leaseLost{oldEpoch: end.oldEpoch, newEpoch: end.newEpoch, holder: clean(end.holder), cause: errText(end.err)}
+		l.fault = !isLeaseLoss(end.err)
+		v.lost = l
+		if l.fault {
+			v.transcript.line(now, clsError, "✗ SESSION FAULTED: "+l.cause+" — read-only")
+		} else {
+			v.transcript.line(now, clsError, "✗ LEASE LOST: epoch "+strconv.FormatUint(l.oldEpoch, 10)+" → "+epochText(l.newEpoch)+
+				" — its host no longer owns the session; read-only")
+		}
+	default:
+		v.transcript.line(now, clsError, "✗ detached: host pid "+strconv.Itoa(was.pid)+" went away ("+errText(end.err)+")")
+	}
+	// A history replay cut short (the session ended during it) goes on
+	// from the journal.
+	if v.replaying() {
+		v.journal.state = journalUnread
+	}
+	return was
 }
 
 // onShutdown: a shutdown (X) was answered. The stream's end (the host

@@ -25,18 +25,27 @@
 // sanitized before it is drawn; state is shown by glyph and word as well
 // as colour.
 //
-// The root model (model.go, update.go, view.go, layout.go) is small and
-// delegates. Each component has a file with its keys next to its drawing:
-// the sessions list (list.go), the detail pane (detail.go), the events
-// pane (events.go), the errors/lease strip (strip.go), the status bar
-// (status.go), the help screen (help.go), the input line (input.go; to a
-// running turn, with its echo state and its terminal size: turninput.go),
-// the dialogs (dialogs.go, newsession.go). What the model knows of a session
-// is sessView (session.go), folded from its events (fold.go); the listing
+// The root model (model.go, update.go, view.go, layout.go, selection.go)
+// is thin: it routes messages and keys and lays the components out. Each
+// component has a file with its keys next to its drawing, and its methods
+// receive what they draw (a common of styles, keys, time and spinner; the
+// session drawn; their size) and return what happened (a tea.Cmd, a flag,
+// an inputAction, a dialog's action), never the root: the sessions list
+// (list.go), the detail pane (detail.go), the events pane (events.go),
+// the errors/lease strip (strip.go), the status bar (status.go), the help
+// screen (help.go), the input line (input.go), the dialogs (dialogs.go,
+// newsession.go, restoreall.go) and the keys given to a full-screen
+// program (screenfocus.go). What the model knows of a session is sessView
+// (session.go), in parts: its listing (listing.go), the attachment to its
+// host (attachment.go), the reading of its journal (journal.go) and the
+// transcript folded from its events (transcript.go; the reducer, fold.go;
+// its output, output.go and screen.go). The root's message handlers fold
+// the results of the commands (cmds.go) into the sessions: the listing
 // (listing.go), journal reading (journal.go), attached sessions (live.go),
-// the keys acting on a session (actions.go) and quitting (quit.go) fold the
-// messages of the commands (cmds.go); clients.go holds what the commands
-// share: the store, the host clients and the context that ends them.
+// input to a running turn and its terminal size (turninput.go,
+// turnsize.go), the keys acting on a session (actions.go) and quitting
+// (quit.go); clients.go holds what the commands share: the store, the
+// host clients and the context that ends them.
 package tui
 
 import (
@@ -163,6 +172,8 @@ const (
 // Model is the root model.
 type Model struct{ *model }
 
+// model is the root: the sessions, the components and what routes
+// between them.
 type model struct {
 	h    *shared
 	keys keyMap
@@ -175,17 +186,16 @@ type model struct {
 	st       *styles
 
 	// the sessions and their listing
-	sessions map[string]*sessView // every session known, by id
-	listing  bool                 // a listing is in flight
-	listed   bool                 // a listing arrived
-	listErr  error                // the last listing failed
-	useClock int                  // LRU clock of the journals shown (evict)
-	creating int                  // creates in flight
+	sessions     map[string]*sessView // every session known, by id
+	listInFlight bool                 // a listing is in flight
+	useClock     int                  // LRU clock of the journals shown (evict)
+	creating     int                  // creates in flight
 
 	// the components
 	focus    pane
 	list     sessionList
 	detail   detailPane
+	events   eventsPane
 	dialog   dialog
 	help     *helpView
 	input    *inputBar
@@ -194,8 +204,7 @@ type model struct {
 	screenFocus *screenFocus
 	status      statusBar
 	spin        spinner
-	globalErr   *opFailure // a failure of no session (a create), shown in the strip
-	liveN       int        // sessions live in a host (countLive, after each message that may change it)
+	strip       errorStrip
 
 	quitting string // shown while the TUI detaches at quit
 
@@ -279,7 +288,8 @@ func newModelLog(opts Options, r *lipgloss.Renderer, log *slog.Logger) Model {
 	}
 	m.st = newStyles(r, th)
 	m.list.filterInput = newInput("filter: ", 200)
-	m.list.needs = m.needs
+	m.detail.workspaces = opts.Workspaces
+	m.status.store = opts.StoreDir
 	seenFile := opts.SeenFile
 	if seenFile == "" && opts.Store != nil {
 		seenFile = seenPath(opts.Store.LocalDir())
@@ -288,6 +298,7 @@ func newModelLog(opts Options, r *lipgloss.Renderer, log *slog.Logger) Model {
 	if err != nil {
 		h.log.Warn("seen state not read", "err", err)
 	}
+	m.list.seen = m.seen
 	switch {
 	case themeError != "":
 		m.status.msg, m.status.cls = clean(themeError), clsError
@@ -296,6 +307,17 @@ func newModelLog(opts Options, r *lipgloss.Renderer, log *slog.Logger) Model {
 		h.log.Warn(opts.Warning)
 	}
 	return Model{m}
+}
+
+// newSessView is newSessView for this TUI: its output is rendered with
+// the TUI's colour profile, a full-screen program's screen at the turn
+// size.
+func (m *model) newSessView(id string) *sessView {
+	v := newSessView(id)
+	v.transcript.prof = outProfile(m.renderer)
+	cols, rows := m.turnSize()
+	v.transcript.screenSize = [2]int{cols, rows}
+	return v
 }
 
 // Init starts the listing and its refresh timer.

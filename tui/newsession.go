@@ -17,8 +17,9 @@ type createDialog struct {
 	field    int // 0 profile, 1 title, 2 seed
 }
 
-func newCreateDialog(m *model) *createDialog {
-	d := &createDialog{profiles: m.profileNames(), title: newInput("", 200), seed: newInput("", 1024), field: 1}
+// newCreateDialog offers profiles, the default first.
+func newCreateDialog(profiles []string) *createDialog {
+	d := &createDialog{profiles: profiles, title: newInput("", 200), seed: newInput("", 1024), field: 1}
 	d.title.Placeholder = "(untitled)"
 	d.seed.Placeholder = "(none)"
 	d.focusField()
@@ -37,24 +38,23 @@ func (d *createDialog) focusField() tea.Cmd {
 	return nil
 }
 
-func (d *createDialog) key(m *model, msg tea.KeyMsg) (bool, tea.Cmd) {
+func (d *createDialog) key(_ common, msg tea.KeyMsg, _ dialogArea) dialogResult {
 	switch msg.Type {
 	case tea.KeyEsc:
-		return true, nil
+		return dialogResult{done: true}
 	case tea.KeyEnter:
 		profile := ""
 		if len(d.profiles) > 0 {
 			profile = d.profiles[d.prof]
 		}
-		m.creating++
-		return true, tea.Batch(m.createCmd(profile, strings.TrimSpace(d.title.Value()), strings.TrimSpace(d.seed.Value())),
-			m.status.flash("creating a "+profile+" session…", clsMuted), m.spin.start())
+		return dialogResult{done: true, act: createAction{profile: profile,
+			title: strings.TrimSpace(d.title.Value()), seed: strings.TrimSpace(d.seed.Value())}}
 	case tea.KeyTab, tea.KeyDown:
 		d.field = (d.field + 1) % 3
-		return false, d.focusField()
+		return dialogResult{cmd: d.focusField()}
 	case tea.KeyShiftTab, tea.KeyUp:
 		d.field = (d.field + 2) % 3
-		return false, d.focusField()
+		return dialogResult{cmd: d.focusField()}
 	}
 	var cmd tea.Cmd
 	switch d.field {
@@ -70,11 +70,11 @@ func (d *createDialog) key(m *model, msg tea.KeyMsg) (bool, tea.Cmd) {
 	case 2:
 		d.seed, cmd = d.seed.Update(msg)
 	}
-	return false, cmd
+	return dialogResult{cmd: cmd}
 }
 
-func (d *createDialog) view(m *model, w int) (string, []string) {
-	st := m.st
+func (d *createDialog) view(c common, area dialogArea) (string, []string) {
+	st, w := c.st, area.w
 	label := func(i int, s string) string {
 		mark := "  "
 		if d.field == i {
@@ -103,7 +103,3 @@ func (d *createDialog) view(m *model, w int) (string, []string) {
 	}
 	return "New session", lines
 }
-
-// profileNames are the profiles to choose from: the default first, then
-// by name.
-func (m *model) profileNames() []string { return m.h.profileNames() }

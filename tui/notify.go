@@ -30,8 +30,22 @@ type heard struct {
 	gate, end string // the gate and the turn end last seen
 }
 
-// announce announces what changed in v since it was last looked at here.
+// announce announces what changed in v since it was last looked at here
+// (sessView.news), unless v is the session in front of the user.
 func (m *model) announce(v *sessView) tea.Cmd {
+	var cmds []tea.Cmd
+	for _, what := range v.news(v == m.selected(), m.h.notifyAfter()) {
+		cmds = append(cmds, m.h.notifyCmd(v.id, v.notifyTitle(), what))
+	}
+	return tea.Batch(cmds...)
+}
+
+// news says what changed in v since the announcements last looked (heard)
+// and is to be announced: a gate that opened, a turn end (but a crash's,
+// or of a turn shorter than after). Nothing is news in front of the user
+// (front), nor what v showed when first seen; a partial fold (a replay or
+// a journal read in progress) is not looked at.
+func (v *sessView) news(front bool, after time.Duration) []string {
 	if v.replaying() || v.journal.state == journalReading {
 		return nil // a partial fold shows old gates and ends
 	}
@@ -45,19 +59,18 @@ func (m *model) announce(v *sessView) tea.Cmd {
 		v.heard = heard{primed: true, gate: gate, end: end}
 		return nil
 	}
-	front := v == m.selected()
-	var cmds []tea.Cmd
+	var out []string
 	if gate != "" && gate != v.heard.gate {
 		v.heard.gate = gate
 		if !front {
 			prompt := ""
 			switch {
-			case v.fold.Gate() != nil && v.fold.Gate().ID == gate:
-				prompt = ": " + v.fold.Gate().Prompt
-			case v.info.OpenGate == gate && v.info.GatePrompt != "":
-				prompt = ": " + v.info.GatePrompt
+			case v.transcript.fold.Gate() != nil && v.transcript.fold.Gate().ID == gate:
+				prompt = ": " + v.transcript.fold.Gate().Prompt
+			case v.listing.info.OpenGate == gate && v.listing.info.GatePrompt != "":
+				prompt = ": " + v.listing.info.GatePrompt
 			}
-			cmds = append(cmds, m.notifyCmd(v, "waits at a gate"+prompt))
+			out = append(out, "waits at a gate"+prompt)
 		}
 	}
 	if end != "" && end != v.heard.end {
@@ -65,11 +78,11 @@ func (m *model) announce(v *sessView) tea.Cmd {
 		// A crash's interruption is recorded by whoever restores the
 		// session (R, r): not news to announce.
 		crash := e.Outcome == rig.TurnOutcomeInterrupted && e.Reason == event.ReasonCrash
-		if !front && !crash && e.Duration() >= m.notifyAfter() {
-			cmds = append(cmds, m.notifyCmd(v, endText(*e)))
+		if !front && !crash && e.Duration() >= after {
+			out = append(out, endText(*e))
 		}
 	}
-	return tea.Batch(cmds...)
+	return out
 }
 
 // attend follows what the sessions ask of the user after msg: a listing
@@ -80,7 +93,7 @@ func (m *model) attend(msg tea.Msg) tea.Cmd {
 	var cmds []tea.Cmd
 	switch msg := msg.(type) {
 	case listMsg:
-		if msg.err == nil && !msg.same && m.listed {
+		if msg.err == nil && !msg.same && m.list.listed {
 			cmds = append(cmds, m.primeSeen())
 			m.seen.forget(func(id string) bool { return m.sessions[id] != nil })
 			for _, v := range m.sessions {
@@ -98,6 +111,15 @@ func (m *model) attend(msg tea.Msg) tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
+// notifyTitle is what an announcement calls v: its title as the
+// catalog has it, else its short id.
+func (v *sessView) notifyTitle() string {
+	if v.listing.rawTitle == "" {
+		return v.short
+	}
+	return v.listing.rawTitle
+}
+
 func (m *model) announceID(id string) tea.Cmd {
 	if v := m.sessions[id]; v != nil {
 		return m.announce(v)
@@ -105,8 +127,10 @@ func (m *model) announceID(id string) tea.Cmd {
 	return nil
 }
 
-func (m *model) notifyAfter() time.Duration {
-	if d := m.h.opts.NotifyAfter; d > 0 {
+// notifyAfter is how long a turn must have run for its end to be
+// announced.
+func (h *shared) notifyAfter() time.Duration {
+	if d := h.opts.NotifyAfter; d > 0 {
 		return d
 	}
 	return config.DefaultNotifyAfter
@@ -122,18 +146,15 @@ func (m *model) onNotified(msg notifiedMsg) tea.Cmd {
 	return nil
 }
 
-// notifyCmd writes the announcement that session v says what.
-func (m *model) notifyCmd(v *sessView, what string) tea.Cmd {
-	w, mode := m.h.opts.NotifyTo, m.h.opts.Notify
+// notifyCmd writes the announcement that session id, titled title
+// (unsanitized: notifySequence keeps its printable text), says what.
+func (h *shared) notifyCmd(id, title, what string) tea.Cmd {
+	w, mode := h.opts.NotifyTo, h.opts.Notify
 	if w == nil || mode == "none" {
 		return nil
 	}
-	title := v.rawTitle
-	if title == "" {
-		title = v.short
-	}
-	seq := notifySequence(mode, m.h.opts.InTmux, "looprig: "+title, what)
-	m.h.log.Info("notify", "session", v.id, "mode", mode, "what", notifyText(what, 200))
+	seq := notifySequence(mode, h.opts.InTmux, "looprig: "+title, what)
+	h.log.Info("notify", "session", id, "mode", mode, "what", notifyText(what, 200))
 	return func() tea.Msg {
 		_, err := io.WriteString(w, seq)
 		return notifiedMsg{err: err}

@@ -54,7 +54,7 @@ func TestFlowNotifyBell(t *testing.T) {
 	f := startFlow(t, st, opts)
 	f.waitView("front", "background", "? gate")
 	f.inspect(func(m Model) {
-		if s := m.selected(); s == nil || s.title != "front" {
+		if s := m.selected(); s == nil || s.listing.title != "front" {
 			t.Errorf("selected %v, want the front session", s)
 		}
 	})

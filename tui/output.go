@@ -17,7 +17,7 @@ import (
 // it still holds (a "\r" progress bar, a multi-line progress redrawn with
 // cursor-up) are drawn after them and replaced as they change. The turn's
 // end (flushPending) pushes them too and drops the renderer. Journal
-// replays and live streams go through this same path (sessView.apply).
+// replays and live streams go through this same path (transcript.apply).
 
 // maxLineCells is the widest line the renderer keeps; a longer line wraps
 // onto the next, as a terminal's autowrap does.
@@ -38,97 +38,97 @@ func outProfile(r *lipgloss.Renderer) termrender.Profile {
 // renderer, pushing the lines that became final into the ring. A renderer
 // belongs to one turn and one class: output of another turn, or of the
 // other stream, ends the lines of the previous one first.
-func (v *sessView) output(turnID string, cls lineClass, text string) {
+func (t *transcript) output(turnID string, cls lineClass, text string) {
 	if text == "" {
 		return
 	}
-	if v.out != nil && (v.outTurn != turnID || v.outCls != cls) {
-		v.flushPending()
+	if t.out != nil && (t.outTurn != turnID || t.outCls != cls) {
+		t.flushPending()
 	}
-	if v.out == nil {
-		v.out = termrender.New(termrender.Options{Profile: v.prof, MaxLineCells: maxLineCells})
-		v.outTurn = turnID
-		v.outCls = cls
+	if t.out == nil {
+		t.out = termrender.New(termrender.Options{Profile: t.prof, MaxLineCells: maxLineCells})
+		t.outTurn = turnID
+		t.outCls = cls
 	}
-	wasFull := v.out.FullScreen()
-	v.out.WriteString(text)
-	v.pushOut(cls, v.out.Final())
-	v.pendDirty = true
-	v.feedScreen(turnID, text, wasFull || v.out.FullScreen())
+	wasFull := t.out.FullScreen()
+	t.out.WriteString(text)
+	t.pushOut(cls, t.out.Final())
+	t.pendDirty = true
+	t.feedScreen(turnID, text, wasFull || t.out.FullScreen())
 }
 
 // feedScreen feeds text to the screen of the turn's full-screen program
 // (screen.go), starting one when the output has (or had, in this text)
 // the alternate screen, and dropping it once the program left it.
-func (v *sessView) feedScreen(turnID, text string, full bool) {
-	if v.screen != nil && v.screen.turnID != turnID {
-		v.screen = nil
+func (t *transcript) feedScreen(turnID, text string, full bool) {
+	if t.screen != nil && t.screen.turnID != turnID {
+		t.screen = nil
 	}
-	if v.screen == nil {
+	if t.screen == nil {
 		if !full {
 			return
 		}
-		v.screen = newTurnScreen(turnID, v.screenSize[0], v.screenSize[1])
-		if v.screen == nil {
+		t.screen = newTurnScreen(turnID, t.screenSize[0], t.screenSize[1])
+		if t.screen == nil {
 			return
 		}
 	}
-	v.screen.write(text)
+	t.screen.write(text)
 }
 
 // flushScreen feeds the screen what the events just folded wrote to it,
 // once per batch (live.go, journal.go), and drops it when the program
 // left the alternate screen.
-func (v *sessView) flushScreen() {
-	if v.screen == nil {
+func (t *transcript) flushScreen() {
+	if t.screen == nil {
 		return
 	}
-	v.screen.flush()
-	if !v.screen.active() {
-		v.screen = nil
+	t.screen.flush()
+	if !t.screen.active() {
+		t.screen = nil
 	}
 }
 
 // flushPending ends the output shown so far (the turn ended, or something
 // else is said between its lines): the lines still pending become final
 // and the renderer is dropped.
-func (v *sessView) flushPending() {
-	if v.out == nil {
+func (t *transcript) flushPending() {
+	if t.out == nil {
 		return
 	}
-	v.pushOut(v.outCls, v.out.Flush())
-	v.out = nil
-	v.outTurn = ""
-	v.pend, v.pendDirty = nil, false
-	v.screen = nil
+	t.pushOut(t.outCls, t.out.Flush())
+	t.out = nil
+	t.outTurn = ""
+	t.pend, t.pendDirty = nil, false
+	t.screen = nil
 }
 
 // pushOut pushes final output lines into the ring. Of more lines than the
 // ring holds only the last are kept; all are counted.
-func (v *sessView) pushOut(cls lineClass, lines []string) {
+func (t *transcript) pushOut(cls lineClass, lines []string) {
 	n := len(lines)
 	if n == 0 {
 		return
 	}
-	v.outLines += uint64(n)
-	v.added += n
+	t.outLines += uint64(n)
+	t.added += n
 	if n > ringCapacity {
 		lines = lines[n-ringCapacity:]
 	}
 	for _, s := range lines {
-		v.ring.push(evLine{cls: cls, text: "  " + capLine(s)})
+		t.ring.push(evLine{cls: cls, text: "  " + capLine(s)})
 	}
 }
 
 // pending returns the output lines that may still change, drawn after the
 // ring. They are taken from the renderer when the frame needs them, not
 // at every delta.
-func (v *sessView) pending() []string {
-	if v.pendDirty {
-		v.pend = v.out.Pending()
-		v.pendDirty = false
+func (t *transcript) pending() []string {
+	if t.pendDirty {
+		t.pend = t.out.Pending()
+		t.pendDirty = false
 	}
-	return v.pend
+	return t.pend
 }
 
 // capLine cuts a rendered line longer than maxStoredLine bytes, outside
@@ -173,14 +173,4 @@ func fitStyled(s string, w int) string {
 		t += "\x1b[0m"
 	}
 	return t + spaces(w-ansi.StringWidth(t))
-}
-
-// newSessView is newSessView for this TUI: its output is rendered with
-// the TUI's colour profile.
-func (m *model) newSessView(id string) *sessView {
-	v := newSessView(id)
-	v.prof = outProfile(m.renderer)
-	cols, rows := m.turnSize()
-	v.screenSize = [2]int{cols, rows}
-	return v
 }

@@ -117,20 +117,20 @@ func TestFoldColourLiveAndReplayAgree(t *testing.T) {
 		for trial := 0; trial < 20; trial++ {
 			start := event.Envelope{Seq: 1, Event: event.TurnStarted{TurnID: "t", Index: 0, Input: "x"}}
 			live, replay := newSessView("live"), newSessView("replay")
-			live.prof, replay.prof = prof, prof
-			live.apply(start)
-			replay.apply(start)
+			live.transcript.prof, replay.transcript.prof = prof, prof
+			live.transcript.apply(start)
+			replay.transcript.apply(start)
 			// cut raw into deltas; every few deltas a checkpoint of what
 			// came since the last one
 			seq, ck := uint64(2), 0
 			for i := 0; i < len(raw); {
 				n := min(len(raw)-i, 1+rnd.Intn(12))
-				live.apply(event.Envelope{Event: event.OutputDelta{TurnID: "t", Stream: event.StreamStdout, Offset: int64(i), Text: raw[i : i+n]}})
+				live.transcript.apply(event.Envelope{Event: event.OutputDelta{TurnID: "t", Stream: event.StreamStdout, Offset: int64(i), Text: raw[i : i+n]}})
 				i += n
 				if rnd.Intn(4) == 0 || i == len(raw) {
 					cp := event.Envelope{Seq: seq, Event: event.TurnOutput{TurnID: "t", Offset: int64(ck), Text: raw[ck:i]}}
-					live.apply(cp)
-					replay.apply(cp)
+					live.transcript.apply(cp)
+					replay.transcript.apply(cp)
 					seq++
 					ck = i
 				}
@@ -139,8 +139,8 @@ func TestFoldColourLiveAndReplayAgree(t *testing.T) {
 				t.Fatalf("profile %d, running: live %q\nreplay %q", prof, l, r)
 			}
 			end := event.Envelope{Seq: seq, Event: event.TurnDone{TurnID: "t"}}
-			live.apply(end)
-			replay.apply(end)
+			live.transcript.apply(end)
+			replay.transcript.apply(end)
 			l, r := ringText(live), ringText(replay)
 			if strings.Join(l, "\n") != strings.Join(r, "\n") {
 				t.Fatalf("profile %d, done: live %q\nreplay %q", prof, l, r)

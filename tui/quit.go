@@ -13,17 +13,12 @@ import (
 func (m *model) quit() tea.Cmd {
 	running := 0
 	for _, v := range m.sessions {
-		if v.takesCommands() && v.fold.Turn() != nil {
+		if v.takesCommands() && v.transcript.fold.Turn() != nil {
 			running++
 		}
 	}
 	if running > 0 {
-		m.dialog = &confirmDialog{title: "Quit",
-			body: []string{plural(running, "turn") + " still running.",
-				"Quitting detaches: live sessions keep running in the background",
-				"and their turns go on. Open looprig again to attach; X shuts one down."},
-			confirm:   "Quit",
-			onConfirm: func(m *model) tea.Cmd { return m.beginQuit() }}
+		m.dialog = newQuitDialog(running)
 		return nil
 	}
 	return m.beginQuit()

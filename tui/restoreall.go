@@ -67,7 +67,8 @@ type raRow struct {
 	updated   time.Time
 
 	outcome raOutcome
-	note    string // sanitized detail of the outcome: the host's pid, who holds it, the failure's kind
+	note    string    // sanitized detail of the outcome: the host's pid, who holds it, the failure's kind
+	started time.Time // when its restore started (raRunning: the elapsed time shown)
 }
 
 type raPhase int
@@ -107,7 +108,7 @@ func (m *model) openRestoreAll() tea.Cmd {
 		if v.state() != rig.StateCrashed || v.busy != notBusy {
 			continue
 		}
-		rows = append(rows, &raRow{id: v.id, short: v.short, title: v.title, lastTurn: lastTurnText(v.info), updated: v.info.Updated})
+		rows = append(rows, &raRow{id: v.id, short: v.short, title: v.listing.title, lastTurn: lastTurnText(v.listing.info), updated: v.listing.info.Updated})
 	}
 	if len(rows) == 0 {
 		return m.status.flash("R: no crashed sessions", clsMuted)
@@ -138,45 +139,46 @@ func lastTurnText(info rig.SessionInfo) string {
 	return "none"
 }
 
-func (r *restoreRun) key(m *model, msg tea.KeyMsg) (bool, tea.Cmd) {
+func (r *restoreRun) key(c common, msg tea.KeyMsg, area dialogArea) dialogResult {
 	switch msg.String() {
 	case "up", "k":
-		r.scroll(m, -1)
-		return false, nil
+		r.scroll(c, area, -1)
+		return dialogResult{}
 	case "down", "j":
-		r.scroll(m, 1)
-		return false, nil
+		r.scroll(c, area, 1)
+		return dialogResult{}
 	case "pgup":
-		r.scroll(m, -r.pageRows(m))
-		return false, nil
+		r.scroll(c, area, -r.pageRows(c, area))
+		return dialogResult{}
 	case "pgdown":
-		r.scroll(m, r.pageRows(m))
-		return false, nil
+		r.scroll(c, area, r.pageRows(c, area))
+		return dialogResult{}
 	}
 	switch r.phase {
 	case raAsking:
 		switch cancelOrConfirm(&r.sel, msg.String()) {
 		case choseCancel:
-			return true, nil
+			return dialogResult{done: true}
 		case choseConfirm:
-			return false, m.startRestoreAll(r) // the dialog stays, showing the run
+			return dialogResult{act: restoreAllAction{run: r}} // the dialog stays, showing the run
 		}
 	case raRunningPhase:
 		if msg.String() == "esc" {
-			return true, nil // hidden: the restores go on (R shows them)
+			return dialogResult{done: true} // hidden: the restores go on (R shows them)
 		}
 	case raDone:
 		switch msg.String() {
 		case "esc", "enter":
-			return true, nil
+			return dialogResult{done: true}
 		}
 	}
-	return false, nil
+	return dialogResult{}
 }
 
 // scroll moves the rows shown by d.
-func (r *restoreRun) scroll(m *model, d int) {
-	r.top = max(0, min(r.firstShown(r.pageRows(m))+d, len(r.rows)-r.pageRows(m)))
+func (r *restoreRun) scroll(c common, area dialogArea, d int) {
+	page := r.pageRows(c, area)
+	r.top = max(0, min(r.firstShown(page)+d, len(r.rows)-page))
 	r.scrolled = true
 }
 
@@ -229,9 +231,9 @@ func (m *model) restoreAllNext(r *restoreRun) tea.Cmd {
 			continue
 		}
 		v.busy, v.busySince, v.failed = busyRestoring, m.now(), nil
-		row.outcome = raRunning
+		row.outcome, row.started = raRunning, v.busySince
 		r.running++
-		cmds = append(cmds, m.restoreAllCmd(r, i, row.id))
+		cmds = append(cmds, m.h.restoreAllCmd(r, i, row.id))
 	}
 	if len(cmds) > 0 {
 		cmds = append(cmds, m.spin.start())
@@ -245,8 +247,7 @@ func (m *model) restoreAllNext(r *restoreRun) tea.Cmd {
 
 // restoreAllCmd starts a host that restores session id if it is still
 // crashed; it does not attach.
-func (m *model) restoreAllCmd(r *restoreRun, i int, id string) tea.Cmd {
-	h := m.h
+func (h *shared) restoreAllCmd(r *restoreRun, i int, id string) tea.Cmd {
 	return func() tea.Msg {
 		if h.ctx.Err() != nil {
 			return nil // quitting: not started
@@ -341,7 +342,7 @@ func (m *model) onRestoreAll(msg restoreAllMsg) tea.Cmd {
 	if o == raRestored {
 		note = "live · pid " + strconv.Itoa(msg.rd.PID)
 		if v != nil {
-			m.servedHere(v, msg.rd)
+			v.servedHere(msg.rd, m.h.hostname, m.now())
 		}
 	}
 	r.finish(row, o, note)
@@ -371,15 +372,15 @@ func (m *model) onRestoreAll(msg restoreAllMsg) tea.Cmd {
 // servedHere: a host on this machine restored v and serves it. Until the
 // listing says so, v is listed held by that host, as the listing will,
 // and its probe has answered: it is live (opening it or r attaches).
-func (m *model) servedHere(v *sessView, rd host.Ready) {
+func (v *sessView) servedHere(rd host.Ready, hostname string, now time.Time) {
 	v.failed = nil
 	if rd.PID <= 0 {
 		return
 	}
-	v.info.State, v.info.Holder = rig.StateHeld, &storage.Holder{PID: rd.PID, Host: m.h.hostname}
-	v.info.Epoch = max(v.info.Epoch, rd.Epoch)
-	v.holder = clean(holderText(*v.info.Holder))
-	v.probe = hostProbe{key: v.holding(), pid: rd.PID, at: m.now()}
+	v.listing.info.State, v.listing.info.Holder = rig.StateHeld, &storage.Holder{PID: rd.PID, Host: hostname}
+	v.listing.info.Epoch = max(v.listing.info.Epoch, rd.Epoch)
+	v.listing.holder = clean(holderText(*v.listing.info.Holder))
+	v.listing.probe = hostProbe{key: v.listing.holding(), pid: rd.PID, at: now}
 }
 
 // counts are the outcomes so far: restored, skipped (calm) and failed.
@@ -428,8 +429,8 @@ func (r *restoreRun) progress() string {
 // The drawing.
 
 // head and foot are the lines above and below the table.
-func (r *restoreRun) head(m *model, w int) []string {
-	st := m.st
+func (r *restoreRun) head(c common, w int) []string {
+	st := c.st
 	switch r.phase {
 	case raAsking:
 		n := len(r.rows)
@@ -446,7 +447,7 @@ func (r *restoreRun) head(m *model, w int) []string {
 		return append(out, "")
 	case raRunningPhase:
 		restored, skipped, failed := r.counts()
-		line := m.spin.glyph() + " " + r.progress()
+		line := c.spin + " " + r.progress()
 		return []string{st.accent.s(trunc(line, w)), st.muted.s(trunc(countsText(restored, skipped, failed), w)), ""}
 	}
 	restored, skipped, failed := r.counts()
@@ -461,8 +462,8 @@ func countsText(restored, skipped, failed int) string {
 	return strconv.Itoa(restored) + " restored · " + strconv.Itoa(skipped) + " restored elsewhere · " + strconv.Itoa(failed) + " failed"
 }
 
-func (r *restoreRun) foot(m *model, w int) []string {
-	st := m.st
+func (r *restoreRun) foot(c common, w int) []string {
+	st := c.st
 	switch r.phase {
 	case raAsking:
 		return []string{"", buttons(st, []string{"Cancel", "Restore " + strconv.Itoa(len(r.rows))}, r.sel, false),
@@ -480,40 +481,40 @@ func (r *restoreRun) foot(m *model, w int) []string {
 	return append(out, buttons(st, []string{"Close"}, 0, false), st.muted.s(trunc("enter/esc close", w)))
 }
 
-// pageRows is how many table rows fit in the window.
-func (r *restoreRun) pageRows(m *model) int {
-	w := min(m.width-4, 72) - 4
-	avail := m.geometry().bodyH - 4 - len(r.head(m, w)) - len(r.foot(m, w)) - 1 // box and padding, the table's header
+// pageRows is how many table rows fit in the area.
+func (r *restoreRun) pageRows(c common, area dialogArea) int {
+	w := area.w
+	avail := area.bodyH - 4 - len(r.head(c, w)) - len(r.foot(c, w)) - 1 // box and padding, the table's header
 	if len(r.rows) > avail {
 		avail-- // the "more" line
 	}
 	return max(1, avail)
 }
 
-func (r *restoreRun) view(m *model, w int) (string, []string) {
-	st := m.st
-	out := r.head(m, w)
-	page := r.pageRows(m)
+func (r *restoreRun) view(c common, area dialogArea) (string, []string) {
+	st, w := c.st, area.w
+	out := r.head(c, w)
+	page := r.pageRows(c, area)
 	top := r.firstShown(page)
 	end := min(len(r.rows), top+page)
 	shown := r.rows[top:end]
 	if r.phase == raAsking {
-		out = append(out, r.askTable(m, shown, w)...)
+		out = append(out, r.askTable(c, shown, w)...)
 	} else {
-		out = append(out, r.outcomeTable(m, shown, w)...)
+		out = append(out, r.outcomeTable(c, shown, w)...)
 	}
 	if len(r.rows) > page {
 		more := strconv.Itoa(top+1) + "–" + strconv.Itoa(end) + " of " + strconv.Itoa(len(r.rows)) + " · ↑/↓ scroll"
 		out = append(out, st.muted.s(trunc(more, w)))
 	}
-	out = append(out, r.foot(m, w)...)
+	out = append(out, r.foot(c, w)...)
 	return "Restore crashed sessions", out
 }
 
 // askTable lists the sessions: id, title, last turn and when they were
 // last active (the last write of their catalog entry, before the crash).
-func (r *restoreRun) askTable(m *model, rows []*raRow, w int) []string {
-	now := m.now()
+func (r *restoreRun) askTable(c common, rows []*raRow, w int) []string {
+	now := c.now
 	cells := make([][]string, 0, len(rows)+1)
 	cells = append(cells, []string{"ID", "TITLE", "LAST TURN", "LAST ACTIVE"})
 	turnW, actW := width("LAST TURN"), width("LAST ACTIVE")
@@ -525,17 +526,17 @@ func (r *restoreRun) askTable(m *model, rows []*raRow, w int) []string {
 	for _, row := range rows {
 		cells = append(cells, []string{row.short, trunc(untitled(row.title), titleW), row.lastTurn, agoText(now, row.updated)})
 	}
-	return renderTable(m.st, cells, w)
+	return renderTable(c.st, cells, w)
 }
 
 // outcomeTable lists the sessions with their outcomes, each painted by
 // what it is: failures red, another process's doing muted.
-func (r *restoreRun) outcomeTable(m *model, rows []*raRow, w int) []string {
-	st := m.st
+func (r *restoreRun) outcomeTable(c common, rows []*raRow, w int) []string {
+	st := c.st
 	outW := width("OUTCOME")
 	titleW := width("TITLE")
 	for _, row := range rows {
-		outW = max(outW, width(r.outcomeText(m, row)))
+		outW = max(outW, width(r.outcomeText(c, row)))
 		titleW = max(titleW, width(untitled(row.title)))
 	}
 	titleW = max(5, min(titleW, 24, w-8-4-min(outW, 30)))
@@ -543,21 +544,17 @@ func (r *restoreRun) outcomeTable(m *model, rows []*raRow, w int) []string {
 	lines := []string{st.muted.s(fit("ID", 8) + "  " + fit("TITLE", titleW) + "  " + fit("OUTCOME", outW))}
 	for _, row := range rows {
 		lines = append(lines, st.text.s(fit(row.short, 8)+"  "+fit(untitled(row.title), titleW)+"  ")+
-			r.outcomePaint(st, row).s(fit(r.outcomeText(m, row), outW)))
+			r.outcomePaint(st, row).s(fit(r.outcomeText(c, row), outW)))
 	}
 	return lines
 }
 
-func (r *restoreRun) outcomeText(m *model, row *raRow) string {
+func (r *restoreRun) outcomeText(c common, row *raRow) string {
 	switch row.outcome {
 	case raWaiting:
 		return "· waiting"
 	case raRunning:
-		s := m.spin.glyph() + " restoring…"
-		if v := m.sessions[row.id]; v != nil && v.busy == busyRestoring {
-			s += " " + dur(m.now().Sub(v.busySince))
-		}
-		return s
+		return c.spin + " restoring… " + dur(c.now.Sub(row.started))
 	case raRestored:
 		return "✓ " + row.note
 	case raFailed:

@@ -161,14 +161,15 @@ func restoreAllFrame(m Model) string {
 	for i := range body {
 		body[i] = spaces(w)
 	}
+	c := m.common()
 	if m.dialog != nil {
-		m.overlay(body, w)
+		overlay(c, m.dialog, m.dialogArea(), body, w)
 	}
-	lines := append(body, m.stripLines(w, stripMax(m.height))...)
+	lines := append(body, m.stripLines()...)
 	if m.input != nil {
-		lines = append(lines, m.input.view(m.model, w))
+		lines = append(lines, m.input.view(c, m.sessions[m.input.id], w))
 	}
-	lines = append(lines, m.status.view(m.model, w))
+	lines = append(lines, m.status.view(c, m.barState(), w))
 	return strings.Join(lines, "\n")
 }
 
@@ -469,7 +470,7 @@ func TestRestoreAllScroll(t *testing.T) {
 	m.send(flashOffMsg{gen: m.status.gen})
 	m = m.keys("R")
 	r := raRun(t, m)
-	page := r.pageRows(m.model)
+	page := r.pageRows(m.common(), m.dialogArea())
 	if page >= 40 || page < 1 {
 		t.Fatalf("page of %d rows", page)
 	}

@@ -270,14 +270,14 @@ func TestHistoryReadBounded(t *testing.T) {
 	m.h.readTimeout = 500 * time.Millisecond
 
 	// The first chunk, then a pause longer than the timeout, then the rest.
-	first, ok := runCmd(t, func() any { return m.historyCmd(id.String(), 0, nil, 0)() }, 5*time.Second).(historyMsg)
+	first, ok := runCmd(t, func() any { return m.h.historyCmd(id.String(), 0, nil, 0)() }, 5*time.Second).(historyMsg)
 	if !ok || first.err != nil || !first.more || first.rd == nil || len(first.envs) == 0 {
 		t.Fatalf("first chunk: %d events, more %v, err %v", len(first.envs), first.more, first.err)
 	}
 	time.Sleep(2 * m.h.readTimeout)
 	got := len(first.envs)
 	for msg := first; msg.more; {
-		msg, ok = runCmd(t, func() any { return m.historyCmd(id.String(), 0, msg.rd, msg.lastSeq)() }, 5*time.Second).(historyMsg)
+		msg, ok = runCmd(t, func() any { return m.h.historyCmd(id.String(), 0, msg.rd, msg.lastSeq)() }, 5*time.Second).(historyMsg)
 		if !ok || msg.err != nil {
 			t.Fatalf("a later chunk after a pause: %v", msg.err)
 		}
@@ -291,7 +291,7 @@ func TestHistoryReadBounded(t *testing.T) {
 	// that says so.
 	st.setStall(true)
 	start := time.Now()
-	hung, _ := runCmd(t, func() any { return m.historyCmd(id.String(), 0, nil, 0)() }, 5*time.Second).(historyMsg)
+	hung, _ := runCmd(t, func() any { return m.h.historyCmd(id.String(), 0, nil, 0)() }, 5*time.Second).(historyMsg)
 	if !errors.Is(hung.err, context.DeadlineExceeded) || !strings.Contains(hung.err.Error(), "took longer than 500ms") || hung.rd != nil {
 		t.Fatalf("a hung read: err %v, replay kept %v", hung.err, hung.rd != nil)
 	}

@@ -96,7 +96,7 @@ func (s *turnScreen) setMode(m ansi.Mode, on bool) {
 
 // write queues output for the emulator; flush feeds it. The fold writes
 // chunk by chunk and the model flushes once per batch of events
-// (sessView.flushScreen), so a flood costs one bounded feed per Update,
+// (transcript.flushScreen), so a flood costs one bounded feed per Update,
 // not one per chunk.
 func (s *turnScreen) write(p string) {
 	s.pending = append(s.pending, p...)

@@ -267,7 +267,7 @@ echo main-screen-done
 	f.submit(id, "bash "+script)
 	f.waitView("line-two")
 	f.inspect(func(m Model) {
-		if m.sessions[id].screen != nil {
+		if m.sessions[id].transcript.screen != nil {
 			t.Error("a screen before f, with no alternate screen")
 		}
 	})
@@ -289,10 +289,10 @@ echo main-screen-done
 	f.typeText("a")
 	f.waitModel("second-a at the start of a row", func(m Model) bool {
 		v := m.sessions[id]
-		if v.screen == nil {
+		if v.transcript.screen == nil {
 			return false
 		}
-		for _, r := range v.screen.lines(termrender.NoColor, false) {
+		for _, r := range v.transcript.screen.lines(termrender.NoColor, false) {
 			if strings.HasPrefix(r, "second-a") {
 				return true
 			}
@@ -300,7 +300,7 @@ echo main-screen-done
 		return false
 	})
 	f.key("ctrl+]")
-	f.waitModel("the screen closed", func(m Model) bool { return m.sessions[id].screen == nil && m.screenFocus == nil })
+	f.waitModel("the screen closed", func(m Model) bool { return m.sessions[id].transcript.screen == nil && m.screenFocus == nil })
 	f.waitView("Events · live", "key-a")
 	f.typeText("f")
 	f.waitView("keys go to the full-screen program")
@@ -387,14 +387,14 @@ func TestScreenFollowsWindowSize(t *testing.T) {
 	m := fakeModel(t, 100, 30, ansiRenderer())
 	m = withFullScreen(t, m)
 	v := m.sessions[fakeID(1)]
-	if v.screen == nil {
+	if v.transcript.screen == nil {
 		t.Fatal("no screen")
 	}
 	for _, sz := range [][2]int{{160, 45}, {60, 20}} {
 		m.send(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
 		cols, rows := m.turnSize()
-		if v.screen.emu.Width() != cols || v.screen.emu.Height() != rows {
-			t.Fatalf("window %v: screen %dx%d, turn terminal %dx%d", sz, v.screen.emu.Width(), v.screen.emu.Height(), cols, rows)
+		if v.transcript.screen.emu.Width() != cols || v.transcript.screen.emu.Height() != rows {
+			t.Fatalf("window %v: screen %dx%d, turn terminal %dx%d", sz, v.transcript.screen.emu.Width(), v.transcript.screen.emu.Height(), cols, rows)
 		}
 		checkFrame(t, m.View(), sz[0], sz[1])
 	}

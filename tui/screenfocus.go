@@ -5,6 +5,8 @@ import (
 	"unicode/utf8"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"looprig/host"
 )
 
 // Focus on a full-screen program. While the selected, attached session's
@@ -38,39 +40,39 @@ func (m *model) focusScreen(v *sessView) tea.Cmd {
 	switch {
 	case !v.takesCommands():
 		return m.status.flash("not attached to its host: r attaches", clsError)
-	case v.screen == nil && v.fold.Turn() == nil:
+	case v.transcript.screen == nil && v.transcript.fold.Turn() == nil:
 		return m.status.flash("no turn is running (i submits one)", clsError)
-	case v.screen == nil:
+	case v.transcript.screen == nil:
 		cols, rows := m.turnSize()
-		v.screen = newTurnScreen(v.fold.Turn().ID, cols, rows)
-		if v.screen == nil {
+		v.transcript.screen = newTurnScreen(v.transcript.fold.Turn().ID, cols, rows)
+		if v.transcript.screen == nil {
 			return m.status.flash("the screen could not be opened", clsError)
 		}
-		v.screen.opened = true
-		redraw = m.redrawCmd(v, cols, rows)
+		v.transcript.screen.opened = true
+		redraw = m.redraw(v, cols, rows)
 	}
-	m.screenFocus = &screenFocus{id: v.id, turnID: v.screen.turnID}
-	v.follow, v.scroll = true, 0
+	m.screenFocus = &screenFocus{id: v.id, turnID: v.transcript.screen.turnID}
+	v.transcript.follow, v.transcript.scroll = true, 0
 	return tea.Batch(redraw, m.status.flash("keys go to the program · ctrl+] gives them back", clsOK))
 }
 
-// redrawCmd makes the program of v's turn draw its whole screen again: the
+// redraw makes the program of v's turn draw its whole screen again: the
 // terminal shrinks by a row and grows back, so the program gets SIGWINCH
 // twice and redraws for the size it ends with. A screen opened in the
 // middle of a program's output starts empty; this fills it.
-func (m *model) redrawCmd(v *sessView, cols, rows int) tea.Cmd {
+func (m *model) redraw(v *sessView, cols, rows int) tea.Cmd {
 	if rows < 2 {
 		return nil
 	}
-	if v.live.resizing {
-		v.live.redraw = true // after the resize in flight (onResized)
-		return nil
+	if !v.live.redrawTo([2]int{cols, rows}) {
+		return nil // after the resize in flight (onResized)
 	}
-	v.live.redraw = false
-	v.live.resizing = true
-	v.live.wantSize = [2]int{cols, rows}
-	v.live.sentSize = v.live.wantSize
-	h, id, c := m.h, v.id, v.live.c
+	return m.h.redrawCmd(v.id, v.live.c, cols, rows)
+}
+
+// redrawCmd shrinks the terminal of session id's turn by a row and grows
+// it back to cols×rows (focusScreen's redraw).
+func (h *shared) redrawCmd(id string, c *host.Client, cols, rows int) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(h.ctx, opTimeout)
 		defer cancel()
@@ -94,35 +96,51 @@ func (m *model) focusedView() *sessView {
 		return nil
 	}
 	v := m.sessions[f.id]
-	if v == nil || v.screen == nil || v.screen.turnID != f.turnID || !v.takesCommands() ||
-		v.fold.Turn() == nil || v.fold.Turn().ID != f.turnID {
+	if v == nil || v.transcript.screen == nil || v.transcript.screen.turnID != f.turnID || !v.takesCommands() ||
+		v.transcript.fold.Turn() == nil || v.transcript.fold.Turn().ID != f.turnID {
 		return nil
 	}
 	return v
 }
 
-// screenKey handles a key while a program has the focus.
-func (m *model) screenKey(msg tea.KeyMsg) tea.Cmd {
-	v := m.focusedView()
+// key is a key while the program of session v has the keys (v nil: it
+// ended). ctrl+] gives them back, and so does any key once the program
+// ended (leave, saying so in note); any other key goes to the program
+// (send; nil when the key sends nothing). ctrl+] closes a screen f opened
+// that is not on the alternate screen: back to the transcript.
+func (f *screenFocus) key(msg tea.KeyMsg, v *sessView) (send *turnSend, leave bool, note string) {
 	if v == nil {
-		m.screenFocus = nil
-		return m.status.flash("the full-screen program ended: keys go to looprig again", clsOK)
+		return nil, true, "the full-screen program ended: keys go to looprig again"
 	}
+	scr := v.transcript.screen
 	if msg.Type == leaveScreenKey {
-		m.screenFocus = nil
-		if v.screen.opened && !v.screen.emu.IsAltScreen() {
-			v.screen = nil // back to the transcript
+		if scr.opened && !scr.emu.IsAltScreen() {
+			v.transcript.screen = nil // back to the transcript
 		}
-		return m.status.flash("keys go to looprig again (f gives them to the program)", clsOK)
+		return nil, true, "keys go to looprig again (f gives them to the program)"
 	}
-	b := keyBytes(msg, v.screen.appCursor)
-	if msg.Paste && v.screen.bracketedPaste {
+	b := keyBytes(msg, scr.appCursor)
+	if msg.Paste && scr.bracketedPaste {
 		b = append(append([]byte("\x1b[200~"), b...), "\x1b[201~"...)
 	}
 	if len(b) == 0 {
-		return nil
+		return nil, false, ""
 	}
-	return m.queueSend(v, turnSend{turnID: v.screen.turnID, index: v.fold.Turn().Index, text: string(b), quiet: true})
+	return &turnSend{turnID: scr.turnID, index: v.transcript.fold.Turn().Index, text: string(b), quiet: true}, false, ""
+}
+
+// screenKey gives a key to the full-screen program that has the keys.
+func (m *model) screenKey(msg tea.KeyMsg) tea.Cmd {
+	v := m.focusedView()
+	send, leave, note := m.screenFocus.key(msg, v)
+	switch {
+	case leave:
+		m.screenFocus = nil
+		return m.status.flash(note, clsOK)
+	case send != nil:
+		return m.queueSend(v, *send)
+	}
+	return nil
 }
 
 // keyBytes is what a terminal sends for key k: its text, its control

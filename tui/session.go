@@ -4,65 +4,30 @@ import (
 	"strconv"
 	"time"
 
-	"looprig/host"
-	"looprig/internal/termrender"
 	"looprig/rig"
 	"looprig/rig/event"
 	"looprig/rig/explain"
-	"looprig/rig/storage"
 )
 
-// sessView is everything the TUI knows about one session: its listing row,
-// its host when one serves it on this machine and the client attached to
-// it, its folded events and lines, and the errors shown for it.
+// sessView is everything the TUI knows about one session, in parts by
+// concern: its listing (the catalog's row and what the probes said), the
+// attachment to its host when this TUI is attached, the reading of its
+// journal, and the transcript folded from its events; and, of the session
+// as a whole, the operation in flight on it, what the announcements last
+// saw of it and the errors shown for it.
 type sessView struct {
 	id    string
 	short string
 
-	// the listing
-	info     rig.SessionInfo // latest listing row
-	listed   bool            // info came from a listing (not made up at hosting)
-	rawTitle string
-	title    string // sanitized
-	holder   string // sanitized "pid N@host"
-
-	probe hostProbe  // whether a host on this machine serves it
-	live  attachment // the client attached to its host (c nil when not attached)
+	listing    listing       // its catalog row and host probe
+	live       attachment    // the client attached to its host (c nil when not attached)
+	journal    journalReader // the reading of its journal (journal.go)
+	transcript transcript    // its events folded: its state, lines and output
 
 	// busy is the operation in flight; busySince drives the elapsed time
 	// shown next to it.
 	busy      busyOp
 	busySince time.Time
-
-	// the folded events (fold.go): the session's state and its turns'
-	// output; and the events pane's lines
-	fold rig.State
-	tr   rig.Transcript
-	ring *ring
-	// the output of the turn being shown (output.go): its renderer, the
-	// turn and stream it renders, and its pending lines (drawn last)
-	out       *termrender.Renderer
-	outTurn   string
-	outCls    lineClass
-	prof      termrender.Profile
-	pend      []string // cache of out.Pending(), valid unless pendDirty
-	pendDirty bool
-	pendSeen  int // pending lines at the last settleScroll
-	// screen: the turn's full-screen program, while it has the alternate
-	// screen (screen.go); screenSize: the size it is made with, the turn
-	// terminal's (model.turnSize).
-	screen     *turnScreen
-	screenSize [2]int
-	lastSeq    uint64
-	outLines   uint64
-	added      int // lines added since the last frame (keeps a scrolled view still)
-
-	journal journalReader
-	used    int // LRU clock of the last time it was shown
-
-	// the events pane's scroll
-	follow bool
-	scroll int // lines above the bottom, when not following
 
 	// what the announcements last saw of it (notify.go)
 	heard heard
@@ -70,70 +35,6 @@ type sessView struct {
 	// errors and banners
 	failed *opFailure // the last restore, break, delete or attach of it that failed
 	lost   *leaseLost // its host lost its lease while attached, or faulted
-}
-
-// hostProbe is what host.Probe said of the session while a process on
-// this machine holds its lease. key names that holding (sessView.holding):
-// a host that answered is not probed again for it; when none answered, it
-// is probed again after reprobeEvery (a host restoring the session holds
-// its lease before it serves).
-type hostProbe struct {
-	key string    // the holding probed (or being probed); "" when not held here
-	pid int       // the host's pid; 0 when no host answered (yet)
-	at  time.Time // when it was probed
-	// asking: a probe is in flight; the journal is not read meanwhile (an
-	// answer attaches, and an attach replays the journal itself).
-	asking bool
-	// noAttach is the holding an attach failed for (or whose host ended
-	// while attached): opening the session does not attach to it again,
-	// r does.
-	noAttach string
-}
-
-// holding names who holds the session as last listed: its epoch and the
-// holder's pid; "" when nobody does.
-func (v *sessView) holding() string {
-	if v.info.Holder == nil {
-		return ""
-	}
-	return strconv.FormatUint(v.info.Epoch, 10) + "/" + strconv.Itoa(v.info.Holder.PID)
-}
-
-// forgetHost forgets what the probes said (the next listing probes again)
-// and keeps opening the session from attaching to its holding as listed.
-func (v *sessView) forgetHost() {
-	v.probe = hostProbe{noAttach: v.holding()}
-}
-
-// reprobeEvery is how often a holding no host answered for is probed
-// again.
-const reprobeEvery = 3 * time.Second
-
-// attachment is a session this TUI is attached to: the client of its host,
-// the stream its events arrive by, and what starting the host said.
-type attachment struct {
-	c *host.Client // nil when not attached (any more)
-	// follower follows the session through its host (rig.Follow); nil
-	// until it is open, and once it ended
-	follower *rig.Follower
-	pid      int         // the host's
-	gen      int         // bumped to drop what a replaced or ended reader still sends
-	stopping bool        // X asked the host to shut the session down
-	status   host.Status // when attached
-	// outcome is the restore that started the host (nil for a new session
-	// or an attach); kept after the detach.
-	outcome *rig.RestoreInfo
-	broke   *rig.BreakResult // the lease break (B) before that restore, nil for none
-
-	// input to the running turn (turninput.go): a send in flight, and the
-	// sends waiting for it
-	sending bool
-	queue   []turnSend
-	// the turn's terminal size (turninput.go): a Resize in flight, the
-	// size it sent and the size wanted now
-	resizing           bool
-	sentSize, wantSize [2]int
-	redraw             bool // a redraw (screenfocus.go) waits for the resize in flight
 }
 
 // leaseLost is an attached session that stopped accepting work on its own:
@@ -182,56 +83,16 @@ func (b busyOp) String() string {
 // (the events pane shows its progress).
 func (b busyOp) takesLease() bool { return b == busyRestoring || b == busyBreaking }
 
-// journalState is where the reading of a session's events stands. A
-// session not attached is read when it is shown: its history, then what
-// follows while it stays selected. An attached session replays its
-// history through its host, then goes on live.
-type journalState int
-
-const (
-	journalUnread    journalState = iota // nothing read, or forgotten
-	journalReading                       // the history is being read
-	journalReplaying                     // attached: the host replays the history
-	journalRead                          // read up to lastSeq; nothing in flight
-	journalFollowing                     // read, and what follows is being read
-)
-
-func (s journalState) String() string {
-	switch s {
-	case journalUnread:
-		return "unread"
-	case journalReading:
-		return "reading"
-	case journalReplaying:
-		return "replaying"
-	case journalRead:
-		return "read"
-	case journalFollowing:
-		return "following"
-	}
-	return "journalState(" + strconv.Itoa(int(s)) + ")"
-}
-
-// loaded says whether the journal was read to its end at least once.
-func (s journalState) loaded() bool { return s == journalRead || s == journalFollowing }
-
-// inFlight says whether a read is in flight or armed: no other may start.
-func (s journalState) inFlight() bool {
-	return s == journalReading || s == journalReplaying || s == journalFollowing
-}
-
-// journalReader is the reading of a session's journal.
-type journalReader struct {
-	state journalState
-	gen   int    // bumped when the journal is forgotten: reads in flight for it are dropped
-	tip   uint64 // the sequence the running read heads for (the replay's progress)
-	// tail follows the journal once read, while the session is shown (a
-	// tailMsg's command has it meanwhile); nil when it is not followed
-	tail *rig.Follower
-}
-
 func newSessView(id string) *sessView {
-	return &sessView{id: id, short: rig.ShortID(id), ring: newRing(ringCapacity), follow: true}
+	return &sessView{id: id, short: rig.ShortID(id), transcript: newTranscript()}
+}
+
+// resetJournal forgets the folded journal, so it can be replayed afresh:
+// the transcript folded from it, and the reading of it (reads in flight
+// are dropped).
+func (v *sessView) resetJournal() {
+	v.transcript.reset()
+	v.journal.forget()
 }
 
 // attached says whether this TUI is attached to the session's host.
@@ -248,7 +109,7 @@ func (v *sessView) hostPID() int {
 	if v.attached() {
 		return v.live.pid
 	}
-	return v.probe.pid
+	return v.listing.probe.pid
 }
 
 // replaying says whether the session, attached, is replaying its history.
@@ -263,39 +124,22 @@ func (v *sessView) lostBanner() bool { return v.lost != nil && !v.lost.seen }
 // this process included (a listing's "live"); else what the listing says.
 func (v *sessView) state() rig.SessionState {
 	switch {
-	case v.lost != nil && v.probe.pid == 0:
+	case v.lost != nil && v.listing.probe.pid == 0:
 		return rig.StateHeld
 	case v.attached() && v.lost == nil:
 		return rig.StateLive
-	case v.info.State == rig.StateLive || v.info.State == rig.StateHeld:
-		if v.probe.pid > 0 {
+	case v.listing.info.State == rig.StateLive || v.listing.info.State == rig.StateHeld:
+		if v.listing.probe.pid > 0 {
 			return rig.StateLive
 		}
 		return rig.StateHeld
 	}
-	return v.info.State
-}
-
-func (v *sessView) setInfo(info rig.SessionInfo) {
-	v.info = info
-	v.listed = true
-	if info.Title != v.rawTitle || v.title == "" {
-		v.rawTitle = info.Title
-		v.title = clean(info.Title)
-	}
-	v.holder = ""
-	if h := info.Holder; h != nil {
-		v.holder = clean(holderText(*h))
-	}
-}
-
-func holderText(h storage.Holder) string {
-	return "pid " + strconv.Itoa(h.PID) + "@" + h.Host
+	return v.listing.info.State
 }
 
 // epoch is the latest lease epoch known.
 func (v *sessView) epoch() uint64 {
-	e := v.info.Epoch
+	e := v.listing.info.Epoch
 	if v.attached() {
 		e = max(e, v.live.status.Epoch)
 	}
@@ -306,24 +150,11 @@ func (v *sessView) epoch() uint64 {
 }
 
 func (v *sessView) lastActivity() time.Time {
-	t := v.info.Updated
-	if v.fold.LastAt.After(t) {
-		t = v.fold.LastAt
+	t := v.listing.info.Updated
+	if v.transcript.fold.LastAt.After(t) {
+		t = v.transcript.fold.LastAt
 	}
 	return t
-}
-
-// resetJournal forgets the folded journal, so it can be replayed afresh.
-func (v *sessView) resetJournal() {
-	v.fold, v.tr = rig.State{}, rig.Transcript{}
-	v.ring.reset()
-	v.out, v.outTurn, v.pend, v.pendDirty, v.pendSeen = nil, "", nil, false, 0
-	v.lastSeq = 0
-	v.outLines = 0
-	v.journal.state, v.journal.tail = journalUnread, nil
-	v.journal.gen++
-	v.scroll = 0
-	v.follow = true
 }
 
 // notMutable says why the session cannot take commands, "" when it can.
@@ -340,7 +171,7 @@ func (v *sessView) notMutable() string {
 		case rig.StateLive:
 			return "live in host pid " + strconv.Itoa(v.hostPID()) + ", not attached — r attaches"
 		case rig.StateHeld:
-			h := v.holder
+			h := v.listing.holder
 			if h == "" {
 				h = "another process"
 			}

@@ -15,9 +15,15 @@ import (
 // hints, it offers R when sessions crashed, and counts R's restores while
 // its dialog is hidden.
 type statusBar struct {
-	msg string    // the flash message, sanitized; "" shows the hints
-	cls lineClass // how it is painted
-	gen int       // the last flash; only its timer clears it
+	store string    // the store's directory (Options.StoreDir)
+	msg   string    // the flash message, sanitized; "" shows the hints
+	cls   lineClass // how it is painted
+	gen   int       // the last flash; only its timer clears it
+
+	// live is how many sessions of the store run in the background, live
+	// in a host (attached or not), counted by the root (countLive) after
+	// each message that may change it.
+	live int
 
 	// crashed is how many sessions are listed crashed (and not being
 	// restored), counted with the live ones (countLive).
@@ -46,24 +52,46 @@ func (s *statusBar) flashOff(gen int) {
 	}
 }
 
+// barState is what the status bar shows of the rest of the TUI: that it
+// detaches (quitting, "" while it runs), whether a full-screen program has
+// the keys (screenKeys; screenEnded: it ended, the next key returns them),
+// whether R's dialog is shown, and the hints of the focused pane.
+type barState struct {
+	quitting                string
+	screenKeys, screenEnded bool
+	runShown                bool
+	hints                   []hint
+}
+
+// count takes the counts of the sessions live (in the background) and
+// crashed (not being restored): when more crashed than before (but while
+// R runs: its failures), the bar offers R.
+func (s *statusBar) count(live, crashed int) {
+	s.live = live
+	if r := s.run; crashed > s.crashed && (r == nil || r.phase != raRunningPhase) {
+		s.offer = true
+	}
+	s.crashed = crashed
+}
+
 // view draws the status bar: one line, w wide.
-func (s *statusBar) view(m *model, w int) string {
-	st := m.st
+func (s *statusBar) view(c common, b barState, w int) string {
+	st := c.st
 	brand := " looprig "
-	store := "store " + clean(m.h.opts.StoreDir)
-	if m.h.opts.StoreDir == "" {
+	store := "store " + clean(s.store)
+	if s.store == "" {
 		store = "store"
 	}
-	right := " " + m.st.theme.Name + " "
-	if n := m.liveN; n > 0 {
+	right := " " + st.theme.Name + " "
+	if n := s.live; n > 0 {
 		bg := strconv.Itoa(n) + " live in the background"
 		if w < 120 {
 			bg = strconv.Itoa(n) + " live"
 		}
 		right = " " + bg + " ·" + right
 	}
-	if m.quitting != "" {
-		msg := " " + m.spin.glyph() + " " + m.quitting
+	if b.quitting != "" {
+		msg := " " + c.spin + " " + b.quitting
 		return st.accBadge.s(brand) + st.warn.s(fit(msg, w-width(brand)))
 	}
 	avail := w - width(brand) - width(right)
@@ -76,20 +104,20 @@ func (s *statusBar) view(m *model, w int) string {
 	rest := max(0, avail-storeW-2)
 	var mid string
 	switch {
-	case m.screenFocus != nil && (s.msg == "" || s.cls != clsError):
+	case b.screenKeys && (s.msg == "" || s.cls != clsError):
 		text := " ⌨ keys go to the full-screen program · ctrl+] gives them back"
-		if m.focusedView() == nil {
+		if b.screenEnded {
 			text = " the full-screen program ended: the next key returns to looprig"
 		}
 		mid = st.warn.s(fit(text, rest))
 	case s.msg != "":
 		mid = st.ev[s.cls].s(fit(s.msg, rest))
 	default:
-		mid = m.hints(rest)
-		if lead, lw := s.lead(m, rest); lw > 0 {
+		mid = hintsText(st, b.hints, rest)
+		if lead, lw := s.lead(c, b.runShown, rest); lw > 0 {
 			// the hints that fit after it, if any
 			mid = lead + spaces(rest-lw)
-			if h := m.hints(rest - lw - 3); strings.TrimSpace(h) != "" {
+			if h := hintsText(st, b.hints, rest-lw-3); strings.TrimSpace(h) != "" {
 				mid = lead + st.muted.s(" · ") + h
 			}
 		}
@@ -98,9 +126,10 @@ func (s *statusBar) view(m *model, w int) string {
 }
 
 // lead is what the bar says before the hints, and its width, at most w:
-// the progress of R while its dialog is hidden, else the offer of R.
-func (s *statusBar) lead(m *model, w int) (string, int) {
-	st := m.st
+// the progress of R while its dialog is hidden (not runShown), else the
+// offer of R.
+func (s *statusBar) lead(c common, runShown bool, w int) (string, int) {
+	st := c.st
 	type part struct {
 		text  string
 		paint paint
@@ -109,8 +138,8 @@ func (s *statusBar) lead(m *model, w int) (string, int) {
 	var parts []part
 	more := 0 // the parts a narrow bar may leave out, at the end
 	switch {
-	case s.run != nil && s.run.phase == raRunningPhase && m.dialog != dialog(s.run):
-		parts = []part{{m.spin.glyph() + " " + s.run.progress(), st.accent}, sep(" · "), {"R", st.key}, sep(" shows them")}
+	case s.run != nil && s.run.phase == raRunningPhase && !runShown:
+		parts = []part{{c.spin + " " + s.run.progress(), st.accent}, sep(" · "), {"R", st.key}, sep(" shows them")}
 		more = 3
 	case s.offer && s.crashed > 0:
 		parts = []part{{stateGlyph(rig.StateCrashed) + " " + strconv.Itoa(s.crashed) + " crashed", st.state[rig.StateCrashed]},
@@ -143,68 +172,51 @@ func (s *statusBar) lead(m *model, w int) (string, int) {
 	return b.String(), n
 }
 
-// countLive counts the sessions of the store that run in the background,
-// live in a host (attached or not), for the status bar (model.liveN), and
-// the crashed ones not being restored (statusBar.crashed): when there are
-// more of those than before (but while R runs: its failures), the bar
-// offers R.
-func (m *model) countLive() {
-	n, crashed := 0, 0
-	for _, v := range m.list.rows {
-		switch v.state() {
-		case rig.StateLive:
-			n++
-		case rig.StateCrashed:
-			if v.busy == notBusy {
-				crashed++
-			}
-		}
-	}
-	m.liveN = n
-	if r := m.status.run; crashed > m.status.crashed && (r == nil || r.phase != raRunningPhase) {
-		m.status.offer = true
-	}
-	m.status.crashed = crashed
-}
+// hint is a key the status bar suggests, and what it does.
+type hint struct{ k, d string }
 
-// hints are the most useful keys for the focused pane, as many as fit.
-func (m *model) hints(w int) string {
-	st := m.st
-	type hk struct{ k, d string }
-	var hs []hk
-	v := m.selected()
+// hintsFor are the most useful keys: in the filter line (filtering), the
+// help screen (helpOpen), else the focused pane, for the selected session
+// v (nil: none).
+func hintsFor(focus pane, filtering, helpOpen bool, v *sessView) []hint {
+	var hs []hint
 	switch {
-	case m.list.filterActive:
-		hs = []hk{{"enter", "keep filter"}, {"esc", "clear"}, {"↑/↓", "move"}}
-	case m.help != nil:
-		hs = []hk{{"type", "filter"}, {"esc", "close"}}
-	case m.focus == paneEvents:
-		hs = []hk{{"↑/↓", "scroll"}, {"G", "follow"}, {"g", "top"}}
+	case filtering:
+		hs = []hint{{"enter", "keep filter"}, {"esc", "clear"}, {"↑/↓", "move"}}
+	case helpOpen:
+		hs = []hint{{"type", "filter"}, {"esc", "close"}}
+	case focus == paneEvents:
+		hs = []hint{{"↑/↓", "scroll"}, {"G", "follow"}, {"g", "top"}}
 		if v != nil && v.takesCommands() {
-			hs = append(hs, hk{"i", "input"}, hk{"I", "interrupt"})
+			hs = append(hs, hint{"i", "input"}, hint{"I", "interrupt"})
 		}
-		hs = append(hs, hk{"tab", "pane"}, hk{"?", "help"})
-	case m.focus == paneDetail:
-		hs = []hk{{"↑/↓", "scroll"}, {"tab", "pane"}, {"?", "help"}}
+		hs = append(hs, hint{"tab", "pane"}, hint{"?", "help"})
+	case focus == paneDetail:
+		hs = []hint{{"↑/↓", "scroll"}, {"tab", "pane"}, {"?", "help"}}
 	default:
-		hs = []hk{{"↑/↓", "move"}, {"enter", "open"}, {"n", "new"}}
+		hs = []hint{{"↑/↓", "move"}, {"enter", "open"}, {"n", "new"}}
 		if v != nil {
 			switch {
 			case v.takesCommands():
-				if v.fold.Gate() != nil {
-					hs = append(hs, hk{"a/d", "approve/deny"})
+				if v.transcript.fold.Gate() != nil {
+					hs = append(hs, hint{"a/d", "approve/deny"})
 				}
-				hs = append(hs, hk{"i", "input"}, hk{"I", "interrupt"}, hk{"X", "shut down"})
+				hs = append(hs, hint{"i", "input"}, hint{"I", "interrupt"}, hint{"X", "shut down"})
 			case v.state() == rig.StateLive && !v.attached():
-				hs = append(hs, hk{"r", "attach"})
+				hs = append(hs, hint{"r", "attach"})
 			case v.state() == rig.StateHeld:
-				hs = append(hs, hk{"B", "break lease"}, hk{"r", "restore"})
+				hs = append(hs, hint{"B", "break lease"}, hint{"r", "restore"})
 			default:
-				hs = append(hs, hk{"r", "restore"})
+				hs = append(hs, hint{"r", "restore"})
 			}
 		}
-		hs = append(hs, hk{"/", "filter"}, hk{"t", "theme"}, hk{"?", "help"}, hk{"q", "quit"})
+		hs = append(hs, hint{"/", "filter"}, hint{"t", "theme"}, hint{"?", "help"}, hint{"q", "quit"})
 	}
+	return hs
+}
+
+// hintsText draws as many of hs as fit in w cells, padded to w.
+func hintsText(st *styles, hs []hint, w int) string {
 	var b strings.Builder
 	used := 0
 	for i, h := range hs {

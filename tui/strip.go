@@ -5,37 +5,37 @@ import (
 	"strings"
 )
 
-// The errors/lease strip, between the panes and the status bar: it
-// explains what went wrong (diagnose.go) and what to do about it, and
-// takes no room when all is well. esc dismisses what it shows.
+// errorStrip is the errors/lease strip, between the panes and the status
+// bar: it explains what went wrong (diagnose.go) and what to do about it,
+// and takes no room when all is well. esc dismisses what it shows. It
+// shows a failure of no session (global: a create), else the lease-lost
+// banner of the selected session (until dismissed), else the selected
+// session's failed operation.
+type errorStrip struct {
+	global *opFailure // a failure of no session, until dismissed
+}
 
-// stripLines is the errors/lease strip: a global failure, the lease-lost
-// banner of the selected session (until dismissed), or the selected
-// session's failed restore. At most maxH lines; none when all is well.
-func (m *model) stripLines(w, maxH int) []string {
-	if w < minWidth || m.height < minHeight {
-		return nil
-	}
+// view draws the strip for the selected session v (nil: none), w wide and
+// at most maxH lines high; none when all is well.
+func (s *errorStrip) view(st *styles, v *sessView, w, maxH int) []string {
 	var lines []stripLine
-	v := m.selected()
 	switch {
-	case m.globalErr != nil:
-		lines = m.failureLines(strings.ToUpper(m.globalErr.op.String())+" FAILED", "", m.globalErr.err)
+	case s.global != nil:
+		lines = failureLines(st, strings.ToUpper(s.global.op.String())+" FAILED", "", s.global.err)
 	case v != nil && v.lostBanner():
-		lines = m.lostLines(v)
+		lines = lostLines(st, v)
 	case v != nil && v.failed != nil:
 		what := v.failed.op.String() + " of " + v.short
 		if b := v.failed.broke; b != nil && b.Held {
 			what += " (after B broke its lease at epoch " + strconv.FormatUint(b.Epoch, 10) + ")"
 		}
-		lines = m.failureLines("", what, v.failed.err)
+		lines = failureLines(st, "", what, v.failed.err)
 	default:
 		return nil
 	}
 	if len(lines) == 0 {
 		return nil
 	}
-	st := m.st
 	iw := w - 2
 	// Wrap every line; when they do not fit, drop the least useful ones
 	// (causes, then the stage, then table rows) and keep the headline and
@@ -93,7 +93,7 @@ func (m *model) stripLines(w, maxH int) []string {
 		}
 	}
 	title := "Errors"
-	if v != nil && v.lostBanner() && m.globalErr == nil {
+	if v != nil && v.lostBanner() && s.global == nil {
 		title = "Lease"
 	}
 	// always red-framed
@@ -111,8 +111,8 @@ type stripLine struct {
 	p      paint
 }
 
-func (m *model) lostLines(v *sessView) []stripLine {
-	st := m.st
+// lostLines explain v's lost lease, or its fault.
+func lostLines(st *styles, v *sessView) []stripLine {
 	l := v.lost
 	if l.fault {
 		return []stripLine{
@@ -133,8 +133,7 @@ func (m *model) lostLines(v *sessView) []stripLine {
 
 // failureLines explains a failed create or restore: the kind as a badge,
 // the stage, the cause chain and a one-line remedy.
-func (m *model) failureLines(badge, what string, err error) []stripLine {
-	st := m.st
+func failureLines(st *styles, badge, what string, err error) []stripLine {
 	var out []stripLine
 	d := diagnose(err)
 	if badge == "" {
@@ -162,19 +161,19 @@ func (m *model) failureLines(badge, what string, err error) []stripLine {
 	return out
 }
 
-// dismiss is esc outside dialogs: it dismisses what the strip shows
-// (a global failure, the lease-lost banner, the selected session's
-// failure, in that order), else clears the filter.
-func (m *model) dismiss() {
-	v := m.selected()
+// dismiss is esc outside dialogs: it dismisses what the strip shows for
+// the selected session v (nil: none): a global failure, the lease-lost
+// banner, v's failure, in that order. It reports whether there was any.
+func (s *errorStrip) dismiss(v *sessView) bool {
 	switch {
-	case m.globalErr != nil:
-		m.globalErr = nil
+	case s.global != nil:
+		s.global = nil
 	case v != nil && v.lostBanner():
 		v.lost.seen = true
 	case v != nil && v.failed != nil:
 		v.failed = nil
-	case m.list.filter != "":
-		m.setFilter("")
+	default:
+		return false
 	}
+	return true
 }

@@ -57,8 +57,8 @@ func TestFlowAttachReplaysTail(t *testing.T) {
 	g.inspect(func(m Model) {
 		v := m.sessions[id]
 		var lines []string
-		for i := range v.ring.len() {
-			lines = append(lines, v.ring.at(i).text)
+		for i := range v.transcript.ring.len() {
+			lines = append(lines, v.transcript.ring.at(i).text)
 		}
 		all := strings.Join(lines, "\n")
 		if !strings.Contains(all, "not replayed here: looprig log "+rig.ShortID(id)+" shows them") {
@@ -67,8 +67,8 @@ func TestFlowAttachReplaysTail(t *testing.T) {
 		if strings.Contains(all, "early-5") || strings.Contains(all, "▶ turn 6") {
 			t.Errorf("the skipped records were replayed:\n%s", all)
 		}
-		if v.fold.Turn() == nil || v.fold.Turn().Index != 6 || v.fold.Turns != 7 {
-			t.Errorf("the host's status did not stand in for the skipped records: open turn %+v, %d turns", v.fold.Turn(), v.fold.Turns)
+		if v.transcript.fold.Turn() == nil || v.transcript.fold.Turn().Index != 6 || v.transcript.fold.Turns != 7 {
+			t.Errorf("the host's status did not stand in for the skipped records: open turn %+v, %d turns", v.transcript.fold.Turn(), v.transcript.fold.Turns)
 		}
 	})
 	if _, err := s.SendInput(ctx, rig.Input{EOF: true, From: "test"}); err != nil {
@@ -78,7 +78,7 @@ func TestFlowAttachReplaysTail(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.waitView("finished", "turn 6 done: exit 0")
-	g.waitModel("no running turn", func(m Model) bool { v := m.selected(); return v != nil && v.fold.Turn() == nil })
+	g.waitModel("no running turn", func(m Model) bool { v := m.selected(); return v != nil && v.transcript.fold.Turn() == nil })
 	g.quit()
 }
 

@@ -35,39 +35,6 @@ const (
 	inputFrom    = "tui"
 )
 
-// turnInput is the input line's turn-input mode: the turn it sends to and
-// what the last poll said of its terminal.
-type turnInput struct {
-	turnID string
-	index  int
-	gen    int  // the poll chain of this line (model.inputGen)
-	known  bool // a status answered
-	// terminal: the turn has a terminal; echoOff: its echo is off.
-	terminal, echoOff bool
-	// sticky: text typed while the echo was off stays masked until it is
-	// sent or erased, even when the echo comes back on meanwhile.
-	sticky bool
-}
-
-// masked says whether the line hides what is typed: echo off, not known
-// yet, or text typed while it was off.
-func (t *turnInput) masked() bool { return !t.known || t.echoOff || t.sticky }
-
-// syncMask keeps text typed while the echo was off masked (sticky) until
-// the line is empty again.
-func (b *inputBar) syncMask() {
-	t := b.turn
-	if t == nil {
-		return
-	}
-	switch {
-	case b.ti.Value() == "":
-		t.sticky = false
-	case t.known && t.echoOff:
-		t.sticky = true
-	}
-}
-
 // turnSend is one send to a turn's terminal, queued per session.
 type turnSend struct {
 	turnID string
@@ -95,12 +62,6 @@ type (
 		hidden bool // the host said the terminal's echo was off
 		err    error
 	}
-	// resizedMsg: a Resize of an attached session's terminal was answered.
-	resizedMsg struct {
-		id  string
-		c   *host.Client
-		err error
-	}
 )
 
 // openInput opens the input line for v (i): to its running turn's
@@ -108,18 +69,17 @@ type (
 func (m *model) openInput(v *sessView) tea.Cmd {
 	m.input = newInputBar(v.id)
 	focus := m.input.ti.Focus()
-	t := v.fold.Turn()
+	t := v.transcript.fold.Turn()
 	if t == nil {
 		return focus
 	}
 	m.inputGen++
 	m.input.turn = &turnInput{turnID: t.ID, index: t.Index, gen: m.inputGen}
-	return tea.Batch(focus, m.echoCmd(v.id, v.live.c, m.inputGen))
+	return tea.Batch(focus, m.h.echoCmd(v.id, v.live.c, m.inputGen))
 }
 
 // echoCmd asks the host of session id for the running turn's echo state.
-func (m *model) echoCmd(id string, c *host.Client, gen int) tea.Cmd {
-	h := m.h
+func (h *shared) echoCmd(id string, c *host.Client, gen int) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(h.ctx, echoTimeout)
 		defer cancel()
@@ -135,45 +95,32 @@ func echoTick(gen int) tea.Cmd {
 	return tea.Tick(echoEvery, func(time.Time) tea.Msg { return echoTickMsg{gen: gen} })
 }
 
-// turnLine returns the open input line in turn-input mode whose poll chain
-// is gen, or nil.
-func (m *model) turnLine(gen int) (*inputBar, *turnInput) {
-	b := m.input
-	if b == nil || b.turn == nil || b.turn.gen != gen {
-		return nil, nil
-	}
-	return b, b.turn
-}
-
-// onEcho folds a status poll and polls again while the line stays open; a
-// turn that ended closes the line.
+// onEcho folds a status poll into the input line it was for and polls
+// again while the line stays open; a turn that ended closes the line.
 func (m *model) onEcho(msg echoMsg) tea.Cmd {
-	b, t := m.turnLine(msg.gen)
-	if b == nil {
+	if m.input == nil {
 		return nil
 	}
-	if msg.err == nil {
-		if msg.status.Turn == nil || msg.status.Turn.ID != t.turnID {
-			return m.closeTurnLine()
-		}
-		t.known, t.terminal, t.echoOff = true, msg.status.Terminal, msg.status.EchoOff
-		b.syncMask()
+	switch m.input.echoed(msg) {
+	case echoClose:
+		return m.closeTurnLine()
+	case echoPoll:
+		return echoTick(msg.gen)
 	}
-	return echoTick(msg.gen)
+	return nil
 }
 
 // onEchoTick polls again, unless the line closed or changed.
 func (m *model) onEchoTick(msg echoTickMsg) tea.Cmd {
-	b, _ := m.turnLine(msg.gen)
-	if b == nil {
+	if m.input == nil || !m.input.polls(msg.gen) {
 		return nil
 	}
-	v := m.sessions[b.id]
+	v := m.sessions[m.input.id]
 	if v == nil || !v.attached() {
 		m.input = nil
 		return nil
 	}
-	return m.echoCmd(v.id, v.live.c, msg.gen)
+	return m.h.echoCmd(v.id, v.live.c, msg.gen)
 }
 
 // closeTurnLine closes the input line of a turn that ended (the events
@@ -187,68 +134,23 @@ func (m *model) closeTurnLine() tea.Cmd {
 // checkTurnLine closes the turn-input line of session v when its turn is
 // no longer the one running (the stream said it ended).
 func (m *model) checkTurnLine(v *sessView) tea.Cmd {
-	b := m.input
-	if b == nil || b.turn == nil || b.id != v.id {
-		return nil
-	}
-	if t := v.fold.Turn(); t == nil || t.ID != b.turn.turnID || !v.attached() {
+	if m.input != nil && m.input.outlived(v) {
 		return m.closeTurnLine()
 	}
 	return nil
 }
 
-// turnKey handles a key of the input line in turn-input mode: enter sends
-// the line, ctrl+d an end of file, esc closes; the rest edit.
-func (b *inputBar) turnKey(m *model, msg tea.KeyMsg) (handled bool, cmd tea.Cmd) {
-	switch msg.Type {
-	case tea.KeyEnter, tea.KeyCtrlD:
-	default:
-		return false, nil
-	}
-	t := b.turn
-	text := b.ti.Value()
-	eof := msg.Type == tea.KeyCtrlD
-	if !eof {
-		text += "\n"
-	}
-	b.ti.SetValue("")
-	b.syncMask()
-	v := m.sessions[b.id]
-	if v == nil {
-		m.input = nil
-		return true, nil
-	}
-	if why := v.notMutable(); why != "" {
-		return true, m.status.flash("input not sent: "+why, clsError)
-	}
-	if ot := v.fold.Turn(); ot == nil || ot.ID != t.turnID {
-		m.input = nil
-		return true, m.status.flash("input not sent: turn "+strconv.Itoa(t.index)+" has ended", clsError)
-	}
-	return true, m.queueSend(v, turnSend{turnID: t.turnID, index: t.index, text: text, eof: eof})
-}
-
 // queueSend sends s to v's running turn, after the sends before it.
 func (m *model) queueSend(v *sessView, s turnSend) tea.Cmd {
-	if v.live.sending {
-		// Keys typed while a send is in flight go together in one send.
-		if n := len(v.live.queue); n > 0 && s.quiet {
-			if last := &v.live.queue[n-1]; last.quiet && last.turnID == s.turnID && !last.eof {
-				last.text += s.text
-				return nil
-			}
-		}
-		v.live.queue = append(v.live.queue, s)
+	if !v.live.enqueue(s) {
 		return nil
 	}
-	v.live.sending = true
-	return m.inputCmd(v.id, v.live.c, s)
+	return m.h.inputCmd(v.id, v.live.c, s)
 }
 
 // inputCmd sends s to the running turn's terminal: its text, then an end
 // of file when asked.
-func (m *model) inputCmd(id string, c *host.Client, s turnSend) tea.Cmd {
-	h := m.h
+func (h *shared) inputCmd(id string, c *host.Client, s turnSend) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(h.ctx, inputTimeout)
 		defer cancel()
@@ -280,10 +182,9 @@ func (m *model) onInputSent(msg inputSentMsg) tea.Cmd {
 	n := len(s.text)
 	hidden := msg.hidden // the host's word: the journal kept only the length
 	if msg.err != nil {
-		dropped := len(v.live.queue)
-		v.live.queue = nil
+		dropped := v.live.dropQueue()
 		m.h.log.Warn("input not sent", "session", v.id, "turn", s.index, "bytes", n, "eof", s.eof, "err", msg.err)
-		note := "input not sent: " + m.inputErrText(v, msg.err)
+		note := "input not sent: " + inputErrText(v, msg.err)
 		if dropped > 0 {
 			note += " (" + plural(dropped, "more input") + " dropped)"
 		}
@@ -312,25 +213,27 @@ func (m *model) onInputSent(msg inputSentMsg) tea.Cmd {
 // sendNext starts the next queued send of v, if any still has its turn
 // running, batched with cmd.
 func (m *model) sendNext(v *sessView, cmd tea.Cmd) tea.Cmd {
-	for len(v.live.queue) > 0 && v.attached() {
-		next := v.live.queue[0]
-		v.live.queue = v.live.queue[1:]
-		if t := v.fold.Turn(); t == nil || t.ID != next.turnID {
-			continue // its turn ended: never to the next one
-		}
-		v.live.sending = true
-		return tea.Batch(cmd, m.inputCmd(v.id, v.live.c, next))
+	if !v.attached() {
+		return cmd
 	}
-	return cmd
+	running := ""
+	if t := v.transcript.fold.Turn(); t != nil {
+		running = t.ID
+	}
+	next, ok := v.live.next(running)
+	if !ok {
+		return cmd
+	}
+	return tea.Batch(cmd, m.h.inputCmd(v.id, v.live.c, next))
 }
 
-// inputErrText says why input did not reach the turn.
-func (m *model) inputErrText(v *sessView, err error) string {
+// inputErrText says why input did not reach the turn of session v.
+func inputErrText(v *sessView, err error) string {
 	switch explain.Explain(err).Kind {
 	case explain.KindNoTurn:
 		return "no turn is running"
 	case explain.KindNoTerminal:
-		if v.fold.Gate() != nil {
+		if v.transcript.fold.Gate() != nil {
 			return "the turn waits at a gate (a approves, d denies)"
 		}
 		return "the turn has no terminal (profile tty = false)"
@@ -340,81 +243,4 @@ func (m *model) inputErrText(v *sessView, err error) string {
 		return "the host did not answer within " + inputTimeout.String()
 	}
 	return errText(err)
-}
-
-// turnSize is the terminal size a turn of an attached session gets: the
-// events pane's inner area (its frame and the output's indent taken off),
-// as the pane shows it when it is shown.
-func (m *model) turnSize() (cols, rows int) {
-	g := m.geometry()
-	w, h := g.eventsW, g.eventsH
-	if !g.showEvt {
-		w, h = m.width, g.bodyH
-	}
-	return max(1, w-4), max(1, h-2)
-}
-
-// resizeAll sends the window's size to the turns of every attached
-// session (a window resize).
-func (m *model) resizeAll() tea.Cmd {
-	var cmds []tea.Cmd
-	cols, rows := m.turnSize()
-	for _, v := range m.sessions {
-		v.screenSize = [2]int{cols, rows}
-		if v.screen != nil {
-			v.screen.resize(cols, rows)
-		}
-		cmds = append(cmds, m.resizeTurn(v))
-	}
-	return tea.Batch(cmds...)
-}
-
-// resizeTurn sends the turn size to v's host when v is attached: at most
-// one Resize in flight per session; the latest size follows when it
-// returns.
-func (m *model) resizeTurn(v *sessView) tea.Cmd {
-	if !v.attached() {
-		return nil
-	}
-	cols, rows := m.turnSize()
-	v.live.wantSize = [2]int{cols, rows}
-	if v.live.resizing || v.live.sentSize == v.live.wantSize {
-		return nil
-	}
-	v.live.resizing, v.live.sentSize = true, v.live.wantSize
-	return m.resizeCmd(v.id, v.live.c, cols, rows)
-}
-
-func (m *model) resizeCmd(id string, c *host.Client, cols, rows int) tea.Cmd {
-	h := m.h
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(h.ctx, opTimeout)
-		defer cancel()
-		err := c.Resize(ctx, cols, rows)
-		if err != nil && h.ctx.Err() != nil {
-			return nil
-		}
-		return resizedMsg{id: id, c: c, err: err}
-	}
-}
-
-// onResized: a Resize was answered; a size asked for meanwhile is sent now.
-func (m *model) onResized(msg resizedMsg) tea.Cmd {
-	v := m.sessions[msg.id]
-	if v == nil || v.live.c != msg.c {
-		return nil
-	}
-	v.live.resizing = false
-	if msg.err != nil {
-		m.h.log.Warn("terminal resize failed", "session", v.id, "size", v.live.sentSize, "err", msg.err)
-	}
-	if v.live.redraw && v.screen != nil {
-		v.live.redraw = false
-		cols, rows := m.turnSize()
-		return m.redrawCmd(v, cols, rows)
-	}
-	if v.live.wantSize == v.live.sentSize {
-		return nil
-	}
-	return m.resizeTurn(v)
 }

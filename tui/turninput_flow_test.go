@@ -51,14 +51,14 @@ func (f *flow) newLiveSession() string {
 func (f *flow) submit(id, input string) {
 	f.t.Helper()
 	turns := 0
-	f.inspect(func(m Model) { turns = m.sessions[id].fold.Turns })
+	f.inspect(func(m Model) { turns = m.sessions[id].transcript.fold.Turns })
 	f.typeText("i")
 	f.waitView("enter submit")
 	f.typeText(input)
 	f.key("enter")
 	f.waitModel("the turn to start", func(m Model) bool {
 		v := m.sessions[id]
-		return v.fold.Turns > turns
+		return v.transcript.fold.Turns > turns
 	})
 }
 
@@ -168,7 +168,7 @@ func TestFlowTurnInputEOF(t *testing.T) {
 	f.waitView("sent 4 bytes and end of file to turn 0")
 	f.waitView("partpart")
 	f.inspect(func(m Model) {
-		if m.input == nil || m.sessions[id].fold.Turn() == nil {
+		if m.input == nil || m.sessions[id].transcript.fold.Turn() == nil {
 			t.Error("cat ended on ^D after text")
 		}
 	})

@@ -84,7 +84,7 @@ func TestTurnInputClosesWithTurn(t *testing.T) {
 // Input that did not reach the turn says why, whether the refusal is this
 // process's or, as always in the TUI, its host's.
 func TestInputErrText(t *testing.T) {
-	m, v := &model{}, &sessView{}
+	v := &sessView{}
 	for _, c := range []struct {
 		err  error
 		want string
@@ -95,7 +95,7 @@ func TestInputErrText(t *testing.T) {
 		{fmt.Errorf("input: %w", context.DeadlineExceeded), "the host did not answer within " + inputTimeout.String()},
 	} {
 		for _, err := range []error{c.err, remoteErr(c.err)} {
-			if got := m.inputErrText(v, err); got != c.want {
+			if got := inputErrText(v, err); got != c.want {
 				t.Errorf("%v (%T): %q, want %q", err, err, got, c.want)
 			}
 		}

@@ -3,6 +3,8 @@ package tui
 import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"looprig/rig"
 )
 
 // Update folds a message into the model. It never blocks, and its only
@@ -34,6 +36,24 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 	return cmd
 }
 
+// countLive counts the sessions of the store that run in the background,
+// live in a host (attached or not), and the crashed ones not being
+// restored, for the status bar.
+func (m *model) countLive() {
+	n, crashed := 0, 0
+	for _, v := range m.list.rows {
+		switch v.state() {
+		case rig.StateLive:
+			n++
+		case rig.StateCrashed:
+			if v.busy == notBusy {
+				crashed++
+			}
+		}
+	}
+	m.status.count(n, crashed)
+}
+
 // route routes a message to the code that folds it: the listing and the
 // journals (listing.go, journal.go), the sessions attached to (live.go),
 // the operations on sessions (actions.go, quit.go) and the components.
@@ -53,7 +73,7 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 	case listMsg:
 		return m.onList(msg)
 	case settleMsg:
-		if msg.gen == m.list.settleGen {
+		if m.list.settled(msg) {
 			return m.ensureLoaded(m.selected())
 		}
 		return nil
@@ -123,15 +143,15 @@ func (m *model) onKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	switch {
 	case m.dialog != nil:
-		done, cmd := m.dialog.key(m, msg)
-		if done {
-			m.dialog = nil
+		return m.dialogKey(msg)
+	case m.help != nil:
+		closed, cmd := m.help.key(msg)
+		if closed {
+			m.help = nil
 		}
 		return cmd
-	case m.help != nil:
-		return m.help.key(m, msg)
 	case m.input != nil:
-		return m.input.key(m, msg)
+		return m.inputKey(msg)
 	case m.list.filterActive:
 		return m.filterKey(msg)
 	}
@@ -148,7 +168,7 @@ func (m *model) onKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Theme):
 		next := m.themes.Next(m.st.theme.Name)
 		m.st = newStyles(m.renderer, next)
-		return tea.Batch(m.status.flash("theme "+next.Name, clsOK), m.saveThemeCmd(next.Name))
+		return tea.Batch(m.status.flash("theme "+next.Name, clsOK), m.h.saveThemeCmd(next.Name))
 	case key.Matches(msg, k.Tab):
 		m.focus = (m.focus + 1) % numPanes
 		return nil
@@ -156,10 +176,12 @@ func (m *model) onKey(msg tea.KeyMsg) tea.Cmd {
 		m.focus = (m.focus + numPanes - 1) % numPanes
 		return nil
 	case key.Matches(msg, k.Dismiss):
-		m.dismiss()
+		if !m.strip.dismiss(m.selected()) && m.list.filter != "" {
+			m.setFilter("")
+		}
 		return nil
 	case key.Matches(msg, k.New):
-		m.dialog = newCreateDialog(m)
+		m.dialog = newCreateDialog(m.h.profileNames())
 		return nil
 	case key.Matches(msg, k.NeedsMe):
 		return m.jumpToNeeds()
@@ -173,10 +195,12 @@ func (m *model) onKey(msg tea.KeyMsg) tea.Cmd {
 	case k.movement(msg):
 		switch m.focus {
 		case paneEvents:
-			m.scrollEvents(msg)
+			if v := m.selected(); v != nil {
+				m.events.key(k, msg, &v.transcript, m.eventRows())
+			}
 			return nil
 		case paneDetail:
-			m.detail.scroll(k, msg)
+			m.detail.key(k, msg)
 			return nil
 		}
 		return m.moveList(msg)
@@ -185,4 +209,37 @@ func (m *model) onKey(msg tea.KeyMsg) tea.Cmd {
 		return m.sessionKey(v, msg)
 	}
 	return nil
+}
+
+// dialogKey gives a key to the dialog, does what it asks for and closes it
+// when it is done.
+func (m *model) dialogKey(msg tea.KeyMsg) tea.Cmd {
+	r := m.dialog.key(m.common(), msg, m.dialogArea())
+	var cmd tea.Cmd
+	if r.act != nil {
+		cmd = m.do(r.act)
+	}
+	if r.done {
+		m.dialog = nil
+	}
+	return tea.Batch(r.cmd, cmd)
+}
+
+// inputKey gives a key to the input line, for the session it was opened
+// for, and does what it asks for.
+func (m *model) inputKey(msg tea.KeyMsg) tea.Cmd {
+	v := m.sessions[m.input.id]
+	a := m.input.key(msg, v)
+	if a.close {
+		m.input = nil
+	}
+	switch {
+	case a.flash != "":
+		return m.status.flash(a.flash, clsError)
+	case a.submit != "":
+		return m.h.submitCmd(v.id, v.live.c, a.submit)
+	case a.send != nil:
+		return m.queueSend(v, *a.send)
+	}
+	return a.cmd
 }

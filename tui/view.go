@@ -15,28 +15,29 @@ func (m Model) View() string {
 		return ""
 	}
 	if w < minWidth || h < minHeight {
-		return m.tooSmall()
+		return tooSmall(m.st, w, h)
 	}
+	c := m.common()
 	g := m.geometry()
 	lines := make([]string, 0, h)
 	if m.help != nil {
-		lines = append(lines, m.help.view(m.model, w, g.bodyH)...)
+		lines = append(lines, m.help.view(c, helpDisabled(m.selected()), w, g.bodyH)...)
 	} else {
-		lines = append(lines, m.body(g)...)
+		lines = append(lines, m.body(c, g)...)
 	}
 	if m.dialog != nil {
-		m.overlay(lines, w)
+		overlay(c, m.dialog, m.dialogArea(), lines, w)
 	}
-	lines = append(lines, m.stripLines(w, stripMax(h))...)
+	lines = append(lines, m.stripLines()...)
 	if m.input != nil {
-		lines = append(lines, m.input.view(m.model, w))
+		lines = append(lines, m.input.view(c, m.sessions[m.input.id], w))
 	}
-	lines = append(lines, m.status.view(m.model, w))
+	lines = append(lines, m.status.view(c, m.barState(), w))
 	return strings.Join(lines, "\n")
 }
 
-func (m *model) tooSmall() string {
-	w, h := m.width, m.height
+// tooSmall is the window, w×h, when it is too small for the panes.
+func tooSmall(st *styles, w, h int) string {
 	msg := []string{
 		"terminal too small",
 		"need " + strconv.Itoa(minWidth) + "×" + strconv.Itoa(minHeight),
@@ -52,9 +53,9 @@ func (m *model) tooSmall() string {
 			pad := max(0, (w-width(t))/2)
 			line := spaces(pad) + t
 			if j == 0 {
-				out[i] = m.st.warn.s(fit(line, w))
+				out[i] = st.warn.s(fit(line, w))
 			} else {
-				out[i] = m.st.muted.s(fit(line, w))
+				out[i] = st.muted.s(fit(line, w))
 			}
 			continue
 		}
@@ -63,28 +64,68 @@ func (m *model) tooSmall() string {
 	return strings.Join(out, "\n")
 }
 
-func (m *model) body(g geometry) []string {
+// body draws the panes the layout g shows, each given what it draws.
+func (m *model) body(c common, g geometry) []string {
+	v := m.selected()
+	list := func() []string { return m.list.view(c, m.focus == paneList, g.listW, g.listH) }
+	detail := func() []string {
+		unseen := v != nil && unseenEnd(m.seen, v) != nil
+		return m.detail.view(c, v, unseen, m.focus == paneDetail, g.detailW, g.detailH)
+	}
+	events := func() []string {
+		f := eventsFrame{
+			welcome:    len(m.list.rows) == 0 && m.list.listed,
+			focused:    m.focus == paneEvents,
+			screenKeys: v != nil && m.focusedView() == v,
+		}
+		return m.events.view(c, v, f, g.eventsW, g.eventsH)
+	}
 	switch g.mode {
 	case modeWide:
-		left := m.list.view(m, g.listW, g.listH)
-		right := append(m.detail.view(m, g.detailW, g.detailH), m.eventsPane(g.eventsW, g.eventsH)...)
+		left := list()
+		right := append(detail(), events()...)
 		out := make([]string, g.bodyH)
 		for i := range out {
 			out[i] = left[i] + right[i]
 		}
 		return out
 	case modeStacked:
-		out := m.list.view(m, g.listW, g.listH)
+		out := list()
 		if g.showDet {
-			out = append(out, m.detail.view(m, g.detailW, g.detailH)...)
+			out = append(out, detail()...)
 		}
-		return append(out, m.eventsPane(g.eventsW, g.eventsH)...)
+		return append(out, events()...)
 	}
 	switch {
 	case g.showEvt:
-		return m.eventsPane(g.eventsW, g.eventsH)
+		return events()
 	case g.showDet:
-		return m.detail.view(m, g.detailW, g.detailH)
+		return detail()
 	}
-	return m.list.view(m, g.listW, g.listH)
+	return list()
+}
+
+// stripLines is the errors strip for the selected session, as the window
+// has room for it; none below the minimum window.
+func (m *model) stripLines() []string {
+	if m.width < minWidth || m.height < minHeight {
+		return nil
+	}
+	return m.strip.view(m.st, m.selected(), m.width, stripMax(m.height))
+}
+
+// dialogArea is the room of the dialog in the window.
+func (m *model) dialogArea() dialogArea {
+	return dialogArea{w: dialogWidth(m.width), bodyH: m.geometry().bodyH}
+}
+
+// barState is what the status bar shows of the rest of the TUI.
+func (m *model) barState() barState {
+	return barState{
+		quitting:    m.quitting,
+		screenKeys:  m.screenFocus != nil,
+		screenEnded: m.screenFocus != nil && m.focusedView() == nil,
+		runShown:    m.status.run != nil && m.dialog == dialog(m.status.run),
+		hints:       hintsFor(m.focus, m.list.filterActive, m.help != nil, m.selected()),
+	}
 }
