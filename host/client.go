@@ -1,11 +1,13 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -536,14 +538,38 @@ type envelopeHead struct {
 	Seq  uint64     `json:"seq"`
 }
 
+// readHead reads the head of an event line: off its start, where
+// event.MarshalEnvelope writes it ({"seq":N,"type":"T",…), without a
+// parse; any other line through encoding/json.
+func readHead(raw []byte) (envelopeHead, error) {
+	const seqKey, typeKey = `{"seq":`, `,"type":"`
+	if rest, ok := bytes.CutPrefix(raw, []byte(seqKey)); ok {
+		i := 0
+		for i < len(rest) && i < 20 && '0' <= rest[i] && rest[i] <= '9' {
+			i++
+		}
+		if i > 0 && (i == 1 || rest[0] != '0') {
+			if seq, err := strconv.ParseUint(string(rest[:i]), 10, 64); err == nil {
+				if t, ok := bytes.CutPrefix(rest[i:], []byte(typeKey)); ok {
+					// Type names are letters only: the next quote ends it.
+					if j := bytes.IndexByte(t, '"'); j > 0 && bytes.IndexByte(t[:j], '\\') < 0 {
+						return envelopeHead{Type: event.Type(t[:j]), Seq: seq}, nil
+					}
+				}
+			}
+		}
+	}
+	var head envelopeHead
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return head, &EnvelopeDecodeError{Reason: "not a JSON object", Err: err}
+	}
+	return head, nil
+}
+
 // push queues an event line; false when the queue overflowed and the
 // stream is lost.
 func (s *Stream) push(raw json.RawMessage) bool {
-	var head envelopeHead
-	err := json.Unmarshal(raw, &head)
-	if err != nil {
-		err = &EnvelopeDecodeError{Reason: "not a JSON object", Err: err}
-	}
+	head, err := readHead(raw)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.over {

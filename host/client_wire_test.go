@@ -2,6 +2,7 @@ package host
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"net"
 	"path/filepath"
@@ -237,6 +238,30 @@ func TestClientHelloRefused(t *testing.T) {
 		}
 		if !c.check(err) {
 			t.Errorf("%s: %v", c.answer, err)
+		}
+	}
+}
+
+// readHead reads what encoding/json reads of an event line's head, from
+// the line's start when MarshalEnvelope wrote it, and refuses what
+// encoding/json refuses.
+func TestReadHead(t *testing.T) {
+	for _, line := range []string{
+		`{"seq":12,"type":"TurnOutput","session":"s","loop_id":"","at":null,"turn_id":"t","offset":0,"text":"x","elided":0}`,
+		`{"seq":0,"type":"OutputDelta","session":"s"}`,
+		`{"seq":18446744073709551615,"type":"TurnDone"}`,
+		`{"type":"TurnDone","seq":3}`,
+		`{"seq":01,"type":"TurnDone"}`,
+		`{"seq":1,"type":"Turn\u0044one"}`,
+		` {"seq":1,"type":"TurnDone"}`,
+		`[1,2]`,
+		`{"seq":-1,"type":"x"}`,
+	} {
+		got, gotErr := readHead([]byte(line))
+		var want envelopeHead
+		wantErr := json.Unmarshal([]byte(line), &want)
+		if (gotErr != nil) != (wantErr != nil) || gotErr == nil && got != want {
+			t.Errorf("%s: %+v, %v; encoding/json: %+v, %v", line, got, gotErr, want, wantErr)
 		}
 	}
 }

@@ -418,24 +418,28 @@ func (h *shared) followHostCmd(id string, gen int, c *host.Client, after uint64)
 		if err != nil && h.ctx.Err() != nil {
 			return nil // quitting
 		}
-		if f != nil {
-			f.Limit(streamBatch)
-		}
 		return subscribedMsg{id: id, gen: gen, c: c, follower: f, err: err}
 	}
 }
 
-// streamBatch bounds the events one streamMsg carries: one Update folds
-// them all, so a batch must leave room for the keys between batches. With
-// a `seq 2000000` turn, 64 keeps key→frame p99 near 35 ms; a whole stream
-// buffer (4096) made it 110 ms (BenchmarkEventPath2M).
-const streamBatch = 64
+// streamBatch bounds the events one streamMsg carries once a session is
+// live: one Update folds them all, so a batch must leave room for the keys
+// between batches. With a `seq 2000000` turn, 64 keeps key→frame p99 near
+// 35 ms; a whole stream buffer (4096) made it 110 ms
+// (BenchmarkEventPath2M). replayBatch bounds them while an attach replays
+// the history: every Update is followed by a View, so the replay of 10,000
+// records in batches of 64 drew 156 frames nobody saw.
+const (
+	streamBatch = 64
+	replayBatch = 1024
+)
 
-// streamCmd waits for the follower's next events (at most streamBatch)
-// and returns them; at the end, how it ended. epoch is the one the session
-// was attached at (a fault reports the epoch it lost).
-func (h *shared) streamCmd(id string, gen int, c *host.Client, f *rig.Follower, epoch uint64) tea.Cmd {
+// streamCmd waits for the follower's next events (at most limit) and
+// returns them; at the end, how it ended. epoch is the one the session was
+// attached at (a fault reports the epoch it lost).
+func (h *shared) streamCmd(id string, gen int, c *host.Client, f *rig.Follower, epoch uint64, limit int) tea.Cmd {
 	return func() tea.Msg {
+		f.Limit(limit)
 		before := f.Recoveries()
 		envs, err := f.Next(h.ctx)
 		msg := streamMsg{id: id, gen: gen, envs: envs, recovered: f.Recoveries() - before}

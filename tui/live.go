@@ -118,7 +118,7 @@ func (m *model) onSubscribed(msg subscribedMsg) tea.Cmd {
 	}
 	v.live.follower = msg.follower
 	v.replayed(m.now())
-	return m.h.streamCmd(v.id, v.live.gen, v.live.c, msg.follower, v.live.status.Epoch)
+	return m.h.streamCmd(v.id, v.live.gen, v.live.c, msg.follower, v.live.status.Epoch, v.streamLimit())
 }
 
 // onStream folds what the follower read and reads on; at its end, it
@@ -137,7 +137,16 @@ func (m *model) onStream(msg streamMsg) tea.Cmd {
 	if msg.end != nil {
 		return tea.Batch(append(cmds, m.detach(v, msg.end))...)
 	}
-	return tea.Batch(append(cmds, m.h.streamCmd(v.id, v.live.gen, v.live.c, v.live.follower, v.live.status.Epoch))...)
+	return tea.Batch(append(cmds, m.h.streamCmd(v.id, v.live.gen, v.live.c, v.live.follower, v.live.status.Epoch, v.streamLimit()))...)
+}
+
+// streamLimit is how many events the next read of v's follower may bring:
+// replayBatch while it replays its history, streamBatch once live.
+func (v *sessView) streamLimit() int {
+	if v.replaying() {
+		return replayBatch
+	}
+	return streamBatch
 }
 
 // replayed ends an attach's replay once the events folded reach the last

@@ -6,12 +6,17 @@ import (
 )
 
 // appendDataFast appends the encoded data of the events a long turn
-// journals by the thousand (TurnOutput, the output checkpoints) without
+// makes by the thousand (TurnOutput, the output checkpoints it journals;
+// OutputDelta, the live output a host sends its clients) without
 // encoding/json's reflection, byte for byte as AppendTo's encoding/json
 // path writes them: HTML characters unescaped, invalid UTF-8 as a literal
 // U+FFFD (see LiteralReplacement). It reports false for every other event.
 // FuzzAppendDataFast holds it to that.
 func appendDataFast(buf *bytes.Buffer, ev Event) bool {
+	if d, ok := ev.(OutputDelta); ok {
+		appendDeltaFast(buf, d)
+		return true
+	}
 	t, ok := ev.(TurnOutput)
 	if !ok {
 		return false
@@ -31,4 +36,20 @@ func appendDataFast(buf *bytes.Buffer, ev Event) bool {
 	b = append(b, '}')
 	buf.Write(b)
 	return true
+}
+
+// appendDeltaFast is appendDataFast for an OutputDelta.
+func appendDeltaFast(buf *bytes.Buffer, d OutputDelta) {
+	buf.Grow(len(`{"turn_id":"","stream":"","offset":,"text":""}`) + len(d.TurnID) + len(d.Stream) + len(d.Text) + len(d.Text)/16 + 24)
+	b := buf.AvailableBuffer()
+	b = append(b, `{"turn_id":`...)
+	b = appendJSONString(b, d.TurnID)
+	b = append(b, `,"stream":`...)
+	b = appendJSONString(b, d.Stream)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendInt(b, d.Offset, 10)
+	b = append(b, `,"text":`...)
+	b = appendJSONString(b, d.Text)
+	b = append(b, '}')
+	buf.Write(b)
 }
