@@ -215,7 +215,9 @@ func TestSubscriptionLossRecovers(t *testing.T) {
 	}
 	m.Update(sub)
 	read := func() {
-		next := runCmd(t, func() any { return m.h.streamCmd(v.id, v.live.gen, v.live.c, v.live.follower, v.live.status.Epoch, v.streamLimit())() }, 10*time.Second)
+		next := runCmd(t, func() any {
+			return m.h.streamCmd(v.id, v.live.gen, v.live.c, v.live.follower, v.live.status.Epoch, v.streamLimit())()
+		}, 10*time.Second)
 		m.Update(next.(tea.Msg))
 	}
 	for v.replaying() {
