@@ -3,6 +3,7 @@ package rig
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -20,7 +21,13 @@ const replayChunk = 1024
 // (its hub subscription is open, the journal not read yet) and "replayed"
 // (the journal read is over, the live part not begun). Tests widen those
 // windows.
-var followHook func(stage string)
+var followHook atomic.Pointer[func(stage string)]
+
+func runFollowHook(stage string) {
+	if h := followHook.Load(); h != nil {
+		(*h)(stage)
+	}
+}
 
 // OpenFeed implements Feed for a session of this process: a hub
 // subscription, opened first, and the journal after after, read before
@@ -30,9 +37,7 @@ var followHook func(stage string)
 // with ErrFollowEnded once everything was read.
 func (s *Session) OpenFeed(_ context.Context, after uint64) (FeedReader, error) {
 	sub := s.hub.Subscribe(hub.Filter{AllLoops: true})
-	if followHook != nil {
-		followHook("subscribed")
-	}
+	runFollowHook("subscribed")
 	return &sessionFeed{store: s.rig.store, name: s.name, sub: sub, next: after, replaying: true}, nil
 }
 
@@ -53,9 +58,7 @@ func (r *sessionFeed) Next(ctx context.Context) ([]event.Envelope, error) {
 		r.next = last
 		if !more {
 			r.replaying = false
-			if followHook != nil {
-				followHook("replayed")
-			}
+			runFollowHook("replayed")
 		}
 		if len(batch) > 0 {
 			return batch, nil

@@ -342,7 +342,9 @@ func TestFollowWindows(t *testing.T) {
 		}
 	}
 	var stages sync.Map
-	followHook = func(stage string) { stages.Store(stage, true); grow() }
+	hook := func(stage string) { stages.Store(stage, true); grow() }
+	followHook.Store(&hook)
+	defer followHook.Store(nil)
 	f, err := Follow(ctx, s, s.Status().Tip)
 	if err != nil {
 		t.Fatal(err)
@@ -351,7 +353,7 @@ func TestFollowWindows(t *testing.T) {
 	after := f.LastSeq()
 	fl := &follower{f: f}
 	fl.run(t, ctx, ti.ID)
-	followHook = nil
+	followHook.Store(nil)
 	for _, stage := range []string{"subscribed", "replayed"} {
 		if _, ok := stages.Load(stage); !ok {
 			t.Fatalf("the %s hook did not run", stage)
