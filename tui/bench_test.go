@@ -39,7 +39,8 @@ func benchModel(b testing.TB) Model {
 		{Seq: 2, At: fixedNow, Event: event.TurnStarted{TurnID: "t", Index: 0, Input: "seq 10000"}},
 		{Seq: 3, At: fixedNow, Event: event.TurnOutput{TurnID: "t", Text: sb.String()}},
 	}
-	m.send(historyMsg{id: id, gen: v.journal.gen, envs: envs, lastSeq: 3, tip: 3})
+	m.send(subscribedMsg{id: id, gen: v.live.gen, c: v.live.c, follower: &rig.Follower{}})
+	m.send(streamMsg{id: id, gen: v.live.gen, envs: envs})
 	m.selectID(id)
 	m.send(flashOffMsg{gen: m.status.gen})
 	// the turn runs: its last lines are pending (output.go)
