@@ -113,6 +113,8 @@ type turnSession interface {
 	// settle waits, after the session's events ended, until whether it
 	// faulted is known (a host says so in its goodbye).
 	settle(ctx context.Context)
+	// tty says whether the session runs its turns on a terminal.
+	tty(ctx context.Context) (bool, error)
 	// fault is why the session stopped under the turn, as run reports it
 	// (its lease lost, its host gone); nil when it did not fault.
 	fault() error
@@ -131,6 +133,8 @@ func (s localTurn) follow(ctx context.Context) (*rig.Follower, error) {
 }
 
 func (s localTurn) settle(context.Context) {}
+
+func (s localTurn) tty(context.Context) (bool, error) { return s.Status().TTY, nil }
 
 func (s localTurn) SendInput(ctx context.Context, text string) (bool, error) {
 	return s.Session.SendInput(ctx, rig.Input{Text: text, From: "cli"})
@@ -177,6 +181,7 @@ type turnRunner struct {
 	outP, errP *outputPrinter
 
 	outputGone bool
+	exact      bool // the turn is on pipes: its output is printed as it is where no terminal shows it
 	stopTurn   context.CancelFunc
 	input      *termInput // stdin forwarded to the turn, nil when not a terminal
 
@@ -187,6 +192,9 @@ func (t *turnRunner) run(input string) int {
 	e, s := t.c, t.s
 	fctx, cancel := context.WithTimeout(e.sig.ctx, connectTimeout)
 	f, err := s.follow(fctx)
+	if tty, terr := s.tty(fctx); err == nil && terr == nil {
+		t.exact = !tty
+	}
 	cancel()
 	if err != nil {
 		if ff := s.fault(); ff != nil {
@@ -422,8 +430,12 @@ func (t *turnRunner) write(stderr bool, text string) {
 		p, w = &t.errP, t.c.stderr
 	}
 	if *p == nil {
-		*p = newOutputPrinter(w, outputProfile(w))
-		(*p).leaveOpen = true
+		if f, ok := w.(*os.File); t.exact && (!ok || !isTerminal(f)) {
+			*p = newExactPrinter(w)
+		} else {
+			*p = newOutputPrinter(w, outputProfile(w))
+			(*p).leaveOpen = true
+		}
 	}
 	if err := (*p).write(text); err != nil {
 		t.gone()

@@ -49,7 +49,7 @@ func outputProfile(w io.Writer) termrender.Profile {
 // it arrives, line by line, each line once it is final.
 type outputPrinter struct {
 	w   io.Writer
-	r   *termrender.Renderer
+	r   *termrender.Renderer // nil: exact (the bytes as they are)
 	buf []byte
 
 	// leaveOpen: flush leaves a last line the output did not end
@@ -62,8 +62,19 @@ func newOutputPrinter(w io.Writer, p termrender.Profile) *outputPrinter {
 	return &outputPrinter{w: w, r: termrender.New(termrender.Options{Profile: p, Window: streamWindow})}
 }
 
-// write feeds text to the renderer and prints the lines it made final.
+// newExactPrinter prints output as it is, byte for byte: for a turn on
+// pipes (no terminal drew it) printed where no terminal will either.
+func newExactPrinter(w io.Writer) *outputPrinter { return &outputPrinter{w: w} }
+
+// write feeds text to the renderer and prints the lines it made final
+// (exact: writes text).
 func (p *outputPrinter) write(text string) error {
+	if p.r == nil {
+		if _, err := io.WriteString(p.w, text); err != nil {
+			return fmt.Errorf("print turn output: %w", err)
+		}
+		return nil
+	}
 	p.r.WriteString(text)
 	return p.print(p.r.Final(), false)
 }
@@ -71,6 +82,9 @@ func (p *outputPrinter) write(text string) error {
 // flush ends the turn's output: it prints every line not printed yet,
 // the last one included, and leaves the renderer empty.
 func (p *outputPrinter) flush() error {
+	if p.r == nil {
+		return nil
+	}
 	// With a window of one line, Pending is the cursor's line, empty (and
 	// left out) when the output ended with "\n".
 	open := p.leaveOpen && len(p.r.Pending()) > 0

@@ -201,6 +201,11 @@ func (r endNoter) Next(ctx context.Context) ([]event.Envelope, error) {
 	return batch, err
 }
 
+func (h *hostTurn) tty(ctx context.Context) (bool, error) {
+	st, err := h.cl.Status(ctx)
+	return st.TTY, err
+}
+
 // settle waits for the host's goodbye, which follows the end of the
 // stream of a session that stopped and says whether it faulted (the host
 // sends it within its drain timeout).

@@ -31,6 +31,7 @@ func (f *fakeSession) Interrupt(context.Context) error                 { return 
 func (f *fakeSession) RespondGate(context.Context, string, bool) error { return nil }
 func (f *fakeSession) Done() <-chan struct{}                           { return f.done }
 func (f *fakeSession) settle(context.Context)                          {}
+func (f *fakeSession) tty(context.Context) (bool, error)               { return true, nil }
 func (f *fakeSession) fault() error                                    { return f.err }
 
 // The turn of a scripted run has no terminal: stdin is not one either.

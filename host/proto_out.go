@@ -31,6 +31,7 @@ type Status struct {
 	Placement string      `json:"placement"`
 	Workspace string      `json:"workspace"`
 	Root      string      `json:"root"`
+	TTY       bool        `json:"tty"` // the profile runs turns on a terminal, not pipes
 	Tip       uint64      `json:"tip"`
 	LastEvent uint64      `json:"last_event"` // the sequence of the last event (a replay of the events ends there)
 	Turns     int         `json:"turns"`
@@ -65,7 +66,7 @@ func statusOf(st rig.Status, pid int) Status {
 	out := Status{
 		Session: st.ID.String(), Title: st.Title, Profile: st.Profile, Engine: st.Engine, Epoch: st.Epoch,
 		LoopID: st.LoopID, Placement: string(st.Placement), Workspace: st.Workspace, Root: st.Root,
-		Tip: st.Tip, LastEvent: st.LastEvent, Turns: st.Turns, Closed: st.Closed, PID: pid,
+		TTY: st.TTY, Tip: st.Tip, LastEvent: st.LastEvent, Turns: st.Turns, Closed: st.Closed, PID: pid,
 	}
 	if t := st.Turn; t != nil {
 		out.Turn = &TurnStatus{ID: t.ID, Index: t.Index, Input: t.Input, Started: t.Started.UTC()}

@@ -451,6 +451,9 @@ type Status struct {
 	Placement Placement
 	Workspace string
 	Root      string
+	// TTY says whether the profile runs turns on a terminal (a pty, the
+	// shell engine's default) rather than on pipes (NoTTY).
+	TTY       bool
 	Tip       uint64 // journal sequence of the last record
 	LastEvent uint64 // journal sequence of the last event (Tip may be a command's or a fence's)
 	Turns     int    // turns started, over the session's life
@@ -484,7 +487,7 @@ func (s *Session) Status() Status {
 	st := Status{
 		ID: s.id, Title: s.title, Profile: s.rig.profile.Name, Engine: s.rig.profile.Engine,
 		Epoch: s.lease.Epoch(), LoopID: s.loopID, Placement: s.ws.placement, Workspace: s.ws.dir, Root: s.ws.root,
-		Tip: s.journal.Tip(), LastEvent: s.state.LastSeq, Turns: s.state.Turns, Fault: s.fault, Closed: s.closed,
+		TTY: !s.rig.profile.NoTTY, Tip: s.journal.Tip(), LastEvent: s.state.LastSeq, Turns: s.state.Turns, Fault: s.fault, Closed: s.closed,
 	}
 	if t := s.turn; t != nil {
 		st.Turn = &TurnStatus{ID: t.id, Index: t.index, Input: t.input, Started: t.started}

@@ -67,9 +67,6 @@ func (k *turnSink) Output(stream engine.Stream, text string) {
 	if text == "" || k.t.abandoned() {
 		return
 	}
-	// The codecs write invalid UTF-8 as U+FFFD: do it here, so that the
-	// offsets count the bytes every reader gets.
-	text = validUTF8(text)
 	off := k.produced
 	k.produced += int64(len(text))
 	k.s.hub.Publish(context.Background(), k.s.loopID, event.OutputDelta{TurnID: k.t.id, Stream: string(stream), Offset: off, Text: text})
@@ -202,26 +199,6 @@ func (k *turnSink) finish() {
 	close(k.stop)
 	<-k.done
 	k.flush(true)
-}
-
-// validUTF8 returns s with each byte that is not part of valid UTF-8
-// replaced by U+FFFD, as encoding/json writes it (and so every codec of
-// looprig's): s itself when it is valid.
-func validUTF8(s string) string {
-	if utf8.ValidString(s) {
-		return s
-	}
-	b := make([]byte, 0, len(s)+8)
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = utf8.AppendRune(b, utf8.RuneError)
-		} else {
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return string(b)
 }
 
 // runeCut returns the largest n <= limit at which s can be cut without

@@ -373,9 +373,11 @@ func BenchmarkMarshalTurnOutput(b *testing.B) {
 }
 
 func TestEncodingIsCanonical(t *testing.T) {
-	// Invalid UTF-8 is written as the U+FFFD it decodes to, so re-encoding
-	// a decoded event gives the original bytes; other escapes are kept.
-	ev := TurnOutput{TurnID: "t\xff", Text: "a\xffb \\ufffd \ufffd \x00 \u2028 \"q\" \xe2\x82"}
+	// Invalid UTF-8 in a string is written as the U+FFFD it decodes to, so
+	// re-encoding a decoded event gives the original bytes; other escapes
+	// are kept. Output text keeps its exact bytes (text_b64) unless it is
+	// valid UTF-8 (text), so it is canonical too.
+	ev := TurnOutput{TurnID: "t\xff", Text: "a\ufffdb \\ufffd \ufffd \x00 \u2028 \"q\" \ufffd"}
 	b, err := Marshal(ev)
 	if err != nil {
 		t.Fatal(err)
@@ -387,12 +389,49 @@ func TestEncodingIsCanonical(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := TurnOutput{TurnID: "t\ufffd", Text: "a\ufffdb \\ufffd \ufffd \x00 \u2028 \"q\" \ufffd\ufffd"}
+	want := TurnOutput{TurnID: "t\ufffd", Text: "a\ufffdb \\ufffd \ufffd \x00 \u2028 \"q\" \ufffd"}
 	if got != want {
 		t.Errorf("decoded %#v, want %#v", got, want)
 	}
 	again, _ := Marshal(got)
 	if !bytes.Equal(again, b) {
 		t.Errorf("not canonical:\n%s\n%s", b, again)
+	}
+	// Bytes that are not UTF-8 survive exactly.
+	raw := TurnOutput{TurnID: "t", Offset: 3, Text: "\xe9t\xe9 \xff\xfe \xe2\x82", Elided: 1}
+	b, err = Marshal(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(`"text_b64":"`)) || bytes.Contains(b, []byte(`"text":`)) {
+		t.Errorf("invalid UTF-8 not spelled as text_b64: %s", b)
+	}
+	if got, err := Unmarshal(b); err != nil || got != raw {
+		t.Errorf("decoded %#v, %v; want %#v", got, err, raw)
+	}
+	if again, _ := Marshal(raw); !bytes.Equal(again, b) {
+		t.Errorf("not canonical:\n%s\n%s", b, again)
+	}
+}
+
+// The two spellings of output text are refused together, and text_b64
+// that is not base64 or spells valid UTF-8 (which text spells) is refused.
+func TestOutputTextSpellings(t *testing.T) {
+	for _, data := range []string{
+		`{"turn_id":"t","offset":0,"text":"a","text_b64":"/w==","elided":0}`,
+		`{"turn_id":"t","offset":0,"text_b64":"not base64!","elided":0}`,
+		`{"turn_id":"t","offset":0,"text_b64":"YQ==","elided":0}`,
+	} {
+		if _, err := Unmarshal([]byte(`{"v":1,"type":"TurnOutput","data":` + data + `}`)); err == nil {
+			t.Errorf("accepted %s", data)
+		}
+		if _, err := Unmarshal([]byte(`{"v":1,"type":"OutputDelta","data":` + strings.Replace(data, `"offset"`, `"stream":"stdout","offset"`, 1) + `}`)); err == nil {
+			t.Errorf("accepted a delta %s", data)
+		}
+	}
+	// Records written before text_b64: text, with U+FFFD where bytes were.
+	old := `{"v":1,"type":"TurnOutput","data":{"turn_id":"t","offset":0,"text":"\ufffdt\ufffd","elided":0}}`
+	if ev, err := Unmarshal([]byte(old)); err != nil || ev.(TurnOutput).Text != "\ufffdt\ufffd" {
+		t.Errorf("old record: %#v, %v", ev, err)
 	}
 }

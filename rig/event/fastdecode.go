@@ -1,6 +1,8 @@
 package event
 
 import (
+	"bytes"
+	"encoding/base64"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -52,7 +54,7 @@ func decodeDataFast(t Type, data []byte) (Event, bool) {
 		if o.Offset, i, ok = fastIntMember(data, i, `,"offset":`); !ok {
 			return nil, false
 		}
-		if o.Text, i, ok = fastMember(data, i, `,"text":`); !ok {
+		if o.Text, i, ok = fastText(data, i); !ok {
 			return nil, false
 		}
 		if i != len(data)-1 || data[i] != '}' {
@@ -67,7 +69,7 @@ func decodeDataFast(t Type, data []byte) (Event, bool) {
 		if o.Offset, i, ok = fastIntMember(data, i, `,"offset":`); !ok {
 			return nil, false
 		}
-		if o.Text, i, ok = fastMember(data, i, `,"text":`); !ok {
+		if o.Text, i, ok = fastText(data, i); !ok {
 			return nil, false
 		}
 		if o.Elided, i, ok = fastIntMember(data, i, `,"elided":`); !ok {
@@ -79,6 +81,26 @@ func decodeDataFast(t Type, data []byte) (Event, bool) {
 		return o, true
 	}
 	return nil, false
+}
+
+// fastText reads the member that spells an output event's text at
+// data[i:]: "text", or "text_b64" holding the standard base64 of bytes
+// that are not valid UTF-8 (anything else is the strict path's to refuse).
+func fastText(data []byte, i int) (string, int, bool) {
+	const key = `,"text_b64":"`
+	if len(data)-i < len(key) || string(data[i:i+len(key)]) != key {
+		return fastMember(data, i, `,"text":`)
+	}
+	i += len(key)
+	j := bytes.IndexByte(data[i:], '"')
+	if j < 0 {
+		return "", 0, false
+	}
+	b, err := base64.StdEncoding.Strict().DecodeString(string(data[i : i+j]))
+	if err != nil || utf8.Valid(b) {
+		return "", 0, false
+	}
+	return string(b), i + j + 1, true
 }
 
 // fastIntMember reads key (literal) at data[i:] and the JSON integer
