@@ -105,4 +105,3 @@ func diffBytes(a, b []byte) int {
 	}
 	return n
 }
-
