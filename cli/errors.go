@@ -222,13 +222,11 @@ func (e *env) describeRuntime(err error, x explain.Explanation) described {
 		d.code = exitRestore
 	case explain.TypeRestoreRejectedError:
 		d.code = exitRestore
-		var rejected *rig.RestoreRejectedError
-		if errors.As(err, &rejected) { // a host's says it in its own message
-			d.message = fmt.Sprintf("restore of session %s refused: its configuration drifted from the profile (rejected by the %s decider)",
-				short, rejected.Source)
-			if rejected.Cause != nil {
-				d.message += ": " + rejected.Cause.Error()
-			}
+		source, _ := x.Field("source")
+		d.message = fmt.Sprintf("restore of session %s refused: its configuration drifted from the profile (rejected by the %v decider)",
+			short, source)
+		if cause, ok := x.Field("cause"); ok {
+			d.message += fmt.Sprintf(": %v", cause)
 		}
 		changes, _ := x.Field("changes")
 		cs, _ := changes.([]event.Change)
@@ -332,10 +330,9 @@ func orID(short string) string {
 
 // restoreMessage says why a restore failed, for people.
 func restoreMessage(err error, x explain.Explanation, short string) string {
-	var cause any = err // a host's failure: its message says it all
-	var re *rig.RestoreError
-	if errors.As(err, &re) {
-		cause = re.Cause
+	var cause any = err
+	if c, ok := x.Field("cause"); ok {
+		cause = c // the same words whether the restore ran here or in a host
 	}
 	kind := x.Kind
 	field := func(name string) any { v, _ := x.Field(name); return v }

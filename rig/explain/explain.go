@@ -252,8 +252,12 @@ func Explain(err error) Explanation {
 		x.add("store_given", overlap.StoreGiven)
 		return x
 	case errors.As(err, &rejected):
-		return Of(KindConfigRejected, Field{"session", rejected.Session.String()}, Field{"source", rejected.Source},
+		x := Of(KindConfigRejected, Field{"session", rejected.Session.String()}, Field{"source", rejected.Source},
 			Field{"changes", rejected.Assessment.Changes})
+		if rejected.Cause != nil {
+			x.add("cause", rejected.Cause.Error())
+		}
+		return x
 	case errors.As(err, &mismatch):
 		return Of(KindConfigMismatch, Field{"session", mismatch.Session.String()}, Field{"persisted", mismatch.Persisted},
 			Field{"live", mismatch.Live})
@@ -396,6 +400,11 @@ func explainRestore(err error, re *rig.RestoreError) (Explanation, bool) {
 		x.Remedy = RemedyListSessions
 		x.Fields[0].Value = nil // there is no session to name
 		x.add("input", unknownS.Input)
+	}
+	if re.Cause != nil {
+		// What went wrong, in words: a presenter says it the same way
+		// whether the restore ran in its process or in a host.
+		x.add("cause", re.Cause.Error())
 	}
 	return x, true
 }
