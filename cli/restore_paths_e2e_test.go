@@ -190,18 +190,21 @@ func restoreThrough(h *harness, path, id string) restoreFailure {
 	f.Code = r.code
 	f.Human = h.run(args...).stderr + r.stderr
 	// What differs from store to store: the session's id, the store's
-	// paths, pids.
+	// paths, pids, offsets in a journal.
 	for _, field := range []*string{&f.Message, &f.Hint, &f.Human} {
 		*field = normalize(*field, h, id)
 	}
 	return f
 }
 
-var pidAt = regexp.MustCompile(`pid \d+@\S+?\)?( |$|\))`)
+var (
+	pidAt  = regexp.MustCompile(`pid \d+@\S+?\)?( |$|\))`)
+	byteAt = regexp.MustCompile(`byte \d+`) // journals differ in length by their timestamps
+)
 
 func normalize(s string, h *harness, id string) string {
 	for _, r := range []struct{ from, to string }{{h.store, "<store>"}, {h.home, "<home>"}, {h.runtime, "<runtime>"}, {id, "<id>"}, {id[:8], "<id>"}} {
 		s = strings.ReplaceAll(s, r.from, r.to)
 	}
-	return pidAt.ReplaceAllString(s, "pid N$1")
+	return byteAt.ReplaceAllString(pidAt.ReplaceAllString(s, "pid N$1"), "byte N")
 }
