@@ -3,6 +3,7 @@ package cli
 import (
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -94,7 +95,11 @@ func shortQuote(s string, n int) string {
 // a "\r" progress bar shows its last state, colours and other escape
 // sequences are gone. Each record is rendered on its own.
 func outputQuote(s string, n int) string {
-	return shortQuote(termrender.String(s, termrender.NoColor), n)
+	lines := strings.Split(termrender.String(s, termrender.NoColor), "\n")
+	// A full-screen program's notices are looprig's words: the quote
+	// shows what the program printed, the text of its screen included.
+	lines = slices.DeleteFunc(lines, termrender.IsNotice)
+	return shortQuote(strings.Join(lines, "\n"), n)
 }
 
 func commandSummary(c *journal.Command) string {

@@ -46,7 +46,9 @@ func (t *transcript) output(turnID string, cls lineClass, text string) {
 		t.flushPending()
 	}
 	if t.out == nil {
-		t.out = termrender.New(termrender.Options{Profile: t.prof, MaxLineCells: maxLineCells})
+		// The transcript's screen (screen.go) is the renderer's: it is
+		// shown live, and its text kept when the output ends on it.
+		t.out = termrender.New(termrender.Options{Profile: t.prof, MaxLineCells: maxLineCells, NoScreen: true})
 		t.outTurn = turnID
 		t.outCls = cls
 	}
@@ -96,7 +98,14 @@ func (t *transcript) flushPending() {
 	if t.out == nil {
 		return
 	}
+	onScreen := t.out.FullScreen()
 	t.pushOut(t.outCls, t.out.Flush())
+	if s := t.screen; s != nil && onScreen && !s.opened {
+		// The output ended on a full-screen program's screen: its text
+		// stays in the transcript (what the program last showed).
+		s.flush()
+		t.pushOut(t.outCls, termrender.Snapshot(s.lines(t.prof, false)))
+	}
 	t.out = nil
 	t.outTurn = ""
 	t.pend, t.pendDirty = nil, false

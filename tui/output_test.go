@@ -299,3 +299,33 @@ func TestOutProfile(t *testing.T) {
 		t.Errorf("NO_COLOR: %v", got)
 	}
 }
+
+// A turn that ends on a full-screen program's screen (it never left it)
+// leaves the text of that screen in the transcript, as the program last
+// showed it; a program that left its screen leaves only the notices.
+func TestTurnEndingOnAScreenKeepsItsText(t *testing.T) {
+	for _, c := range []struct {
+		name, out string
+		kept      bool
+	}{
+		{"ends on the screen", "\x1b[?1049h\x1b[2J\x1b[H\x1b[31mstatus\x1b[0m\x1b[4;5Hdrawn on screen\x1b]52;c;c2VjcmV0\x07", true},
+		{"left the screen", "\x1b[?1049h\x1b[2J\x1b[Hdrawn on screen\x1b[?1049lafter\n", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := newSessView("a")
+			v.transcript.screenSize = [2]int{60, 10}
+			v.transcript.apply(event.Envelope{Seq: 1, Event: event.TurnStarted{TurnID: "t", Index: 0, Input: "vim"}})
+			v.transcript.apply(event.Envelope{Event: event.OutputDelta{TurnID: "t", Stream: event.StreamStdout, Text: c.out}})
+			v.transcript.flushScreen()
+			v.transcript.apply(event.Envelope{Seq: 2, Event: event.TurnOutput{TurnID: "t", Text: c.out}})
+			v.transcript.apply(event.Envelope{Seq: 3, Event: event.TurnDone{TurnID: "t"}})
+			text := strings.Join(ringText(v), "\n")
+			if kept := strings.Contains(text, "    drawn on screen") && strings.Contains(text, termrender.AltSnapshot) && strings.Contains(text, "status"); kept != c.kept {
+				t.Errorf("screen kept %v, want %v:\n%s", kept, c.kept, text)
+			}
+			if strings.Contains(text, "c2VjcmV0") || strings.ContainsAny(text, "\x07") {
+				t.Errorf("an escape reached the transcript:\n%q", text)
+			}
+		})
+	}
+}

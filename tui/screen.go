@@ -1,10 +1,8 @@
 package tui
 
 import (
-	"io"
 	"strings"
 
-	uv "github.com/charmbracelet/ultraviolet"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/vt"
 
@@ -67,13 +65,8 @@ const screenFeedBudget = 256 << 10
 // the emulator's answers could not be switched off (an emulator whose
 // input pipe is not closable would block the TUI on the first query).
 func newTurnScreen(turnID string, cols, rows int) *turnScreen {
-	emu := vt.NewEmulator(max(1, cols), max(1, rows))
-	// Nothing scrolls back on a screen here (the transcript is the
-	// history), and a full scrollback costs a copy of it per line scrolled
-	// off: keep one line, the least the emulator takes.
-	emu.SetScrollbackSize(1)
-	c, ok := emu.InputPipe().(io.Closer)
-	if !ok || c.Close() != nil {
+	emu := termrender.NewScreen(cols, rows)
+	if emu == nil {
 		return nil
 	}
 	s := &turnScreen{turnID: turnID, emu: emu}
@@ -186,40 +179,7 @@ func (s *turnScreen) lines(p termrender.Profile, cursor bool) []string {
 	if s.rows != nil && s.prof == p && s.cursor == cursor {
 		return s.rows
 	}
-	w, h := s.emu.Width(), s.emu.Height()
-	cur := s.emu.CursorPosition()
-	showCursor := cursor && !s.emu.CursorHidden()
-	rows := make([]string, h)
-	var b strings.Builder
-	for y := range h {
-		b.Reset()
-		var pen uv.Style
-		for x := 0; x < w; x++ {
-			c := s.emu.CellAt(x, y)
-			content, st, width := " ", uv.Style{}, 1
-			if c != nil {
-				if c.Width == 0 && c.Content == "" {
-					continue // the second column of a wide character
-				}
-				st, width = c.Style, max(1, c.Width)
-				if c.Content != "" {
-					content = c.Content
-				}
-			}
-			if showCursor && x == cur.X && y == cur.Y {
-				st.Attrs ^= uv.AttrReverse
-			}
-			if !st.Equal(&pen) {
-				b.WriteString(uv.StyleDiff(&pen, &st))
-				pen = st
-			}
-			b.WriteString(content)
-			x += width - 1
-		}
-		// termrender keeps the text and the SGR, drops anything else, and
-		// maps colours to the profile.
-		rows[y] = strings.TrimRight(termrender.String(b.String(), p), "\n")
-	}
+	rows := termrender.ScreenRows(s.emu, p, cursor)
 	s.rows, s.prof, s.cursor = rows, p, cursor
 	return rows
 }

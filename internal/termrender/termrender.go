@@ -1,7 +1,10 @@
 package termrender
 
 import (
+	"bytes"
 	"unicode/utf8"
+
+	"github.com/charmbracelet/x/vt"
 )
 
 // Profile is the colour capability of the terminal the lines are drawn on.
@@ -46,6 +49,14 @@ type Options struct {
 	// SOS string dropped before the renderer gives up waiting for its
 	// terminator and reads text again. 0 means DefaultMaxStringBytes.
 	MaxStringBytes int
+	// ScreenCols and ScreenRows are the size of the terminal a full-screen
+	// program drew on (see Flush). 0 means DefaultScreenCols and
+	// DefaultScreenRows.
+	ScreenCols, ScreenRows int
+	// NoScreen: the view keeps a full-screen program's screen itself (it
+	// shows it live, and renders it with ScreenRows when the output ends
+	// on it); the renderer keeps none.
+	NoScreen bool
 }
 
 // contRune marks the right half of a wide character.
@@ -88,6 +99,13 @@ type Renderer struct {
 	st  style // the pen
 	alt bool  // a full-screen program has the alternate screen
 
+	// scr is the virtual terminal the alternate screen's output is fed to
+	// while the output has it (screen.go), nil otherwise.
+	scr              *vt.Emulator
+	scrCols, scrRows int
+	escTail          []byte // the start of the escape sequence the last Write ended in
+	noScr            bool   // Options.NoScreen
+
 	// parser
 	state uint8
 	strN  int
@@ -110,10 +128,19 @@ type Renderer struct {
 // New returns a Renderer for one turn.
 func New(o Options) *Renderer {
 	r := &Renderer{
-		prof:   o.Profile,
-		max:    o.MaxLineCells,
-		window: o.Window,
-		maxStr: o.MaxStringBytes,
+		prof:    o.Profile,
+		max:     o.MaxLineCells,
+		window:  o.Window,
+		maxStr:  o.MaxStringBytes,
+		scrCols: o.ScreenCols,
+		scrRows: o.ScreenRows,
+		noScr:   o.NoScreen,
+	}
+	if r.scrCols <= 0 {
+		r.scrCols = DefaultScreenCols
+	}
+	if r.scrRows <= 0 {
+		r.scrRows = DefaultScreenRows
 	}
 	if r.prof > TrueColor {
 		r.prof = TrueColor
@@ -137,11 +164,44 @@ func New(o Options) *Renderer {
 // Write feeds output bytes to the renderer. It never fails.
 func (r *Renderer) Write(p []byte) (int, error) {
 	n := len(p)
+	raw := p
+	wasAlt := r.alt
 	if r.nu > 0 {
 		p = r.finishRune(p)
 	}
 	r.feed(p)
+	if (wasAlt || r.alt) && !r.noScr {
+		// This chunk has, or had, the alternate screen: the virtual
+		// terminal sees it whole, its own switches included, and the
+		// start of a sequence the previous chunk ended in.
+		if !wasAlt && len(r.escTail) > 0 {
+			r.feedScreen(r.escTail)
+		}
+		r.feedScreen(raw)
+		if !r.alt {
+			r.scr = nil // the program left its screen
+		}
+	}
+	r.keepEscTail(raw)
 	return n, nil
+}
+
+// keepEscTail keeps the bytes of an escape sequence p ends in (up to
+// escTailMax), for the virtual terminal of a screen the sequence may
+// open.
+func (r *Renderer) keepEscTail(p []byte) {
+	const escTailMax = 64
+	if r.state == sGround {
+		r.escTail = r.escTail[:0]
+		return
+	}
+	if i := bytes.LastIndexByte(p, 0x1b); i >= 0 {
+		p = p[i:]
+		r.escTail = r.escTail[:0]
+	}
+	if len(r.escTail)+len(p) <= escTailMax {
+		r.escTail = append(r.escTail, p...)
+	}
 }
 
 // WriteString is Write for a string.
@@ -181,11 +241,14 @@ func (r *Renderer) Pending() []string {
 
 // Flush ends the turn: an incomplete UTF-8 character at the end becomes
 // U+FFFD, an unterminated escape sequence is dropped, and every line not
-// returned by Final yet is returned (Final's, then Pending's). The
-// renderer is then empty and ready for a new turn.
+// returned by Final yet is returned (Final's, then Pending's). When the
+// output ended on a full-screen program's alternate screen, the text of
+// that screen follows, below a notice (screen.go). The renderer is then
+// empty and ready for a new turn.
 func (r *Renderer) Flush() []string {
 	r.endInput()
 	out := append(r.Final(), r.Pending()...)
+	out = append(out, r.screenLines()...)
 	r.reset()
 	return out
 }
@@ -203,6 +266,15 @@ func String(raw string, p Profile) string {
 			r.sink = append(r.sink, '\n')
 		}
 		r.sink = r.appendLine(r.sink, r.lineAt(i))
+	}
+	if scr := r.screenLines(); len(scr) > 0 {
+		if r.lineAt(r.n - 1).empty() {
+			r.sink = bytes.TrimSuffix(r.sink, []byte("\n"))
+		}
+		for _, l := range scr {
+			r.sink = append(r.sink, '\n')
+			r.sink = append(r.sink, l...)
+		}
 	}
 	return string(r.sink)
 }
@@ -223,6 +295,7 @@ func (r *Renderer) reset() {
 	r.st = style{}
 	r.state = sGround
 	r.alt = false
+	r.scr = nil
 	r.final = nil
 	r.newLine()
 }

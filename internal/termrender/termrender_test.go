@@ -105,7 +105,7 @@ func TestString(t *testing.T) {
 		{"cursor position", "ab\x1b[5;10fx\x1b[1;1Hy", "abxy"},
 		{"scroll region", "\x1b[1;10rx", "x"},
 		{"alternate screen", "before\x1b[?1049h\x1b[2J\x1b[Htop screen\r\n\x1b[?1049lafter", "before\n" + altEnter + "\n" + altLeave + "\nafter"},
-		{"alternate screen left unterminated", "\x1b[?1049hvim", altEnter + "\n"},
+		{"alternate screen left unterminated", "\x1b[?1049hvim", altEnter + "\n" + AltSnapshot + "\nvim"},
 		{"alternate screen 47 and 1047", "\x1b[?47hx\x1b[?47l\x1b[?1047hy\x1b[?1047lz", altEnter + "\n" + altLeave + "\n" + altEnter + "\n" + altLeave + "\nz"},
 		{"other private modes dropped", "\x1b[?25l\x1b[?2004hx\x1b[?25h", "x"},
 		{"hide cursor", "\x1b[?25lx\x1b[?25h", "x"},
@@ -442,6 +442,53 @@ func TestHiddenAsTextsafe(t *testing.T) {
 		}
 		if !textsafe.Safe(string(r)) && !maybeHidden(r) {
 			t.Fatalf("%U is hidden by textsafe but not by maybeHidden", r)
+		}
+	}
+}
+
+// A program that draws on the alternate screen and never leaves it: its
+// screen's text is rendered when the output ends (Flush, String), below a
+// notice, and nothing of it but text and our SGR; a program that left its
+// screen leaves only the notices.
+func TestAlternateScreenAtTheEnd(t *testing.T) {
+	drawn := "before\n\x1b[?1049h\x1b[2J\x1b[H\x1b[31mtitle\x1b[0m\x1b[5;3Hdrawn on screen\x1b]52;c;c2VjcmV0\x07\x1b[6;1Hlast row"
+	r := New(Options{ScreenCols: 40, ScreenRows: 8})
+	r.WriteString(drawn)
+	lines := append(r.Final(), r.Flush()...)
+	got := strings.Join(lines, "\n")
+	for _, want := range []string{"before", altEnter, AltSnapshot, "title", "  drawn on screen", "last row"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("flushed output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "c2VjcmV0") || strings.ContainsAny(got, "\x1b\x07") {
+		t.Errorf("the screen let an escape through:\n%q", got)
+	}
+	// In colour, the screen keeps its colours as our own SGR.
+	if s := String(drawn, ANSI); !strings.Contains(s, "\x1b[31mtitle") || !strings.Contains(s, AltSnapshot) {
+		t.Errorf("String in colour:\n%q", s)
+	}
+	// A program that left its screen: nothing of it after the notices.
+	left := New(Options{})
+	left.WriteString(drawn + "\x1b[?1049lafter\n")
+	out := strings.Join(left.Flush(), "\n")
+	if strings.Contains(out, "drawn on screen") || strings.Contains(out, AltSnapshot) || !strings.Contains(out, "after") {
+		t.Errorf("a screen that was left is rendered:\n%s", out)
+	}
+	// Chunked as a stream delivers it (the switch itself split), the
+	// same; and without a clear that would hide a stray byte.
+	for _, d := range []string{drawn, strings.Replace(drawn, "\x1b[2J", "", 1)} {
+		whole := New(Options{ScreenCols: 40, ScreenRows: 8})
+		whole.WriteString(d)
+		want := strings.Join(append(whole.Final(), whole.Flush()...), "\n")
+		for size := 1; size <= 7; size++ {
+			c := New(Options{ScreenCols: 40, ScreenRows: 8})
+			for i := 0; i < len(d); i += size {
+				c.WriteString(d[i:min(i+size, len(d))])
+			}
+			if out := strings.Join(append(c.Final(), c.Flush()...), "\n"); out != want {
+				t.Errorf("in chunks of %d:\n%s\nwhole:\n%s", size, out, want)
+			}
 		}
 	}
 }

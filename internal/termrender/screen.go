@@ -1,0 +1,144 @@
+package termrender
+
+import (
+	"io"
+	"strings"
+
+	uv "github.com/charmbracelet/ultraviolet"
+	"github.com/charmbracelet/x/vt"
+)
+
+// A full-screen program's screen. While the output has the alternate
+// screen, a Renderer keeps a notice line in its place (its screen is not
+// line output) and also feeds the same bytes to a virtual terminal
+// (charmbracelet/x/vt). When the output ends on that screen (the turn
+// ended, or a journal record was cut there), the screen's text is the
+// last thing the program showed: Flush and String render its rows below
+// a notice, so a program that never leaves its screen does not hide what
+// it drew. The rows are rebuilt from the emulator's cells (text and style
+// only) and rendered like any output line: only printable text and SGR
+// that looprig emits reach a terminal.
+
+// AltSnapshot is the notice above a full-screen program's screen rendered
+// when the output ended on it.
+const AltSnapshot = "[full-screen program: its screen when the output ended]"
+
+// DefaultScreenCols and DefaultScreenRows are the size of the virtual
+// terminal when Options give none: the runtime's default turn terminal.
+const (
+	DefaultScreenCols = 120
+	DefaultScreenRows = 40
+)
+
+// screenFeedMax bounds what one Write feeds the virtual terminal, which
+// absorbs about 10 MB/s of cursor-addressed output: of a longer chunk,
+// only its last screenFeedMax bytes (a program flooding its screen draws
+// it again at once).
+const screenFeedMax = 256 << 10
+
+// NewScreen returns a virtual terminal of cols×rows whose answers to
+// queries are dropped: its input pipe is closed, so a query's answer fails
+// at once rather than blocking (nil if that pipe cannot be closed).
+func NewScreen(cols, rows int) *vt.Emulator {
+	emu := vt.NewEmulator(max(1, cols), max(1, rows))
+	// Nothing scrolls back here, and a scrollback costs a copy per line
+	// scrolled off: keep one line, the least the emulator takes.
+	emu.SetScrollbackSize(1)
+	c, ok := emu.InputPipe().(io.Closer)
+	if !ok || c.Close() != nil {
+		return nil
+	}
+	return emu
+}
+
+// ScreenRows renders the rows of emu for profile p, the cursor drawn in
+// reverse video when cursor is set and the program shows it.
+func ScreenRows(emu *vt.Emulator, p Profile, cursor bool) []string {
+	w, h := emu.Width(), emu.Height()
+	cur := emu.CursorPosition()
+	showCursor := cursor && !emu.CursorHidden()
+	rows := make([]string, h)
+	var b strings.Builder
+	for y := range h {
+		b.Reset()
+		var pen uv.Style
+		for x := 0; x < w; x++ {
+			c := emu.CellAt(x, y)
+			content, st, width := " ", uv.Style{}, 1
+			if c != nil {
+				if c.Width == 0 && c.Content == "" {
+					continue // the second column of a wide character
+				}
+				st, width = c.Style, max(1, c.Width)
+				if c.Content != "" {
+					content = c.Content
+				}
+			}
+			if showCursor && x == cur.X && y == cur.Y {
+				st.Attrs ^= uv.AttrReverse
+			}
+			if !st.Equal(&pen) {
+				b.WriteString(uv.StyleDiff(&pen, &st))
+				pen = st
+			}
+			b.WriteString(content)
+			x += width - 1
+		}
+		// The row is output like any other: text and SGR kept, colours
+		// mapped to the profile, anything else dropped.
+		rows[y] = strings.TrimRight(String(b.String(), p), "\n")
+	}
+	return rows
+}
+
+// feedScreen feeds p to the virtual terminal of the alternate screen,
+// making one when the output has just entered it.
+func (r *Renderer) feedScreen(p []byte) {
+	if r.scr == nil {
+		if r.scr = NewScreen(r.scrCols, r.scrRows); r.scr == nil {
+			return
+		}
+	}
+	if len(p) > screenFeedMax {
+		p = p[len(p)-screenFeedMax:]
+	}
+	r.scr.Write(p)
+}
+
+// screenLines returns the notice and the rows of the alternate screen
+// the output ended on (trailing blank rows left out), and forgets the
+// screen; none when the output is not on it.
+func (r *Renderer) screenLines() []string {
+	scr := r.scr
+	r.scr = nil
+	if !r.alt || scr == nil {
+		return nil
+	}
+	return Snapshot(ScreenRows(scr, r.prof, false))
+}
+
+// Snapshot returns the lines that stand for a screen whose rendered rows
+// are rows when the output ends on it: AltSnapshot, then the rows without
+// their trailing blanks, the trailing blank rows left out; none for a
+// blank screen.
+func Snapshot(rows []string) []string {
+	out := make([]string, 0, len(rows)+1)
+	out = append(out, AltSnapshot)
+	for _, row := range rows {
+		out = append(out, strings.TrimRight(row, " "))
+	}
+	for len(out) > 1 && strings.TrimSpace(out[len(out)-1]) == "" {
+		out = out[:len(out)-1]
+	}
+	if len(out) == 1 {
+		return nil
+	}
+	return out
+}
+
+// IsNotice reports whether a rendered line is one of the notices the
+// renderer writes in place of a full-screen program's screen (looprig's
+// words, not the program's output).
+func IsNotice(line string) bool {
+	return line == altEnter || line == altLeave || line == AltSnapshot
+}
