@@ -368,8 +368,10 @@ Type TEXT, then Enter, into the terminal of the turn running in a live
 session (one served by a host on this machine): the turn reads it as if it
 were typed, e.g. the answer to a prompt. -n leaves out the newline; --eof
 sends an end of file (^D) instead. The input is journaled with "cli" as its
-sender — unless the terminal had echo off (a password prompt): then only
-"hidden input, N bytes" is journaled, and nothing of the text is kept.
+sender, and its text once written — unless the terminal had echo off (a
+password prompt) when it arrived or was written: then only "hidden input,
+N bytes" is journaled, and nothing of the text is kept. Input the turn did
+not read in time is journaled as written only as far as it went in.
 
 Fails when the session is not live here (not_hosted), no turn is running
 (no_turn), the turn has no terminal (no_terminal: its profile has

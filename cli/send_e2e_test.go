@@ -61,7 +61,7 @@ func TestSendToRunningTurn(t *testing.T) {
 	}
 	// log shows who sent what, and of the password only its length.
 	human := h.must(0, "log", id).stdout
-	for _, want := range []string{`"dave^J" from cli`, "hidden input, " + strconv.Itoa(len(secret)+1) + " bytes from cli", "end of file from cli"} {
+	for _, want := range []string{"input, 5 bytes from cli", `written: "dave^J"`, "hidden input, " + strconv.Itoa(len(secret)+1) + " bytes from cli", "end of file from cli"} {
 		if !strings.Contains(human, want) {
 			t.Errorf("log lacks %q:\n%s", want, human)
 		}
