@@ -148,8 +148,9 @@ func testHiddenInput(t *testing.T, e *env) {
 func testEchoOffDuringAppend(t *testing.T, e *env) {
 	s := e.newSession(e.define())
 	secret := "pw-" + newMarker()
-	// The turn turns echo off once the file "go" is in its workspace.
-	ti := submit(t, s, `echo ready; until [ -e go ]; do sleep 0.01; done; stty -echo; read pw; stty echo; echo "len ${#pw}"`)
+	// The turn turns echo off once the file "go" is in its workspace, and
+	// then says so with the file "off".
+	ti := submit(t, s, `echo ready; until [ -e go ]; do sleep 0.01; done; stty -echo; : >off; read pw; stty echo; echo "len ${#pw}"`)
 	waitTerminal(t, s, false)
 	echoOff := make(chan error, 1)
 	e.fs.onRecord(func(_ string, rec journal.Record) error {
@@ -157,10 +158,11 @@ func testEchoOffDuringAppend(t *testing.T, e *env) {
 			return nil
 		}
 		// The append of the input command is slow: it lasts until the
-		// turn has turned echo off.
+		// turn has turned echo off. (This hook may run in a goroutine of
+		// the session's, so it waits on files, not on the session.)
 		err := os.WriteFile(filepath.Join(s.Workspace(), "go"), nil, 0o600)
 		for deadline := time.Now().Add(WaitTimeout); err == nil; time.Sleep(5 * time.Millisecond) {
-			if _, off := s.TerminalState(); off {
+			if _, serr := os.Stat(filepath.Join(s.Workspace(), "off")); serr == nil {
 				break
 			}
 			if time.Now().After(deadline) {
