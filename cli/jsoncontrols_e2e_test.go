@@ -69,7 +69,7 @@ func TestJSONEscapesTerminalControls(t *testing.T) {
 	h.must(0, "run", id, "--detach", "--json", "--", `read x; echo "got $x"`)
 	h.waitTerminal(id, false)
 	check("send --json", h.must(0, "send", id, "--json", "--", "in"+controls).stdout)
-	h.waitLog(id, "TurnDone")
+	check("wait --json", h.must(0, "wait", id, "--json").stdout) // the end of this turn
 	check("log --json", h.must(0, "log", id, "--json").stdout, title, "out"+controls+"\n", "in"+controls+"\n", "got in"+controls)
 
 	// Errors: their message and typed fields.
