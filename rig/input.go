@@ -63,9 +63,10 @@ func (e *InputTimeoutError) Unwrap() error { return e.Err }
 // to its end; otherwise that record says hidden. So the echo can change
 // while the command is being journaled, however long that takes, and text
 // the turn may have read with echo off is still in no record. (The kernel
-// takes the bytes up a moment after the write; a program that turns echo
-// off within that moment is the race a person typing ahead on a terminal
-// has too.)
+// takes the bytes up a moment after the write, or, behind a line buffer
+// the turn left full, when it reads; a program that turns echo off in that
+// moment, or off and on again during the write, is not seen: the race a
+// person typing ahead on a terminal has too.)
 //
 // input_written also records what went in when not all of it did, so
 // that nothing is on record as sent that was not: a turn that does not
@@ -74,7 +75,9 @@ func (e *InputTimeoutError) Unwrap() error { return e.Err }
 // an end of file, that went in whole has no input_written. No turn running
 // is *NoTurnError, a turn without a terminal *NoTerminalError, a text too
 // large for a record (echo on) *storage.PayloadTooLargeError: then nothing
-// is journaled or written.
+// is journaled or written. An input_written that cannot be journaled after
+// a write that went in whole faults the session, as any failed append does,
+// and SendInput returns the fault.
 func (s *Session) SendInput(ctx context.Context, in Input) (hidden bool, err error) {
 	s.mu.Lock()
 	if err := s.admitLocked(); err != nil {

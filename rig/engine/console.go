@@ -51,10 +51,10 @@ func (e *InputTimeoutError) Unwrap() error { return e.Err }
 // per turn with NewConsole, passes it in Turn.Console, and calls its methods
 // from any goroutine while the turn runs. The engine attaches the turn's
 // pseudo-terminal when the turn starts and detaches it when the turn ends;
-// before and after, Resize and Size only remember the size, Write, Deliver,
-// EOF and Interrupt return ErrNoTerminal and EchoOff reports false. A Console with
-// no terminal ever attached (Config.NoTTY, the demo engine) behaves the same
-// all along.
+// before and after, Resize and Size only remember the size, Write,
+// Deliver, EOF and Interrupt return ErrNoTerminal and EchoOff reports
+// false. A Console with no terminal ever attached (Config.NoTTY, the demo
+// engine) behaves the same all along.
 //
 // All methods are safe for concurrent use. A Console serves one turn at a
 // time; it can be reused for a later turn. The zero value is a Console of
@@ -65,6 +65,8 @@ type Console struct {
 	wsem       chan struct{} // held by the Write in progress: writes go in one at a time, in order
 	tty        *os.File      // pty master of the running turn, nil when detached
 	pgid       int           // the turn's process group, 0 until started
+	gone       *os.File      // the pty master detached last
+	goneEcho   bool          // whether gone echoed when it was detached
 }
 
 // NewConsole returns a Console of cols×rows cells; values ≤ 0 mean the
@@ -149,8 +151,8 @@ func echoes(f *os.File) bool {
 // Written of its bytes reached the terminal, and Hidden says that the
 // terminal did not echo throughout: its echo was off, or its attributes
 // could not be read, when the write began or when it ended (the turn may
-// have read the input without echo, as a password), or the turn ended
-// before that could be told.
+// have read the input without echo, as a password). For a turn that ended
+// right after the write, the terminal's echo when it ended counts.
 type Delivery struct {
 	Written int
 	Hidden  bool
@@ -211,10 +213,26 @@ func (c *Console) Deliver(ctx context.Context, p []byte) (Delivery, error) {
 		return d, nil
 	}
 
+	// Echo off right after the write (or, if the turn ended meanwhile,
+	// when it ended; unknown: off): hidden. Read at once, before anything
+	// else can take time.
+	echoedAfter := func() {
+		c.mu.Lock()
+		switch {
+		case c.tty == f:
+			d.Hidden = d.Hidden || !echoes(f)
+		case c.gone == f:
+			d.Hidden = d.Hidden || !c.goneEcho
+		default:
+			d.Hidden = true
+		}
+		c.mu.Unlock()
+	}
 	var n int
 	var werr error
 	if ctx.Done() == nil {
 		n, werr = f.Write(p)
+		echoedAfter()
 	} else {
 		// A cancel (rather than a deadline) aborts the write through a
 		// deadline in the past.
@@ -228,18 +246,16 @@ func (c *Console) Deliver(ctx context.Context, p []byte) (Delivery, error) {
 			}
 		}()
 		n, werr = f.Write(p)
+		echoedAfter()
 		close(wrote)
 		<-stopped
 	}
 
-	// Echo off now, or a turn that ended (nobody can tell what it read
-	// with echo off): hidden.
 	c.mu.Lock()
 	still := c.tty == f
 	if still {
 		_ = f.SetWriteDeadline(time.Time{})
 	}
-	d.Hidden = d.Hidden || !still || !echoes(f)
 	c.mu.Unlock()
 	d.Written = n
 	switch {
@@ -397,5 +413,6 @@ func (c *Console) detach(tty *os.File) {
 		return
 	}
 	_ = tty.SetWriteDeadline(time.Unix(1, 0))
+	c.gone, c.goneEcho = tty, echoes(tty) // for a write that just ended (Deliver)
 	c.tty, c.pgid = nil, 0
 }
