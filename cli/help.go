@@ -370,8 +370,9 @@ session (one served by a host on this machine): the turn reads it as if it
 were typed, e.g. the answer to a prompt. -n leaves out the newline; --eof
 sends an end of file (^D) instead.
 
---stdin sends what standard input holds, to its end, instead of TEXT: at
-most 64 KiB, a newline added unless it ends with one (or -n). Use it for
+--stdin sends what standard input holds, to its end (within send's 15 s),
+instead of TEXT: at most 64 KiB, a newline added unless it ends with one
+(or -n). Use it for
 secrets: TEXT on the command line can be read by every local user while
 send runs (ps, /proc/PID/cmdline), and send warns on standard error when
 TEXT went to a terminal with echo off. For a password (printf is the
