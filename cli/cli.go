@@ -119,6 +119,7 @@ type opts struct {
 	acceptedBy  string        // host --accepted-by: who accepted drift
 	detach      bool          // new, run, restore --detach
 	eof         bool          // send --eof
+	fromStdin   bool          // send --stdin
 	noNewline   bool          // send -n
 	waitFor     string        // wait --for
 	waitTurn    string        // wait --turn

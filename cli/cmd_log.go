@@ -120,10 +120,44 @@ func commandSummary(c *journal.Command) string {
 			return fmt.Sprintf("turn %s end of file%s", rig.ShortID(c.TurnID), from)
 		case c.Hidden:
 			return fmt.Sprintf("turn %s hidden input, %d bytes%s", rig.ShortID(c.TurnID), c.Bytes, from)
+		case c.Input == "":
+			// Its text, if echoed, is in the input_written that follows.
+			return fmt.Sprintf("turn %s input, %d bytes%s", rig.ShortID(c.TurnID), c.Bytes, from)
 		}
 		return fmt.Sprintf("turn %s %s%s", rig.ShortID(c.TurnID), shortQuote(c.Input, 60), from)
+	case journal.CommandInputWritten:
+		return inputWrittenSummary(c)
 	}
 	return ""
+}
+
+// inputWrittenSummary says what went in of the input command that c
+// follows: its text, or that it was hidden, and why not all of it went in.
+func inputWrittenSummary(c *journal.Command) string {
+	s := fmt.Sprintf("turn %s input %d ", rig.ShortID(c.TurnID), c.InputSeq)
+	var what string
+	switch {
+	case c.EOF:
+		what = "end of file"
+	case c.Hidden:
+		what = fmt.Sprintf("%d bytes, hidden", c.Bytes)
+	default:
+		what = shortQuote(c.Input, 60)
+	}
+	switch c.Reason {
+	case "":
+		return s + "written: " + what
+	case journal.InputTimedOut:
+		s += "not read in time, "
+	case journal.InputTurnEnded:
+		s += "cut off by the turn's end, "
+	default:
+		s += "refused by the terminal, "
+	}
+	if c.EOF || c.Bytes == 0 {
+		return s + "nothing written"
+	}
+	return s + "written in part: " + what
 }
 
 // eventSummary is one line about ev for people, sanitized.

@@ -38,7 +38,7 @@ func runLs(c *call) int {
 			if i > 0 {
 				out = append(out, ',', '\n')
 			}
-			out = append(out, marshal(newSessionJSON(in))...)
+			out = append(out, jsonBytes(newSessionJSON(in))...)
 		}
 		c.stdout.Write(append(out, "]\n"...))
 		return exitOK

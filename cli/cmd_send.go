@@ -1,29 +1,37 @@
 package cli
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	"looprig/rig"
 )
 
-// sendTimeout bounds a send: the host gives a turn that does not read its
-// input 5 s before it answers input_timeout.
+// sendTimeout bounds a send, reading standard input included: the host
+// gives a turn that does not read its input 5 s before it answers
+// input_timeout.
 const sendTimeout = 15 * time.Second
+
+// maxStdinText bounds the text send --stdin reads: a reply or a password,
+// not a file (a terminal's line holds 4095 bytes).
+const maxStdinText = 64 << 10
 
 var cmdSend = &command{
 	name: "send", brief: "type into the terminal of a live session's running turn", help: helpSend,
 	json: true, args: sendArgs, needs: needsStore, timeout: sendTimeout,
 	flags: func(fs *flag.FlagSet, o *opts) {
 		fs.BoolVar(&o.eof, "eof", false, "send an end of file (^D) instead of text")
+		fs.BoolVar(&o.fromStdin, "stdin", false, "send the text standard input holds (at most 64 KiB), not arguments")
 		fs.BoolVar(&o.noNewline, "n", false, "do not end the text with a newline")
 	},
 	run: runSend,
 }
 
-// sendArgs: send ID -- TEXT..., or send ID --eof.
+// sendArgs: send ID -- TEXT..., send ID --stdin, or send ID --eof.
 func sendArgs(c *call) error {
 	switch {
 	case len(c.args) == 0:
@@ -32,10 +40,14 @@ func sendArgs(c *call) error {
 		return usageErr(c.cmd, fmt.Sprintf("put the text after \"--\": looprig send %s -- %s", c.args[0], strings.Join(c.args[1:], " ")))
 	case len(c.args) > 1:
 		return usageErr(c.cmd, fmt.Sprintf("unexpected argument %q before \"--\"", c.args[1]))
+	case c.eof && c.fromStdin:
+		return usageErr(c.cmd, "--eof sends an end of file, --stdin text: give one of them")
 	case c.eof && c.dash:
 		return usageErr(c.cmd, "--eof sends an end of file: give it no text")
-	case !c.eof && !c.dash:
-		return usageErr(c.cmd, "missing text: looprig send "+c.args[0]+" -- TEXT (or --eof)")
+	case c.fromStdin && c.dash:
+		return usageErr(c.cmd, "--stdin reads the text from standard input: give no text after \"--\"")
+	case !c.eof && !c.fromStdin && !c.dash:
+		return usageErr(c.cmd, "missing text: looprig send "+c.args[0]+" -- TEXT (or --stdin, or --eof)")
 	}
 	return nil
 }
@@ -54,15 +66,19 @@ func runSend(c *call) int {
 	if c.eof {
 		err = cl.SendEOF(c.ctx, "cli")
 	} else {
-		text := strings.Join(c.input, " ")
-		if !c.noNewline {
-			text += "\n"
+		var text string
+		if text, err = c.sendText(); err != nil {
+			return c.fail(err)
 		}
 		out.Bytes = len(text)
 		out.Hidden, err = cl.SendInput(c.ctx, text, "cli")
 	}
 	if err != nil {
 		return c.fail(err)
+	}
+	if out.Hidden && c.dash {
+		fmt.Fprintf(c.stderr, "looprig: warning: the turn's terminal has echo off (a password prompt), and the text was on looprig's command line, "+
+			"which every local user can read (ps, /proc/PID/cmdline) while it runs: send secrets with 'looprig send %s --stdin'\n", out.ShortID)
 	}
 	if c.json {
 		c.writeJSON(out)
@@ -77,6 +93,53 @@ func runSend(c *call) int {
 		fmt.Fprintf(c.stdout, "sent %d bytes to session %s\n", out.Bytes, out.ShortID)
 	}
 	return exitOK
+}
+
+// sendText is the text to send: the arguments after "--" joined by
+// spaces, or with --stdin what standard input holds; a newline ends it
+// unless -n or it ends with one already (--stdin).
+func (c *call) sendText() (string, error) {
+	text := strings.Join(c.input, " ")
+	if c.fromStdin {
+		var err error
+		if text, err = readStdinText(c.ctx, c.stdin, maxStdinText); err != nil {
+			return "", err
+		}
+		if strings.HasSuffix(text, "\n") {
+			return text, nil
+		}
+	}
+	if !c.noNewline {
+		text += "\n"
+	}
+	return text, nil
+}
+
+// readStdinText reads r to its end, at most max bytes, or until ctx ends
+// (r is then left to the process's exit). More than max bytes is a
+// usage error: send takes a reply, not a file.
+func readStdinText(ctx context.Context, r io.Reader, max int) (string, error) {
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(io.LimitReader(r, int64(max)+1))
+		done <- result{b, err}
+	}()
+	select {
+	case <-ctx.Done():
+		return "", fmt.Errorf("read the text from standard input: %w", context.Cause(ctx))
+	case res := <-done:
+		switch {
+		case res.err != nil:
+			return "", fmt.Errorf("read the text from standard input: %w", res.err)
+		case len(res.b) > max:
+			return "", usageErr("send", fmt.Sprintf("standard input holds more than %d KiB: send takes a reply, not a file", max>>10))
+		}
+		return string(res.b), nil
+	}
 }
 
 // sendJSON is what send prints.

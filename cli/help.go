@@ -362,14 +362,29 @@ with the host's pid.
 `
 
 const helpSend = `Usage: looprig send ID [-n] [--json] -- TEXT...
+       looprig send ID --stdin [-n] [--json]
        looprig send ID --eof [--json]
 
 Type TEXT, then Enter, into the terminal of the turn running in a live
 session (one served by a host on this machine): the turn reads it as if it
 were typed, e.g. the answer to a prompt. -n leaves out the newline; --eof
-sends an end of file (^D) instead. The input is journaled with "cli" as its
-sender — unless the terminal had echo off (a password prompt): then only
-"hidden input, N bytes" is journaled, and nothing of the text is kept.
+sends an end of file (^D) instead.
+
+--stdin sends what standard input holds, to its end (within send's 15 s),
+instead of TEXT: at most 64 KiB, a newline added unless it ends with one
+(or -n). Use it for
+secrets: TEXT on the command line can be read by every local user while
+send runs (ps, /proc/PID/cmdline), and send warns on standard error when
+TEXT went to a terminal with echo off. For a password (printf is the
+shell's own, so the password is in no command line):
+
+  read -rs pw && printf '%s\n' "$pw" | looprig send ID --stdin
+
+The input is journaled with "cli" as its sender, and its text once
+written — unless the terminal had echo off (a password prompt) when it
+arrived or was written: then only "hidden input, N bytes" is journaled,
+and nothing of the text is kept. Input the turn did not read in time is
+journaled as written only as far as it went in.
 
 Fails when the session is not live here (not_hosted), no turn is running
 (no_turn), the turn has no terminal (no_terminal: its profile has

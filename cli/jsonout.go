@@ -131,15 +131,21 @@ func (e *env) writeJSON(v any) error {
 	return err
 }
 
-// jsonBytes is v as writeJSON prints it, without the newline.
+// jsonBytes is v as writeJSON prints it, without the newline: every C1
+// and bidi control escaped (event.EscapeTerminalControls), whichever
+// encoder wrote the line (event.AppendString escapes them itself;
+// encoding/json and the event codec, whose payloads lines carry, do not).
 func jsonBytes(v any) []byte {
+	var b []byte
 	switch v := v.(type) {
 	case *obj:
-		return v.bytes()
+		b = v.bytes()
 	case rawJSON:
-		return v
+		b = v
+	default:
+		b = marshal(v)
 	}
-	return marshal(v)
+	return event.EscapeTerminalControls(b)
 }
 
 // jsonTime is a time as --json prints it: RFC 3339 in UTC, with the

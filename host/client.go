@@ -444,8 +444,9 @@ func (c *Client) Submit(ctx context.Context, input string) (rig.TurnInfo, error)
 }
 
 // SendInput sends text to the running turn's terminal, as if typed (end a
-// line with "\n"), and reports whether the terminal had echo off (then the
-// journal keeps only its length). from names the sender in the journal.
+// line with "\n"), and reports whether it was hidden: the terminal had
+// echo off when it arrived or was written (then the journal keeps only its
+// length). from names the sender in the journal.
 func (c *Client) SendInput(ctx context.Context, text, from string) (hidden bool, err error) {
 	m, err := c.roundTrip(ctx, &inputRequest{Input: &text, From: from}, nil)
 	return m.Hidden, err

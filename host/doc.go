@@ -82,7 +82,7 @@
 //	→ {"type":"unsubscribe","id":8,"sub":1}    (sub: only if still current; 0 or absent: whichever is open)
 //	→ {"type":"detach","id":9}
 //	→ {"type":"input","id":10,"input":"yes\n","from":"tui"}   (to the running turn's terminal)
-//	← {"type":"reply","id":10,"ok":true,"hidden":true}         (hidden: echo was off; only the length is journaled)
+//	← {"type":"reply","id":10,"ok":true,"hidden":true}         (hidden: echo was off; no text is journaled)
 //	→ {"type":"input","id":11,"eof":true,"from":"cli"}
 //	→ {"type":"resize","id":12,"cols":120,"rows":40}            (the running turn's and the next turns' terminal)
 //

@@ -237,6 +237,9 @@ IFS= read -rsn1 c; printf '\033[?1049l'; echo "after-screen $c"
 				t.Errorf("a key to the program was journaled as visible input: %+v", c)
 			}
 		}
+		if c := r.Command; r.Kind == journal.KindCommand && c != nil && c.Name == journal.CommandInputWritten && (!c.Hidden || c.Input != "") {
+			t.Errorf("a key to the program was journaled as visible input: %+v", c)
+		}
 	}
 	if inputs < 3 {
 		t.Errorf("%d input commands journaled, want at least 3 (x, up, q):%s", inputs, describeRecords(records(t, st, id)))

@@ -82,13 +82,16 @@ func TestFlowTurnInputLine(t *testing.T) {
 	f.key("enter")
 	f.waitView("got world", "turn 0 done: exit 0")
 	f.waitModel("the line to close with the turn", func(m Model) bool { return m.input == nil })
-	var hasInput bool
+	var hasInput, hasText bool
 	for _, r := range records(t, st, id) {
 		if c := r.Command; r.Kind == journal.KindCommand && c != nil && c.Name == journal.CommandInput {
-			hasInput = c.Input == "world\n" && c.From == "tui" && !c.Hidden
+			hasInput = c.Bytes == len("world\n") && c.From == "tui" && !c.Hidden
+		}
+		if c := r.Command; r.Kind == journal.KindCommand && c != nil && c.Name == journal.CommandInputWritten {
+			hasText = c.Input == "world\n" && !c.Hidden
 		}
 	}
-	if !hasInput {
+	if !hasInput || !hasText {
 		t.Errorf("no input command from the tui in the journal:%s", describeRecords(records(t, st, id)))
 	}
 	// With no turn running, i submits a new turn again.
@@ -138,6 +141,9 @@ func TestFlowTurnInputHidden(t *testing.T) {
 	for _, r := range records(t, st, id) {
 		if c := r.Command; r.Kind == journal.KindCommand && c != nil && c.Name == journal.CommandInput {
 			hidden = c.Hidden && c.Input == "" && c.Bytes == len(secret)+1
+		}
+		if c := r.Command; r.Kind == journal.KindCommand && c != nil && c.Name == journal.CommandInputWritten && !c.Hidden {
+			t.Errorf("an input_written that is not hidden: %+v", c)
 		}
 	}
 	if !hidden {

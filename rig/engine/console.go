@@ -51,10 +51,10 @@ func (e *InputTimeoutError) Unwrap() error { return e.Err }
 // per turn with NewConsole, passes it in Turn.Console, and calls its methods
 // from any goroutine while the turn runs. The engine attaches the turn's
 // pseudo-terminal when the turn starts and detaches it when the turn ends;
-// before and after, Resize and Size only remember the size, Write, EOF and
-// Interrupt return ErrNoTerminal and EchoOff reports false. A Console with
-// no terminal ever attached (Config.NoTTY, the demo engine) behaves the same
-// all along.
+// before and after, Resize and Size only remember the size, Write,
+// Deliver, EOF and Interrupt return ErrNoTerminal and EchoOff reports
+// false. A Console with no terminal ever attached (Config.NoTTY, the demo
+// engine) behaves the same all along.
 //
 // All methods are safe for concurrent use. A Console serves one turn at a
 // time; it can be reused for a later turn. The zero value is a Console of
@@ -65,6 +65,8 @@ type Console struct {
 	wsem       chan struct{} // held by the Write in progress: writes go in one at a time, in order
 	tty        *os.File      // pty master of the running turn, nil when detached
 	pgid       int           // the turn's process group, 0 until started
+	gone       *os.File      // the pty master detached last
+	goneEcho   bool          // whether gone echoed when it was detached
 }
 
 // NewConsole returns a Console of cols×rows cells; values ≤ 0 mean the
@@ -118,35 +120,51 @@ func (c *Console) Resize(cols, rows int) error {
 
 // State reports whether the turn has a terminal now (it runs on a
 // pseudo-terminal and has not ended) and whether that terminal's echo is
-// off (a program reading a password).
+// off (a program reading a password). A terminal whose attributes cannot
+// be read counts as echo off: what is typed into it may be a secret.
 func (c *Console) State() (terminal, echoOff bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.tty == nil {
 		return false, false
 	}
-	st, err := getTermState(c.tty)
-	return true, err == nil && !st.echo
+	return true, !echoes(c.tty)
 }
 
 // EchoOff reports whether the turn's terminal has echo off at this moment
-// (a program reading a password); false when there is no terminal.
+// (a program reading a password), or attributes that cannot be read;
+// false when there is no terminal.
 func (c *Console) EchoOff() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.tty == nil {
-		return false
-	}
-	st, err := getTermState(c.tty)
-	return err == nil && !st.echo
+	return c.tty != nil && !echoes(c.tty)
+}
+
+// echoes reports whether the terminal f echoes its input: its attributes
+// can be read and say ECHO.
+func echoes(f *os.File) bool {
+	st, err := getTermState(f)
+	return err == nil && st.echo
+}
+
+// Delivery is what Console.Deliver did with some input: the first
+// Written of its bytes reached the terminal, and Hidden says that the
+// terminal did not echo throughout: its echo was off, or its attributes
+// could not be read, when the write began or when it ended (the turn may
+// have read the input without echo, as a password). For a turn that ended
+// right after the write, the terminal's echo when it ended counts.
+type Delivery struct {
+	Written int
+	Hidden  bool
 }
 
 // Write writes p to the terminal's input, as if typed: the turn reads it
 // from its stdin (in canonical mode, the usual one, line by line: end a line
 // with "\n" or "\r"; a line longer than the kernel's 4095-byte line buffer
 // is cut). While echo is on the terminal echoes the input into the turn's
-// output. hidden reports that echo was off when the write started (the turn
-// reads a password), so that the caller can mask it.
+// output. hidden reports that the terminal may have taken the input without
+// echo (see Delivery: the turn reads a password), so that the caller masks
+// it and keeps nothing of it.
 //
 // Write never blocks beyond ctx: when the turn does not read its input and
 // the terminal's buffer is full, Write returns *InputTimeoutError once ctx
@@ -156,14 +174,24 @@ func (c *Console) EchoOff() bool {
 // terminal (see Console), Write returns ErrNoTerminal; a turn ending during
 // the write also yields ErrNoTerminal.
 func (c *Console) Write(ctx context.Context, p []byte) (hidden bool, err error) {
+	d, err := c.Deliver(ctx, p)
+	return d.Hidden, err
+}
+
+// Deliver is Write, reporting how much of p went in and whether the
+// terminal echoed it throughout (see Delivery), also when it fails. The
+// echo state is read under the write's own turn, right before the bytes go
+// to the terminal and right after, so that no other write comes between.
+func (c *Console) Deliver(ctx context.Context, p []byte) (Delivery, error) {
+	var d Delivery
 	if !c.attached() {
-		return false, ErrNoTerminal
+		return d, ErrNoTerminal
 	}
 	sem := c.sem()
 	select {
 	case sem <- struct{}{}:
 	case <-ctx.Done():
-		return false, inputTimeout(ctx, 0, len(p))
+		return d, inputTimeout(ctx, 0, len(p))
 	}
 	defer func() { <-sem }()
 
@@ -174,23 +202,37 @@ func (c *Console) Write(ctx context.Context, p []byte) (hidden bool, err error) 
 	f := c.tty
 	if f == nil {
 		c.mu.Unlock()
-		return false, ErrNoTerminal
+		return d, ErrNoTerminal
 	}
-	if st, err := getTermState(f); err == nil {
-		hidden = !st.echo
-	}
-	if d, ok := ctx.Deadline(); ok {
-		_ = f.SetWriteDeadline(d)
+	d.Hidden = !echoes(f)
+	if dl, ok := ctx.Deadline(); ok {
+		_ = f.SetWriteDeadline(dl)
 	}
 	c.mu.Unlock()
 	if len(p) == 0 {
-		return hidden, nil
+		return d, nil
 	}
 
+	// Echo off right after the write (or, if the turn ended meanwhile,
+	// when it ended; unknown: off): hidden. Read at once, before anything
+	// else can take time.
+	echoedAfter := func() {
+		c.mu.Lock()
+		switch {
+		case c.tty == f:
+			d.Hidden = d.Hidden || !echoes(f)
+		case c.gone == f:
+			d.Hidden = d.Hidden || !c.goneEcho
+		default:
+			d.Hidden = true
+		}
+		c.mu.Unlock()
+	}
 	var n int
 	var werr error
 	if ctx.Done() == nil {
 		n, werr = f.Write(p)
+		echoedAfter()
 	} else {
 		// A cancel (rather than a deadline) aborts the write through a
 		// deadline in the past.
@@ -204,6 +246,7 @@ func (c *Console) Write(ctx context.Context, p []byte) (hidden bool, err error) 
 			}
 		}()
 		n, werr = f.Write(p)
+		echoedAfter()
 		close(wrote)
 		<-stopped
 	}
@@ -214,15 +257,16 @@ func (c *Console) Write(ctx context.Context, p []byte) (hidden bool, err error) 
 		_ = f.SetWriteDeadline(time.Time{})
 	}
 	c.mu.Unlock()
+	d.Written = n
 	switch {
 	case werr == nil:
-		return hidden, nil
+		return d, nil
 	case !still || errors.Is(werr, os.ErrClosed) || errors.Is(werr, syscall.EIO):
-		return hidden, fmt.Errorf("engine: terminal input: turn ended after %d of %d bytes: %w", n, len(p), ErrNoTerminal)
+		return d, fmt.Errorf("engine: terminal input: turn ended after %d of %d bytes: %w", n, len(p), ErrNoTerminal)
 	case errors.Is(werr, os.ErrDeadlineExceeded):
-		return hidden, inputTimeout(ctx, n, len(p))
+		return d, inputTimeout(ctx, n, len(p))
 	}
-	return hidden, fmt.Errorf("engine: terminal input: %w", werr)
+	return d, fmt.Errorf("engine: terminal input: after %d of %d bytes: %w", n, len(p), werr)
 }
 
 func inputTimeout(ctx context.Context, n, size int) error {
@@ -369,5 +413,6 @@ func (c *Console) detach(tty *os.File) {
 		return
 	}
 	_ = tty.SetWriteDeadline(time.Unix(1, 0))
+	c.gone, c.goneEcho = tty, echoes(tty) // for a write that just ended (Deliver)
 	c.tty, c.pgid = nil, 0
 }

@@ -176,14 +176,35 @@ func (j *SessionJournal) AppendEvent(ctx context.Context, loopID string, ev even
 
 // AppendCommand appends the audit record of a command, like AppendEvent.
 func (j *SessionJournal) AppendCommand(ctx context.Context, cmd Command) (uint64, error) {
-	if err := cmd.validate(); err != nil {
-		return 0, &InvalidRecordError{Name: j.name, Reason: err.Error()}
-	}
-	content, err := encodeContent(KindCommand, 0, "", nil, &cmd)
+	content, err := j.commandContent(cmd)
 	if err != nil {
 		return 0, err
 	}
 	return j.append(ctx, content)
+}
+
+// CheckCommand returns the error AppendCommand would return for cmd
+// before it appends anything (*InvalidRecordError,
+// *storage.PayloadTooLargeError), nil if there is none. It appends
+// nothing.
+func (j *SessionJournal) CheckCommand(cmd Command) error {
+	_, err := j.commandContent(cmd)
+	return err
+}
+
+// commandContent is the content of cmd's record, checked.
+func (j *SessionJournal) commandContent(cmd Command) ([]byte, error) {
+	if err := cmd.validate(); err != nil {
+		return nil, &InvalidRecordError{Name: j.name, Reason: err.Error()}
+	}
+	content, err := encodeContent(KindCommand, 0, "", nil, &cmd)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(content) + atSuffixMax; n > storage.MaxPayload {
+		return nil, &storage.PayloadTooLargeError{Name: j.name, Size: n, Max: storage.MaxPayload}
+	}
+	return content, nil
 }
 
 // lostErr checks the lease without blocking.

@@ -29,18 +29,38 @@ const (
 	CommandInterrupt   = "interrupt"
 	CommandRespondGate = "respond_gate"
 	CommandShutdown    = "shutdown"
-	// CommandInput is input sent to a running turn's terminal. Its Input
-	// is the text sent, unless Hidden (the terminal had echo off: a
-	// password): then nothing of it is recorded but its length, Bytes.
-	// EOF is an end of file sent instead of text.
+	// CommandInput is input sent to a running turn's terminal, journaled
+	// before it is written: Bytes long, from From. EOF is an end of file
+	// sent instead of text. Hidden says the terminal had echo off when it
+	// arrived (a password): nothing of its text is ever recorded. Its text
+	// is never in this record (Input is empty): the CommandInputWritten
+	// that follows records it once written, if the terminal echoed it.
+	// Records of earlier versions carry the text of an input not hidden
+	// in Input, and have no CommandInputWritten.
 	CommandInput = "input"
+	// CommandInputWritten says, after an input command (the record at
+	// InputSeq) was written to the terminal, what went in: Bytes of it,
+	// their text in Input when the terminal echoed from the start of the
+	// write to its end, else Hidden (the text is in no record). Reason says
+	// why fewer bytes than the input's went in (InputTimedOut,
+	// InputTurnEnded, InputFailed). It follows every input command that
+	// is neither hidden nor an end of file, and any input not written
+	// whole; EOF marks that of an end of file.
+	CommandInputWritten = "input_written"
 )
 
-// Command is the audit of one command received by a session. Only the
-// fields that apply are set.
+// Why an input did not go in whole: the Reason of a CommandInputWritten.
+const (
+	InputTimedOut  = "timeout"    // the turn did not read its input before the sender gave up
+	InputTurnEnded = "turn_ended" // the turn ended, or its terminal went, before all of it went in
+	InputFailed    = "failed"     // the terminal refused it
+)
+
+// Command is the audit of one command received by a session, or of what
+// became of one (CommandInputWritten). Only the fields that apply are set.
 type Command struct {
 	// Name is CommandSubmit, CommandInterrupt, CommandRespondGate,
-	// CommandShutdown or CommandInput.
+	// CommandShutdown, CommandInput or CommandInputWritten.
 	Name   string `json:"name"`
 	LoopID string `json:"loop_id,omitempty"`
 	TurnID string `json:"turn_id,omitempty"`
@@ -54,6 +74,10 @@ type Command struct {
 	Bytes  int    `json:"bytes,omitempty"`
 	EOF    bool   `json:"eof,omitempty"`
 	From   string `json:"from,omitempty"`
+	// InputSeq and Reason describe a CommandInputWritten: the sequence of
+	// its input command, and why not all of that input went in.
+	InputSeq uint64 `json:"input_seq,omitempty"`
+	Reason   string `json:"reason,omitempty"`
 }
 
 func (c *Command) validate() error {
@@ -70,8 +94,30 @@ func (c *Command) validate() error {
 			return fmt.Errorf("hidden input command that records its input")
 		case c.EOF && (c.Input != "" || c.Hidden || c.Bytes != 0):
 			return fmt.Errorf("end-of-file input command with text")
+		case c.InputSeq != 0 || c.Reason != "":
+			return fmt.Errorf("input command with the fields of input_written")
 		}
 		return nil
+	case CommandInputWritten:
+		switch {
+		case c.TurnID == "":
+			return fmt.Errorf("input_written without a turn id")
+		case c.InputSeq == 0:
+			return fmt.Errorf("input_written without the sequence of its input")
+		case c.Bytes < 0:
+			return fmt.Errorf("input_written of %d bytes", c.Bytes)
+		case c.Hidden && c.Input != "":
+			return fmt.Errorf("hidden input_written that records its input")
+		case c.EOF && (c.Input != "" || c.Hidden || c.Bytes > 1):
+			return fmt.Errorf("end-of-file input_written with text")
+		case c.From != "":
+			return fmt.Errorf("input_written with a sender")
+		}
+		switch c.Reason {
+		case "", InputTimedOut, InputTurnEnded, InputFailed:
+			return nil
+		}
+		return fmt.Errorf("input_written with reason %q", c.Reason)
 	}
 	return fmt.Errorf("unknown command name %q", c.Name)
 }

@@ -3,6 +3,8 @@ package rigtest
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,6 +20,9 @@ import (
 var terminalCases = []testCase{
 	{"InputLine", testInputLine},
 	{"HiddenInputIsNotKept", testHiddenInput},
+	{"EchoOffDuringTheAppendIsHidden", testEchoOffDuringAppend},
+	{"TimedOutInputIsNotOnRecordAsSent", testInputTimeout},
+	{"TooLargeInputIsRefused", testInputTooLarge},
 	{"EndOfFile", testInputEOF},
 	{"InterruptSendsCtrlCFirst", testInterruptCtrlC},
 	{"ResizeReachesTheTurn", testResize},
@@ -27,12 +32,40 @@ var terminalCases = []testCase{
 // inputCommands are the journal's input commands.
 func inputCommands(recs []journal.Record) []journal.Command {
 	var out []journal.Command
+	for _, r := range inputRecords(recs, journal.CommandInput) {
+		out = append(out, *r.Command)
+	}
+	return out
+}
+
+// inputRecords are the journal's command records named name (an input
+// command or its input_written).
+func inputRecords(recs []journal.Record, name string) []journal.Record {
+	var out []journal.Record
 	for _, r := range recs {
-		if r.Kind == journal.KindCommand && r.Command.Name == journal.CommandInput {
-			out = append(out, *r.Command)
+		if r.Kind == journal.KindCommand && r.Command.Name == name {
+			out = append(out, r)
 		}
 	}
 	return out
+}
+
+// noRecordHolds fails t if a record of session s's journal holds text.
+func noRecordHolds(t *testing.T, e *env, s *rig.Session, text string) {
+	t.Helper()
+	rd, err := e.raw.Read(t.Context(), storage.SessionName(s.SessionID().String()), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	for rd.Next() {
+		if r := rd.Record(); strings.Contains(string(r.Payload), text) {
+			t.Errorf("journal record %d holds %q: %s", r.Seq, text, r.Payload)
+		}
+	}
+	if err := rd.Err(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // waitTerminal waits until the running turn has a terminal whose echo is
@@ -54,14 +87,16 @@ func sendInput(t *testing.T, s *rig.Session, in rig.Input) bool {
 	return hidden
 }
 
-// A line typed into a running turn's terminal is read by it, and journaled
-// as an input command naming its sender.
+// A line typed into a running turn's terminal is read by it, journaled
+// first as an input command naming its sender and length, then, once
+// written with echo on, with its text in an input_written record.
 func testInputLine(t *testing.T, e *env) {
 	s := e.newSession(e.define())
 	m := newMarker()
+	line := "alice-" + m + "\n"
 	ti := submit(t, s, `read name; echo "got $name"`)
 	waitTerminal(t, s, false)
-	if hidden := sendInput(t, s, rig.Input{Text: "alice-" + m + "\n", From: "test"}); hidden {
+	if hidden := sendInput(t, s, rig.Input{Text: line, From: "test"}); hidden {
 		t.Error("SendInput reported hidden input with echo on")
 	}
 	waitIdle(t, s)
@@ -69,10 +104,14 @@ func testInputLine(t *testing.T, e *env) {
 	if out := turnOutput(recs, ti.ID); !strings.Contains(out, "got alice-"+m) {
 		t.Errorf("output %q lacks the line typed", out)
 	}
-	cmds := inputCommands(recs)
-	if len(cmds) != 1 || cmds[0].Input != "alice-"+m+"\n" || cmds[0].Bytes != len("alice-"+m+"\n") ||
-		cmds[0].From != "test" || cmds[0].TurnID != ti.ID || cmds[0].Hidden {
-		t.Errorf("input commands %+v, want the line from test for turn %s", cmds, ti.ID)
+	cmds, written := inputRecords(recs, journal.CommandInput), inputRecords(recs, journal.CommandInputWritten)
+	want := journal.Command{Name: journal.CommandInput, LoopID: s.LoopID(), TurnID: ti.ID, Bytes: len(line), From: "test"}
+	if len(cmds) != 1 || *cmds[0].Command != want {
+		t.Fatalf("input commands:%s\nwant one %+v", describe(cmds), want)
+	}
+	want = journal.Command{Name: journal.CommandInputWritten, LoopID: s.LoopID(), TurnID: ti.ID, Input: line, Bytes: len(line), InputSeq: cmds[0].Seq}
+	if len(written) != 1 || *written[0].Command != want || written[0].Seq <= cmds[0].Seq {
+		t.Errorf("input_written records:%s\nwant one %+v after the command", describe(written), want)
 	}
 }
 
@@ -96,18 +135,148 @@ func testHiddenInput(t *testing.T, e *env) {
 	if len(cmds) != 1 || !cmds[0].Hidden || cmds[0].Input != "" || cmds[0].Bytes != len(secret)+1 {
 		t.Errorf("input commands %+v, want one hidden input of %d bytes", cmds, len(secret)+1)
 	}
-	rd, err := e.raw.Read(t.Context(), storage.SessionName(s.SessionID().String()), 0)
-	if err != nil {
-		t.Fatal(err)
+	if w := inputRecords(recs, journal.CommandInputWritten); len(w) != 0 {
+		t.Errorf("a hidden input written whole has input_written records:%s", describe(w))
 	}
-	defer rd.Close()
-	for rd.Next() {
-		if r := rd.Record(); strings.Contains(string(r.Payload), secret) {
-			t.Fatalf("the hidden input is in journal record %d: %s", r.Seq, r.Payload)
+	noRecordHolds(t, e, s, secret)
+}
+
+// The program turns echo off (as read -s does) while the input command is
+// being journaled, before its bytes are written: the input is written and
+// read, reported hidden, and its text is in no record, however slow the
+// append was.
+func testEchoOffDuringAppend(t *testing.T, e *env) {
+	s := e.newSession(e.define())
+	secret := "pw-" + newMarker()
+	// The turn turns echo off once the file "go" is in its workspace, and
+	// then says so with the file "off".
+	ti := submit(t, s, `echo ready; until [ -e go ]; do sleep 0.01; done; stty -echo; : >off; read pw; stty echo; echo "len ${#pw}"`)
+	waitTerminal(t, s, false)
+	echoOff := make(chan error, 1)
+	e.fs.onRecord(func(_ string, rec journal.Record) error {
+		if rec.Kind != journal.KindCommand || rec.Command.Name != journal.CommandInput {
+			return nil
+		}
+		// The append of the input command is slow: it lasts until the
+		// turn has turned echo off. (This hook may run in a goroutine of
+		// the session's, so it waits on files, not on the session.)
+		err := os.WriteFile(filepath.Join(s.Workspace(), "go"), nil, 0o600)
+		for deadline := time.Now().Add(WaitTimeout); err == nil; time.Sleep(5 * time.Millisecond) {
+			if _, serr := os.Stat(filepath.Join(s.Workspace(), "off")); serr == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				err = errors.New("the turn never turned echo off")
+			}
+		}
+		echoOff <- err
+		return nil
+	})
+	hidden := sendInput(t, s, rig.Input{Text: secret + "\n", From: "test"})
+	e.fs.setAppendFault(nil)
+	select {
+	case err := <-echoOff:
+		if err != nil {
+			t.Fatal(err)
+		}
+	default:
+		t.Fatal("the input command was not appended")
+	}
+	if !hidden {
+		t.Error("SendInput did not report hidden input that the turn read with echo off")
+	}
+	waitIdle(t, s)
+	recs := readJournal(t, e.raw, s.SessionID())
+	if out := turnOutput(recs, ti.ID); !strings.Contains(out, "len "+strconv.Itoa(len(secret))) {
+		t.Errorf("output %q: the turn did not read the input", out)
+	}
+	noRecordHolds(t, e, s, secret)
+	cmds, written := inputRecords(recs, journal.CommandInput), inputRecords(recs, journal.CommandInputWritten)
+	if len(cmds) != 1 || cmds[0].Command.Bytes != len(secret)+1 {
+		t.Fatalf("input commands:%s\nwant one of %d bytes", describe(cmds), len(secret)+1)
+	}
+	if len(written) != 1 || !written[0].Command.Hidden || written[0].Command.Bytes != len(secret)+1 || written[0].Command.InputSeq != cmds[0].Seq {
+		t.Errorf("input_written records:%s\nwant one hidden of %d bytes for record %d", describe(written), len(secret)+1, cmds[0].Seq)
+	}
+}
+
+// Input the turn does not read before the sender gives up is
+// *rig.InputTimeoutError, and the journal says how much of it went in:
+// each input command is followed by an input_written with the bytes
+// written and, for the one that filled the terminal and the one that found
+// it full (none written), reason timeout. Nothing is on record as sent that
+// was not.
+func testInputTimeout(t *testing.T, e *env) {
+	s := e.newSession(e.define())
+	submit(t, s, `echo ready; sleep 60`) // never reads its input
+	waitTerminal(t, s, false)
+	send := func(text string) error {
+		ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+		defer cancel()
+		_, err := s.SendInput(ctx, rig.Input{Text: text, From: "test"})
+		return err
+	}
+	chunk := strings.Repeat("y\n", 32<<10) // 64 KiB of lines
+	var texts []string
+	var full, none *rig.InputTimeoutError
+	for full == nil {
+		if len(texts) == 100 {
+			t.Fatalf("%d bytes went into the terminal of a turn that does not read", len(texts)*len(chunk))
+		}
+		texts = append(texts, chunk)
+		if err := send(chunk); err != nil && !errors.As(err, &full) {
+			t.Fatalf("SendInput: %v", err)
 		}
 	}
-	if err := rd.Err(); err != nil {
+	texts = append(texts, "z\n")
+	if err := send("z\n"); !errors.As(err, &none) || none.Written != 0 || none.Len != 2 {
+		t.Fatalf("SendInput to a full terminal: %v, want *rig.InputTimeoutError with nothing written", err)
+	}
+	if full.Len != len(chunk) || full.Written >= len(chunk) {
+		t.Errorf("the input that filled the terminal: %d of %d bytes written", full.Written, full.Len)
+	}
+	if err := s.Interrupt(waitCtx(t)); err != nil {
 		t.Fatal(err)
+	}
+	waitIdle(t, s)
+	recs := readJournal(t, e.raw, s.SessionID())
+	cmds, written := inputRecords(recs, journal.CommandInput), inputRecords(recs, journal.CommandInputWritten)
+	if len(cmds) != len(texts) || len(written) != len(texts) {
+		t.Fatalf("%d input commands and %d input_written, want %d of each", len(cmds), len(written), len(texts))
+	}
+	for i, w := range written {
+		want := journal.Command{Name: journal.CommandInputWritten, LoopID: s.LoopID(), TurnID: cmds[i].Command.TurnID,
+			Input: texts[i], Bytes: len(texts[i]), InputSeq: cmds[i].Seq}
+		switch i {
+		case len(texts) - 2:
+			want.Input, want.Bytes, want.Reason = texts[i][:full.Written], full.Written, journal.InputTimedOut
+		case len(texts) - 1:
+			want.Input, want.Bytes, want.Reason = "", 0, journal.InputTimedOut
+		}
+		if *w.Command != want {
+			t.Errorf("input_written %d of %d: %.200v\nwant %.200v", i+1, len(texts), *w.Command, want)
+		}
+	}
+}
+
+// Text too large for a record is refused with echo on (its text is
+// journaled once written) before anything is journaled or written.
+func testInputTooLarge(t *testing.T, e *env) {
+	s := e.newSession(e.define())
+	ti := submit(t, s, `read x; echo "read ${#x}"`)
+	waitTerminal(t, s, false)
+	_, err := s.SendInput(waitCtx(t), rig.Input{Text: strings.Repeat("\x01", storage.MaxPayload/4) + "\n", From: "test"})
+	if !errors.As(err, new(*storage.PayloadTooLargeError)) {
+		t.Fatalf("SendInput of text no record holds: %v, want *storage.PayloadTooLargeError", err)
+	}
+	sendInput(t, s, rig.Input{Text: "ok\n", From: "test"})
+	waitIdle(t, s)
+	recs := readJournal(t, e.raw, s.SessionID())
+	if out := turnOutput(recs, ti.ID); !strings.Contains(out, "read 2") {
+		t.Errorf("output %q: the refused text reached the turn", out)
+	}
+	if cmds := inputCommands(recs); len(cmds) != 1 || cmds[0].Bytes != 3 {
+		t.Errorf("input commands %+v, want the one of the input sent after", cmds)
 	}
 }
 
