@@ -253,6 +253,9 @@ func (t *turnRunner) run(input string) int {
 		batch, err := f.Next(next)
 		for _, env := range batch {
 			t.handle(gctx, env)
+			if t.end != nil {
+				break // the turn's end is run's last event, whatever came with it
+			}
 		}
 		if t.end != nil || err == nil {
 			continue
