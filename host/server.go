@@ -85,7 +85,10 @@ type server struct {
 	stopping bool
 }
 
-// Serve serves s on ln until ctx ends or the session ends (s.Done). Serve returns once every connection and goroutine it
+// Serve serves s on ln until ctx ends or the session ends (s.Done). A
+// session that faulted (its lease lost, its journal refusing appends) is
+// shut down (Session.Shutdown, bounded by the rig's shutdown grace) before
+// the connections close. Serve returns once every connection and goroutine it
 // started has ended and it has removed the socket file, if that is still
 // the one it served: nil when ctx ended or the session shut down cleanly,
 // the session's fault (its lease lost) when it faulted, or the listener's
@@ -142,6 +145,13 @@ func Serve(ctx context.Context, s *rig.Session, ln *net.UnixListener, opts ...Op
 		reason = ReasonSessionStopped
 		if err != nil {
 			reason, fault = ReasonSessionFaulted, describe(err)
+			// Shut the faulted session down before its clients are told,
+			// in the runtime's order: its turn stopped (interrupted by the
+			// fault, its processes gone), SessionStopped when the journal
+			// still takes it, the root lease, then the session lease.
+			if serr := shutdownSession(s); serr != nil {
+				cfg.log.Warn("host: shut down the faulted session", "session", id, "err", serr)
+			}
 		}
 	}
 	srv.stop(reason, fault, ended && err == nil)
