@@ -152,7 +152,7 @@ func (c *conn) forward(sub *subscription, f *rig.Follower) {
 		case sub.ctx.Err() != nil:
 			return
 		case fault != nil:
-			// The session faulted, and Serve shut it down: its events
+			// The session faulted (and is being shut down): its events
 			// ended because of the fault, which is what the client is told.
 			c.endSub(sub, ReasonSessionFaulted, describe(fault))
 			return
