@@ -18,8 +18,8 @@ import (
 // Serve: a faulted session is shut down there). When ctx ends first — the
 // host was told to stop by a signal — the session is shut down: bounded by
 // the rig's shutdown grace, it journals SessionStopped and releases the
-// lease, as a shutdown request does. A failure before the report is reported on rep (and returned),
-// after shutting the session down.
+// lease, as a shutdown request does. A failure before the report is
+// reported on rep (and returned), after shutting the session down.
 func Run(ctx context.Context, s *rig.Session, storeKey string, rep *Reporter, rd Ready, opts ...Option) error {
 	id := s.SessionID().String()
 	ln, path, err := listenFor(storeKey, id)

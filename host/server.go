@@ -88,7 +88,8 @@ type server struct {
 // Serve serves s on ln until ctx ends or the session ends (s.Done). A
 // session that faulted (its lease lost, its journal refusing appends) is
 // shut down (Session.Shutdown, bounded by the rig's shutdown grace) while
-// the connections close with the fault, and Serve waits for it. Serve returns once every connection and goroutine it
+// the connections close with the fault, and Serve waits for it. Serve
+// returns once every connection and goroutine it
 // started has ended and it has removed the socket file, if that is still
 // the one it served: nil when ctx ended or the session shut down cleanly,
 // the session's fault (its lease lost) when it faulted, or the listener's

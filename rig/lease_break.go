@@ -24,10 +24,6 @@ func ProbeSession(ctx context.Context, store storage.Store, id uuid.UUID) (stora
 // another writer appended to between its tip read and its fence.
 const fenceAttempts = 3
 
-// claimAttempts bounds how often BreakLease reads and claims the process
-// record when the old holder writes it in between.
-const claimAttempts = 3
-
 // BreakResult is what BreakLease did.
 type BreakResult struct {
 	// Held reports that someone held the lease. False: nothing was broken
@@ -142,7 +138,7 @@ func BreakLease(ctx context.Context, store storage.Store, id uuid.UUID, opts ...
 		if err != nil {
 			return res, err
 		}
-		left, err := earlierTurnHere(id, p, status.Epoch+1)
+		left, err := earlierTurnHere(ctx, id, p, status.Epoch+1)
 		if err != nil || left == nil {
 			return res, err
 		}
@@ -190,34 +186,25 @@ func fence(ctx context.Context, store storage.Store, id uuid.UUID, lease storage
 // as running under an epoch before epoch: on this machine it stops its
 // process group (procgroup.Stop, recognised by the turn's environment);
 // then it claims the record at epoch, so that the old holder can record no
-// turn any more. The old holder may record a turn it was starting between
-// the read and the claim: then it reads again.
+// turn any more (claimProcess).
 func stopEarlierTurn(ctx context.Context, store storage.Store, id uuid.UUID, epoch uint64, grace time.Duration) (*BrokenTurn, error) {
 	var turn *BrokenTurn
-	for attempt := 1; ; attempt++ {
-		p, rev, err := readProcess(ctx, store, id)
-		if err != nil {
-			return turn, err // nothing is claimed
+	_, err := claimProcess(ctx, store, id, epoch, func(p processRecord) error {
+		if !p.running() || p.Epoch >= epoch {
+			return nil
 		}
-		if p.running() && p.Epoch < epoch {
-			turn = &BrokenTurn{ID: p.Turn, Index: p.Index, Epoch: p.Epoch, PGID: p.PGID, Host: p.Host, Here: p.machine().Here()}
-			if turn.Here {
-				st, err := procgroup.Stop(ctx, p.group(id), grace)
-				turn.Signalled, turn.Killed, turn.Gone = st.Terminated, st.Killed, st.Gone
-				if err != nil && !errors.Is(err, procgroup.ErrUnsupported) {
-					return turn, fmt.Errorf("stop process group %d of turn %d: %w", p.PGID, p.Index, err)
-				}
-			}
+		turn = &BrokenTurn{ID: p.Turn, Index: p.Index, Epoch: p.Epoch, PGID: p.PGID, Host: p.Host, Here: p.machine().Here()}
+		if !turn.Here {
+			return nil
 		}
-		_, err = writeProcess(ctx, store, id, rev, processRecord{Epoch: epoch})
-		var conflict *storage.ConflictError
-		if err == nil || !errors.As(err, &conflict) || attempt == claimAttempts {
-			if err != nil {
-				err = fmt.Errorf("claim the process record: %w", err)
-			}
-			return turn, err
+		st, err := procgroup.Stop(ctx, p.group(id), grace)
+		turn.Signalled, turn.Killed, turn.Gone = st.Terminated, st.Killed, st.Gone
+		if err != nil && !errors.Is(err, procgroup.ErrUnsupported) {
+			return fmt.Errorf("stop process group %d of turn %d: %w", p.PGID, p.Index, err)
 		}
-	}
+		return nil
+	})
+	return turn, err
 }
 
 // closeOpenTurns journals, through j, the end of every turn session id's

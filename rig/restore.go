@@ -170,19 +170,19 @@ func (r *Rig) RestoreSession(ctx context.Context, id uuid.UUID, opts ...RestoreO
 	// No turn of an earlier holder may run beside this one on this
 	// machine; and from here on none can start: the process record is
 	// claimed at this epoch.
-	proc, rev, err := readProcess(ctx, r.store, id)
-	if err != nil {
+	s.procRev, err = claimProcess(ctx, r.store, id, lease.Epoch(), func(p processRecord) error {
+		left, err := earlierTurnHere(ctx, id, p, lease.Epoch())
+		if left != nil {
+			return left
+		}
+		return err
+	})
+	var running *TurnRunningError
+	switch {
+	case errors.As(err, &running):
+		return nil, fail(RestoreTurnRunning, err)
+	case err != nil:
 		return nil, fail(RestoreLeaseFailed, err)
-	}
-	left, err := earlierTurnHere(id, proc, lease.Epoch())
-	if err != nil {
-		return nil, fail(RestoreLeaseFailed, err)
-	}
-	if left != nil {
-		return nil, fail(RestoreTurnRunning, left)
-	}
-	if s.procRev, err = writeProcess(ctx, r.store, id, rev, processRecord{Epoch: lease.Epoch()}); err != nil {
-		return nil, fail(RestoreLeaseFailed, fmt.Errorf("claim the session's process record: %w", err))
 	}
 	rep, err := r.replay(ctx, s)
 	if err != nil {

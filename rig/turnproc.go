@@ -122,15 +122,59 @@ func writeProcess(ctx context.Context, kv storage.KV, id uuid.UUID, rev uint64, 
 	return kv.Put(ctx, processKey(id.String()), b, rev)
 }
 
+// claimAttempts bounds how often claimProcess reads the process record
+// again when the old holder wrote it in between.
+const claimAttempts = 3
+
+// claimProcess claims session id's process record at epoch: it reads the
+// record, hands it to check (which may stop the turn it names, or refuse
+// to go on: its error is returned, nothing claimed), then writes it
+// without a turn at epoch, by compare-and-swap. When the old holder wrote
+// it in between (a turn of its ended, or was about to start), it reads it
+// again. It returns the claimed record's revision.
+func claimProcess(ctx context.Context, kv storage.KV, id uuid.UUID, epoch uint64, check func(processRecord) error) (uint64, error) {
+	for attempt := 1; ; attempt++ {
+		p, rev, err := readProcess(ctx, kv, id)
+		if err != nil {
+			return 0, err
+		}
+		if err := check(p); err != nil {
+			return 0, err
+		}
+		rev, err = writeProcess(ctx, kv, id, rev, processRecord{Epoch: epoch})
+		var conflict *storage.ConflictError
+		if err == nil || !errors.As(err, &conflict) || attempt == claimAttempts {
+			if err != nil {
+				err = fmt.Errorf("claim the process record: %w", err)
+			}
+			return rev, err
+		}
+	}
+}
+
+// dyingTurnWait is how long earlierTurnHere gives a turn whose holder just
+// died to be gone: the holder's watcher kills it within moments.
+const dyingTurnWait = 2 * time.Second
+
 // earlierTurnHere reports the turn of an epoch before epoch that p names
 // when its process group still has live processes, carrying the turn's
 // marks, on this machine: nil when p names none, the turn ran elsewhere,
-// or its processes are gone (or are not the turn's).
-func earlierTurnHere(id uuid.UUID, p processRecord, epoch uint64) (*TurnRunningError, error) {
+// or its processes are gone, or go within dyingTurnWait (or are not the
+// turn's).
+func earlierTurnHere(ctx context.Context, id uuid.UUID, p processRecord, epoch uint64) (*TurnRunningError, error) {
 	if !p.running() || p.Epoch >= epoch || !p.machine().Here() {
 		return nil, nil
 	}
-	st, err := procgroup.Inspect(p.group(id))
+	g := p.group(id)
+	st, err := procgroup.Inspect(g)
+	if err == nil && st == procgroup.Marked {
+		var gone bool
+		if gone, err = procgroup.WaitGone(ctx, g, dyingTurnWait); err == nil && !gone {
+			st, err = procgroup.Inspect(g)
+		} else if gone {
+			return nil, nil
+		}
+	}
 	if err != nil {
 		if errors.Is(err, procgroup.ErrUnsupported) {
 			return nil, nil

@@ -167,7 +167,7 @@ func Stop(ctx context.Context, g Group, grace time.Duration) (Stopped, error) {
 	_ = unix.Kill(-g.PGID, unix.SIGTERM)
 	_ = unix.Kill(-g.PGID, unix.SIGCONT)
 	out.Terminated = true
-	if out.Gone, err = waitGone(ctx, g, grace); out.Gone || err != nil {
+	if out.Gone, err = WaitGone(ctx, g, grace); out.Gone || err != nil {
 		return out, err
 	}
 	st, err = Inspect(g)
@@ -182,13 +182,13 @@ func Stop(ctx context.Context, g Group, grace time.Duration) (Stopped, error) {
 	}
 	_ = unix.Kill(-g.PGID, unix.SIGKILL)
 	out.Killed = true
-	out.Gone, err = waitGone(ctx, g, killWait)
+	out.Gone, err = WaitGone(ctx, g, killWait)
 	return out, err
 }
 
-// waitGone waits up to d (and no longer than ctx) until g has no live
-// process; it reports whether it has none.
-func waitGone(ctx context.Context, g Group, d time.Duration) (bool, error) {
+// WaitGone waits up to d (and no longer than ctx) until g has no live
+// process; it reports whether it has none. It signals nothing.
+func WaitGone(ctx context.Context, g Group, d time.Duration) (bool, error) {
 	deadline := time.NewTimer(d)
 	defer deadline.Stop()
 	tick := time.NewTicker(pollEvery)

@@ -147,7 +147,9 @@ func testRestoreRefusedWhileTurnRuns(t *testing.T, e *env) {
 	s := deafSession(t, e)
 	id := s.SessionID()
 	m := newMarker()
-	ti := submit(t, s, outputInput(m))
+	// It prints once, then works quietly: its deaf holder, which appends
+	// nothing more, does not find out that its journal was fenced.
+	ti := submit(t, s, ": "+m+"; echo line-0; sleep 30")
 	waitJournal(t, e.raw, id, "TurnOutput", isOutput)
 	bl := e.breakLease(t, storage.SessionName(id.String()))
 	if err := bl.Release(t.Context()); err != nil {
