@@ -53,6 +53,12 @@ func runHost(c *call) int {
 	defer stop()
 	c.ctx = ctx
 
+	// Before the session is created or restored: a host that cannot serve
+	// it must leave nothing behind (no new session, no restore).
+	if err := checkSocketDir(c.st); err != nil {
+		rep.Fail(err)
+		return c.fail(err)
+	}
 	s, err := c.hostedSession()
 	if err != nil {
 		rep.Fail(err)

@@ -39,12 +39,17 @@ var cmdLeaseBreak = &command{
 	run: runLeaseBreak,
 }
 
-const breakConsequences = `What happens to the old holder: its lease is gone at once (the lock file is
-replaced) and looprig fences the journal at a new epoch, so its next write
-is refused. Within about a second its watchdog notices: it shows LEASE LOST,
-stops its running turn and writes nothing more ('looprig run' then exits
-125, 'looprig restore --hold' exits 4). Nothing journaled before the break
-is lost, and the next restore works at once.`
+const breakConsequences = `What happens to the old holder: its lease is gone at once and looprig fences
+the journal at a new epoch, so its next write is refused. A turn it was
+running on this machine is stopped by the break itself before it returns
+(SIGTERM to the turn's process group, SIGKILL 3 s later), whether that holder
+runs or is stopped, and the journal records the turn as interrupted
+(lease_lost). A holder that runs notices the loss within about a second and
+shows LEASE LOST ('looprig run' then exits 125, 'looprig restore --hold'
+exits 4). A holder on another machine (a NATS store) is not reached: its turn
+stops when that holder notices the loss, at once if it runs, not while it is
+stopped. Nothing journaled before the break is lost, and the next restore
+works at once.`
 
 func runLeaseBreak(c *call) int {
 	id, _, err := c.findExisting(c.args[0])
@@ -68,32 +73,79 @@ func runLeaseBreak(c *call) int {
 	if err != nil && res.Epoch == 0 {
 		return c.fail(err) // nothing was broken
 	}
-	if !res.Held {
-		if c.json {
-			c.writeJSON(breakJSON{ID: id.String(), Broken: false, Epoch: res.PreviousEpoch})
-		} else {
-			fmt.Fprintf(c.stdout, "the lease of session %s is not held; nothing to break (restore it with: looprig %srestore %s)\n", short, c.globalArgs(), short)
-		}
-		return exitOK
-	}
 	if c.json {
-		c.writeJSON(breakJSON{ID: id.String(), Broken: true, Epoch: res.Epoch, PreviousEpoch: &res.PreviousEpoch,
-			PreviousHolder: &holderJSON{Host: res.PreviousHolder.Host, PID: res.PreviousHolder.PID}, Fenced: &res.Fenced})
-	} else {
-		fmt.Fprintf(c.stdout, "broke the lease of session %s: it was held by %s; took it at epoch %d", short,
-			holderText(true, res.PreviousHolder, res.PreviousEpoch), res.Epoch)
-		if res.Fenced {
-			fmt.Fprint(c.stdout, ", fenced the journal")
+		out := breakJSON{ID: id.String(), Broken: res.Held, Epoch: res.PreviousEpoch, Interrupted: res.Interrupted}
+		if res.Epoch > 0 {
+			out.Epoch, out.Fenced = res.Epoch, &res.Fenced
 		}
-		fmt.Fprintf(c.stdout, " and released it.\n\n%s\n\nrestore it with: looprig %srestore %s\n", breakConsequences, c.globalArgs(), short)
+		if res.Held {
+			out.PreviousEpoch, out.PreviousHolder = &res.PreviousEpoch, &holderJSON{Host: res.PreviousHolder.Host, PID: res.PreviousHolder.PID}
+		}
+		if t := res.Turn; t != nil {
+			out.Turn = &brokenTurnJSON{ID: t.ID, Index: t.Index, Epoch: t.Epoch, PGID: t.PGID, Host: t.Host, Here: t.Here,
+				Signalled: t.Signalled, Killed: t.Killed, Gone: t.Gone}
+		}
+		c.writeJSON(out)
+	} else {
+		c.printBreak(short, res)
 	}
 	if res.FenceErr != nil {
 		fmt.Fprintf(c.stderr, "looprig: warning: could not fence the journal of session %s: %s\n", short, textsafe.Sanitize(res.FenceErr.Error()))
+	}
+	if res.TurnErr != nil {
+		fmt.Fprintf(c.stderr, "looprig: warning: session %s: the old holder's turn: %s\n", short, textsafe.Sanitize(res.TurnErr.Error()))
+	}
+	if res.CloseErr != nil {
+		fmt.Fprintf(c.stderr, "looprig: warning: session %s: could not journal the end of its open turn: %s\n", short, textsafe.Sanitize(res.CloseErr.Error()))
 	}
 	if err != nil { // the release failed: the break happened
 		return c.fail(err)
 	}
 	return exitOK
+}
+
+// printBreak says what a lease break did, for people.
+func (c *call) printBreak(short string, res rig.BreakResult) {
+	g := c.globalArgs()
+	if res.Epoch == 0 {
+		fmt.Fprintf(c.stdout, "the lease of session %s is not held; nothing to break (restore it with: looprig %srestore %s)\n", short, g, short)
+		return
+	}
+	if res.Held {
+		fmt.Fprintf(c.stdout, "broke the lease of session %s: it was held by %s; took it at epoch %d", short,
+			holderText(true, res.PreviousHolder, res.PreviousEpoch), res.Epoch)
+	} else {
+		fmt.Fprintf(c.stdout, "the lease of session %s was not held, but a turn of its last holder still ran here; took it at epoch %d", short, res.Epoch)
+	}
+	if res.Fenced {
+		fmt.Fprint(c.stdout, ", fenced the journal")
+	}
+	fmt.Fprint(c.stdout, " and released it.\n")
+	if t := res.Turn; t != nil {
+		fmt.Fprintf(c.stdout, "%s\n", brokenTurnText(t))
+	}
+	if n := len(res.Interrupted); n > 0 {
+		fmt.Fprintf(c.stdout, "journaled %d open turn(s) as interrupted (lease_lost).\n", n)
+	}
+	fmt.Fprintf(c.stdout, "\n%s\n\nrestore it with: looprig %srestore %s\n", breakConsequences, g, short)
+}
+
+// brokenTurnText says what a lease break did about the old holder's turn.
+func brokenTurnText(t *rig.BrokenTurn) string {
+	what := fmt.Sprintf("its turn %d (process group %d", t.Index, t.PGID)
+	switch {
+	case !t.Here:
+		return fmt.Sprintf("%s) runs on %s, not on this machine: this break cannot stop it; it stops when that holder notices the loss", what, textsafe.Line(t.Host))
+	case t.Signalled && t.Gone && t.Killed:
+		return "stopped " + what + ") on this machine: SIGTERM, then SIGKILL after the grace"
+	case t.Signalled && t.Gone:
+		return "stopped " + what + ") on this machine with SIGTERM"
+	case t.Gone:
+		return what + ") had already ended"
+	case t.Signalled:
+		return "signalled " + what + ") on this machine, but it still runs"
+	}
+	return what + ") still has live processes, but none carries the turn's environment: left alone"
 }
 
 // holderText says who holds a lease, for people: "nobody" when it is free.

@@ -233,7 +233,7 @@ func (e *env) describeRuntime(err error, x explain.Explanation) described {
 		d.detail = driftTable(cs)
 	case explain.TypeRestoreError:
 		d.code = exitRestore
-		if x.Remedy == explain.RemedyWaitOrBreakLease || x.Remedy == explain.RemedyShutDownRootHolder {
+		if x.Remedy == explain.RemedyWaitOrBreakLease || x.Remedy == explain.RemedyShutDownRootHolder || x.Remedy == explain.RemedyStopEarlierTurn {
 			d.code = exitLease
 		}
 		d.message = restoreMessage(err, x, short)
@@ -316,6 +316,9 @@ func (e *env) hint(x explain.Explanation, short string) string {
 		return fmt.Sprintf("the turn's engine ignored the interrupt; the session is listed as crashed: restore it with 'looprig %srestore %s'", g, short)
 	case explain.RemedyRestoreWhenStopped:
 		return fmt.Sprintf("the session is shutting down; restore it once it has stopped to go on: looprig %srestore %s", g, orID(short))
+	case explain.RemedyStopEarlierTurn:
+		return fmt.Sprintf("wait for that turn to end, or stop it (SIGTERM to its process group, SIGKILL after 3 s): looprig %slease break %s --yes; then restore again",
+			g, orID(short))
 	}
 	return ""
 }
@@ -359,6 +362,10 @@ func restoreMessage(err error, x explain.Explanation, short string) string {
 			who = fmt.Sprintf("pid %d@%s", h.PID, h.Host)
 		}
 		return fmt.Sprintf("session %s is held by %s at epoch %d: restore refused (%s)", short, who, field("holder_epoch"), kind)
+	case explain.RemedyStopEarlierTurn:
+		host, _ := field("host").(string)
+		return fmt.Sprintf("session %s cannot be restored (%s): turn %v of its holder at epoch %v still runs on this machine (%s) as process group %v; nothing was changed",
+			short, kind, field("index"), field("epoch"), textsafe.Line(host), field("pgid"))
 	case explain.RemedyListSessions:
 		var unknown *rig.UnknownSessionError
 		if errors.As(err, &unknown) {

@@ -259,7 +259,9 @@ work. Check 'looprig ls' (the HOLDER column) first.
 
 Flags:
   --yes     really break it
-  --json    print {"id","broken","epoch","previous_epoch","previous_holder","fenced"}
+  --json    print {"id","broken","epoch","previous_epoch","previous_holder","fenced"},
+            and "turn" (the old holder's turn: where it ran, whether it was
+            stopped) and "interrupted" when there are any
 
 Example:
   looprig lease break 1a2b3c4d --yes && looprig restore 1a2b3c4d

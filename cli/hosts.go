@@ -28,6 +28,17 @@ func storeKey(st *openedStore) (string, error) {
 	return dir, nil
 }
 
+// checkSocketDir checks that a host of this store could serve a session
+// (host.CheckSocketDir), before anything is created or restored for one.
+func checkSocketDir(st *openedStore) error {
+	key, err := storeKey(st)
+	if err != nil {
+		return err
+	}
+	_, err = host.CheckSocketDir(key)
+	return err
+}
+
 // hostArgv is the command line of a host for the store this invocation
 // opened: "host", the store and configuration as given (made absolute: a
 // host runs in /), then args.
@@ -52,8 +63,12 @@ func (c *call) startHost(ctx context.Context, st *openedStore, args ...string) (
 }
 
 // startDetachedHost starts a detached host (looprig host ...args) and
-// waits until it serves its session.
+// waits until it serves its session. An unusable socket directory fails it
+// before the host starts: nothing is created, restored or taken.
 func (e *env) startDetachedHost(ctx context.Context, st *openedStore, args ...string) (host.Ready, error) {
+	if err := checkSocketDir(st); err != nil {
+		return host.Ready{}, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 	return host.Start(ctx, host.StartSpec{Args: e.hostArgv(st, args...)})

@@ -295,14 +295,36 @@ func changes(cs []event.Change) []changeJSON {
 
 // breakJSON is what lease break prints. A lease nobody held is not
 // broken: epoch is its latest grant's, previous_holder null, and
-// previous_epoch and fenced are left out.
+// previous_epoch and fenced are left out — unless a turn of its last
+// holder still ran on this machine: then the lease was taken (epoch is the
+// new one, fenced is set) to stop it. turn is the old holder's turn the
+// break found running, interrupted the turns it journaled as interrupted
+// (lease_lost); both are left out when there are none.
 type breakJSON struct {
-	ID             string      `json:"id"`
-	Broken         bool        `json:"broken"`
-	Epoch          uint64      `json:"epoch"`
-	PreviousEpoch  *uint64     `json:"previous_epoch,omitempty"`
-	PreviousHolder *holderJSON `json:"previous_holder"`
-	Fenced         *bool       `json:"fenced,omitempty"`
+	ID             string          `json:"id"`
+	Broken         bool            `json:"broken"`
+	Epoch          uint64          `json:"epoch"`
+	PreviousEpoch  *uint64         `json:"previous_epoch,omitempty"`
+	PreviousHolder *holderJSON     `json:"previous_holder"`
+	Fenced         *bool           `json:"fenced,omitempty"`
+	Turn           *brokenTurnJSON `json:"turn,omitempty"`
+	Interrupted    []string        `json:"interrupted,omitempty"`
+}
+
+// brokenTurnJSON is the old holder's turn a lease break found running
+// (rig.BrokenTurn): here says it ran on this machine, signalled and killed
+// that the break sent SIGTERM and SIGKILL, gone that none of its processes
+// was left.
+type brokenTurnJSON struct {
+	ID        string `json:"id"`
+	Index     int    `json:"index"`
+	Epoch     uint64 `json:"epoch"`
+	PGID      int    `json:"pgid"`
+	Host      string `json:"host"`
+	Here      bool   `json:"here"`
+	Signalled bool   `json:"signalled"`
+	Killed    bool   `json:"killed"`
+	Gone      bool   `json:"gone"`
 }
 
 // rmJSON is what rm prints for each session it deleted.

@@ -125,8 +125,9 @@ func errReply(id uint64, e *RemoteError) []byte {
 	return line(replyMsg{Type: msgReply, ID: id, Error: e})
 }
 
-// requestTimeout bounds one request a client sent: a shutdown waits for
-// the running turn (the rig's shutdown grace, 8 s by default).
+// requestTimeout bounds one request a client sent. A shutdown is bounded
+// by the rig's shutdown grace instead (8 s by default), which bounds its
+// wait for the running turn.
 const requestTimeout = 30 * time.Second
 
 // inputTimeout bounds an input request: a turn that does not read its
@@ -162,7 +163,9 @@ func (c *conn) handle(req request) {
 	case *respondGateRequest:
 		err = s.RespondGate(ctx, q.GateID, *q.Approve)
 	case *shutdownRequest:
-		err = s.Shutdown(ctx)
+		// Without the request's deadline: the wait for the running turn is
+		// the rig's shutdown grace, not the request's bound.
+		err = s.Shutdown(context.WithoutCancel(ctx))
 	case *inputRequest:
 		in := rig.Input{EOF: q.EOF, From: q.From}
 		if q.Input != nil {

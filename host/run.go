@@ -15,11 +15,11 @@ import (
 // Run makes s's socket in the socket directory of the store named
 // storeKey, reports rd (completed with the socket, pid, session and
 // epoch) on rep, and serves s until ctx ends or the session ends (see
-// Serve). When ctx ends first — the host was told to stop by a signal —
-// the session is shut down: bounded by the rig's shutdown grace, it
-// journals SessionStopped and releases the lease, as a shutdown request
-// does. A failure before the report is reported on rep (and returned),
-// after shutting the session down.
+// Serve: a faulted session is shut down there). When ctx ends first — the
+// host was told to stop by a signal — the session is shut down: bounded by
+// the rig's shutdown grace, it journals SessionStopped and releases the
+// lease, as a shutdown request does. A failure before the report is
+// reported on rep (and returned), after shutting the session down.
 func Run(ctx context.Context, s *rig.Session, storeKey string, rep *Reporter, rd Ready, opts ...Option) error {
 	id := s.SessionID().String()
 	ln, path, err := listenFor(storeKey, id)

@@ -85,7 +85,11 @@ type server struct {
 	stopping bool
 }
 
-// Serve serves s on ln until ctx ends or the session ends (s.Done). Serve returns once every connection and goroutine it
+// Serve serves s on ln until ctx ends or the session ends (s.Done). A
+// session that faulted (its lease lost, its journal refusing appends) is
+// shut down (Session.Shutdown, bounded by the rig's shutdown grace) while
+// the connections close with the fault, and Serve waits for it. Serve
+// returns once every connection and goroutine it
 // started has ended and it has removed the socket file, if that is still
 // the one it served: nil when ctx ended or the session shut down cleanly,
 // the session's fault (its lease lost) when it faulted, or the listener's
@@ -138,14 +142,27 @@ func Serve(ctx context.Context, s *rig.Session, ln *net.UnixListener, opts ...Op
 	}
 	ln.Close()
 	reason, fault := ReasonServerStopping, (*RemoteError)(nil)
+	var down chan error // the faulted session's shutdown, which Serve waits for
 	if ended {
 		reason = ReasonSessionStopped
 		if err != nil {
 			reason, fault = ReasonSessionFaulted, describe(err)
+			// Shut the faulted session down in the runtime's order — its
+			// turn stopped (interrupted by the fault, its processes gone),
+			// SessionStopped when the journal still takes it, the root
+			// lease, then the session lease — while its clients are told
+			// of the fault at once.
+			down = make(chan error, 1)
+			go func() { down <- shutdownSession(s) }()
 		}
 	}
 	srv.stop(reason, fault, ended && err == nil)
 	srv.wg.Wait()
+	if down != nil {
+		if serr := <-down; serr != nil {
+			cfg.log.Warn("host: shut down the faulted session", "session", id, "err", serr)
+		}
+	}
 	if haveID {
 		if cur, ok := socketID(path); ok && cur == sockID {
 			if rerr := os.Remove(path); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {

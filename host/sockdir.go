@@ -37,6 +37,20 @@ func (e *UnsafeSocketDirError) Error() string {
 	return msg
 }
 
+// SocketDirError: a level of the socket directory cannot be made or
+// looked at (a parent without write access, a full disk).
+type SocketDirError struct {
+	Path string
+	Err  error
+}
+
+func (e *SocketDirError) Error() string {
+	return fmt.Sprintf("socket directory %s: %v (a host needs it: make its parent writable, or set XDG_RUNTIME_DIR to a directory of your own with mode 0700)",
+		e.Path, e.Err)
+}
+
+func (e *SocketDirError) Unwrap() error { return e.Err }
+
 // SocketPathTooLongError refuses a socket path that does not fit in a unix
 // socket address.
 type SocketPathTooLongError struct {
@@ -91,6 +105,26 @@ func SocketDir(storeKey string) (string, error) {
 	return ensureDirs(uid, top, filepath.Join(top, hash))
 }
 
+// sampleSessionID is as long as every session id (a UUID's text).
+const sampleSessionID = "00000000-0000-0000-0000-000000000000"
+
+// CheckSocketDir checks, before anything is created or restored for a host
+// to serve, that a host could serve a session of the store named storeKey:
+// its socket directory is usable (SocketDir) and a session's socket path
+// fits in a unix socket address. It returns the directory; the error
+// (*UnsafeSocketDirError, *SocketDirError, *SocketPathTooLongError) names
+// it and how to fix it.
+func CheckSocketDir(storeKey string) (string, error) {
+	dir, err := SocketDir(storeKey)
+	if err != nil {
+		return "", err
+	}
+	if _, err := SocketPath(dir, sampleSessionID); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
 // runtimeDirUsable reports whether dir is an XDG runtime directory of uid:
 // absolute, a directory, owned by uid, no group or other access, writable.
 func runtimeDirUsable(dir string, uid int) bool {
@@ -124,10 +158,10 @@ func ensureDir(path string, uid int) error {
 	case err == nil:
 		// Ours: the umask may have taken bits away, never added any.
 		if err := os.Chmod(path, 0o700); err != nil {
-			return fmt.Errorf("socket directory %s: %w", path, err)
+			return &SocketDirError{Path: path, Err: err}
 		}
 	case !errors.Is(err, fs.ErrExist):
-		return fmt.Errorf("socket directory %s: %w", path, err)
+		return &SocketDirError{Path: path, Err: err}
 	}
 	return checkDir(path, uid)
 }
@@ -137,7 +171,7 @@ func ensureDir(path string, uid int) error {
 func checkDir(path string, uid int) error {
 	fi, err := os.Lstat(path)
 	if err != nil {
-		return fmt.Errorf("socket directory %s: %w", path, err)
+		return &SocketDirError{Path: path, Err: err}
 	}
 	q := shellQuote(path)
 	if fi.Mode()&fs.ModeSymlink != 0 {

@@ -254,3 +254,55 @@ func TestListen(t *testing.T) {
 		t.Fatalf("Listen on a long path: %v", err)
 	}
 }
+
+// CheckSocketDir reports, before anything is made for a host, every
+// reason no host could serve: an unsafe directory, one that cannot be
+// made (the error names it and what to do), a socket path that does not
+// fit.
+func TestCheckSocketDir(t *testing.T) {
+	xdg, err := os.MkdirTemp("", "lr") // short: t.TempDir's are too long for a socket path
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(xdg) })
+	t.Setenv("XDG_RUNTIME_DIR", xdg)
+	if err := os.Chmod(xdg, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := CheckSocketDir("k")
+	if err != nil || dir != filepath.Join(xdg, "looprig", StoreHash("k")) {
+		t.Fatalf("CheckSocketDir = %q, %v", dir, err)
+	}
+
+	if err := os.Chmod(filepath.Join(xdg, "looprig"), 0o770); err != nil {
+		t.Fatal(err)
+	}
+	_, err = CheckSocketDir("k")
+	asUnsafe(t, err, "a group-writable directory")
+
+	if os.Getuid() != 0 { // root writes anywhere
+		old := fallbackBase
+		fallbackBase = filepath.Join(privateDir(t), "ro")
+		defer func() { fallbackBase = old }()
+		if err := os.Mkdir(fallbackBase, 0o500); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("XDG_RUNTIME_DIR", "")
+		_, err = CheckSocketDir("k")
+		var sd *SocketDirError
+		if !errors.As(err, &sd) || !strings.Contains(err.Error(), fallbackBase) || !strings.Contains(err.Error(), "XDG_RUNTIME_DIR") {
+			t.Fatalf("CheckSocketDir under a read-only directory: %v (%T), want *SocketDirError naming it and the fix", err, err)
+		}
+	}
+
+	long := filepath.Join(privateDir(t), strings.Repeat("d", 60))
+	if err := os.Mkdir(long, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_RUNTIME_DIR", long)
+	_, err = CheckSocketDir("k")
+	var tooLong *SocketPathTooLongError
+	if !errors.As(err, &tooLong) {
+		t.Fatalf("CheckSocketDir with a long runtime directory: %v (%T), want *SocketPathTooLongError", err, err)
+	}
+}

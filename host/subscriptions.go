@@ -135,16 +135,26 @@ func (c *conn) enqueue(sub *subscription, b []byte, env event.Envelope) bool {
 }
 
 // forward feeds one subscription from its Follower until the session's
-// events end (an "end" line, session_stopped), the subscription is
-// dropped, or following fails (an "end" line with the error).
+// events end (an "end" line, session_stopped, or session_faulted with the
+// fault when the session faulted), the subscription is dropped, or
+// following fails (an "end" line with the error).
 func (c *conn) forward(sub *subscription, f *rig.Follower) {
 	defer c.fwd.done()
 	defer close(sub.done)
 	defer f.Close()
 	for {
 		batch, err := f.Next(sub.ctx)
+		var fault error
+		if err != nil {
+			fault = c.srv.s.Err()
+		}
 		switch {
 		case sub.ctx.Err() != nil:
+			return
+		case fault != nil:
+			// The session faulted (and is being shut down): its events
+			// ended because of the fault, which is what the client is told.
+			c.endSub(sub, ReasonSessionFaulted, describe(fault))
 			return
 		case errors.Is(err, rig.ErrFollowEnded):
 			c.endSub(sub, ReasonSessionStopped, nil)

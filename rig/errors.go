@@ -13,7 +13,8 @@ type RestoreErrorKind string
 
 // Restore stages, in the order RestoreSession reaches them (see
 // docs/ARCHITECTURE.md, "Restore"): discovery (a journal exists), the
-// session lease, the fence, the replay, discovery of SessionStarted and the
+// session lease, the fence, a turn of an earlier holder still running on
+// this machine, the replay, discovery of SessionStarted and the
 // root LoopStarted, the configuration check (RestoreRejectedError,
 // ConfigMismatchError), the workspace, then the restore records, the root
 // loop and its engine, and RestoreDone. A journal the store refuses as
@@ -23,6 +24,7 @@ const (
 	RestoreDiscoveryFailed   RestoreErrorKind = "discovery_failed"   // no journal, or no SessionStarted / root LoopStarted in it
 	RestoreLeaseFailed       RestoreErrorKind = "lease_failed"       // the session lease could not be taken, or an exclusive root is held (*WorkspaceRootBusyError)
 	RestoreJournalFailed     RestoreErrorKind = "journal_failed"     // the opening fence could not be appended
+	RestoreTurnRunning       RestoreErrorKind = "turn_running"       // a turn of an earlier holder still runs on this machine (*TurnRunningError)
 	RestoreReplayFailed      RestoreErrorKind = "replay_failed"      // the journal could not be read back
 	RestoreMaterializeFailed RestoreErrorKind = "materialize_failed" // the workspace could not be materialized
 	RestoreAppendFailed      RestoreErrorKind = "append_failed"      // a restore record could not be journaled
@@ -33,7 +35,7 @@ const (
 
 // RestoreErrorKinds lists every kind, in stage order.
 var RestoreErrorKinds = []RestoreErrorKind{
-	RestoreDiscoveryFailed, RestoreLeaseFailed, RestoreJournalFailed, RestoreReplayFailed,
+	RestoreDiscoveryFailed, RestoreLeaseFailed, RestoreJournalFailed, RestoreTurnRunning, RestoreReplayFailed,
 	RestoreMaterializeFailed, RestoreAppendFailed, RestoreLoopFailed, RestoreRuntimeFailed, RestoreContextDone,
 }
 

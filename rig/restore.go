@@ -66,7 +66,11 @@ func (b baseline) adopt(ca *event.ConfigurationAdopted) baseline {
 }
 
 // RestoreSession restores session id from its journal, as one transaction:
-// it takes the session lease, appends a fence, replays the whole journal,
+// it takes the session lease, appends a fence, refuses to go on while a
+// turn of an earlier holder still runs on this machine
+// (RestoreError{turn_running} wrapping *TurnRunningError: its processes
+// would work in the workspace beside this session's; BreakLease stops it)
+// and claims the session's process record, replays the whole journal,
 // discovers SessionStarted and the root LoopStarted, checks the
 // configuration against the baseline (the one the session was created
 // with, or the last adopted one), materializes the workspace (taking an
@@ -162,6 +166,23 @@ func (r *Rig) RestoreSession(ctx context.Context, id uuid.UUID, opts ...RestoreO
 	s.journal, err = journal.Open(ctx, r.store, name, lease, journal.WithClock(r.now))
 	if err != nil {
 		return nil, fail(RestoreJournalFailed, err)
+	}
+	// No turn of an earlier holder may run beside this one on this
+	// machine; and from here on none can start: the process record is
+	// claimed at this epoch.
+	s.procRev, err = claimProcess(ctx, r.store, id, lease.Epoch(), func(p processRecord) error {
+		left, err := earlierTurnHere(ctx, id, p, lease.Epoch())
+		if left != nil {
+			return left
+		}
+		return err
+	})
+	var running *TurnRunningError
+	switch {
+	case errors.As(err, &running):
+		return nil, fail(RestoreTurnRunning, err)
+	case err != nil:
+		return nil, fail(RestoreLeaseFailed, err)
 	}
 	rep, err := r.replay(ctx, s)
 	if err != nil {

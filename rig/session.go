@@ -65,6 +65,12 @@ type Session struct {
 	catMu     sync.Mutex // orders catalog writes
 	catSealed bool       // guarded by catMu: Shutdown wrote the last entry
 
+	// procMu orders the writes of the session's process record (see
+	// processRecord); procRev is the revision of the one it last wrote or
+	// claimed (storage.MustNotExist: none yet).
+	procMu  sync.Mutex
+	procRev uint64
+
 	stopWatch chan struct{}
 	watchDone chan struct{}
 
@@ -93,6 +99,8 @@ type turnRun struct {
 	end      turnEnd       // guarded by endMu
 	openGate string        // guarded by endMu: gate journaled open, not yet resolved
 	gone     chan struct{} // closed when Shutdown abandons the turn
+
+	recorded bool // guarded by the session's procMu: the process record names the turn
 }
 
 type gateState struct {
@@ -293,9 +301,11 @@ func (s *Session) runTurn(ctx context.Context, t *turnRun) {
 	sink := newTurnSink(s, t)
 	res, err := s.eng.Run(ctx, engine.Turn{
 		SessionID: s.id.String(), LoopID: s.loopID, ID: t.id, Index: t.index, Input: t.input, Dir: s.ws.dir,
-		Env:     []string{"LOOPRIG_SESSION=" + s.id.String(), "LOOPRIG_TURN=" + t.id},
+		Env:     turnEnv(s.id.String(), t.id),
 		Console: t.console,
+		Started: s.recordTurn(t),
 	}, sink)
+	s.turnReaped(t)
 	if !t.claimEnd(endReturned) {
 		sink.finish() // stops the ticker; the abandoned turn's records are refused
 		<-s.shutdownDone

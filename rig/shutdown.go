@@ -115,7 +115,14 @@ func (t *turnRun) abandoned() bool {
 // the engine returned, else what abandonTurn returns.
 func (s *Session) awaitTurn(ctx context.Context, t *turnRun) (*EngineUnresponsiveError, error) {
 	start := time.Now()
-	t.cancel(causeShutdown)
+	// A faulted session interrupted the turn already (its context's cancel
+	// reaches the turn's a moment after its own Done closes): keep that
+	// reason.
+	cause := causeShutdown
+	if s.Err() != nil {
+		cause = causeLeaseLost
+	}
+	t.cancel(cause)
 	wait := s.rig.shutdownWait()
 	if d, ok := ctx.Deadline(); ok {
 		wait = time.Until(d)

@@ -160,7 +160,7 @@ func (m *model) breakLease(v *sessView) tea.Cmd {
 		return m.status.flash("B: "+v.short+" is live and attached: there is nothing to break (X shuts it down)", clsMuted)
 	case v.busy != notBusy:
 		return m.status.flash("B: busy: "+v.busy.String(), clsMuted)
-	case v.state() != rig.StateHeld && v.state() != rig.StateLive:
+	case v.state() != rig.StateHeld && v.state() != rig.StateLive && !v.earlierTurnRuns():
 		return m.status.flash("B: "+v.short+" is not held by anyone: r restores it", clsMuted)
 	}
 	m.dialog = newBreakDialog(v)

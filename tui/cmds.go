@@ -220,8 +220,9 @@ func (h *shared) probeCmd(id, key string) tea.Cmd {
 // breakCmd takes session id's lease by force and restores the session in
 // a new host. rig.BreakLease breaks the way every presenter does: it takes
 // the lease, fences the journal at the new epoch (the old holder's next
-// append conflicts at once, before its watchdog notices the loss) and
-// releases it, in that order. Then a host restores the session as r does,
+// append conflicts at once, before its watchdog notices the loss), stops
+// the old holder's turn on this machine, journals it as interrupted and
+// releases the lease, in that order. Then a host restores the session as r does,
 // taking the lease again and fencing once more: rig.RestoreSession takes
 // the lease itself, there is no way to hand it one. The profile is checked
 // before anything is broken: a session that cannot be restored (its
@@ -239,6 +240,10 @@ func (h *shared) breakCmd(id string) tea.Cmd {
 		}
 		if h.opts.StartHost == nil {
 			return failedMsg{id: id, op: opBreak, err: errNoStartHost}
+		}
+		// Nothing is broken that no host here could then serve.
+		if _, err := host.CheckSocketDir(h.opts.StoreKey); err != nil {
+			return failedMsg{id: id, op: opBreak, err: err}
 		}
 		res, err := rig.BreakLease(ctx, h.store, uid)
 		if res.Held && res.Epoch > 0 {

@@ -33,6 +33,7 @@ var stageText = map[explain.Kind]string{
 	explain.KindDiscoveryFailed:   "discovery — finding the journal and its SessionStarted",
 	explain.KindLeaseFailed:       "lease — taking the session lease",
 	explain.KindJournalFailed:     "journal — appending the opening fence",
+	explain.KindTurnRunning:       "turn check — looking for a turn of an earlier holder still running here",
 	explain.KindReplayFailed:      "replay — reading the journal back",
 	explain.KindAppendFailed:      "append — journaling the restore records",
 	explain.KindLoopFailed:        "loop — rebuilding the root loop",
@@ -226,6 +227,9 @@ func diagnose(err error) diagnosis {
 		d.remedy = "the turn's engine ignored the interrupt; the session is listed as crashed: r restores it"
 	case explain.RemedyRestoreWhenStopped:
 		d.remedy = "the session is shutting down: r restores it once it has stopped"
+	case explain.RemedyStopEarlierTurn:
+		d.headline = "turn " + f.num("index") + " of its holder at epoch " + f.num("epoch") + " still runs here as process group " + f.num("pgid")
+		d.remedy = "its processes would work in the workspace beside the restored session: wait for the turn to end, or B stops it (SIGTERM, then SIGKILL) and restores"
 	default:
 		if x.Type == explain.TypeLifecycleError {
 			d.remedy = "nothing was kept of the failed session (its lease was released)"

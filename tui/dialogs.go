@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
+	"looprig/rig"
 	"looprig/rig/event"
 )
 
@@ -325,10 +326,15 @@ func newBreakDialog(v *sessView) *typedDialog {
 	if holder == "" {
 		holder = "another process"
 	}
+	who := "Session " + v.short + " is held by " + holder + " at epoch " + strconv.FormatUint(v.epoch(), 10) + "."
+	if v.state() != rig.StateHeld && v.state() != rig.StateLive {
+		who = "Session " + v.short + " is free, but a turn of its earlier holder still runs here."
+	}
 	return newTypedDialog(v, "Break lease", "break lease", textLines(
-		"Session "+v.short+" is held by "+holder+" at epoch "+strconv.FormatUint(v.epoch(), 10)+".",
+		who,
 		"Breaking takes the lease by force: that holder loses it, is fenced",
-		"off its journal and turns read-only; this TUI restores the session.",
+		"off its journal and turns read-only; a turn it runs on this machine",
+		"is stopped (SIGTERM, then SIGKILL); this TUI restores the session.",
 	), breakAction{v: v})
 }
 

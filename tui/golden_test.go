@@ -108,6 +108,8 @@ func goldenScenarios() []scenario {
 		rig.RestoreReplayFailed: fmt.Errorf("journal %q: %w", ledger, &storage.CorruptError{Name: ledger,
 			Path: "/home/dev/.local/state/looprig/ledgers/sessions/" + crashed + ".log", Offset: 4096,
 			Reason: "bad frame followed by a valid frame"}),
+		rig.RestoreTurnRunning: &rig.TurnRunningError{Session: sid, Turn: "c0000004-0000-4000-8000-000000000009",
+			Index: 3, Epoch: 1, PGID: 48213, Host: "devbox"},
 		rig.RestoreAppendFailed:  &journal.AppendError{Name: ledger, Expected: 41, Count: 1, Err: errors.New("no space left on device")},
 		rig.RestoreLoopFailed:    &engine.UnknownEngineError{Name: "python", Known: []string{"demo", "shell"}},
 		rig.RestoreRuntimeFailed: errors.New("engine: shell: /bin/sh not found"),

@@ -248,6 +248,8 @@ func (m *model) onShutdown(msg shutdownMsg) tea.Cmd {
 func breakSummary(b *rig.BreakResult) string {
 	e := strconv.FormatUint(b.Epoch, 10)
 	switch {
+	case !b.Held && b.Epoch > 0:
+		return "the lease was free; took it at epoch " + e + " to stop an earlier turn"
 	case !b.Held:
 		return "the lease was free: nothing broken"
 	case b.Fenced:
@@ -262,7 +264,7 @@ func breakSummary(b *rig.BreakResult) string {
 // epoch it took, whether the journal was fenced before the release, and
 // whose lease it was.
 func breakLine(b *rig.BreakResult) (string, lineClass) {
-	if !b.Held {
+	if !b.Held && b.Epoch == 0 {
 		return "⚠ lease break: the lease was free (epoch " + strconv.FormatUint(b.PreviousEpoch, 10) + "), nothing was broken", clsRestore
 	}
 	who := "another process"
@@ -278,7 +280,45 @@ func breakLine(b *rig.BreakResult) (string, lineClass) {
 	default:
 		line += " (no journal to fence)"
 	}
-	return line + "; it was held by " + who + " at epoch " + strconv.FormatUint(b.PreviousEpoch, 10), cls
+	if b.Held {
+		line += "; it was held by " + who + " at epoch " + strconv.FormatUint(b.PreviousEpoch, 10)
+	} else {
+		line += "; it was free"
+	}
+	turn, ok := brokenTurnText(b)
+	if !ok {
+		cls = clsError
+	}
+	return line + turn, cls
+}
+
+// brokenTurnText says what a lease break did about the old holder's
+// running turn ("" when none was recorded); false when that turn may
+// still run on this machine.
+func brokenTurnText(b *rig.BreakResult) (string, bool) {
+	t := b.Turn
+	if t == nil {
+		if b.TurnErr != nil {
+			return "; its running turn could not be looked for (" + errText(b.TurnErr) + ")", false
+		}
+		return "", true
+	}
+	n, pg := strconv.Itoa(t.Index), strconv.Itoa(t.PGID)
+	switch {
+	case !t.Here:
+		return "; its turn " + n + " runs on " + clean(t.Host) + " (process group " + pg + "): it stops once that holder notices the loss", true
+	case t.Signalled && t.Gone && t.Killed:
+		return "; stopped its turn " + n + " (process group " + pg + ", SIGKILL after the grace)", true
+	case t.Signalled && t.Gone:
+		return "; stopped its turn " + n + " (process group " + pg + ")", true
+	case t.Gone:
+		return "; its turn " + n + " had ended", true
+	case t.Signalled:
+		return "; signalled its turn " + n + " (process group " + pg + "), which still runs", false
+	case b.TurnErr != nil:
+		return "; its turn " + n + " (process group " + pg + ") could not be stopped (" + errText(b.TurnErr) + ")", false
+	}
+	return "; process group " + pg + " of its turn " + n + " no longer carries the turn's environment: left alone", true
 }
 
 // isLeaseLoss says whether a fault is a lost lease (rather than a store

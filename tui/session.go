@@ -95,6 +95,12 @@ func (v *sessView) resetJournal() {
 	v.journal.forget()
 }
 
+// earlierTurnRuns says whether its last restore was refused because a
+// turn of an earlier holder still runs on this machine (B stops it).
+func (v *sessView) earlierTurnRuns() bool {
+	return v.failed != nil && explain.Explain(v.failed.err).Kind == explain.KindTurnRunning
+}
+
 // attached says whether this TUI is attached to the session's host.
 func (v *sessView) attached() bool { return v.live.c != nil }
 

@@ -126,6 +126,11 @@ func TestImportDirection(t *testing.T) {
 			if isLocal && under(local, "host") && under(dir, "rig") {
 				t.Errorf("%s imports %s: nothing under rig/ imports host", dir, imp)
 			}
+			// procgroup finds and signals processes: the standard library and
+			// the system calls only.
+			if dir == "rig/procgroup" && !std && imp != "golang.org/x/sys/unix" {
+				t.Errorf("%s imports %s: rig/procgroup imports the standard library and golang.org/x/sys/unix only", dir, imp)
+			}
 			if dir == "rig/journal" && !std && imp != module+"/rig/event" && imp != module+"/rig/storage" {
 				t.Errorf("%s imports %s: rig/journal imports the standard library, rig/event and rig/storage only", dir, imp)
 			}

@@ -68,6 +68,11 @@
 // is the runtime's interrupt; Console.Interrupt (^C) is a separate, softer
 // request the program may handle.
 //
+// Turn.Started is called with the turn's process group id once the group
+// exists and the parent-death watcher is armed, before the input runs; the
+// turn's processes carry Turn.Env, so whoever finds the group can tell it is
+// the turn's. An error from it makes the turn exit without running anything.
+//
 // Parent death: a SIGKILL of the process running the engine leaves no turn
 // process behind. Next to each turn runs a tiny watcher (/bin/sh reading a
 // pipe whose only writer is this process). When this process dies for any
@@ -153,6 +158,12 @@ type Turn struct {
 	// without a terminal leave it unattached (its Write returns
 	// ErrNoTerminal).
 	Console *Console
+	// Started, when set, is called by an engine that runs processes once
+	// the turn's process group exists (pgid is its id) and before the
+	// input runs, so that the caller can record where the turn runs. An
+	// error stops the turn before anything of the input ran: Run returns
+	// an error wrapping it, with no exit code.
+	Started func(pgid int) error
 }
 
 // Stream names an output stream. The values equal event.StreamStdout and

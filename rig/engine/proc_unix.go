@@ -26,7 +26,8 @@ package engine
 // sets its size), start the turn (blocked on the go-ahead), close this
 // process's copies of the child's ends (the slave, or the pipes' write
 // ends), start the reader(s) of the master or the pipes, start the watcher
-// with the turn's pgid, then write the go-ahead. If this process dies
+// with the turn's pgid, call Turn.Started with it (an error: no go-ahead),
+// then write the go-ahead. If this process dies
 // before the go-ahead, the turn reads EOF on fd 3 and exits without running
 // anything; after it, the watcher is armed.
 //
@@ -183,7 +184,11 @@ func (s *shell) run(ctx context.Context, turn Turn, sink Sink) (Result, error) {
 	_ = watchR.Close()
 
 	interruptedTurn := false
-	ran := watchErr == nil && ctx.Err() == nil
+	var startedErr error // Turn.Started refused the turn
+	if watchErr == nil && ctx.Err() == nil && turn.Started != nil {
+		startedErr = turn.Started(pgid)
+	}
+	ran := watchErr == nil && ctx.Err() == nil && startedErr == nil
 	if ran {
 		_, _ = goW.Write([]byte("go\n"))
 		_ = goW.Close()
@@ -196,7 +201,7 @@ func (s *shell) run(ctx context.Context, turn Turn, sink Sink) (Result, error) {
 	} else {
 		// No go-ahead: the turn exits 125 without running the input.
 		_ = goW.Close()
-		interruptedTurn = watchErr == nil
+		interruptedTurn = watchErr == nil && startedErr == nil
 	}
 	<-exited
 	// The leader is a zombie we have not reaped: its pgid cannot be reused.
@@ -213,6 +218,9 @@ func (s *shell) run(ctx context.Context, turn Turn, sink Sink) (Result, error) {
 
 	if watchErr != nil {
 		return none, fmt.Errorf("engine shell: start watcher: %w", watchErr)
+	}
+	if startedErr != nil {
+		return none, fmt.Errorf("engine shell: %w", startedErr)
 	}
 	res := none
 	if ran {

@@ -220,6 +220,43 @@ func TestShellStartError(t *testing.T) {
 	})
 }
 
+// Turn.Started gets the turn's process group, whose processes carry the
+// turn's environment, before the input runs; its error stops the turn
+// before anything ran.
+func TestShellStarted(t *testing.T) {
+	t.Parallel()
+	bothModes(t, func(t *testing.T, cfg Config) {
+		sink := newSink()
+		turn := shellTurn(t, "echo ran > ran; echo pgid=$(ps -o pgid= -p $$ | tr -d ' ')")
+		var got int
+		turn.Started = func(pgid int) error {
+			got = pgid
+			if _, err := os.Stat(filepath.Join(turn.Dir, "ran")); err == nil {
+				t.Error("Started was called after the input ran")
+			}
+			return nil
+		}
+		r := await(t, runAsync(context.Background(), NewShell(cfg), turn, sink), 60*time.Second)
+		if r.err != nil || r.res.ExitCode != 0 {
+			t.Fatalf("Run = %+v, %v", r.res, r.err)
+		}
+		if out := strings.TrimSpace(sink.text(Stdout)); got <= 1 || out != "pgid="+strconv.Itoa(got) {
+			t.Fatalf("Started got %d; the turn printed %q", got, out)
+		}
+
+		refused := errors.New("no record")
+		turn = shellTurn(t, "echo ran > ran")
+		turn.Started = func(int) error { return refused }
+		res, err := NewShell(cfg).Run(context.Background(), turn, newSink())
+		if !errors.Is(err, refused) || res.ExitCode != NoExitCode {
+			t.Fatalf("Run with Started refusing = %+v, %v; want its error and no exit code", res, err)
+		}
+		if _, err := os.Stat(filepath.Join(turn.Dir, "ran")); err == nil {
+			t.Fatal("the input ran although Started refused")
+		}
+	})
+}
+
 func TestShellLongLines(t *testing.T) {
 	t.Parallel()
 	res, err, sink := runShell(t, Config{MaxLine: 10, NoTTY: true}, `printf '0123456789abcdefghijXYZ\nshort\n'; printf 'ééééééé\n' >&2`)

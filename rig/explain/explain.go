@@ -85,6 +85,9 @@ const (
 	// RemedyRestoreWhenStopped: the session is shutting down; restore it
 	// once it has stopped to go on with it.
 	RemedyRestoreWhenStopped
+	// RemedyStopEarlierTurn: a turn of the session's earlier holder still
+	// runs on this machine; a lease break stops it (or wait for it to end).
+	RemedyStopEarlierTurn
 	remedyCount
 )
 
@@ -108,6 +111,7 @@ var remedyNames = [remedyCount]string{
 	RemedyDefineEngine:       "define_engine",
 	RemedyRestoreIt:          "restore_it",
 	RemedyRestoreWhenStopped: "restore_when_stopped",
+	RemedyStopEarlierTurn:    "stop_earlier_turn",
 }
 
 // String returns the remedy's snake_case name.
@@ -361,8 +365,15 @@ func explainRestore(err error, re *rig.RestoreError) (Explanation, bool) {
 		unknownE *engine.UnknownEngineError
 		corrupt  *storage.CorruptError
 		decode   *journal.RecordDecodeError
+		running  *rig.TurnRunningError
 	)
 	switch {
+	case errors.As(err, &running):
+		x.add("turn_id", running.Turn)
+		x.add("index", running.Index)
+		x.add("epoch", running.Epoch)
+		x.add("pgid", running.PGID)
+		x.add("host", running.Host)
 	case errors.As(err, &busy): // before held: the root's LeaseHeldError is its cause
 		x.Remedy = RemedyShutDownRootHolder
 		x.add("cause_type", "WorkspaceRootBusyError")

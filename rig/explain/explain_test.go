@@ -74,6 +74,9 @@ func TestExplain(t *testing.T) {
 		// Restores, by cause.
 		{"restore: busy root before its held lease", restore(rig.RestoreLeaseFailed, busy), "RestoreError", "lease_failed", "lease_failed",
 			explain.RemedyShutDownRootHolder, f("session", sid, "cause_type", "WorkspaceRootBusyError", "root", "/r", "holder_epoch", uint64(5), "holder", holder)},
+		{"restore: an earlier turn runs", restore(rig.RestoreTurnRunning, &rig.TurnRunningError{Session: id, Turn: "t-1", Index: 3, Epoch: 2, PGID: 4242, Host: "box"}),
+			"RestoreError", "turn_running", "turn_running",
+			explain.RemedyStopEarlierTurn, f("session", sid, "turn_id", "t-1", "index", 3, "epoch", uint64(2), "pgid", 4242, "host", "box")},
 		{"restore: epoch file", restore(rig.RestoreLeaseFailed, epochFile), "RestoreError", "lease_failed", "lease_failed",
 			explain.RemedyRepairEpochFile, f("session", sid, "cause_type", "CorruptError", "path", epochFile.Path)},
 		{"restore: corrupt journal", restore(rig.RestoreReplayFailed, corrupt), "RestoreError", "replay_failed", "replay_failed",

@@ -147,6 +147,7 @@ const (
 	KindDiscoveryFailed
 	KindLeaseFailed
 	KindJournalFailed
+	KindTurnRunning
 	KindReplayFailed
 	KindMaterializeFailed
 	KindAppendFailed
@@ -220,6 +221,7 @@ var kinds = [kindCount]kindInfo{
 	KindDiscoveryFailed:   {string(rig.RestoreDiscoveryFailed), TypeRestoreError, RemedyListSessions},
 	KindLeaseFailed:       {string(rig.RestoreLeaseFailed), TypeRestoreError, RemedyRetry},
 	KindJournalFailed:     {string(rig.RestoreJournalFailed), TypeRestoreError, RemedyRetry},
+	KindTurnRunning:       {string(rig.RestoreTurnRunning), TypeRestoreError, RemedyStopEarlierTurn},
 	KindReplayFailed:      {string(rig.RestoreReplayFailed), TypeRestoreError, RemedyInspectJournal},
 	KindMaterializeFailed: {string(rig.RestoreMaterializeFailed), TypeRestoreError, RemedyCheckWorkspace},
 	KindAppendFailed:      {string(rig.RestoreAppendFailed), TypeRestoreError, RemedyRetry},
@@ -313,6 +315,7 @@ var restoreKinds = map[rig.RestoreErrorKind]Kind{
 	rig.RestoreDiscoveryFailed:   KindDiscoveryFailed,
 	rig.RestoreLeaseFailed:       KindLeaseFailed,
 	rig.RestoreJournalFailed:     KindJournalFailed,
+	rig.RestoreTurnRunning:       KindTurnRunning,
 	rig.RestoreReplayFailed:      KindReplayFailed,
 	rig.RestoreMaterializeFailed: KindMaterializeFailed,
 	rig.RestoreAppendFailed:      KindAppendFailed,

@@ -101,5 +101,6 @@ func groups() []struct {
 		{"Bounds", boundsCases},
 		{"Order", orderCases},
 		{"Operations", opsCases},
+		{"EarlierTurn", earlierTurnCases},
 	}
 }
