@@ -302,3 +302,33 @@ func TestProbeHolders(t *testing.T) {
 		t.Fatalf("a stale probe changed the pid to %d", v.hostPID())
 	}
 }
+
+// A shutdown (X) whose reply lost the race with the connection's end (the
+// host stopped the session and closed; the client closed on the stream's
+// end) is a clean shutdown, not an error; one that failed is an error.
+func TestShutdownWithoutItsReply(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		stopped bool
+		err     error
+		want    string
+	}{
+		{"client closed after SessionStopped", true, host.ErrClientClosed, "cleanly"},
+		{"host said it stopped the session", false, &host.HostClosedError{Reason: host.ReasonSessionStopped}, "cleanly"},
+		{"client closed, the session not stopped", false, host.ErrClientClosed, "shutdown of"},
+		{"the host refused", true, errors.New("engine stuck"), "shutdown of"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := fakeModel(t, 120, 40, asciiRenderer())
+			m = withMixedList(t, m)
+			v := m.sessions[fakeID(1)]
+			if c.stopped {
+				m.send(streamMsg{id: v.id, gen: v.live.gen, envs: []event.Envelope{{Seq: 11, At: fixedNow, Event: event.SessionStopped{}}}})
+			}
+			m.send(shutdownMsg{id: v.id, c: v.live.c, err: c.err})
+			if view := m.View(); !strings.Contains(view, c.want) {
+				t.Errorf("the status does not say %q:\n%s", c.want, view)
+			}
+		})
+	}
+}

@@ -1,11 +1,13 @@
 package tui
 
 import (
+	"errors"
 	"strconv"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"looprig/host"
 	"looprig/rig"
 	"looprig/rig/explain"
 )
@@ -236,11 +238,26 @@ func (m *model) onShutdown(msg shutdownMsg) tea.Cmd {
 	if v.busy == busyShuttingDown {
 		v.busy = notBusy
 	}
-	if msg.err != nil {
+	if msg.err != nil && !stoppedAnyway(msg.err, v) {
 		m.h.log.Warn("shutdown failed", "session", msg.id, "err", msg.err)
 		return m.status.flash("shutdown of "+v.short+": "+errText(msg.err), clsError)
 	}
 	return m.status.flash("shut down "+v.short+" cleanly", clsOK)
+}
+
+// stoppedAnyway says whether a shutdown whose reply did not come (err) did
+// its work: the host stops the session, says goodbye and closes the
+// connection, and the client closes on the stream's end; either may beat
+// the reply. The session's own events say whether it stopped.
+func stoppedAnyway(err error, v *sessView) bool {
+	var closed *host.HostClosedError
+	switch {
+	case errors.As(err, &closed):
+		return closed.Reason == host.ReasonSessionStopped && closed.Err == nil
+	case errors.Is(err, host.ErrClientClosed):
+		return v.transcript.fold.Stopped
+	}
+	return false
 }
 
 // breakSummary says in a few words what a lease break (B) did, for the
