@@ -313,8 +313,8 @@ func TestShutdownWithoutItsReply(t *testing.T) {
 		err     error
 		want    string
 	}{
-		{"client closed after SessionStopped", true, host.ErrClientClosed, "cleanly"},
-		{"host said it stopped the session", false, &host.HostClosedError{Reason: host.ReasonSessionStopped}, "cleanly"},
+		{"client closed after SessionStopped", true, host.ErrClientClosed, "shut down a0000001 cleanly"},
+		{"host said it stopped the session", false, &host.HostClosedError{Reason: host.ReasonSessionStopped}, "shut down a0000001 cleanly"},
 		{"client closed, the session not stopped", false, host.ErrClientClosed, "shutdown of"},
 		{"the host refused", true, errors.New("engine stuck"), "shutdown of"},
 	} {
