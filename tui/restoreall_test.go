@@ -446,9 +446,19 @@ func TestRestoreAllOffer(t *testing.T) {
 	if view := m.View(); !strings.Contains(view, "✗ 1 crashed — R restores them") {
 		t.Fatalf("no offer:\n%s", view)
 	}
+	// A flash (an attach's, say) covers it for its few seconds only.
+	cmd := m.status.flash("attached to a0000001", clsOK)
+	if cmd == nil || strings.Contains(m.View(), "crashed — R") {
+		t.Fatal("the offer showed through a flash")
+	}
 	m.send(flashOffMsg{gen: m.status.gen})
+	if !strings.Contains(m.View(), "✗ 1 crashed — R restores them") {
+		t.Fatal("the offer went with a flash that covered it")
+	}
+	// esc dismisses it.
+	m = m.keys("esc")
 	if strings.Contains(m.View(), "crashed — R") {
-		t.Fatal("the offer outlived the flashes")
+		t.Fatal("esc did not dismiss the offer")
 	}
 	m.send(listMsg{infos: crashedList()})
 	if view := m.View(); !strings.Contains(view, "✗ 5 crashed — R restores them") {

@@ -28,9 +28,11 @@ type statusBar struct {
 	// crashed is how many sessions are listed crashed (and not being
 	// restored), counted with the live ones (countLive).
 	crashed int
-	// offer: say how many crashed and that R restores them. It is made
-	// when the count of crashed sessions rises (the first listing, a
-	// session that crashes), and goes with the next flash.
+	// offer: say how many crashed and that R restores them, before the
+	// hints, whenever no flash covers it. It is made when the count of
+	// crashed sessions rises (the first listing, a session that crashes),
+	// and goes with R, esc (dismiss), or when none is left crashed: a
+	// flash (an attach's, say) covers it for its few seconds only.
 	offer bool
 	// run is the last R (restoreall.go); while it runs with its dialog
 	// hidden, the bar counts its restores.
@@ -48,7 +50,7 @@ func (s *statusBar) flash(text string, cls lineClass) tea.Cmd {
 // followed it.
 func (s *statusBar) flashOff(gen int) {
 	if gen == s.gen {
-		s.msg, s.offer = "", false
+		s.msg = ""
 	}
 }
 
@@ -70,6 +72,9 @@ func (s *statusBar) count(live, crashed int) {
 	s.live = live
 	if r := s.run; crashed > s.crashed && (r == nil || r.phase != raRunningPhase) {
 		s.offer = true
+	}
+	if crashed == 0 {
+		s.offer = false
 	}
 	s.crashed = crashed
 }

@@ -176,8 +176,12 @@ func (m *model) onKey(msg tea.KeyMsg) tea.Cmd {
 		m.focus = (m.focus + numPanes - 1) % numPanes
 		return nil
 	case key.Matches(msg, k.Dismiss):
-		if !m.strip.dismiss(m.selected()) && m.list.filter != "" {
+		switch {
+		case m.strip.dismiss(m.selected()):
+		case m.list.filter != "":
 			m.setFilter("")
+		default:
+			m.status.offer = false // the R offer, once nothing else is dismissed
 		}
 		return nil
 	case key.Matches(msg, k.New):
