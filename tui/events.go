@@ -42,7 +42,7 @@ func (eventsPane) key(k keyMap, msg tea.KeyMsg, t *transcript, rows int) {
 		t.scroll -= page
 	case key.Matches(msg, k.Top):
 		t.follow = false
-		t.scroll = t.ring.len() + 1
+		t.scroll = t.ring.len() + len(t.pending()) // the running turn's pending lines are below the ring
 	case key.Matches(msg, k.Bottom):
 		t.scroll = 0
 	}

@@ -329,3 +329,34 @@ func TestTurnEndingOnAScreenKeepsItsText(t *testing.T) {
 		})
 	}
 }
+
+// g goes to the top of the events pane while a turn runs: above the
+// lines its renderer still holds (a progress bar may still change them)
+// and the ring; more output keeps the view there.
+func TestTopWhileTurnRuns(t *testing.T) {
+	m := fakeModel(t, 120, 40, asciiRenderer())
+	m = withMixedList(t, m)
+	v := m.sessions[fakeID(1)]
+	var b strings.Builder
+	for i := 0; i < 200; i++ {
+		fmt.Fprintf(&b, "out line %d\n", i)
+	}
+	b.WriteString("partial")
+	m.send(streamMsg{id: v.id, gen: v.live.gen, envs: []event.Envelope{
+		{Seq: 11, At: fixedNow, Event: event.GateResolved{GateID: "g1", Action: event.ActionApprove, Reason: "user"}},
+		{At: fixedNow, Event: event.OutputDelta{TurnID: "t1", Stream: event.StreamStdout, Text: b.String()}}}})
+	for m.focus != paneEvents {
+		m.keys("tab")
+	}
+	m.keys("g")
+	view := m.View()
+	if !strings.Contains(view, "session started") {
+		t.Errorf("g did not reach the top")
+	}
+	m.send(streamMsg{id: v.id, gen: v.live.gen, envs: []event.Envelope{
+		{At: fixedNow, Event: event.OutputDelta{TurnID: "t1", Stream: event.StreamStdout, Offset: int64(b.Len()), Text: " more\nand more\n"}}}})
+	view = m.View()
+	if !strings.Contains(view, "session started") {
+		t.Errorf("after more output, no longer at the top:\n%s", view)
+	}
+}
