@@ -121,22 +121,7 @@ func (c *call) markHosted(infos []rig.SessionInfo) {
 }
 
 // stateLabel is the state as glyph and word, so it reads without colour.
-func stateLabel(s rig.SessionState) string {
-	glyph := "?"
-	switch s {
-	case rig.StateLive:
-		glyph = "●"
-	case rig.StateHeld:
-		glyph = "◆"
-	case rig.StateIdle:
-		glyph = "○"
-	case rig.StateCrashed:
-		glyph = "✗"
-	case rig.StateBroken:
-		glyph = "!"
-	}
-	return glyph + " " + string(s)
-}
+func stateLabel(s rig.SessionState) string { return s.Glyph() + " " + string(s) }
 
 // clip shortens s to n runes, marking the cut.
 func clip(s string, n int) string {

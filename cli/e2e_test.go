@@ -971,7 +971,7 @@ func TestBrokenSessions(t *testing.T) {
 	if len(rows) != 3 || states[good].State != "idle" || states[badCatalog].State != "broken" || states[badCatalog].Reason == "" {
 		t.Fatalf("ls with a broken catalog: %+v", rows)
 	}
-	if out := h.must(0, "ls").stdout; !strings.Contains(out, "! broken") || !strings.Contains(out, badCatalog[:8]+" broken: ") {
+	if out := h.must(0, "ls").stdout; !strings.Contains(out, "⊘ broken") || !strings.Contains(out, badCatalog[:8]+" broken: ") {
 		t.Fatalf("ls:\n%s", out)
 	}
 	r := h.must(3, "restore", badJournal)

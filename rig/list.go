@@ -27,6 +27,25 @@ const (
 	StateBroken  SessionState = "broken"  // its records cannot be trusted; Reason says why
 )
 
+// Glyph is the mark every presenter shows a state by, beside its word, so
+// that a state reads without colour: ● live, ◆ held, ○ idle, ✗ crashed,
+// ⊘ broken; ? for a state it does not know.
+func (s SessionState) Glyph() string {
+	switch s {
+	case StateLive:
+		return "●"
+	case StateHeld:
+		return "◆"
+	case StateIdle:
+		return "○"
+	case StateCrashed:
+		return "✗"
+	case StateBroken:
+		return "⊘"
+	}
+	return "?"
+}
+
 // SessionInfo is one row of a listing.
 type SessionInfo struct {
 	ID       string

@@ -134,21 +134,7 @@ func (c lineClass) String() string {
 }
 
 // stateGlyph and stateWord show a session state without colour.
-func stateGlyph(s rig.SessionState) string {
-	switch s {
-	case rig.StateLive:
-		return "●"
-	case rig.StateHeld:
-		return "◆"
-	case rig.StateIdle:
-		return "○"
-	case rig.StateCrashed:
-		return "✗"
-	case rig.StateBroken:
-		return "⊘"
-	}
-	return "?"
-}
+func stateGlyph(s rig.SessionState) string { return s.Glyph() }
 
 func stateWord(s rig.SessionState) string {
 	if s == "" {
