@@ -58,6 +58,11 @@ type env struct {
 
 	json bool // --json of the running command
 	cmd  string
+
+	// holderHost is the pid of the host that serves, on this machine, the
+	// session a failure names as held (failRestore): the hint then says to
+	// attach to it rather than to break its lease.
+	holderHost int
 }
 
 // A command is a subcommand, in the manner of cmd/go's base.Command: it

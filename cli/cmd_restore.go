@@ -57,7 +57,7 @@ func runRestore(c *call) int {
 	}
 	s, err := c.restoreSession(c.args[0])
 	if err != nil {
-		return c.fail(err)
+		return c.failRestore(err)
 	}
 	id := s.SessionID().String()
 	info := s.Restored()
@@ -129,7 +129,7 @@ func restoreDetached(c *call) int {
 	}
 	rd, err := c.startHost(c.ctx, c.st, append(c.restoreFlagArgs(), id.String())...)
 	if err != nil {
-		return c.fail(err)
+		return c.failRestore(err)
 	}
 	info := rd.Restored
 	if info == nil {

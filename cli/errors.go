@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"looprig/host"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"looprig/config"
 	"looprig/fsstore"
@@ -237,6 +240,9 @@ func (e *env) describeRuntime(err error, x explain.Explanation) described {
 			d.code = exitLease
 		}
 		d.message = restoreMessage(err, x, short)
+		if x.Remedy == explain.RemedyWaitOrBreakLease && e.holderHost > 0 {
+			d.message = fmt.Sprintf("session %s is live in host pid %d on this machine: restore refused (%s)", short, e.holderHost, x.Kind)
+		}
 	case explain.TypeLeaseHeldError, explain.TypeLeaseLostError:
 		d.code = exitLease
 	}
@@ -272,6 +278,10 @@ func (e *env) hint(x explain.Explanation, short string) string {
 		}
 		return "another session works in that root; shut it down, or use another root"
 	case explain.RemedyWaitOrBreakLease:
+		if inRestore && e.holderHost > 0 {
+			return fmt.Sprintf("it is live in its host: attach to it with 'looprig %sattach %s', run a turn with 'looprig %srun %s -- INPUT', or stop it with 'looprig %sstop %s'",
+				g, short, g, short, g, short)
+		}
 		if inRestore {
 			return fmt.Sprintf("wait for that process or stop it; if it is wedged, take the lease by force: looprig %slease break %s --yes", g, short)
 		}
@@ -480,4 +490,25 @@ func (e *env) report(d described) {
 func epochFileHint(path, g, short string) string {
 	return fmt.Sprintf("looprig never resets a lease epoch on its own; find the highest fence epoch with 'looprig %slog %s', "+
 		"then replace %s with {\"epoch\":N} for an N above it (see SECURITY.md)", g, short, path)
+}
+
+// failRestore reports a failed restore as fail does; when the session is
+// held by a host that serves it on this machine, it says so, and how to
+// use it, rather than suggesting to break a healthy host's lease.
+func (c *call) failRestore(err error) int {
+	x := explain.Explain(err)
+	session, _ := x.Field("session")
+	id, _ := session.(string)
+	holder, _ := x.Field("holder")
+	h, _ := holder.(storage.Holder)
+	if x.Remedy == explain.RemedyWaitOrBreakLease && id != "" && h.PID > 0 {
+		if key, kerr := storeKey(c.st); kerr == nil {
+			ctx, cancel := context.WithTimeout(c.ctx, 2*time.Second)
+			if hello, perr := host.Probe(ctx, key, id, host.WithClientVersion(Version)); perr == nil && hello.PID == h.PID {
+				c.holderHost = hello.PID
+			}
+			cancel()
+		}
+	}
+	return c.fail(err)
 }
