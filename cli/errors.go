@@ -145,6 +145,7 @@ func (e *env) describe(err error) described {
 		cfgErr   *config.Error
 		storeErr *StoreError
 		waitErr  *WaitError
+		notLive  *NotHostedError
 	)
 	x := explain.Explain(err)
 	switch {
@@ -203,6 +204,12 @@ func (e *env) describe(err error) described {
 	case errors.As(err, &waitErr):
 		return described{code: waitErr.Code, typ: "WaitError", kind: waitErr.Outcome, message: err.Error(),
 			fields: []kv{{"session", waitErr.Session}, {"for", waitErr.For}}}
+	case !x.Classified() && errors.As(err, &notLive):
+		g, short := e.globalArgs(), rig.ShortID(notLive.Session)
+		return described{code: exitError, typ: "NotHostedError", kind: "not_live", message: err.Error(),
+			fields: []kv{{"session", notLive.Session}},
+			hint: fmt.Sprintf("make it live in a host with 'looprig %srestore %s --detach' (or run a turn in it: 'looprig %srun %s -- INPUT'); 'looprig %sls' shows its state",
+				g, short, g, short, g)}
 	}
 	return e.describeRuntime(err, x)
 }

@@ -143,3 +143,21 @@ func TestSendStdin(t *testing.T) {
 		})
 	}
 }
+
+// attach and send to a session no host serves say it is not live and how
+// to make it live.
+func TestNotLiveSaysHowToMakeItLive(t *testing.T) {
+	h := newHarness(t)
+	id := h.newSession()
+	for _, args := range [][]string{{"attach", id, "--json"}, {"send", id, "--json", "--", "hi"}} {
+		r := h.must(1, args...)
+		v := decode[struct {
+			Error struct {
+				Type, Kind, Hint string
+			} `json:"error"`
+		}](t, r.stdout)
+		if v.Error.Type != "NotHostedError" || v.Error.Kind != "not_live" || !strings.Contains(v.Error.Hint, "restore "+id[:8]+" --detach") {
+			t.Errorf("%s: %s", args[0], r.stdout)
+		}
+	}
+}
