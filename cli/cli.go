@@ -195,7 +195,7 @@ func (cmd *command) invoke(e *env, args []string) int {
 			fmt.Fprint(e.stdout, cmd.help)
 			return exitOK
 		}
-		return fail(usageErr(e.cmd, flagMessage(err)))
+		return fail(usageErr(e.cmd, flagMessage(fs, err)))
 	}
 	if cmd.args != nil {
 		if err := cmd.args(c); err != nil {
@@ -239,7 +239,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprint(e.stdout, helpMain())
 			return exitOK
 		}
-		return e.fail(usageErr("", flagMessage(err)))
+		return e.fail(usageErr("", flagMessage(fs, err)))
 	}
 	rest := fs.Args()
 	if len(rest) == 0 {
@@ -325,13 +325,39 @@ func parseArgs(fs *flag.FlagSet, args []string) (pos, after []string, dash bool,
 	}
 }
 
-func flagMessage(err error) string {
+// flagMessage words a flag parsing error as the help spells flags
+// (--timeout, not -timeout), saying what a value of fs's flag must be.
+func flagMessage(fs *flag.FlagSet, err error) string {
 	msg := err.Error()
 	if rest, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
 		return "unknown flag " + dashes(rest)
 	}
 	if rest, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
 		return "flag " + dashes(rest) + " needs a value"
+	}
+	// invalid value "abc" for flag -timeout: parse error
+	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
+		if i := strings.Index(rest, " for flag "); i >= 0 {
+			value, name := rest[:i], rest[i+len(" for flag "):]
+			why := ""
+			if j := strings.Index(name, ": "); j >= 0 {
+				name, why = name[:j], name[j+2:]
+			}
+			msg = "invalid value " + value + " for " + dashes(name)
+			if f := fs.Lookup(strings.TrimLeft(name, "-")); f != nil && why == "parse error" {
+				if g, ok := f.Value.(flag.Getter); ok {
+					switch g.Get().(type) {
+					case time.Duration:
+						why = "want a duration such as 30s, 5m or 1h"
+					case int, int64, uint, uint64:
+						why = "want a whole number"
+					}
+				}
+			}
+			if why != "" {
+				msg += ": " + why
+			}
+		}
 	}
 	return msg
 }

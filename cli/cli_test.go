@@ -236,8 +236,13 @@ func TestParseArgs(t *testing.T) {
 	if err != nil || dash || !reflect.DeepEqual(pos, []string{"a", "b"}) {
 		t.Fatalf("pos %v dash %v err %v", pos, dash, err)
 	}
-	if _, _, _, err := parseArgs(fs, []string{"--nope"}); err == nil || flagMessage(err) != "unknown flag --nope" {
+	if _, _, _, err := parseArgs(fs, []string{"--nope"}); err == nil || flagMessage(fs, err) != "unknown flag --nope" {
 		t.Fatalf("err %v", err)
+	}
+	fs.Duration("timeout", 0, "")
+	want := `invalid value "abc" for --timeout: want a duration such as 30s, 5m or 1h`
+	if _, _, _, err := parseArgs(fs, []string{"--timeout", "abc"}); err == nil || flagMessage(fs, err) != want {
+		t.Fatalf("a bad duration: %q, want %q", flagMessage(fs, err), want)
 	}
 }
 
