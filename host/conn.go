@@ -79,6 +79,7 @@ type conn struct {
 	qEvents   int           // event lines in q
 	qBytes    int           // cost of the event lines in q
 	qReplies  int           // other lines in q
+	qRBytes   int           // cost of the other lines in q
 	wBytes    int           // cost of the event lines the writer holds
 	space     chan struct{} // closed (and replaced) whenever the writer takes lines or has written them
 	closed    bool          // nothing more is queued: the last line is in q

@@ -42,8 +42,8 @@
 // for room: the forwarder stops reading, its hub subscription falls behind,
 // and its rig.Follower reads the journal again from the last event it
 // queued once there is room. Replies are bounded by backpressure: the
-// reader stops reading requests while too many replies wait or too many
-// requests run.
+// reader stops reading requests while 64 replies or 1 MiB of them wait, or
+// 8 requests run.
 //
 // # Bounds
 //
@@ -56,10 +56,11 @@
 //     DefaultQueueEvents (1024) of queued event lines, the ones its writer
 //     holds included (a single longer line is taken alone when nothing else
 //     is queued), of which the writer takes at most 256 KiB at a time (or
-//     one line); a partial request line of at most MaxLine (1 MiB), the room
-//     of a long one given back once it is read; 64 KiB buffers each way;
-//     and its subscription's hub queue (at most 256 events, whose text is
-//     shared with the other subscribers);
+//     one line); replies, 1 MiB before its reader stops reading requests
+//     (and one more per request still running); a partial request line of
+//     at most MaxLine (1 MiB), the room of a long one given back once it is
+//     read; 64 KiB buffers each way; and its subscription's hub queue (at
+//     most 256 events, whose text is shared with the other subscribers);
 //   - the event lines queued on all connections and not taken by their
 //     writers, at most DefaultOutputBudget (32 MiB) together. An event that
 //     fits its connection's queue but not the budget makes a connection
@@ -77,8 +78,8 @@
 //
 // In all, at most 32 MiB of queued output plus, per connection, 256 KiB
 // (or one line of at most MaxServerLine) being written, a 1 MiB request
-// line and 128 KiB of buffers: about 76 MiB for 32 connections, and the
-// subscriptions' hub queues.
+// line, about 1 MiB of replies and 128 KiB of buffers: about 110 MiB for
+// 32 connections, and the subscriptions' hub queues.
 //
 // # Protocol, version 2
 //

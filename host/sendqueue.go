@@ -40,6 +40,7 @@ func (c *conn) sendLocked(b []byte) {
 	}
 	c.q = append(c.q, qline{b: b})
 	c.qReplies++
+	c.qRBytes += cost(b)
 	c.signal()
 }
 
@@ -120,6 +121,7 @@ func (c *conn) takeLocked(batch []qline) []qline {
 			}
 		} else {
 			c.qReplies--
+			c.qRBytes -= cost(l.b)
 		}
 		n++
 	}
@@ -180,14 +182,15 @@ func (c *conn) writeFailed() {
 	c.mu.Lock()
 	c.closed = true
 	c.discardEventsLocked(nil)
-	c.q, c.qReplies, c.wBytes = nil, 0, 0
+	c.q, c.qReplies, c.qRBytes, c.wBytes = nil, 0, 0, 0
 	c.spaceLocked()
 	c.mu.Unlock()
 	c.cancel()
 	c.c.CloseRead() // the reader sees EOF
 }
 
-// waitReplySpace waits until fewer than maxQueuedReplies replies wait.
+// waitReplySpace waits until fewer than maxQueuedReplies replies, of less
+// than maxReplyBytes, wait.
 func (c *conn) waitReplySpace() (exit, bool) {
 	for {
 		c.mu.Lock()
@@ -195,7 +198,7 @@ func (c *conn) waitReplySpace() (exit, bool) {
 			c.mu.Unlock()
 			return exitGone, false
 		}
-		if c.qReplies < maxQueuedReplies {
+		if c.qReplies < maxQueuedReplies && c.qRBytes < maxReplyBytes {
 			c.mu.Unlock()
 			return 0, true
 		}

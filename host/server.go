@@ -26,6 +26,7 @@ const (
 	DefaultDrainTimeout = 2 * time.Second  // to flush a closing connection
 	maxInflight         = 8                // requests running per connection
 	maxQueuedReplies    = 64               // replies waiting per connection before reading stops
+	maxReplyBytes       = 1 << 20          // bytes of replies waiting per connection before reading stops
 	maxMalformed        = 3                // malformed lines in a row before the connection closes
 )
 
