@@ -29,6 +29,7 @@ require (
 )
 
 require (
+	early.looprig.invalid/termquiet v0.0.0
 	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect
 	github.com/atotto/clipboard v0.1.4 // indirect
 	github.com/aymanbagabas/go-osc52/v2 v2.0.1 // indirect
@@ -60,3 +61,5 @@ require (
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
 )
+
+replace early.looprig.invalid/termquiet => ./internal/termquiet
