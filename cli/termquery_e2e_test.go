@@ -56,4 +56,3 @@ func TestCommandsDoNotQueryTheTerminal(t *testing.T) {
 		}
 	}
 }
-
