@@ -44,12 +44,13 @@ func (b *outputBudget) release(n int) {
 	}
 }
 
-// reclaim makes room in the budget for from: another connection, if it
-// holds more queued event lines than from, loses them and its subscription
-// (cut). A connection whose writer has been waiting on its client since
-// before the previous reclaim (its client does not read) is chosen before
-// one whose client reads, then the one that holds the most. It reports
-// whether anything was freed; false means from holds the most itself.
+// reclaim makes room in the budget for from: another connection loses its
+// queued event lines and its subscription (cut). A connection whose writer
+// has been waiting on its client since before the previous reclaim (its
+// client does not read) is chosen first, the one of them that holds the
+// most; else the one that holds the most, if it holds more than from. It
+// reports whether anything was freed; false means from holds the most
+// itself.
 func (srv *server) reclaim(from *conn) bool {
 	epoch := srv.reclaims.Add(1)
 	srv.mu.Lock()
@@ -90,7 +91,7 @@ func (c *conn) cutLocked(sub *subscription) int {
 	sub.over = true
 	c.flushDropsLocked(sub)
 	c.sendLocked(line(lostMsg{Type: msgLost, Sub: sub.id, LastSeq: sub.lastTaken,
-		Message: fmt.Sprintf("host: its clients' queued output reached the host's budget (%d bytes) and this client held the most; subscribe again after seq %d",
+		Message: fmt.Sprintf("host: the output queued for the host's clients reached its budget (%d bytes) and this client's was given up; subscribe again after seq %d",
 			c.srv.budget.limit(), sub.lastTaken)}))
 	sub.cancel()
 	return freed

@@ -110,10 +110,10 @@ func (c *conn) endSub(sub *subscription, reason string, err *RemoteError) {
 // transcript takes its bytes from the next checkpoint).
 //
 // An event that fits the connection's bound but not the server's budget
-// makes the connection holding the most queued output lose it and its
-// subscription (cut): another one, if it holds more than this one, else
-// this one (a delta is then only dropped). It reports false once the
-// subscription is over.
+// makes a connection give its queued output up and lose its subscription
+// (reclaim, cut): another one whose client stopped reading, or that holds
+// more than this one, else this one (a delta is then only dropped). It
+// reports false once the subscription is over.
 func (c *conn) enqueue(sub *subscription, b []byte, env event.Envelope) bool {
 	live := env.Seq == 0
 	reclaimed := false
