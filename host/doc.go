@@ -85,7 +85,8 @@
 //
 // Version 2 differs from 1 in what events carry: OutputDelta and TurnOutput
 // have an "offset", and the host no longer ends a subscription that fell
-// behind ("lost" remains a message a client reads, for a host that sends it).
+// behind; it sends "lost" only when a subscription gives its queue up to
+// the output budget (see Bounds).
 //
 // Newline-delimited JSON; a request line is at most MaxLine bytes (a longer
 // one is answered with an error and the connection closed: the reader never
