@@ -7,6 +7,7 @@ require golang.org/x/sys v0.49.0
 require github.com/gofrs/flock v0.13.2
 
 require (
+	early.looprig.invalid/termquiet v0.0.0 // internal/termquiet: see its package documentation
 	github.com/BurntSushi/toml v1.6.0
 	github.com/charmbracelet/bubbles v1.0.0
 	github.com/charmbracelet/bubbletea v1.3.10
@@ -60,3 +61,6 @@ require (
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
 )
+
+// A module of this repository's, for its import path: see internal/termquiet.
+replace early.looprig.invalid/termquiet => ./internal/termquiet

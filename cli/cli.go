@@ -24,6 +24,10 @@ import (
 	"syscall"
 	"time"
 
+	// Before Bubble Tea's package init: no command asks the terminal for
+	// its background colour (see its documentation).
+	_ "early.looprig.invalid/termquiet"
+
 	"looprig/config"
 	"looprig/internal/textsafe"
 	"looprig/rig"

@@ -41,6 +41,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"looprig/internal/tomlscan"
 	"looprig/rig"
 	"looprig/rig/engine"
 )
@@ -169,6 +170,13 @@ var profileName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 // Parse parses the contents of a configuration file; path names it in
 // errors and anchors relative paths.
 func Parse(path string, data []byte) (*Config, error) {
+	// The decoder's cost is quadratic in nesting and dotted keys: bound
+	// them first.
+	if err := tomlscan.Check(data, tomlscan.Default); err != nil {
+		var se *tomlscan.ShapeError
+		errors.As(err, &se)
+		return nil, &Error{File: path, Line: se.Line, Reason: se.Reason, Err: err}
+	}
 	var doc map[string]any
 	if _, err := toml.Decode(string(data), &doc); err != nil {
 		var pe toml.ParseError

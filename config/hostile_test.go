@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -39,6 +40,42 @@ func TestLoadHostileFiles(t *testing.T) {
 			}
 		case <-time.After(10 * time.Second):
 			t.Fatalf("Load(%s) blocked", path)
+		}
+	}
+}
+
+// Files whose shape costs the TOML decoder gigabytes (nested inline
+// tables, dotted keys of many parts) are refused before they are decoded,
+// with a *Error naming the file and the line, allocating little more than
+// the file.
+func TestLoadHostileShapes(t *testing.T) {
+	dir := t.TempDir()
+	nested := "# 40 KB of nested inline tables\na = " + strings.Repeat("{ a = ", 40<<10/7) + "1" + strings.Repeat("}", 40<<10/7) + "\n"
+	dotted := "theme = \"dark\"\n" + strings.Repeat("a.", 100<<10) + "a = 1\n" // 200 KB
+	cases := []struct {
+		name, doc, want string
+		line            int
+	}{
+		{"nested.toml", nested, "nested deeper than", 2},
+		{"dotted.toml", dotted, "dotted parts", 2},
+	}
+	for _, c := range cases {
+		path := filepath.Join(dir, c.name)
+		if err := os.WriteFile(path, []byte(c.doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := Load(path, true)
+		runtime.ReadMemStats(&after)
+		var ce *Error
+		if !errors.As(err, &ce) || ce.File != path || ce.Line != c.line || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Load(%s) = %v, want a *Error at line %d saying %q", c.name, err, c.line, c.want)
+		}
+		alloc := after.TotalAlloc - before.TotalAlloc
+		t.Logf("%s (%d bytes): %v; %d bytes allocated", c.name, len(c.doc), err, alloc)
+		if max := 4 * uint64(len(c.doc)+64<<10); alloc > max {
+			t.Errorf("Load(%s) allocated %d bytes for a %d-byte file, over %d", c.name, alloc, len(c.doc), max)
 		}
 	}
 }

@@ -3,10 +3,9 @@ package config
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
-	"syscall"
+
+	"looprig/internal/smallfile"
 )
 
 // MaxFileSize bounds a configuration file. Real ones are a few hundred
@@ -18,24 +17,10 @@ const MaxFileSize = 1 << 20
 // a device is refused without blocking on it) of at most MaxFileSize
 // bytes. Its errors are *fs.PathError.
 func readFile(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
+	b, err := smallfile.Read(path, MaxFileSize)
+	var big *smallfile.TooLargeError
+	if errors.As(err, &big) {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w; this is not a looprig configuration file", big)}
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("not a regular file (%s)", fi.Mode().Type())}
-	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > MaxFileSize {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: errors.New("larger than 1 MiB; this is not a looprig configuration file")}
-	}
-	return b, nil
+	return b, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -70,12 +71,17 @@ type conn struct {
 	writerDone chan struct{}
 	wake       chan struct{} // cap 1: there is something for the writer
 
+	queued  atomic.Int64  // qBytes, for the server's reclaim
+	writing atomic.Uint64 // while the writer writes: 1 + the server's reclaim count when it began; else 0
+
 	mu        sync.Mutex
-	q         [][]byte      // lines, in order
+	q         []qline       // lines, in order
 	qEvents   int           // event lines in q
-	qBytes    int           // bytes of the event lines in q
+	qBytes    int           // cost of the event lines in q
 	qReplies  int           // other lines in q
-	space     chan struct{} // closed (and replaced) whenever the writer takes q
+	qRBytes   int           // cost of the other lines in q
+	wBytes    int           // cost of the event lines the writer holds
+	space     chan struct{} // closed (and replaced) whenever the writer takes lines or has written them
 	closed    bool          // nothing more is queued: the last line is in q
 	sub       *subscription // the current subscription
 	nextSub   uint64

@@ -34,22 +34,59 @@
 //
 // A client that stops reading never blocks the session or other clients.
 // The hub never blocks on a subscriber, and each connection's send queue is
-// bounded (events and bytes). A live OutputDelta that does not fit (less a
-// reserve kept for durable events) is dropped for that client, which is told
-// how many with a "dropped" message (its transcript takes the bytes from the
-// next checkpoint: both carry offsets); a durable event that does not fit
-// waits for room: the forwarder stops reading, its hub subscription falls
-// behind, and its rig.Follower reads the journal again from the last event
-// it queued once there is room. The client gets every durable event, and the
-// host holds no more for it than its queue. Replies are bounded by
-// backpressure: the reader stops reading requests while too many replies wait
-// or too many requests run.
+// bounded (events and bytes, the lines its writer took and has not written
+// included). A live OutputDelta that does not fit (less a reserve kept for
+// durable events) is dropped for that client, which is told how many with
+// a "dropped" message (its transcript takes the bytes from the next
+// checkpoint: both carry offsets); a durable event that does not fit waits
+// for room: the forwarder stops reading, its hub subscription falls behind,
+// and its rig.Follower reads the journal again from the last event it
+// queued once there is room. Replies are bounded by backpressure: the
+// reader stops reading requests while 64 replies or 1 MiB of them wait, or
+// 8 requests run.
+//
+// # Bounds
+//
+// A host's memory is bounded as a whole (the defaults; see the options):
+//
+//   - at most DefaultMaxClients (32) connections at once: one more is sent
+//     an error of kind too_many_clients and closed (Dial returns it as a
+//     *RemoteError);
+//   - per connection, at most DefaultQueueBytes (4 MiB) and
+//     DefaultQueueEvents (1024) of queued event lines, the ones its writer
+//     holds included (a single longer line is taken alone when nothing else
+//     is queued), of which the writer takes at most 256 KiB at a time (or
+//     one line); replies, 1 MiB before its reader stops reading requests
+//     (and one more per request still running); a partial request line of
+//     at most MaxLine (1 MiB), the room of a long one given back once it is
+//     read; 64 KiB buffers each way; and its subscription's hub queue (at
+//     most 256 events, whose text is shared with the other subscribers);
+//   - the event lines queued on all connections and not taken by their
+//     writers, at most DefaultOutputBudget (32 MiB) together. An event that
+//     fits its connection's queue but not the budget makes a connection
+//     give its queued lines up: the one whose writer has been waiting on its
+//     client since before the previous time this happened (a client that
+//     does not read) before any other, else the one that holds the most.
+//     Its subscription ends with a "lost" message whose last_seq is the last
+//     durable event it still gets (its writer had taken it): its client
+//     subscribes again after the last event it got (rig.Follow does, on the
+//     same connection) and reads the rest from the journal. When the
+//     connection that needs room holds the most itself, it gives up its own
+//     (a delta is only dropped). A client that never reads thus ends up
+//     holding only what its writer took, and the session and the clients
+//     that read do not slow down.
+//
+// In all, at most 32 MiB of queued output plus, per connection, 256 KiB
+// (or one line of at most MaxServerLine) being written, a 1 MiB request
+// line, about 1 MiB of replies and 128 KiB of buffers: about 110 MiB for
+// 32 connections, and the subscriptions' hub queues.
 //
 // # Protocol, version 2
 //
 // Version 2 differs from 1 in what events carry: OutputDelta and TurnOutput
 // have an "offset", and the host no longer ends a subscription that fell
-// behind ("lost" remains a message a client reads, for a host that sends it).
+// behind; it sends "lost" only when a subscription gives its queue up to
+// the output budget (see Bounds).
 //
 // Newline-delimited JSON; a request line is at most MaxLine bytes (a longer
 // one is answered with an error and the connection closed: the reader never

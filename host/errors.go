@@ -21,6 +21,7 @@ const (
 	KindProtocolMismatch = explain.KindProtocolMismatch // client and host speak different protocols
 	KindPeerRefused      = explain.KindPeerRefused      // the peer runs as another uid
 	KindEventTooLarge    = explain.KindEventTooLarge    // an event does not fit in MaxServerLine
+	KindTooManyClients   = explain.KindTooManyClients   // the host serves as many clients as it may
 )
 
 // RemoteError is an error reported by the host, in the shape of the CLI's
@@ -264,8 +265,8 @@ var (
 )
 
 // protoErr is an error of the protocol itself (kind bad_request,
-// unknown_type, line_too_long, protocol_mismatch, peer_refused or
-// event_too_large).
+// unknown_type, line_too_long, protocol_mismatch, peer_refused,
+// event_too_large or too_many_clients).
 func protoErr(kind explain.Kind, msg string, fields map[string]any) *RemoteError {
 	return &RemoteError{Type: kind.Type(), Kind: kind, Message: msg, Fields: fields}
 }

@@ -175,7 +175,7 @@ func TestExplanationSurvivesTheWire(t *testing.T) {
 	}
 
 	// The protocol's own errors, which the host makes without explain.
-	protocol := []explain.Kind{KindBadRequest, KindUnknownType, KindLineTooLong, KindProtocolMismatch, KindPeerRefused, KindEventTooLarge}
+	protocol := []explain.Kind{KindBadRequest, KindUnknownType, KindLineTooLong, KindProtocolMismatch, KindPeerRefused, KindEventTooLarge, KindTooManyClients}
 	for _, k := range protocol {
 		reported[k] = true
 		wire, remoteErr := overTheWire(t, protoErr(k, "refused", map[string]any{"max": MaxLine}))

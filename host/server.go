@@ -18,12 +18,15 @@ import (
 
 // Defaults of the server's bounds.
 const (
+	DefaultMaxClients   = 32               // connections served at once
 	DefaultQueueEvents  = 1024             // events queued per connection
-	DefaultQueueBytes   = 16 << 20         // bytes of events queued per connection
+	DefaultQueueBytes   = 4 << 20          // bytes of events queued per connection, the writer's included
+	DefaultOutputBudget = 32 << 20         // bytes of events queued on all connections together
 	DefaultHelloTimeout = 10 * time.Second // from accept to the client's hello
 	DefaultDrainTimeout = 2 * time.Second  // to flush a closing connection
 	maxInflight         = 8                // requests running per connection
 	maxQueuedReplies    = 64               // replies waiting per connection before reading stops
+	maxReplyBytes       = 1 << 20          // bytes of replies waiting per connection before reading stops
 	maxMalformed        = 3                // malformed lines in a row before the connection closes
 )
 
@@ -33,8 +36,10 @@ type Option func(*config)
 type config struct {
 	version      string
 	log          *slog.Logger
+	maxClients   int
 	queueEvents  int
 	queueBytes   int
+	outputBudget int
 	helloTimeout time.Duration
 	drainTimeout time.Duration
 }
@@ -47,10 +52,19 @@ func WithVersion(v string) Option { return func(c *config) { c.version = v } }
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
 
 // WithSendQueue bounds each connection's queue of events, in events and in
-// bytes (≤ 0: the default). A quarter of each is kept for durable events.
+// bytes, the lines its writer holds included (≤ 0: the default). A quarter
+// of each is kept for durable events.
 func WithSendQueue(events, bytes int) Option {
 	return func(c *config) { c.queueEvents, c.queueBytes = events, bytes }
 }
+
+// WithMaxClients bounds the connections served at once (≤ 0: the default);
+// one more is refused with an error of kind too_many_clients.
+func WithMaxClients(n int) Option { return func(c *config) { c.maxClients = n } }
+
+// WithOutputBudget bounds the bytes of events queued on all connections
+// together (≤ 0: the default; never less than one connection's queue).
+func WithOutputBudget(bytes int) Option { return func(c *config) { c.outputBudget = bytes } }
 
 // WithHelloTimeout bounds the wait for a client's hello.
 func WithHelloTimeout(d time.Duration) Option { return func(c *config) { c.helloTimeout = d } }
@@ -58,6 +72,10 @@ func WithHelloTimeout(d time.Duration) Option { return func(c *config) { c.hello
 // WithDrainTimeout bounds how long a closing connection is given to take
 // what was queued for it (and, when the session stopped, its last events).
 func WithDrainTimeout(d time.Duration) Option { return func(c *config) { c.drainTimeout = d } }
+
+// serveHook, when set, runs when Serve starts serving path and when it
+// has ended (done). Tests find a server's connections with it.
+var serveHook atomic.Pointer[func(srv *server, path string, done bool)]
 
 // testHook, when set, runs once a subscription is open ("subscribed":
 // its Follower's hub subscription is, the reply is not sent yet). Tests
@@ -71,14 +89,17 @@ func runTestHook(stage string) {
 }
 
 type server struct {
-	s   *rig.Session
-	id  string
-	cfg config
-	uid int
-	pid int
+	s      *rig.Session
+	id     string
+	cfg    config
+	uid    int
+	pid    int
+	budget *outputBudget
 
 	wg     sync.WaitGroup // every goroutine Serve started
 	stopCh chan struct{}  // closed when Serve stops
+
+	reclaims atomic.Uint64 // reclaim's count
 
 	mu       sync.Mutex
 	conns    map[*conn]struct{}
@@ -99,10 +120,13 @@ func Serve(ctx context.Context, s *rig.Session, ln *net.UnixListener, opts ...Op
 	if s == nil || ln == nil {
 		return errors.New("host: Serve needs a session and a listener")
 	}
-	cfg := config{version: "devel", queueEvents: DefaultQueueEvents, queueBytes: DefaultQueueBytes,
-		helloTimeout: DefaultHelloTimeout, drainTimeout: DefaultDrainTimeout}
+	cfg := config{version: "devel", maxClients: DefaultMaxClients, queueEvents: DefaultQueueEvents, queueBytes: DefaultQueueBytes,
+		outputBudget: DefaultOutputBudget, helloTimeout: DefaultHelloTimeout, drainTimeout: DefaultDrainTimeout}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if cfg.maxClients <= 0 {
+		cfg.maxClients = DefaultMaxClients
 	}
 	if cfg.queueEvents <= 0 {
 		cfg.queueEvents = DefaultQueueEvents
@@ -110,6 +134,10 @@ func Serve(ctx context.Context, s *rig.Session, ln *net.UnixListener, opts ...Op
 	if cfg.queueBytes <= 0 {
 		cfg.queueBytes = DefaultQueueBytes
 	}
+	if cfg.outputBudget <= 0 {
+		cfg.outputBudget = DefaultOutputBudget
+	}
+	cfg.outputBudget = max(cfg.outputBudget, cfg.queueBytes)
 	if cfg.helloTimeout <= 0 {
 		cfg.helloTimeout = DefaultHelloTimeout
 	}
@@ -120,10 +148,14 @@ func Serve(ctx context.Context, s *rig.Session, ln *net.UnixListener, opts ...Op
 		cfg.log = slog.New(slog.DiscardHandler)
 	}
 	id := s.SessionID().String()
-	srv := &server{s: s, id: id, cfg: cfg,
+	srv := &server{s: s, id: id, cfg: cfg, budget: newOutputBudget(cfg.outputBudget),
 		uid: os.Getuid(), pid: os.Getpid(), stopCh: make(chan struct{}), conns: map[*conn]struct{}{}}
 
 	path := ln.Addr().String()
+	if h := serveHook.Load(); h != nil {
+		(*h)(srv, path, false)
+		defer (*h)(srv, path, true)
+	}
 	sockID, haveID := socketID(path)
 	acceptErr := make(chan error, 1)
 	srv.wg.Add(1)
@@ -242,6 +274,11 @@ func (srv *server) admit(c *net.UnixConn) {
 	if srv.stopping {
 		srv.mu.Unlock()
 		c.Close()
+		return
+	}
+	if len(srv.conns) >= srv.cfg.maxClients {
+		srv.mu.Unlock()
+		srv.refuseFull(c)
 		return
 	}
 	cn := newConn(srv, c)

@@ -906,16 +906,16 @@ func TestEnqueueWaitsForDurableDropsDeltas(t *testing.T) {
 	}
 	c.mu.Lock()
 	if len(c.q) != 1 || sub.drops != 1 {
-		t.Fatalf("after a delta into a full queue: queue %q, drops %d", c.q, sub.drops)
+		t.Fatalf("after a delta into a full queue: queue %v, drops %d", c.q, sub.drops)
 	}
 	c.mu.Unlock()
-	go func() { // a writer that takes the queue a little later
+	go func() { // a writer that takes the queue and writes it a little later
 		time.Sleep(50 * time.Millisecond)
 		c.mu.Lock()
-		space := c.space
-		c.q, c.qEvents, c.qBytes, c.space = nil, 0, 0, make(chan struct{})
+		c.takeLocked(nil)
+		c.wBytes = 0
+		c.spaceLocked()
 		c.mu.Unlock()
-		close(space)
 	}()
 	env := event.Envelope{Seq: 2, Event: event.SessionIdle{}}
 	if !c.enqueue(sub, []byte("durable\n"), env) {
@@ -924,7 +924,7 @@ func TestEnqueueWaitsForDurableDropsDeltas(t *testing.T) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	// The queue starts with the drops' report, then the event.
-	if sub.over || len(c.q) != 2 || string(c.q[1]) != "durable\n" || sub.lastQueued != 2 {
-		t.Fatalf("queue %q, sub %+v", c.q, sub)
+	if sub.over || len(c.q) != 2 || string(c.q[1].b) != "durable\n" || sub.lastQueued != 2 {
+		t.Fatalf("queue %v, sub %+v", c.q, sub)
 	}
 }

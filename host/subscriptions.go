@@ -17,6 +17,7 @@ type subscription struct {
 	// guarded by conn.mu
 	over       bool   // no more lines for it
 	lastQueued uint64 // the last durable sequence queued
+	lastTaken  uint64 // the last durable sequence the writer took
 	drops      uint64 // deltas dropped, not yet reported
 	dropTotal  uint64
 }
@@ -36,7 +37,7 @@ func (c *conn) subscribe(req *subscribeRequest) {
 	runTestHook("subscribed")
 	c.mu.Lock()
 	c.nextSub++
-	sub := &subscription{id: c.nextSub, ctx: ctx, cancel: cancel, done: make(chan struct{}), lastQueued: req.AfterSeq}
+	sub := &subscription{id: c.nextSub, ctx: ctx, cancel: cancel, done: make(chan struct{}), lastQueued: req.AfterSeq, lastTaken: req.AfterSeq}
 	c.sub = sub
 	c.sendLocked(line(replyMsg{Type: msgReply, ID: req.ID, OK: true, Sub: sub.id}))
 	c.mu.Unlock()
@@ -97,26 +98,50 @@ func (c *conn) endSub(sub *subscription, reason string, err *RemoteError) {
 	c.mu.Unlock()
 }
 
-// enqueue queues an event line. A durable event waits for room in the
-// connection's queue: the forwarder then stops reading the session, whose
-// hub drops the subscription it no longer empties, and the Follower reads
-// the journal again from where it was once there is room, so a client
-// that stops reading costs the session nothing and the host no more than
-// its queue. A live delta that does not fit is dropped and counted (the
-// client's transcript takes its bytes from the next checkpoint). It
+// enqueue queues an event line, within the connection's bound and the
+// server's budget.
+//
+// A durable event that does not fit the connection's bound waits for room:
+// the forwarder then stops reading the session, whose hub drops the
+// subscription it no longer empties, and the Follower reads the journal
+// again from where it was once there is room, so a client that stops
+// reading costs the session nothing and the host no more than its bound.
+// A live delta that does not fit is dropped and counted (the client's
+// transcript takes its bytes from the next checkpoint).
+//
+// An event that fits the connection's bound but not the server's budget
+// makes a connection give its queued output up and lose its subscription
+// (reclaim, cut): another one whose client stopped reading, or that holds
+// more than this one, else this one (a delta is then only dropped). It
 // reports false once the subscription is over.
 func (c *conn) enqueue(sub *subscription, b []byte, env event.Envelope) bool {
 	live := env.Seq == 0
+	reclaimed := false
 	for {
 		c.mu.Lock()
 		if sub.over || c.closed {
 			c.mu.Unlock()
 			return false
 		}
-		if c.fitsLocked(len(b), live) {
-			c.pushEventLocked(sub, b, env.Seq)
+		if c.fitsLocked(cost(b), live) {
+			if c.srv.budget.take(cost(b)) {
+				c.pushEventLocked(sub, b, env.Seq)
+				c.mu.Unlock()
+				return true
+			}
 			c.mu.Unlock()
-			return true
+			if !reclaimed && c.srv.reclaim(c) {
+				reclaimed = true
+				continue
+			}
+			if live {
+				c.addDrops(sub, 1)
+				return true
+			}
+			c.mu.Lock()
+			c.cutLocked(sub)
+			c.mu.Unlock()
+			return false
 		}
 		if live {
 			sub.drops++
@@ -132,6 +157,15 @@ func (c *conn) enqueue(sub *subscription, b []byte, env event.Envelope) bool {
 			return false
 		}
 	}
+}
+
+// mayFit reports whether a delta of at least n bytes could fit the
+// connection's bound, so that one that cannot is dropped before it is
+// encoded.
+func (c *conn) mayFit(n int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.fitsLocked(n, true)
 }
 
 // forward feeds one subscription from its Follower until the session's
@@ -164,6 +198,10 @@ func (c *conn) forward(sub *subscription, f *rig.Follower) {
 			return
 		}
 		for _, env := range batch {
+			if d, ok := env.Event.(event.OutputDelta); ok && env.Seq == 0 && !c.mayFit(len(d.Text)) {
+				c.addDrops(sub, 1)
+				continue
+			}
 			b, err := eventLine(sub.id, env)
 			if err != nil {
 				if env.Seq == 0 {

@@ -8,22 +8,28 @@ import (
 	"strings"
 
 	"looprig/internal/atomicfile"
+	"looprig/internal/smallfile"
 )
 
 // choiceFile is the file in the config directory that remembers the theme.
 const choiceFile = "theme"
+
+// maxChoiceFile bounds it: a theme name and a newline.
+const maxChoiceFile = 4 << 10
 
 // LoadChoice returns the persisted theme name ("" when none was saved).
 func LoadChoice(configDir string) (string, error) {
 	if configDir == "" {
 		return "", nil
 	}
-	b, err := os.ReadFile(filepath.Join(configDir, choiceFile))
+	// Read as the configuration file is: a regular file, bounded, never
+	// blocking on a FIFO or a device.
+	b, err := smallfile.Read(filepath.Join(configDir, choiceFile), maxChoiceFile)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return "", nil
 		}
-		return "", err
+		return "", fmt.Errorf("theme choice: %w", err)
 	}
 	name := strings.TrimSpace(string(b))
 	if len(name) > 64 || !nameRe.MatchString(name) {

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"looprig/internal/tomlscan"
 )
 
 // fileTheme is the decoded form of a theme file.
@@ -17,6 +19,11 @@ type fileTheme struct {
 }
 
 func parseTOML(data []byte) (fileTheme, error) {
+	// The decoder's cost is quadratic in nesting and dotted keys: bound
+	// them first.
+	if err := tomlscan.Check(data, tomlscan.Default); err != nil {
+		return fileTheme{}, err
+	}
 	var raw struct {
 		Name   string         `toml:"name"`
 		Base   string         `toml:"base"`

@@ -3,10 +3,13 @@ package themes
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"looprig/internal/smallfile"
 )
 
 // Dir is the directory of user theme files inside a config directory.
@@ -53,22 +56,23 @@ func LoadDir(dir string) (themes []Theme, errs []error) {
 //	[colors]
 //	accent = { truecolor = "#5fafff", ansi256 = "75", ansi16 = "12" }
 //	text   = "#d0d0d0 252 7"   # short form: truecolor, 256, 16
+//
+// The file is read as the configuration file is: a regular file of at most
+// 256 KiB (a FIFO or a device is refused without blocking on it), whose
+// shape is bounded before it is decoded (see internal/tomlscan).
 func LoadFile(path string) (Theme, error) {
-	fi, err := os.Stat(path)
+	b, err := smallfile.Read(path, maxThemeFile)
 	if err != nil {
-		return Theme{}, fmt.Errorf("theme %s: %w", path, err)
-	}
-	if fi.Size() > maxThemeFile {
-		return Theme{}, fmt.Errorf("theme %s: file is %d bytes, over %d", path, fi.Size(), maxThemeFile)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path is said once, below
+		}
 		return Theme{}, fmt.Errorf("theme %s: %w", path, err)
 	}
 	name := strings.TrimSuffix(filepath.Base(path), ".toml")
 	t, err := Parse(name, b)
 	if err != nil {
-		return Theme{}, fmt.Errorf("theme %s: %w", path, err)
+		return Theme{}, fmt.Errorf("theme %s: %w", path, err) // a *tomlscan.ShapeError says "line N: ..."
 	}
 	t.Source = path
 	return t, nil

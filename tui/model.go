@@ -269,9 +269,11 @@ func newModelLog(opts Options, r *lipgloss.Renderer, log *slog.Logger) Model {
 	m.themes = themes.NewSet(user...)
 	name := opts.Theme
 	if name == "" {
-		if c, err := themes.LoadChoice(opts.ConfigDir); err == nil && c != "" {
-			name = c
+		c, err := themes.LoadChoice(opts.ConfigDir)
+		if err != nil {
+			errs = append(errs, err)
 		}
+		name = c
 	}
 	if name == "" {
 		name = themes.Default

@@ -49,6 +49,7 @@ const (
 	TypeProtocolMismatchError
 	TypePeerRefusedError
 	TypeEventTooLargeError
+	TypeTooManyClientsError
 	typeCount
 )
 
@@ -88,6 +89,7 @@ var typeNames = [typeCount]string{
 	TypeProtocolMismatchError:   "ProtocolMismatchError",
 	TypePeerRefusedError:        "PeerRefusedError",
 	TypeEventTooLargeError:      "EventTooLargeError",
+	TypeTooManyClientsError:     "TooManyClientsError",
 }
 
 // String returns the type's name.
@@ -193,6 +195,7 @@ const (
 	KindProtocolMismatch // client and host speak different protocols
 	KindPeerRefused      // the peer runs as another uid
 	KindEventTooLarge    // an event does not fit in a server line
+	KindTooManyClients   // the host serves as many clients as it may
 	kindCount
 )
 
@@ -263,6 +266,7 @@ var kinds = [kindCount]kindInfo{
 	KindProtocolMismatch:  {"protocol_mismatch", TypeProtocolMismatchError, RemedyNone},
 	KindPeerRefused:       {"peer_refused", TypePeerRefusedError, RemedyNone},
 	KindEventTooLarge:     {"event_too_large", TypeEventTooLargeError, RemedyNone},
+	KindTooManyClients:    {"too_many_clients", TypeTooManyClientsError, RemedyNone},
 }
 
 // String returns the kind's snake_case name.

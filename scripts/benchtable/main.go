@@ -60,6 +60,7 @@ const (
 	ta = "BenchmarkTUIAttach"
 	ra = "BenchmarkRestoreAllCrashed"
 	ot = "BenchmarkOutputVsTmux"
+	hs = "BenchmarkHostSlowSubscribers"
 )
 
 var figures = []figure{
@@ -114,6 +115,9 @@ var figures = []figure{
 	{name: "host throughput: MB of output the client got (vs in-process)", ours: m(ht, "ours-MB"), base: p(ht, "base-MB"), kind: "MB"},
 	{name: "host throughput: deltas dropped for the client", ours: m(ht, "dropped"), kind: "n"},
 	{name: "host throughput: streams lost (a durable event not fitting) and resubscribed", ours: m(ht, "resubs"), kind: "n"},
+	{name: "host with 25 clients that never read, `seq 1 3000000` turn: peak RSS (vs the turn with the reading client alone)", ours: m(hs, "rss-MB"), base: p(hs, "base-rss-MB"), kind: "MB", target: "≤ 150 MB", check: atMost(150)},
+	{name: "host with 25 clients that never read: the turn's time (vs the turn with the reading client alone)", ours: m(hs, "ours-ms"), base: p(hs, "base-ms"), ratio: p(hs, "ratio"), kind: "ms", target: "≤ 1.2×", check: ratioAtMost(1.2)},
+	{name: "host with 25 clients that never read: a reading client's p99 line latency (vs alone)", ours: m(hs, "ours-p99-ms"), base: p(hs, "base-p99-ms"), ratio: p(hs, "p99-ratio"), kind: "ms", target: "≤ 2×", check: ratioAtMost(2)},
 	{name: "idle host (`looprig new --detach`, no client): CPU % of one core (vs a Go process polling a lease file every 500 ms)", ours: m(hi, "cpu-ns-pct"), base: p(hi, "base-cpu-ns-pct"), ratio: p(hi, "ratio"), kind: "pct", target: "≤ 0.1 %", check: atMost(0.1)},
 	{name: "idle host: CPU % from /proc/PID/stat utime+stime (10 ms ticks)", ours: m(hi, "cpu-pct"), kind: "pct"},
 	{name: "idle host: RSS (VmRSS, end of the window)", ours: m(hi, "rss-MB"), kind: "MB", target: "≤ 25 MB", check: atMost(25)},
