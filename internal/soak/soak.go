@@ -1,7 +1,10 @@
 // Package soak is looprig's crash soak: it drives the real looprig binary
-// through many trials, each a chatty `looprig run` that is SIGKILLed at a
+// through many trials, each a chatty `looprig run --in-process` (the
+// process that writes the session's journal) that is SIGKILLed at a
 // random moment, followed by `looprig restore` and a check of what the
-// store kept against what the killed process had acknowledged.
+// store kept against what the killed process had acknowledged. (A plain
+// `looprig run` would run the turn in a host it starts, which its kill
+// leaves running: hosts mode kills hosts.)
 //
 // The killed process reports acknowledgements on a side channel
 // (LOOPRIG_ACK_FD, see cli/ackfd.go): one "SEQ TYPE" line per journal
@@ -107,7 +110,7 @@ type Result struct {
 	// Hosts mode only.
 	KilledClients int // trials that SIGKILLed the client (`looprig run`)
 	KilledHosts   int // trials that SIGKILLed the session's host
-	FellBack      int // runs whose host was killed before they reached it, which ran the turn themselves
+	FellBack      int // runs whose host was killed before they reached it, which restored the session in a new host
 	Stopped       int // hosts shut down with `looprig stop` (and checked)
 }
 
@@ -319,7 +322,7 @@ func (s *soaker) calibrate(ctx context.Context) error {
 	}
 	for i := 0; i < 5; i++ {
 		start := time.Now()
-		_, errb, code, err := s.looprig(ctx, "run", id, "--", s.cfg.Input)
+		_, errb, code, err := s.looprig(ctx, "run", "--in-process", id, "--", s.cfg.Input)
 		if err != nil || code != 0 {
 			return fmt.Errorf("soak: calibration run: exit %d %v: %s", code, err, firstLine(errb))
 		}
@@ -442,9 +445,6 @@ func (s *soaker) trial(ctx context.Context, i int, sess *session) (tr trialResul
 // maxRunsPerTrial bounds the runs of one trial that end by themselves.
 const maxRunsPerTrial = 20
 
-// killOneRun starts `looprig run` and SIGKILLs it at a random moment in the
-// kill window from its start, unless it ends first (tr.completed counts
-// those; a run that ends with an error fails the trial).
 // runUntilKilled calls run (one run of the session, killed at its kill
 // moment unless it ends first) until a run is killed: runs that end before
 // their kill moment are followed by another run of the same session, so
@@ -461,8 +461,12 @@ func runUntilKilled(tr *trialResult, run func() error) error {
 	return nil
 }
 
+// killOneRun starts `looprig run --in-process` and SIGKILLs it at a random
+// moment in the kill window from its start, unless it ends first
+// (tr.completed counts those; a run that ends with an error fails the
+// trial).
 func (s *soaker) killOneRun(sess *session, ackFile *os.File, tr *trialResult) error {
-	cmd := exec.Command(s.cfg.Binary, "--store", s.store, "run", sess.id, "--", s.cfg.Input)
+	cmd := exec.Command(s.cfg.Binary, "--store", s.store, "run", "--in-process", sess.id, "--", s.cfg.Input)
 	cmd.Env = append(s.env, "LOOPRIG_ACK_FD=3")
 	cmd.ExtraFiles = []*os.File{ackFile}
 	var errb tailBuffer
