@@ -316,7 +316,7 @@ func (s *soaker) killOneHostedRun(sess *session, ackFile *os.File, tr *trialResu
 		return fmt.Errorf("host %d is gone before its kill (run stderr: %s)", pid, errb.String())
 	}
 	_ = syscall.Kill(pid, syscall.SIGKILL)
-	tr.killed, tr.after = true, after
+	tr.killed, tr.victim, tr.after = true, pid, after
 	delete(s.hosts, sess.id)
 	sess.pid = 0
 	if !waitGone(pid, hostExitWait) {
@@ -448,7 +448,7 @@ func (s *soaker) afterHostKill(ctx context.Context, sess *session, tr *trialResu
 		}
 		tr.steps = append(tr.steps, fmt.Sprintf("restored --detach (host %d, epoch %d)", sess.pid, sess.epoch))
 	} else {
-		out, errOut, code, err := s.looprig(ctx, "restore", sess.id, "--json")
+		out, errOut, code, err := s.restoreAfterKill(ctx, sess.id, tr)
 		if err != nil || code != 0 {
 			return fmt.Errorf("restore: exit %d %v: %s", code, err, firstLine(out, errOut))
 		}
