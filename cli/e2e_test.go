@@ -451,7 +451,9 @@ func TestNewRunLog(t *testing.T) {
 		}
 	}
 	// run restored the session in a host of its own, where it stays live.
-	row := h.row(id)
+	// (run ends with the turn; the host's catalog update may follow.)
+	var row sessionRow
+	waitUntil(t, "the listing to show turn 0's end", func() bool { row = h.row(id); return row.LastEnd != nil })
 	if row.State != "live" || row.Holder == nil || !alive(row.Holder.PID) || row.Title != "e2e" || row.Profile != "default" || row.Epoch != 2 {
 		t.Fatalf("ls row %+v, want live in a host at epoch 2", row)
 	}
@@ -552,8 +554,10 @@ func TestCrashThenRestore(t *testing.T) {
 	if r := h.must(0, "run", id[:8], "--", "echo", "after"); r.stdout != "after\n" {
 		t.Fatalf("run after restore: %q", r.stdout)
 	}
-	if row := h.row(id); row.State != "live" || row.OpenTurn != nil {
-		t.Fatalf("after the run: %+v, want live in its host with no open turn", row)
+	// (run ends with the turn; the host's catalog update may follow.)
+	waitUntil(t, "the listing to show no open turn", func() bool { return h.row(id).OpenTurn == nil })
+	if row := h.row(id); row.State != "live" {
+		t.Fatalf("after the run: %+v, want live in its host", row)
 	}
 }
 
