@@ -127,6 +127,7 @@ type opts struct {
 	create      bool          // host --new
 	acceptedBy  string        // host --accepted-by: who accepted drift
 	detach      bool          // new, run, restore --detach
+	inProcess   bool          // run --in-process
 	eof         bool          // send --eof
 	fromStdin   bool          // send --stdin
 	noNewline   bool          // send -n

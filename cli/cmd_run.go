@@ -18,11 +18,12 @@ import (
 )
 
 var cmdRun = &command{
-	name: "run", brief: "run one turn in a session (through its host when it is live), stream it", help: helpRun,
+	name: "run", brief: "run one turn in a session's host (started if need be), stream it", help: helpRun,
 	json: true, args: runArgs, needs: needsStore, interrupts: true, exitRunFailed: true,
 	flags: func(fs *flag.FlagSet, o *opts) {
 		restoreFlags(fs, o)
 		fs.BoolVar(&o.detach, "detach", false, "submit the turn to the session's host (started if need be) and exit without waiting")
+		fs.BoolVar(&o.inProcess, "in-process", false, "run the turn in this process: restore, run, shut down (no host)")
 	},
 	run: runRun,
 }
@@ -39,21 +40,38 @@ func runArgs(c *call) error {
 		return usageErr(c.cmd, fmt.Sprintf("unexpected argument %q before \"--\"", c.args[1]))
 	case !c.dash || len(c.input) == 0 || strings.TrimSpace(strings.Join(c.input, " ")) == "":
 		return usageErr(c.cmd, "missing input: looprig run ID -- INPUT... (for example: looprig run "+c.args[0]+" -- echo hello)")
+	case c.detach && c.inProcess:
+		return usageErr(c.cmd, "--detach and --in-process exclude each other: a detached turn runs in a host")
 	}
 	var err error
 	c.ack, err = openAckFD() // LOOPRIG_ACK_FD: see ackfd.go
 	return err
 }
 
-// runRun runs the turn through the session's host when it is live on this
-// machine (run_remote.go), else in this process: restore, run, shut down.
+// runRun runs the turn in the session's host (run_remote.go): the one
+// that serves it on this machine, or one started for it, which keeps the
+// session live afterwards. With --in-process, or when no host can serve
+// the session here, it runs the turn in this process instead.
 func runRun(c *call) int {
-	if c.detach {
+	switch {
+	case c.detach:
 		return runDetached(c)
+	case c.inProcess:
+		if err := c.refuseLive(); err != nil {
+			return c.failRun(err)
+		}
+		return runInProcess(c)
 	}
 	if code, hosted := runHosted(c); hosted {
 		return code
 	}
+	return runInProcess(c)
+}
+
+// runInProcess runs the turn in this process: restore the session, run
+// the turn, shut the session down. The session lives as long as this
+// process: killed (a hangup ends it too), it leaves the session crashed.
+func runInProcess(c *call) int {
 	s, err := c.restoreSession(c.args[0])
 	if err != nil {
 		return c.failRun(err)

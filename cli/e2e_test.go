@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,11 +21,19 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"looprig/host"
 )
 
 var binary string
 
 func TestMain(m *testing.M) {
+	// Main run inside this binary (TestMainInProcess) starts hosts that are
+	// this binary: each ends at once without a report, as a host that
+	// cannot start does, and run falls back to running the turn itself.
+	if os.Getenv(host.ReadyFDEnv) != "" {
+		os.Exit(3)
+	}
 	dir, err := os.MkdirTemp("", "looprig-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -422,8 +431,8 @@ func TestNewRunLog(t *testing.T) {
 	if r.stdout != "hello world\n" {
 		t.Fatalf("run stdout = %q", r.stdout)
 	}
-	if !strings.Contains(r.stderr, "turn 0 exited 0 in ") {
-		t.Fatalf("run stderr = %q, want the closing line", r.stderr)
+	if !strings.Contains(r.stderr, "turn 0 exited 0 in ") || !strings.Contains(r.stderr, "started for this run: it stays live after the turn") {
+		t.Fatalf("run stderr = %q, want the host's note and the closing line", r.stderr)
 	}
 	recs := h.log(id)
 	want := []string{"fence", "SessionStarted", "LoopStarted", "TurnStarted", "TurnOutput", "TurnDone"}
@@ -441,13 +450,18 @@ func TestNewRunLog(t *testing.T) {
 			t.Fatalf("TurnDone %+v", rec)
 		}
 	}
-	row := h.row(id)
-	if row.State != "idle" || row.Title != "e2e" || row.Profile != "default" || row.Epoch != 2 {
-		t.Fatalf("ls row %+v", row)
+	// run restored the session in a host of its own, where it stays live.
+	// (run ends with the turn; the host's catalog update may follow.)
+	var row sessionRow
+	waitUntil(t, "the listing to show turn 0's end", func() bool { row = h.row(id); return row.LastEnd != nil })
+	if row.State != "live" || row.Holder == nil || !alive(row.Holder.PID) || row.Title != "e2e" || row.Profile != "default" || row.Epoch != 2 {
+		t.Fatalf("ls row %+v, want live in a host at epoch 2", row)
 	}
 	if e := row.LastEnd; e == nil || e.Index != 0 || e.Outcome != "done" || e.ExitCode == nil || *e.ExitCode != 0 {
 		t.Fatalf("ls last_end %+v, want turn 0 done exit 0", e)
 	}
+	h.must(0, "stop", id)
+	waitExit(t, row.Holder.PID)
 	// Human forms.
 	if out := h.must(0, "ls").stdout; !strings.Contains(out, "○ idle") || !strings.Contains(out, id[:8]) || !strings.Contains(out, "e2e") {
 		t.Fatalf("ls:\n%s", out)
@@ -491,8 +505,10 @@ func TestCrashThenRestore(t *testing.T) {
 	p := h.start("run", id, "--", `for i in $(seq 100); do echo "line $i"; sleep 0.2; done`)
 	p.waitLine(t, "line 1")
 	time.Sleep(700 * time.Millisecond) // past an output checkpoint
-	p.cmd.Process.Signal(syscall.SIGKILL)
-	p.wait(t, 5*time.Second)
+	h.killHostOf(id)                   // the host run started: the process that runs the session
+	if code := p.wait(t, 10*time.Second); code != 125 {
+		t.Fatalf("run exited %d after its host was killed, want 125", code)
+	}
 
 	before := h.row(id)
 	if before.State != "crashed" || before.Holder != nil || before.OpenTurn == nil {
@@ -538,8 +554,10 @@ func TestCrashThenRestore(t *testing.T) {
 	if r := h.must(0, "run", id[:8], "--", "echo", "after"); r.stdout != "after\n" {
 		t.Fatalf("run after restore: %q", r.stdout)
 	}
-	if row := h.row(id); row.State != "idle" || row.OpenTurn != nil {
-		t.Fatalf("after the run: %+v", row)
+	// (run ends with the turn; the host's catalog update may follow.)
+	waitUntil(t, "the listing to show no open turn", func() bool { return h.row(id).OpenTurn == nil })
+	if row := h.row(id); row.State != "live" {
+		t.Fatalf("after the run: %+v, want live in its host", row)
 	}
 }
 
@@ -774,27 +792,45 @@ func TestRunExitCodes(t *testing.T) {
 	}
 }
 
+// SIGINT interrupts the turn, and run exits 130. In the host run started,
+// the session stays live; in process (--in-process), run shuts it down.
 func TestRunInterrupt(t *testing.T) {
-	h := newHarness(t)
-	id := h.newSession()
-	p := h.start("run", id, "--", `echo started; sleep 30`)
-	p.waitLine(t, "started")
-	p.cmd.Process.Signal(syscall.SIGINT)
-	if code := p.wait(t, 10*time.Second); code != 130 {
-		t.Fatalf("run exited %d after SIGINT, want 130; stderr: %s", code, p.stderr.String())
-	}
-	recs := h.log(id)
-	var reason string
-	for _, r := range recs {
-		if r.Type == "TurnInterrupted" {
-			reason = r.Reason
+	for _, inProcess := range []bool{false, true} {
+		name := "in its host"
+		if inProcess {
+			name = "in process"
 		}
-	}
-	if reason != "user" || recs[len(recs)-1].Type != "SessionStopped" {
-		t.Fatalf("after SIGINT: interrupted %q, journal %v", reason, types(recs))
-	}
-	if row := h.row(id); row.State != "idle" {
-		t.Fatalf("after SIGINT: %+v", row)
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t)
+			id := h.newSession()
+			args := []string{"run", id, "--", `echo started; sleep 30`}
+			if inProcess {
+				args = slices.Insert(args, 1, "--in-process")
+			}
+			p := h.start(args...)
+			p.waitLine(t, "started")
+			p.cmd.Process.Signal(syscall.SIGINT)
+			if code := p.wait(t, 10*time.Second); code != 130 {
+				t.Fatalf("run exited %d after SIGINT, want 130; stderr: %s", code, p.stderr.String())
+			}
+			last, state := "SessionIdle", "live" // the host journals it after the turn's end, run's last event
+			if inProcess {
+				last, state = "SessionStopped", "idle"
+			}
+			recs := h.waitLog(id, last)
+			var reason string
+			for _, r := range recs {
+				if r.Type == "TurnInterrupted" {
+					reason = r.Reason
+				}
+			}
+			if reason != "user" || recs[len(recs)-1].Type != last {
+				t.Fatalf("after SIGINT: interrupted %q, journal %v; want interrupted \"user\", ending with %s", reason, types(recs), last)
+			}
+			if row := h.row(id); row.State != state {
+				t.Fatalf("after SIGINT: %+v, want %s", row, state)
+			}
+		})
 	}
 }
 
@@ -948,7 +984,7 @@ func TestBrokenSessions(t *testing.T) {
 	good := h.newSession("--title", "good")
 	badCatalog := h.newSession("--title", "bad catalog")
 	badJournal := h.newSession("--title", "bad journal")
-	h.must(0, "run", badJournal, "--", "echo", "one")
+	h.must(0, "run", "--in-process", badJournal, "--", "echo", "one") // idle afterwards: no host holds its journal
 
 	catalogs, _ := filepath.Glob(filepath.Join(h.store, "kv", "sessions", badCatalog, "catalog*"))
 	if len(catalogs) != 1 {
@@ -1028,7 +1064,7 @@ func TestRm(t *testing.T) {
 	h := newHarness(t)
 	keep := h.newSession("--title", "keep")
 	doomed := h.newSession("--title", "doomed")
-	h.must(0, "run", doomed, "--", "echo data > file.txt")
+	h.must(0, "run", "--in-process", doomed, "--", "echo data > file.txt") // idle afterwards
 	ws := filepath.Join(h.store, "workspaces", doomed)
 	if _, err := os.Stat(filepath.Join(ws, "file.txt")); err != nil {
 		t.Fatalf("the turn's file: %v", err)
@@ -1088,7 +1124,7 @@ func TestRm(t *testing.T) {
 	// A session whose journal and catalog entry are damaged is what rm is
 	// often for: it goes too.
 	broken := h.newSession("--title", "broken")
-	h.must(0, "run", broken, "--", "echo one; echo two")
+	h.must(0, "run", "--in-process", broken, "--", "echo one; echo two") // idle afterwards: rm may take it
 	journal := filepath.Join(h.store, "ledgers", "sessions", broken+".log")
 	b, err := os.ReadFile(journal)
 	if err != nil {

@@ -44,7 +44,9 @@ Examples:
   looprig ls                            see it, state "crashed"
   looprig restore 1a2b3c4d              restore it
   id=$(looprig new --title build)       create a session
-  looprig run "$id" -- make test        run one turn in it
+  looprig run "$id" -- make test        run one turn in it, in a host run starts for it
+                                        (an SSH connection that drops only detaches run)
+  looprig stop "$id"                    shut the session's host down (the session is idle)
 
 Run 'looprig COMMAND --help' for the details of a command.
 `)
@@ -108,7 +110,7 @@ Examples:
   looprig new --rig demo --json
 `
 
-const helpRun = `Usage: looprig run ID [--json] [--detach] [--rig NAME] [--accept-drift]
+const helpRun = `Usage: looprig run ID [--json] [--detach|--in-process] [--rig NAME] [--accept-drift]
                    [--placement P --root DIR] -- INPUT...
 
 Run INPUT (the words after "--" joined with spaces) as one turn of session
@@ -119,14 +121,24 @@ interrupted turn 130, a failed turn (or one denied at a gate) 1. When
 looprig itself fails (restore refused, lease held, session busy, store
 unreadable) it exits 125 and prints the error; usage errors exit 2.
 
-Where the turn runs: when the session is live in a host on this machine
-(looprig host ID, the TUI, new/restore/run --detach), run submits the turn
-to that host and follows it there; afterwards the session stays live in
-its host. A session running another turn refuses it (exit 125, "busy").
-If the host dies during the turn, run exits 125 and the session is
-crashed: restore it with 'looprig restore ID'. Otherwise run restores the
-session in this process, runs the turn and shuts the session down.
---rig, --placement, --root and --accept-drift apply to a restore only.
+Where the turn runs: in the session's host, a background process that
+does not depend on this terminal. When the session is live in a host on
+this machine (looprig host ID, the TUI, new/restore/run --detach, an
+earlier run), run submits the turn to that host and follows it there;
+otherwise it first starts a host for the session, which restores it (a
+restore the host refuses, for a held lease or drift, is run's failure:
+exit 125). Either way the session stays live in its host afterwards:
+'looprig stop ID' shuts it down. A hangup (an SSH connection that drops,
+the terminal closed) or a kill ends run only: the turn runs on in the
+host, and 'looprig attach ID' or 'looprig wait ID' picks it up. A session
+running another turn refuses it (exit 125, "busy"). If the host dies
+during the turn, run exits 125 and the session is crashed: restore it with
+'looprig restore ID'. --rig, --placement, --root and --accept-drift apply
+to a restore only.
+
+When no host can be made here (the socket directory is unusable, or the
+host process ends before it is ready), run says so in one line on stderr
+and runs the turn in this process, as --in-process does.
 
 Output: the turn's output goes to stdout line by line, drawn as a terminal
 would show it: a \r progress bar prints its last state, colours come out
@@ -147,9 +159,9 @@ matching the profile's gate_policy, e.g. "rm -rf" or "sudo"), looprig asks
 says so, and the turn fails (exit 1).
 
 Ctrl-C (SIGINT) or SIGTERM interrupts the turn (SIGTERM to its process
-group, SIGKILL after a grace period) and waits for its end (then shuts down
-cleanly, or leaves a hosted session live); a second one exits at once
-without waiting.
+group, SIGKILL after a grace period) and waits for its end (the session
+stays live in its host; in process, run then shuts it down cleanly); a
+second one exits at once without waiting.
 
 Flags:
   --json            one JSON object per event on stdout:
@@ -162,6 +174,11 @@ Flags:
                     it, print the turn's index and id, and exit 0 at once;
                     follow it with 'looprig attach ID'. With --json:
                     {"id","short_id","turn_id","index","pid"} (the host's pid)
+  --in-process      run the turn in this process instead of a host: restore the
+                    session, run the turn, shut the session down (idle
+                    afterwards, no background process left). The session then
+                    lives only as long as run: a hangup or a kill of run leaves
+                    it crashed. Refused (exit 2) for a session live in a host
   --rig NAME        restore with this profile instead of the recorded one
   --accept-drift    restore even when the profile changed (recorded in the
                     journal as ConfigurationAdopted)
@@ -171,6 +188,7 @@ Examples:
   looprig run 1a2b3c4d -- make test
   looprig run 1a2b3c4d --json -- 'for i in 1 2 3; do echo $i; done'
   looprig run --detach 1a2b3c4d -- make test && looprig attach 1a2b3c4d
+  looprig run --in-process 1a2b3c4d -- make test    # idle afterwards, no host
 `
 
 const helpRestore = `Usage: looprig restore ID [--json] [--accept-drift] [--hold|--detach] [--rig NAME]
@@ -330,7 +348,7 @@ Example:
 const helpAttach = `Usage: looprig attach ID [--json]
 
 Follow a live session: one served by a host on this machine (started by
-the terminal UI, or by 'new', 'restore' or 'run' with --detach). Prints
+the terminal UI, by 'run', or by 'new' or 'restore' with --detach). Prints
 the last records of its journal, then its events as they happen, turn
 output included, with nothing missed or repeated between the two. Ctrl-C
 detaches: the session and its running turn go on. With --json, each event
@@ -357,8 +375,8 @@ Serve a session in this process until it stops: restore ID (or create a
 new session) under its lease, then serve it on a unix socket in a private
 directory ($XDG_RUNTIME_DIR/looprig/, else /tmp/looprig-UID/, mode 0700)
 for 'attach', 'run', 'stop' and the terminal UI. SIGHUP is ignored;
-SIGINT and SIGTERM shut the session down. The terminal UI and --detach
-start hosts in the background (setsid, logging to <socket dir>/ID.log);
+SIGINT and SIGTERM shut the session down. The terminal UI, 'run' and
+--detach start hosts in the background (setsid, logging to <socket dir>/ID.log);
 run it by hand to debug one. 'looprig ls' shows a hosted session as live
 with the host's pid.
 `

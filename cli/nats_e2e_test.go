@@ -86,6 +86,10 @@ func TestNATSStore(t *testing.T) {
 	if r := h.must(0, "run", id, "--", "echo", "over-nats"); !strings.Contains(r.stdout, "over-nats") {
 		t.Fatalf("run: %s", r.stdout)
 	}
+	if row := h.row(id); row.State != "live" { // in the host run started
+		t.Fatalf("after run: %+v, want live", row)
+	}
+	h.must(0, "stop", id)
 
 	// A holder that is stopped cleanly releases at once.
 	holder = h.start("restore", id, "--hold")

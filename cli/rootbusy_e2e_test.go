@@ -29,8 +29,8 @@ func TestRestoreRootBusy(t *testing.T) {
 	crashed := h.newSession("--config", cfg, "--rig", "ex")
 	p := h.start("--config", cfg, "run", crashed, "--", `echo started; sleep 100`)
 	p.waitLine(t, "started")
-	p.cmd.Process.Signal(syscall.SIGKILL)
-	p.wait(t, 5*time.Second)
+	h.killHostOf(crashed) // the host run started for it
+	p.wait(t, 10*time.Second)
 	if row := h.row(crashed); row.State != "crashed" {
 		t.Fatalf("after SIGKILL: %+v", row)
 	}

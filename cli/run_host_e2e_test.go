@@ -102,7 +102,7 @@ func TestRunThroughHost(t *testing.T) {
 	// values that differ by session and time.
 	local := h.newSession()
 	input := "echo one; exit 2"
-	want := lines[map[string]any](t, h.must(2, "run", local, "--json", "--", input).stdout)
+	want := lines[map[string]any](t, h.must(2, "run", "--in-process", local, "--json", "--", input).stdout)
 	got := lines[map[string]any](t, h.must(2, "run", id, "--json", "--", input).stdout)
 	durable := func(evs []map[string]any) (out []string) {
 		for _, ev := range evs {
@@ -300,13 +300,14 @@ func TestRunThroughHostKilled(t *testing.T) {
 	if row := h.row(id); row.State != "crashed" {
 		t.Fatalf("ls after the host was killed: %s, want crashed", row.State)
 	}
-	// Not hosted any more: run restores it in process, as before hosts.
+	// Not hosted any more: run restores it in a new host, and says what
+	// the restore closed.
 	r := h.must(0, "run", id, "--", "echo after")
 	if r.stdout != "after\n" || !strings.Contains(r.stderr, "closed 1 interrupted turn left open by a crash") {
 		t.Fatalf("run after the crash: %q, %q", r.stdout, r.stderr)
 	}
-	if row := h.row(id); row.State != "idle" {
-		t.Fatalf("ls after an in-process run: %s, want idle", row.State)
+	if row := h.row(id); row.State != "live" || row.Holder == nil || row.Holder.PID == pid {
+		t.Fatalf("ls after a run of the crashed session: %+v, want live in a new host", row)
 	}
 }
 

@@ -65,7 +65,11 @@ func TestRunForwardsTerminalInput(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			cmd := h.command(ctx, "run", id, "--", `stty size; read name; echo "got $name"; stty -echo; echo "password:"; read pw; stty echo; echo "len ${#pw}"`)
+			args := []string{"run", id, "--", `stty size; read name; echo "got $name"; stty -echo; echo "password:"; read pw; stty echo; echo "len ${#pw}"`}
+			if !hosted {
+				args = append([]string{"run", "--in-process"}, args[1:]...)
+			}
+			cmd := h.command(ctx, args...)
 			cmd.Stdin, cmd.Stdout = tty, tty
 			var errb syncBuffer
 			cmd.Stderr = &errb

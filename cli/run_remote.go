@@ -9,69 +9,99 @@ import (
 	"time"
 
 	"looprig/host"
+	"looprig/internal/textsafe"
 	"looprig/rig"
 	"looprig/rig/event"
 	"looprig/rig/explain"
 )
 
-// run through a host: when the session is live in a host on this machine
-// (looprig host ID, the TUI, new/restore/run --detach), `run` submits the
-// turn to that host and follows it there, as turnRunner does a turn of
-// this process; the session stays live in its host afterwards. run
-// --detach submits the turn and returns at once, starting a host first
-// when none serves the session.
+// run through a host: `run` submits the turn to the session's host and
+// follows it there, as turnRunner does a turn of this process. When no
+// host serves the session on this machine, run starts one for it first
+// (restoring the session, as `restore --detach` does), so that run is
+// only a client: a hangup or a kill of run leaves the turn running and
+// the session live in its host, which stays live afterwards. run
+// --detach submits the turn and returns at once.
 
 // byeWait bounds the wait for a host's goodbye once the stream of a
 // session that stopped ended: the goodbye says whether it faulted (the
 // host sends it within its drain timeout).
 const byeWait = 5 * time.Second
 
-// runHosted runs the turn through the host of the session, if one serves
-// it on this machine; hosted is false when none does, and the caller runs
-// the turn in this process as it always has.
-//
-// Only a host that answered is used. Any failure to reach one but a
-// protocol mismatch (a host is there, speaking another protocol) falls
-// back to this process: no socket, a dead host's socket, an unusable
-// socket directory (where no host could listen either). Should a host
-// hold the session after all, the restore here is refused for its lease
-// and says which process holds it.
+// runHosted runs the turn in the session's host, the one that serves it
+// on this machine or one started for it (liveHost), and follows it there.
+// hosted is false when no host can serve the session here (*NoHostError):
+// run then says so on stderr, and the caller runs the turn in this
+// process. A restore the started host refused (a held lease, drift, …) is
+// run's failure.
 func runHosted(c *call) (code int, hosted bool) {
-	id, err := rig.FindSession(c.ctx, c.st, c.args[0])
+	sid, err := c.findRunSession()
 	if err != nil {
-		return 0, false // reported by the restore, as always
+		return c.failRun(err), true
 	}
-	sid := id.String()
-	ctx, cancel := context.WithTimeout(c.ctx, connectTimeout)
-	cl, err := c.connect(ctx, sid)
-	cancel()
-	if err != nil {
-		var mismatch *host.ProtocolMismatchError
-		if errors.As(err, &mismatch) || c.ctx.Err() != nil {
-			return c.failRun(err), true
-		}
+	cl, rd, err := c.liveHost(sid)
+	var noHost *NoHostError
+	switch {
+	case errors.As(err, &noHost):
+		fmt.Fprintf(c.stderr, "looprig: %s; running the turn in this process instead: a hangup or a kill of this process leaves the session crashed\n",
+			textsafe.Line(noHost.Error()))
 		return 0, false
+	case err != nil:
+		return c.failRun(err), true
 	}
 	defer cl.Close()
-	c.noteHostedFlags(sid, cl.Hello().PID)
+	if rd != nil && !c.json {
+		short := rig.ShortID(sid)
+		fmt.Fprintf(c.stderr, "looprig: session %s is live in host pid %d, started for this run: it stays live after the turn (shut it down: looprig %sstop %s)\n",
+			short, rd.PID, c.globalArgs(), short)
+	}
 	tr := &turnRunner{c: c, s: &hostTurn{c: c, cl: cl, id: sid}}
 	return tr.run(strings.Join(c.input, " ")), true
 }
 
-// runDetached makes sure the session is live in a host (restoring it in a
-// new one when none serves it), submits the turn to it and returns
-// without waiting for the turn.
-func runDetached(c *call) int {
+// findRunSession resolves run's ID. An unknown one is a restore that
+// found nothing to restore, as the restore itself would say.
+func (c *call) findRunSession() (string, error) {
 	id, err := rig.FindSession(c.ctx, c.st, c.args[0])
 	if err != nil {
 		var unknown *rig.UnknownSessionError
 		if errors.As(err, &unknown) {
 			err = &rig.RestoreError{Kind: rig.RestoreDiscoveryFailed, Cause: err}
 		}
+		return "", err
+	}
+	return id.String(), nil
+}
+
+// refuseLive refuses run --in-process on a session live in a host on this
+// machine: the host holds it, and runs its turns.
+func (c *call) refuseLive() error {
+	sid, err := c.findRunSession()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, connectTimeout)
+	cl, err := c.connect(ctx, sid)
+	cancel()
+	if err != nil {
+		return nil // not live here; the restore says what else may hold it
+	}
+	defer cl.Close()
+	short := rig.ShortID(sid)
+	return &UsageError{Cmd: c.cmd,
+		Msg:  fmt.Sprintf("session %s is live in host pid %d: --in-process runs a session that no host serves", short, cl.Hello().PID),
+		Hint: fmt.Sprintf("run the turn in its host (without --in-process), or shut the host down first: looprig %sstop %s", c.globalArgs(), short)}
+}
+
+// runDetached makes sure the session is live in a host (restoring it in a
+// new one when none serves it), submits the turn to it and returns
+// without waiting for the turn.
+func runDetached(c *call) int {
+	sid, err := c.findRunSession()
+	if err != nil {
 		return c.failRun(err)
 	}
-	sid := id.String()
-	cl, err := c.liveHost(sid)
+	cl, _, err := c.liveHost(sid)
 	if err != nil {
 		return c.failRun(err)
 	}
@@ -105,22 +135,37 @@ type runDetachedJSON struct {
 }
 
 // liveHost connects to the host of session id, starting one (which
-// restores the session with the restore flags given) when none serves
-// it here.
-func (c *call) liveHost(id string) (*host.Client, error) {
+// restores the session with the restore flags given) when none answers
+// here; rd is the report of the host it started, nil when a host served
+// the session already. A host that answers but refuses us (another
+// protocol, another uid) is an error. *NoHostError: no host can serve the
+// session on this machine.
+func (c *call) liveHost(id string) (cl *host.Client, rd *host.Ready, err error) {
+	if err := checkSocketDir(c.st); err != nil {
+		return nil, nil, &NoHostError{Session: id, Err: err}
+	}
 	ctx, cancel := context.WithTimeout(c.ctx, connectTimeout)
-	cl, err := c.connect(ctx, id)
+	cl, err = c.connect(ctx, id)
 	cancel()
-	var notHosted *NotHostedError
-	if err == nil {
+	var mismatch *host.ProtocolMismatchError
+	var refused *host.RemoteError
+	switch {
+	case err == nil:
 		c.noteHostedFlags(id, cl.Hello().PID)
-		return cl, nil
+		return cl, nil, nil
+	case errors.As(err, &mismatch), errors.As(err, &refused), c.ctx.Err() != nil:
+		return nil, nil, err
 	}
-	if !errors.As(err, &notHosted) {
-		return nil, err
-	}
-	rd, err := c.startHost(c.ctx, c.st, append(c.restoreFlagArgs(), id)...)
+	// No host answered: there is no socket, or its host is dead or does
+	// not answer. A host that holds the session but does not answer makes
+	// the restore of the one started here fail for its lease, which names
+	// it.
+	ready, err := c.startHost(c.ctx, c.st, append(c.restoreFlagArgs(), id)...)
 	if err != nil {
+		var exited *host.HostExitedError
+		if errors.As(err, &exited) {
+			return nil, nil, &NoHostError{Session: id, Err: err}
+		}
 		// Another client may have started a host meanwhile: its restore
 		// won the lease, and ours was refused for it.
 		if explain.Explain(err).Remedy == explain.RemedyWaitOrBreakLease {
@@ -128,19 +173,37 @@ func (c *call) liveHost(id string) (*host.Client, error) {
 			cl, cerr := c.connect(ctx, id)
 			cancel()
 			if cerr == nil {
-				return cl, nil
+				return cl, nil, nil
 			}
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	if info := rd.Restored; info != nil && len(info.Interrupted) > 0 && !c.json {
+	if info := ready.Restored; info != nil && len(info.Interrupted) > 0 && !c.json {
 		fmt.Fprintf(c.stderr, "looprig: restored session %s at epoch %d in host pid %d; closed %s left open by a crash\n",
-			rig.ShortID(id), info.Epoch, rd.PID, plural(len(info.Interrupted), "interrupted turn"))
+			rig.ShortID(id), info.Epoch, ready.PID, plural(len(info.Interrupted), "interrupted turn"))
 	}
 	ctx, cancel = context.WithTimeout(c.ctx, connectTimeout)
 	defer cancel()
-	return c.connect(ctx, id)
+	if cl, err = c.connect(ctx, id); err != nil {
+		return nil, nil, err
+	}
+	return cl, &ready, nil
 }
+
+// NoHostError: no host can serve the session on this machine: the
+// store's socket directory or the session's socket path is unusable, or
+// the host started for it ended before it reported
+// (*host.HostExitedError). run then runs the turn in this process.
+type NoHostError struct {
+	Session string
+	Err     error
+}
+
+func (e *NoHostError) Error() string {
+	return fmt.Sprintf("no host can serve session %s on this machine: %v", rig.ShortID(e.Session), e.Err)
+}
+
+func (e *NoHostError) Unwrap() error { return e.Err }
 
 // noteHostedFlags says, for people, that the restore flags given do not
 // apply to a session that is live already.

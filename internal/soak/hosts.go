@@ -20,13 +20,14 @@ package soak
 //     `restore --detach`.
 //   - the host: the host process is SIGKILLed (the run is left to notice:
 //     it must end, with exit 125 saying it lost the host, or 0 when its
-//     turn ended first). ls must show the session crashed — or idle when
-//     the run, which reached no host because the kill came before it
-//     connected, restored the session and ran the turn itself, as run
-//     does for a session no host serves. The session is then restored,
-//     either with plain `restore` (as in the default mode) or with
-//     `restore --detach` (live again in a new host, for the next trial),
-//     and checked exactly as in the default mode.
+//     turn ended first). ls must show the session crashed — or live in a
+//     new host when the run, which reached no host because the kill came
+//     before it connected, started one (restoring the session) and ran
+//     the turn there, as run does for a session no host serves; that host
+//     is kept, checked as after a client's kill. A crashed session is
+//     restored, either with plain `restore` (as in the default mode) or
+//     with `restore --detach` (live again in a new host, for the next
+//     trial), and checked exactly as in the default mode.
 //
 // No host outlives the soak: the last trial of each session stops its
 // host, a failed trial kills its hosts, and at the end every host the soak
@@ -315,7 +316,7 @@ func (s *soaker) killOneHostedRun(sess *session, ackFile *os.File, tr *trialResu
 		return fmt.Errorf("host %d is gone before its kill (run stderr: %s)", pid, errb.String())
 	}
 	_ = syscall.Kill(pid, syscall.SIGKILL)
-	tr.killed, tr.after = true, after
+	tr.killed, tr.victim, tr.after = true, pid, after
 	delete(s.hosts, sess.id)
 	sess.pid = 0
 	if !waitGone(pid, hostExitWait) {
@@ -339,7 +340,7 @@ func (s *soaker) killOneHostedRun(sess *session, ackFile *os.File, tr *trialResu
 	switch {
 	case sig == 0 && code == 0:
 		// Its turn ended before the kill, or it reached no host and ran
-		// the turn itself (afterHostKill tells which).
+		// the turn in a host it started (afterHostKill tells which).
 		tr.fellBack = true // until the listing says otherwise
 	case sig == 0 && code == exitRunFailed && strings.Contains(errb.String(), "lost the host"):
 	default:
@@ -421,9 +422,9 @@ func (s *soaker) afterClientKill(ctx context.Context, sess *session, tip uint64,
 	return s.noBroken(ctx)
 }
 
-// afterHostKill: the session is crashed (or idle, when the run restored
-// it itself); restore it, plainly or in a new host, and check it as the
-// default mode does.
+// afterHostKill: the session is crashed (or live in a new host, when the
+// run started one); restore a crashed one, plainly or in a new host, and
+// check it as the default mode does.
 func (s *soaker) afterHostKill(ctx context.Context, sess *session, tr *trialResult) error {
 	row, err := s.row(ctx, sess.id)
 	if err != nil {
@@ -433,18 +434,8 @@ func (s *soaker) afterHostKill(ctx context.Context, sess *session, tr *trialResu
 	case row.State == "crashed":
 		tr.fellBack = false
 		tr.steps = append(tr.steps, "crashed")
-	case row.State == "idle" && tr.fellBack:
-		// The run reached no host (the kill came before it connected):
-		// it restored the session in its own process, ran the turn and
-		// shut the session down. Its restore fenced a newer epoch.
-		recs, err := s.journal(ctx, sess.id)
-		if err != nil {
-			return err
-		}
-		if f := lastFence(recs); f <= sess.epoch {
-			return fmt.Errorf("ls: session is idle after its host (epoch %d) was SIGKILLed, and no restore fenced it since (last fence %d)", sess.epoch, f)
-		}
-		tr.steps = append(tr.steps, "the run reached no host and ran the turn itself")
+	case row.State == "live" && tr.fellBack && row.Holder != nil && s.isOurHost(row.Holder.PID):
+		return s.afterNewHost(ctx, sess, row.Holder.PID, tr)
 	default:
 		tr.fellBack = false
 		return fmt.Errorf("ls: session is %s after its host was SIGKILLed, want crashed", describeRow(row))
@@ -457,7 +448,7 @@ func (s *soaker) afterHostKill(ctx context.Context, sess *session, tr *trialResu
 		}
 		tr.steps = append(tr.steps, fmt.Sprintf("restored --detach (host %d, epoch %d)", sess.pid, sess.epoch))
 	} else {
-		out, errOut, code, err := s.looprig(ctx, "restore", sess.id, "--json")
+		out, errOut, code, err := s.restoreAfterKill(ctx, sess.id, tr)
 		if err != nil || code != 0 {
 			return fmt.Errorf("restore: exit %d %v: %s", code, err, firstLine(out, errOut))
 		}
@@ -491,6 +482,32 @@ func (s *soaker) afterHostKill(ctx context.Context, sess *session, tr *trialResu
 	}
 	if err != nil {
 		return fmt.Errorf("ls: %w", err)
+	}
+	return s.noBroken(ctx)
+}
+
+// afterNewHost: the run whose host was killed reached no host (the kill
+// came before it connected), so it started host pid, which restored the
+// session at a newer epoch and ran the turn to its end; the session is
+// live there, and kept as after a client's kill.
+func (s *soaker) afterNewHost(ctx context.Context, sess *session, pid int, tr *trialResult) error {
+	recs, err := s.journal(ctx, sess.id)
+	if err != nil {
+		return err
+	}
+	f := lastFence(recs)
+	if f <= sess.epoch {
+		return fmt.Errorf("ls: session is live in host %d after its host (epoch %d) was SIGKILLed, and no restore fenced it since (last fence %d)",
+			pid, sess.epoch, f)
+	}
+	s.hosts[sess.id] = pid
+	sess.pid, sess.epoch, sess.restored = pid, f, true
+	tr.steps = append(tr.steps, fmt.Sprintf("the run reached no host and started host %d (epoch %d)", pid, f))
+	tr.records = len(recs)
+	lost, err := checkJournal(recs, sess.acked, sess.epoch, true)
+	tr.lost = lost
+	if err != nil {
+		return err
 	}
 	return s.noBroken(ctx)
 }

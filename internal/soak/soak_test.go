@@ -81,7 +81,7 @@ func TestSoakHostsShort(t *testing.T) {
 	if err != nil {
 		t.Fatalf("soak: %v\n%s", err, log.String())
 	}
-	t.Logf("%s (%d clients and %d hosts killed, %d runs ran the turn themselves, %d hosts stopped, %d ended by themselves, %d acknowledgements, kill window %v, %v)",
+	t.Logf("%s (%d clients and %d hosts killed, %d runs started a new host, %d hosts stopped, %d ended by themselves, %d acknowledgements, kill window %v, %v)",
 		res.Summary(), res.KilledClients, res.KilledHosts, res.FellBack, res.Stopped, res.Completed, res.Acked,
 		res.KillWithin, res.Elapsed.Round(time.Millisecond))
 	if res.Trials != trials || res.Lost != 0 || res.Failed != 0 || res.Killed != trials ||

@@ -76,7 +76,7 @@ func run(dir, binary string, cfg soak.Config, quiet bool) int {
 		fmt.Println("soak: FAILED", f)
 	}
 	if cfg.Hosts {
-		fmt.Printf("soak: %d clients killed, %d hosts killed (%d of whose runs ran the turn themselves), %d hosts stopped, %d runs ended before the kill, %d sessions, %d acknowledgements checked, %v\n",
+		fmt.Printf("soak: %d clients killed, %d hosts killed (%d of whose runs started a new host), %d hosts stopped, %d runs ended before the kill, %d sessions, %d acknowledgements checked, %v\n",
 			res.KilledClients, res.KilledHosts, res.FellBack, res.Stopped, res.Completed, res.Sessions, res.Acked, res.Elapsed.Round(time.Second))
 	} else {
 		fmt.Printf("soak: %d runs killed, %d ended before the kill, %d sessions, %d acknowledgements checked, %v\n",
