@@ -33,6 +33,10 @@ type turnInput struct {
 	// sticky: text typed while the echo was off stays masked until it is
 	// sent or erased, even when the echo comes back on meanwhile.
 	sticky bool
+	// ended: the turn ended while text was on the line. The line stays
+	// open and keeps the keys (a password typed on must not reach the key
+	// bindings, nor a new turn's line), until enter or esc discards it.
+	ended bool
 }
 
 // masked says whether the line hides what is typed: echo off, not known
@@ -41,7 +45,30 @@ func (t *turnInput) masked() bool { return !t.known || t.echoOff || t.sticky }
 
 // polls says whether the line is in turn-input mode with the poll chain
 // gen (model.inputGen): a poll of another line is dropped.
-func (b *inputBar) polls(gen int) bool { return b.turn != nil && b.turn.gen == gen }
+func (b *inputBar) polls(gen int) bool {
+	return b.turn != nil && !b.turn.ended && b.turn.gen == gen
+}
+
+// turnEnded is what the end of the line's turn does to the line: with
+// nothing typed it closes (true); with text it stays open, ended, until
+// the text is discarded (turnKey).
+func (b *inputBar) turnEnded() (closed bool) {
+	if b.turn == nil || b.ti.Value() == "" {
+		return true
+	}
+	b.turn.ended = true
+	return false
+}
+
+// discarded says what happened to the text typed for turn t, which
+// ended before it was sent.
+func discarded(t *turnInput, text string) string {
+	what := plural(len([]rune(text)), "character")
+	if t.masked() {
+		what = "hidden input (" + what + ")"
+	}
+	return "turn " + strconv.Itoa(t.index) + " ended before enter: " + what + " discarded, not sent nor run"
+}
 
 // echoAnswer is what an echo poll's answer does to the line.
 type echoAnswer int
@@ -121,13 +148,21 @@ func (b *inputBar) key(msg tea.KeyMsg, v *sessView) inputAction {
 // v: enter sends the line, ctrl+d an end of file; other keys are not its
 // (handled false).
 func (b *inputBar) turnKey(msg tea.KeyMsg, v *sessView) (a inputAction, handled bool) {
+	t := b.turn
+	if t.ended {
+		switch msg.Type {
+		case tea.KeyEnter, tea.KeyCtrlD, tea.KeyEsc:
+			return inputAction{close: true, flash: discarded(t, b.ti.Value())}, true
+		}
+		return inputAction{}, false
+	}
 	switch msg.Type {
 	case tea.KeyEnter, tea.KeyCtrlD:
 	default:
 		return inputAction{}, false
 	}
-	t := b.turn
-	text := b.ti.Value()
+	typed := b.ti.Value()
+	text := typed
 	eof := msg.Type == tea.KeyCtrlD
 	if !eof {
 		text += "\n"
@@ -141,7 +176,7 @@ func (b *inputBar) turnKey(msg tea.KeyMsg, v *sessView) (a inputAction, handled 
 		return inputAction{flash: "input not sent: " + why}, true
 	}
 	if ot := v.transcript.fold.Turn(); ot == nil || ot.ID != t.turnID {
-		return inputAction{close: true, flash: "input not sent: turn " + strconv.Itoa(t.index) + " has ended"}, true
+		return inputAction{close: true, flash: discarded(t, typed)}, true
 	}
 	return inputAction{send: &turnSend{turnID: t.turnID, index: t.index, text: text, eof: eof}}, true
 }
@@ -169,22 +204,27 @@ func (b *inputBar) view(c common, v *sessView, w int) string {
 	if t := b.turn; t != nil {
 		label := " to turn " + strconv.Itoa(t.index) + " › "
 		p := st.accentBold
+		hint := "  enter send · ctrl+d eof · esc close "
 		switch {
+		case t.ended:
+			label, p = " turn "+strconv.Itoa(t.index)+" ended · not sent › ", st.warn
+			hint = "  enter or esc discards "
 		case t.known && t.echoOff:
 			label, p = " password to turn "+strconv.Itoa(t.index)+" (hidden) › ", st.warn
 		case t.known && !t.terminal:
 			label = " to turn " + strconv.Itoa(t.index) + " (no terminal) › "
 		}
-		hint := "  enter send · ctrl+d eof · esc close "
 		if w < 80 {
 			hint = ""
 		}
 		label = trunc(label, max(0, w-width(hint)-4))
 		return p.s(label) + renderInputMasked(st, b.ti, w-width(label)-width(hint), "", t.masked()) + st.muted.s(hint)
 	}
-	label := " input"
+	// It says "new turn": text meant for a turn that just ended must not
+	// run as a command unnoticed.
+	label := " new turn"
 	if v != nil {
-		label = " " + v.short
+		label = " new turn in " + v.short
 	}
 	hint := "  enter submit · esc cancel "
 	if w < 60 {

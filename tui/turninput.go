@@ -124,10 +124,13 @@ func (m *model) onEchoTick(msg echoTickMsg) tea.Cmd {
 }
 
 // closeTurnLine closes the input line of a turn that ended (the events
-// pane says how); what was typed and not sent is dropped. It says nothing:
-// the answer of the last send may still come, and says more.
+// pane says how) when nothing is typed on it; it says nothing: the answer
+// of the last send may still come, and says more. A line with text stays
+// open, ended, until the text is discarded (inputBar.turnEnded).
 func (m *model) closeTurnLine() tea.Cmd {
-	m.input = nil
+	if m.input.turnEnded() {
+		m.input = nil
+	}
 	return nil
 }
 

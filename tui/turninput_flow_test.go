@@ -252,3 +252,44 @@ func TestFlowTurnInputNoTerminal(t *testing.T) {
 	f.waitView("turn 0 interrupted (user)")
 	f.quit()
 }
+
+// A turn that ends while its hidden answer is being typed: the line stays
+// and keeps the keys (typed on, the secret reaches neither the key
+// bindings nor a new turn), and enter discards it with a message; nothing
+// runs and nothing of it is journaled.
+func TestFlowTurnEndsWhileTypingHidden(t *testing.T) {
+	const secret, more = "hunter2-abc", "ixq-i-enter"
+	st := memstore.New()
+	f := startFlow(t, st, flowOptions(t, st))
+	id := f.newLiveSession()
+	f.submit(id, `stty -echo; echo ready; sleep 1.5; echo gone`)
+	f.waitView("ready")
+	f.typeText("i")
+	f.waitView("password to turn 0")
+	f.typeText(secret)
+	f.waitView("turn 0 done: exit 0")
+	f.waitView("turn 0 ended · not sent")
+	f.typeText(more)
+	f.waitView("turn 0 ended · not sent", strings.Repeat("•", len(secret+more)))
+	f.key("enter")
+	f.waitView("turn 0 ended before enter: hidden input (" + strconv.Itoa(len(secret+more)) + " characters) discarded")
+	f.inspect(func(m Model) {
+		if m.input != nil {
+			t.Errorf("the line is still open after enter")
+		}
+		if n := m.sessions[id].transcript.fold.Turns; n != 1 {
+			t.Errorf("%d turns, want 1: the discarded text ran", n)
+		}
+		if v := m.View(); strings.Contains(v, secret[:4]) {
+			t.Errorf("the secret is drawn:\n%s", v)
+		}
+	})
+	if journalHas(t, st, id, secret[:4]) || journalHas(t, st, id, more) {
+		t.Errorf("the journal holds what was typed:%s", describeRecords(records(t, st, id)))
+	}
+	// The new turn's line says so.
+	f.typeText("i")
+	f.waitView("new turn in ")
+	f.key("esc")
+	f.quit()
+}
