@@ -24,13 +24,13 @@ import (
 // OSC 52 and a screen clear in the middle of a line, and the turn's own
 // terminal.
 const renderTurn = `printf "progress 10%%\rprogress 100%%\n"; printf "\033[31mred\033[0m plain\n"; ` +
-	`printf "a\033]52;c;ZXZpbA==\007b\033[2Jc\n"; tty`
+	`printf "a\033]52;c;ZXZpbA==\007b\033[H\033[2Jc\n"; tty`
 
 // renderedPlain is what a person sees of renderTurn without colours.
-var renderedPlain = regexp.MustCompile(`^progress 100%\nred plain\nabc\n/dev/pts/[0-9]+\n$`)
+var renderedPlain = regexp.MustCompile(`^progress 100%\nred plain\nab\nc\n/dev/pts/[0-9]+\n$`)
 
 // rawOutput matches the exact bytes of renderTurn's output.
-var rawOutput = regexp.MustCompile(`^progress 10%\rprogress 100%\n\x1b\[31mred\x1b\[0m plain\na\x1b\]52;c;ZXZpbA==\x07b\x1b\[2Jc\n/dev/pts/[0-9]+\n$`)
+var rawOutput = regexp.MustCompile(`^progress 10%\rprogress 100%\n\x1b\[31mred\x1b\[0m plain\na\x1b\]52;c;ZXZpbA==\x07b\x1b\[H\x1b\[2Jc\n/dev/pts/[0-9]+\n$`)
 
 // onlySGR fails if s holds an escape sequence other than an SGR.
 func onlySGR(t *testing.T, what, s string) {
@@ -74,7 +74,7 @@ func TestRenderedOutput(t *testing.T) {
 			out.WriteString(l)
 		}
 	}
-	for _, want := range []string{"progress 100%", "red plain", "abc", "/dev/pts/"} {
+	for _, want := range []string{"progress 100%", "red plain", "ab", "/dev/pts/"} {
 		if strings.Count(out.String(), want) != 2 {
 			t.Errorf("the output records of the two turns lack %q:\n%s", want, all)
 		}
@@ -195,7 +195,7 @@ func TestRenderedOutputColour(t *testing.T) {
 				}
 				return
 			}
-			if !strings.Contains(out, "progress 100%\n\x1b[31mred\x1b[0m plain\nabc\n/dev/pts/") {
+			if !strings.Contains(out, "progress 100%\n\x1b[31mred\x1b[0m plain\nab\nc\n/dev/pts/") {
 				t.Errorf("run stdout = %q, want the red as SGR 31", out)
 			}
 		})

@@ -48,7 +48,10 @@ func (t *transcript) output(turnID string, cls lineClass, text string) {
 	if t.out == nil {
 		// The transcript's screen (screen.go) is the renderer's: it is
 		// shown live, and its text kept when the output ends on it.
-		t.out = termrender.New(termrender.Options{Profile: t.prof, MaxLineCells: maxLineCells, NoScreen: true})
+		// A program drawing on the main screen (top) draws on a screen of
+		// the turn's size.
+		t.out = termrender.New(termrender.Options{Profile: t.prof, MaxLineCells: maxLineCells, NoScreen: true,
+			ScreenCols: t.screenSize[0], ScreenRows: t.screenSize[1]})
 		t.outTurn = turnID
 		t.outCls = cls
 	}

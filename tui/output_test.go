@@ -27,7 +27,7 @@ func ansiRenderer() *lipgloss.Renderer {
 
 // colourTurn is the output of a turn run under a pty: colours, a "\r"
 // progress bar, a multi-line progress redrawn in place (cursor up, erase
-// line), an OSC 52 + clear-screen attack between two words and a
+// line), an OSC 52 + clear-screen attack between two words (the clear keeps the text above it) and a
 // coloured line too long for any pane. Split in the middle of sequences
 // on purpose.
 var colourTurn = []string{
@@ -36,7 +36,7 @@ var colourTurn = []string{
 	"pull a: waiting\npull b: waiting\n",
 	"\x1b[2A\x1b[2Kpull a: 70%\n\x1b[2Kpull b: 20%\n\x1b[",
 	"2A\x1b[2Kpull a: done\n\x1b[2Kpull b: done\n",
-	"before \x1b]52;c;SGVsbG8=\x07\x1b[2Jafter\n",
+	"before \x1b]52;c;SGVsbG8=\x07\x1b[H\x1b[2Jafter\n",
 	"\x1b[1;32m" + strings.Repeat("0123456789", 20) + "\x1b[0m\n",
 }
 

@@ -293,3 +293,26 @@ func TestFlowTurnEndsWhileTypingHidden(t *testing.T) {
 	f.key("esc")
 	f.quit()
 }
+
+// A program that draws frames on the main screen without f (top does)
+// leaves its last frame in the events pane, not every frame it drew.
+func TestFlowFramesOnTheMainScreen(t *testing.T) {
+	st := memstore.New()
+	f := startFlow(t, st, flowOptions(t, st))
+	id := f.newLiveSession()
+	f.submit(id, `printf '\033[H\033[2J'; for i in $(seq 100); do printf '\033[H'; for r in 1 2 3 4 5; do printf 'frame %s row %s\033[K\r\n' $i $r; done; printf '\033[J'; done`)
+	f.waitView("turn 0 done: exit 0")
+	var lines []string
+	f.inspect(func(m Model) { lines = outputLines(m.sessions[id]) })
+	var frames []string
+	for _, l := range lines {
+		if strings.Contains(l, "frame") {
+			frames = append(frames, l)
+		}
+	}
+	want := []string{"frame 100 row 1", "frame 100 row 2", "frame 100 row 3", "frame 100 row 4", "frame 100 row 5"}
+	if strings.Join(frames, "\n") != strings.Join(want, "\n") {
+		t.Errorf("%d frame lines in the events pane, want the last frame's 5:\n%s", len(frames), strings.Join(frames, "\n"))
+	}
+	f.quit()
+}

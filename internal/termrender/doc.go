@@ -31,6 +31,14 @@
 //     the oldest line the renderer still holds (see Window) and never
 //     reaches above the first line of the turn; down is clamped at the
 //     newest line (the bottom of the "screen"): only LF adds lines.
+//   - CSI row;col H (and f), CSI row d, CSI J (0: below, 1: above, 2: all
+//     of the screen; 3, the scrollback, erases nothing) on the main
+//     screen, for programs that draw there (top, watch): the screen is the
+//     last ScreenRows lines of the turn, all of them while it has fewer,
+//     and a row below the last line adds lines, as a screen's rows exist
+//     before they are written. A frame drawn again overwrites the one
+//     before, so the lines keep the last frame, not every frame
+//     (mainscreen.go).
 //   - SGR (CSI … m): bold 1, faint 2, italic 3, underline 4 (and 4:n, 21),
 //     blink 5/6, reverse 7, strikethrough 9, their resets 22–25, 27, 29,
 //     colours 30–37, 90–97, 40–47, 100–107, 38;5;n and 48;5;n, 38;2;r;g;b
@@ -42,8 +50,7 @@
 //
 // Dropped, never emitted in any form:
 //
-//   - every other CSI: screen clears (CSI 2J), cursor addressing (CSI H,
-//     CSI f), scroll regions, insert/delete, mode switches (CSI ? … h/l),
+//   - every other CSI: scroll regions, insert/delete, mode switches (CSI ? … h/l),
 //     and any CSI carrying a private marker (< = > ?) or an intermediate
 //     byte, even with final 'm';
 //   - the screen of a full-screen program (top, less, vim): from the

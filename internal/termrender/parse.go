@@ -291,6 +291,12 @@ func (r *Renderer) dispatch(final byte) {
 	case 'E':
 		r.setRow(r.row + n)
 		r.col = 0
+	case 'H', 'f':
+		r.moveTo(r.param(0, 1), r.param(1, 1))
+	case 'd':
+		r.moveToRow(r.param(0, 1))
+	case 'J':
+		r.eraseScreen(r.param(0, 0))
 	}
 }
 

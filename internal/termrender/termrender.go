@@ -95,6 +95,12 @@ type Renderer struct {
 	col  int     // cursor column, 0..max (max: past the end, wraps on print)
 	cur  *line   // rows[head+row]
 	held int     // cells held in all
+	// evicted counts the lines made final: the held line i is the turn's
+	// line evicted+i (mainscreen.go).
+	evicted int
+	// floor is the turn's line where the screen starts at the least: the
+	// one below the text a clear kept (mainscreen.go).
+	floor int
 
 	st  style // the pen
 	alt bool  // a full-screen program has the alternate screen
@@ -291,7 +297,7 @@ func (r *Renderer) reset() {
 	for i := range r.rows {
 		r.rows[i] = nil
 	}
-	r.head, r.n, r.row, r.col, r.held = 0, 0, 0, 0, 0
+	r.head, r.n, r.row, r.col, r.held, r.evicted, r.floor = 0, 0, 0, 0, 0, 0, 0
 	r.st = style{}
 	r.state = sGround
 	r.alt = false
@@ -365,6 +371,7 @@ func (r *Renderer) evict() {
 	r.head = (r.head + 1) % r.window
 	r.n--
 	r.row--
+	r.evicted++
 }
 
 func (r *Renderer) setRow(row int) {

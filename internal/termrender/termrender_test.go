@@ -102,7 +102,15 @@ func TestString(t *testing.T) {
 
 		// Dropped sequences.
 		{"clear screen and home", "\x1b[2J\x1b[Hx", "x"},
-		{"cursor position", "ab\x1b[5;10fx\x1b[1;1Hy", "abxy"},
+		{"cursor position", "ab\x1b[5;10fx\x1b[1;1Hy", "yb\n\n\n\n         x"},
+		{"row", "ab\ncd\x1b[1dX", "abX\ncd"},
+		{"erase below", "a\nb\nc\x1b[2;1H\x1b[J", "a\n\n"},
+		{"erase above", "a\nb\nc\x1b[2;1H\x1b[1J", "\n\nc"},
+		{"scrollback erase keeps the lines", "a\nb\x1b[3J", "a\nb"},
+		{"clear keeps the text above the new screen", "a\nb\x1b[H\x1b[2Jc\x1b[Hd", "a\nb\nd"},
+		{"clear from home", "a\nb\n\x1b[H\x1b[Jc", "a\nb\nc"},
+		{"clear of a blank screen", "\x1b[H\x1b[2Jc", "c"},
+		{"clear keeps the cursor's row", "a\nb\x1b[2Jc", "a\nb\n\n c"},
 		{"scroll region", "\x1b[1;10rx", "x"},
 		{"alternate screen", "before\x1b[?1049h\x1b[2J\x1b[Htop screen\r\n\x1b[?1049lafter", "before\n" + altEnter + "\n" + altLeave + "\nafter"},
 		{"alternate screen left unterminated", "\x1b[?1049hvim", altEnter + "\n" + AltSnapshot + "\nvim"},
