@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"flag"
 	"fmt"
@@ -48,7 +49,9 @@ func runLs(c *call) int {
 		return exitOK
 	}
 	now := time.Now()
-	w := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
+	out := bufio.NewWriter(c.stdout) // the table writer writes each cell apart
+	defer out.Flush()
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	idHead := "SHORT ID"
 	if c.long {
 		idHead = "ID"
@@ -79,9 +82,9 @@ func runLs(c *call) int {
 	}
 	w.Flush()
 	if len(notes) > 0 {
-		fmt.Fprintln(c.stdout)
+		fmt.Fprintln(out)
 		for _, n := range notes {
-			fmt.Fprintln(c.stdout, n)
+			fmt.Fprintln(out, n)
 		}
 	}
 	return exitOK
@@ -91,11 +94,16 @@ func runLs(c *call) int {
 const probeTimeout = time.Second
 
 // markHosted turns the state of every held session that a host on this
-// machine serves (it answers on the session's socket, and its pid is the
-// lease holder's) from held into live: attachable. The hosts are asked in
-// parallel; one that does not answer in time stays held.
+// machine serves (a process listens on the session's socket, and its pid
+// is the lease holder's: host.ServingPID) from held into live:
+// attachable. The sockets are tried in parallel; one that does not answer
+// in time stays held.
 func (c *call) markHosted(infos []rig.SessionInfo) {
 	key, err := storeKey(c.st)
+	if err != nil {
+		return
+	}
+	dir, err := host.SocketDir(key)
 	if err != nil {
 		return
 	}
@@ -112,7 +120,7 @@ func (c *call) markHosted(infos []rig.SessionInfo) {
 			defer func() { <-sem; wg.Done() }()
 			ctx, cancel := context.WithTimeout(c.ctx, probeTimeout)
 			defer cancel()
-			if h, err := host.Probe(ctx, key, in.ID, host.WithClientVersion(Version)); err == nil && h.PID == in.Holder.PID {
+			if pid, err := host.ServingPID(ctx, dir, in.ID, host.WithClientVersion(Version)); err == nil && pid == in.Holder.PID {
 				in.State = rig.StateLive
 			}
 		}()
