@@ -544,3 +544,38 @@ func rigNotFound(err error) bool {
 	var nf *storage.NotFoundError
 	return errors.As(err, &nf)
 }
+
+// Several processes opening a store that does not exist yet all open it:
+// one may find the FORMAT another is writing still in its temporary file
+// (two `looprig new` on a first use, at once).
+func TestOpenConcurrentCreation(t *testing.T) {
+	for trial := range 50 {
+		dir := filepath.Join(t.TempDir(), "store")
+		errs := make(chan error, 8)
+		for range 8 {
+			go func() {
+				s, err := fsstore.Open(dir)
+				if err == nil {
+					s.Close()
+				}
+				errs <- err
+			}()
+		}
+		for range 8 {
+			if err := <-errs; err != nil {
+				t.Fatalf("trial %d: Open of a store created at the same time: %v", trial, err)
+			}
+		}
+	}
+	// What the temporary file of a creation that died leaves does not make
+	// the directory foreign either.
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ".FORMAT.tmp-123"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := fsstore.Open(dir)
+	if err != nil {
+		t.Fatalf("Open with a FORMAT temporary file left: %v", err)
+	}
+	s.Close()
+}

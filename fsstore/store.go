@@ -24,6 +24,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -190,12 +191,9 @@ func prepareDir(dir string, allowNetwork bool) error {
 		}
 	}
 	formatPath := filepath.Join(dir, "FORMAT")
-	found, err := readSmallFile(formatPath, 256)
+	err = checkFormat(dir, formatPath)
 	switch {
 	case err == nil:
-		if got := strings.TrimSpace(string(found)); got != FormatName {
-			return &FormatError{Path: dir, Found: got, Expected: FormatName}
-		}
 		return nil
 	case errors.Is(err, fs.ErrNotExist):
 		if !created {
@@ -203,8 +201,17 @@ func prepareDir(dir string, allowNetwork bool) error {
 			if err != nil {
 				return fmt.Errorf("open store %s: %w", dir, err)
 			}
-			if len(entries) > 0 {
-				return &FormatError{Path: dir, Expected: FormatName}
+			// Another process creating this store at the same moment may
+			// have written its FORMAT since (read it again), or have it
+			// half written (a temporary file, renamed into place next:
+			// writing it too is as good).
+			if slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == "FORMAT" }) {
+				return checkFormat(dir, formatPath)
+			}
+			for _, e := range entries {
+				if !isFormatTemp(e.Name()) {
+					return &FormatError{Path: dir, Expected: FormatName}
+				}
 			}
 		}
 		if err := writeFileAtomic(formatPath, []byte(FormatName+"\n")); err != nil {
@@ -212,9 +219,26 @@ func prepareDir(dir string, allowNetwork bool) error {
 		}
 		return nil
 	default:
-		return fmt.Errorf("open store %s: read FORMAT: %w", dir, err)
+		return err
 	}
 }
+
+// checkFormat checks the FORMAT file of the store in dir: an error
+// matching fs.ErrNotExist when there is none.
+func checkFormat(dir, formatPath string) error {
+	found, err := readSmallFile(formatPath, 256)
+	if err != nil {
+		return fmt.Errorf("open store %s: read FORMAT: %w", dir, err)
+	}
+	if got := strings.TrimSpace(string(found)); got != FormatName {
+		return &FormatError{Path: dir, Found: got, Expected: FormatName}
+	}
+	return nil
+}
+
+// isFormatTemp reports whether name is a temporary file writeFileAtomic
+// makes while it writes FORMAT.
+func isFormatTemp(name string) bool { return strings.HasPrefix(name, ".FORMAT.tmp-") }
 
 // ownerUID is the owner of fi. (os.Lstat gives a *syscall.Stat_t, not a
 // *unix.Stat_t: asserting the latter made this check a no-op.)
