@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"io/fs"
 	"math/rand/v2"
@@ -263,6 +262,16 @@ func parseProcLocksLine(line []byte) (uint64, lockEntry, bool) {
 	return ino, lockEntry{dev: devNum{major: uint32(maj), minor: uint32(min)}, pid: pid}, true
 }
 
+// mix64 is splitmix64's finalizer: each bit of x moves about half of the
+// result's, so that sums of entries rarely collide.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
 // LockTableStamp summarises the granted FLOCK entries of /proc/locks on
 // the lock files the Manager watches (see WatchLockFiles; until it was
 // told, every entry of the table): it changes when one of them is locked or unlocked, a
@@ -303,9 +312,7 @@ func stampProcLocks(r io.Reader, watched map[uint64]struct{}) (uint64, error) {
 			return 0, fmt.Errorf("%s has a line longer than %d bytes", procLocksPath, maxProcLocksLine)
 		}
 		if ino, e, ok := parseProcLocksLine(line); ok && isWatched(watched, ino) {
-			h := fnv.New64a()
-			fmt.Fprintf(h, "%d %x:%x:%d", e.pid, e.dev.major, e.dev.minor, ino)
-			sum += h.Sum64()
+			sum += mix64(mix64(uint64(e.pid)<<32^uint64(e.dev.major)<<20^uint64(e.dev.minor)) ^ ino)
 			count++
 		}
 		if err == io.EOF {
