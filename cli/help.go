@@ -171,8 +171,10 @@ Flags:
   --detach          do not wait for the turn: make sure the session is live
                     in a host (restoring it in a new background host when
                     none serves it, with the flags below), submit INPUT to
-                    it, print the turn's index and id, and exit 0 at once;
-                    follow it with 'looprig attach ID'. With --json:
+                    it, print the turn's id on stdout (alone: for
+                    t=$(looprig run ID --detach -- ...); looprig wait ID
+                    --turn "$t"), say on stderr how to follow it ('looprig
+                    attach ID'), and exit 0 at once. With --json:
                     {"id","short_id","turn_id","index","pid"} (the host's pid)
   --in-process      run the turn in this process instead of a host: restore the
                     session, run the turn, shut the session down (idle
