@@ -352,9 +352,13 @@ const helpAttach = `Usage: looprig attach ID [--json]
 Follow a live session: one served by a host on this machine (started by
 the terminal UI, by 'run', or by 'new' or 'restore' with --detach). Prints
 the last records of its journal, then its events as they happen, turn
-output included, with nothing missed or repeated between the two. Ctrl-C
-detaches: the session and its running turn go on. With --json, each event
-is one line shaped like 'run --json' lines.
+output included, with nothing missed or repeated between the two. Of a
+journal longer than 50 records it replays the last 50: a note on stderr
+says which records and turns it does not show ('looprig log ID' shows
+them), and when the replay begins inside a turn, that turn's header (its
+number and input) comes before its output. Ctrl-C detaches: the session
+and its running turn go on. With --json, each event is one line shaped
+like 'run --json' lines (no note, no header).
 
 Exit codes: 0 detached or the session stopped, 1 not live here (see
 'looprig ls': "live" sessions can be attached), 4 the session lost its
