@@ -143,7 +143,10 @@ and runs the turn in this process, as --in-process does.
 Output: the turn's output goes to stdout line by line, drawn as a terminal
 would show it: a \r progress bar prints its last state, colours come out
 for your terminal (none when stdout is not a terminal or NO_COLOR is set),
-every other escape sequence is dropped. A turn of a profile with
+every other escape sequence is dropped. On a terminal, the line being
+written shows before it is complete (a prompt such as "name? " while the
+turn waits for its answer) and is redrawn in place as it grows; on a pipe
+or a file each line is printed once, complete. A turn of a profile with
 tty = false keeps its stdout and stderr apart. looprig's own lines (the
 closing "turn N exited C in T") go to stderr. With --json, the exact bytes.
 
