@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -200,6 +201,7 @@ func (cmd *command) invoke(e *env, args []string) int {
 			fmt.Fprint(e.stdout, cmd.help)
 			return exitOK
 		}
+		e.json = e.json || cmd.json && jsonAsked(args) // a flag after the bad one was not parsed
 		return fail(usageErr(e.cmd, flagMessage(fs, err)))
 	}
 	if cmd.args != nil {
@@ -328,6 +330,22 @@ func parseArgs(fs *flag.FlagSet, args []string) (pos, after []string, dash bool,
 		pos = append(pos, rest[0])
 		before = rest[1:]
 	}
+}
+
+// jsonAsked reports whether args ask for --json before any "--": a command
+// line that does not parse still reports its error as JSON then.
+func jsonAsked(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && name == "json" {
+			on, err := strconv.ParseBool(value)
+			return !hasValue || err == nil && on
+		}
+	}
+	return false
 }
 
 // flagMessage words a flag parsing error as the help spells flags

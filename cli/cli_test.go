@@ -94,6 +94,9 @@ func errorShapeCases() []errorShapeCase {
 			map[string]any{"stage": "loop", "engine": "gpt", "known": []any{"shell"}}},
 		{"corrupt", &storage.CorruptError{Name: "sessions/x", Path: "/s/x.log", Offset: 12}, 1, "CorruptError", "corrupt",
 			map[string]any{"name": "sessions/x", "path": "/s/x.log", "offset": 12.0}},
+		{"protocol mismatch", &host.ProtocolMismatchError{Client: 2, Server: 1, ServerVersion: "v0.9", Session: id.String(), PID: 42,
+			Hint: "stop the old host with 'looprig stop 0b9e3a4e'"}, 1, "ProtocolMismatchError", "protocol_mismatch",
+			map[string]any{"session": id.String(), "pid": 42.0, "client_protocol": 2.0, "server_protocol": 1.0, "server_version": "v0.9"}},
 		{"plain", errors.New("boom"), 1, "Error", "error", nil},
 	}
 }

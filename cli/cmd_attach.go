@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"looprig/internal/textsafe"
 	"looprig/rig"
 )
 
@@ -45,11 +46,24 @@ func runAttach(c *call) int {
 		return c.fail(err)
 	}
 	defer f.Close()
-	if !c.json {
-		fmt.Fprintf(c.stderr, "looprig: attached to session %s (host pid %d); Ctrl-C detaches, the session keeps running\n",
-			rig.ShortID(id.String()), cl.Hello().PID)
-	}
 	p := newEventPrinter(c.env)
+	if !c.json {
+		short := rig.ShortID(id.String())
+		fmt.Fprintf(c.stderr, "looprig: attached to session %s (host pid %d); Ctrl-C detaches, the session keeps running\n",
+			short, cl.Hello().PID)
+		if after > 0 {
+			// The records before the replay are said, not shown; the turn
+			// the replay begins inside gets its header.
+			sk, err := skippedBefore(c.ctx, c.st, id, after, skipChunk)
+			fmt.Fprintf(c.stderr, "looprig: %s\n", sk.note(fmt.Sprintf("'looprig %slog %s'", c.globalArgs(), short)))
+			if err != nil {
+				fmt.Fprintf(c.stderr, "looprig: warning: %s\n", textsafe.Sanitize(err.Error()))
+			}
+			if sk.open != nil {
+				p.header(sk.open.Index, sk.open.Input)
+			}
+		}
+	}
 	for {
 		batch, err := f.Next(c.ctx)
 		for _, env := range batch {

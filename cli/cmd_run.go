@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -195,9 +196,13 @@ type turnRunner struct {
 	asked   string // the last gate asked about
 	// The output is rendered for people (render.go): the turn's stdout on
 	// ours, its stderr (a turn without a terminal) on ours; made on first
-	// use, flushed at the end.
+	// use, flushed at the end. On a terminal, the line our stdout's output
+	// is on is drawn before it is complete (liveline.go), and looprig's
+	// messages go beside it (stderr()); nil otherwise.
 	outP, errP *outputPrinter
+	live       *liveLine
 
+	follower   *rig.Follower // the session's events
 	outputGone bool
 	exact      bool // the turn is on pipes: its output is printed as it is where no terminal shows it
 	stopTurn   context.CancelFunc
@@ -208,6 +213,9 @@ type turnRunner struct {
 
 func (t *turnRunner) run(input string) int {
 	e, s := t.c, t.s
+	if f, ok := e.stdout.(*os.File); ok && !e.json && isTerminal(f) {
+		t.live = newLiveLine(f)
+	}
 	fctx, cancel := context.WithTimeout(e.sig.ctx, connectTimeout)
 	f, err := s.follow(fctx)
 	if tty, terr := s.tty(fctx); err == nil && terr == nil {
@@ -221,6 +229,7 @@ func (t *turnRunner) run(input string) int {
 		return e.failRun(err)
 	}
 	defer f.Close()
+	t.follower = f
 	gctx, gcancel := context.WithCancel(context.Background()) // ends the gate prompts
 	defer func() {
 		gcancel()
@@ -302,7 +311,7 @@ func (t *turnRunner) run(input string) int {
 		}
 		interrupting = true
 		if !e.json && !t.outputGone {
-			fmt.Fprintln(e.stderr, "looprig: interrupting the turn (press Ctrl-C again to exit at once)")
+			fmt.Fprintln(t.stderr(), "looprig: interrupting the turn (press Ctrl-C again to exit at once)")
 		}
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -371,15 +380,18 @@ func (t *turnRunner) handle(gctx context.Context, env event.Envelope) {
 	switch ev := env.Event.(type) {
 	case event.TurnOutput:
 		if mine && ev.Elided > 0 && !e.json {
-			fmt.Fprintf(e.stderr, "looprig: %d bytes of output were not kept (the per-turn journal limit was reached)\n", ev.Elided)
+			fmt.Fprintf(t.stderr(), "looprig: %d bytes of output were not kept (the per-turn journal limit was reached)\n", ev.Elided)
 		}
 	case event.GateResolved:
+		if t.live != nil && ev.GateID == t.asked { // answered here or elsewhere: its question is done
+			t.live.resume(false)
+		}
 		if !e.json && ev.Action == event.ActionClose {
-			fmt.Fprintf(e.stderr, "looprig: gate closed (%s)\n", textsafe.Line(ev.Reason))
+			fmt.Fprintf(t.stderr(), "looprig: gate closed (%s)\n", textsafe.Line(ev.Reason))
 		}
 	case event.SessionFaulted:
 		if !e.json {
-			fmt.Fprintf(e.stderr, "looprig: session fault: %s\n", textsafe.Line(ev.Cause))
+			fmt.Fprintf(t.stderr(), "looprig: session fault: %s\n", textsafe.Line(ev.Cause))
 		}
 	}
 	if g := t.state.Gate(); g != nil && g.TurnID == t.turnID && g.ID != t.asked {
@@ -398,21 +410,21 @@ func (t *turnRunner) gate(gctx context.Context, g rig.OpenGate) {
 	f, ok := e.stdin.(*os.File)
 	if !ok || !isTerminal(f) {
 		if !e.json {
-			fmt.Fprintf(e.stderr, "looprig: gate: %s\nlooprig: denied: stdin is not a terminal, so nobody can approve it\n", textsafe.Line(g.Prompt))
+			fmt.Fprintf(t.stderr(), "looprig: gate: %s\nlooprig: denied: stdin is not a terminal, so nobody can approve it\n", textsafe.Line(g.Prompt))
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := s.RespondGate(ctx, g.ID, false); err != nil {
-			fmt.Fprintf(e.stderr, "looprig: deny gate: %s\n", textsafe.Sanitize(err.Error()))
+			fmt.Fprintf(t.stderr(), "looprig: deny gate: %s\n", textsafe.Sanitize(err.Error()))
 		}
 		return
 	}
 	if t.input != nil { // stdin is read by the input forwarder: the next line answers
 		t.input.answerGate(g)
-		fmt.Fprintf(e.stderr, "looprig: gate: %s\napprove? [y/N] ", textsafe.Line(g.Prompt))
+		fmt.Fprintf(t.stderr(), "looprig: gate: %s\napprove? [y/N] ", textsafe.Line(g.Prompt))
 		return
 	}
-	fmt.Fprintf(e.stderr, "looprig: gate: %s\napprove? [y/N] ", textsafe.Line(g.Prompt))
+	fmt.Fprintf(t.stderr(), "looprig: gate: %s\napprove? [y/N] ", textsafe.Line(g.Prompt))
 	t.gateWG.Add(1)
 	go func() {
 		defer t.gateWG.Done()
@@ -420,6 +432,7 @@ func (t *turnRunner) gate(gctx context.Context, g rig.OpenGate) {
 		if gctx.Err() != nil {
 			return
 		}
+		t.answered()
 		answer := strings.ToLower(strings.TrimSpace(line))
 		t.respond(g, err == nil && (answer == "y" || answer == "yes"))
 	}()
@@ -432,34 +445,51 @@ func (t *turnRunner) respond(g rig.OpenGate, approve bool) {
 	if err := t.s.RespondGate(ctx, g.ID, approve); err != nil {
 		var noGate *rig.NoGateError
 		if !errors.As(err, &noGate) {
-			fmt.Fprintf(t.c.stderr, "looprig: answer gate: %s\n", textsafe.Sanitize(err.Error()))
+			fmt.Fprintf(t.stderr(), "looprig: answer gate: %s\n", textsafe.Sanitize(err.Error()))
 		}
 	}
 }
 
 // write prints turn output for people: through the turn's renderer for
 // our stdout, or stderr for the turn's stderr, each line once it is final
-// (render.go). Lines still open wait for more output or for flush; nothing
-// printed is ever partial, so looprig's own messages on stderr never land
-// in the middle of an output line.
+// (render.go), and on a terminal our stdout's line so far too (the live
+// line). Lines still open wait for more output or for flush; looprig's
+// own messages on stderr go beside the live line (stderr()), so they
+// never land in the middle of an output line.
 func (t *turnRunner) write(stderr bool, text string) {
 	if text == "" || t.outputGone {
 		return
 	}
-	p, w := &t.outP, t.c.stdout
+	p, w, to := &t.outP, t.c.stdout, t.c.stdout
 	if stderr {
-		p, w = &t.errP, t.c.stderr
+		p, w, to = &t.errP, t.c.stderr, t.stderr()
 	}
 	if *p == nil {
 		if f, ok := w.(*os.File); t.exact && (!ok || !isTerminal(f)) {
-			*p = newExactPrinter(w)
+			*p = newExactPrinter(to)
 		} else {
-			*p = newOutputPrinter(w, outputProfile(w))
+			*p = newOutputPrinter(to, outputProfile(w))
 			(*p).leaveOpen = true
+			if !stderr {
+				(*p).live = t.live
+			}
 		}
 	}
 	if err := (*p).write(text); err != nil {
 		t.gone()
+	}
+}
+
+// stderr is where looprig's messages go during the turn: our stderr,
+// beside the live line (which is erased before them and drawn again after
+// them) when there is one.
+func (t *turnRunner) stderr() io.Writer { return asideWriter{t.live, t.c.stderr} }
+
+// answered: a question of looprig's (a gate's) was answered on our
+// terminal, which went to the next line; the live line is drawn again.
+func (t *turnRunner) answered() {
+	if t.live != nil {
+		t.live.resume(true)
 	}
 }
 

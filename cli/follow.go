@@ -37,7 +37,7 @@ func (p *eventPrinter) print(env event.Envelope) {
 	}
 	switch ev := env.Event.(type) {
 	case event.TurnStarted:
-		fmt.Fprintf(e.stdout, "── turn %d: %s\n", ev.Index, textsafe.Line(ev.Input))
+		p.header(ev.Index, ev.Input)
 	case event.TurnDone, event.TurnFailed, event.TurnInterrupted:
 		p.out.end(turnOf(ev))
 		p.summary(env)
@@ -48,6 +48,12 @@ func (p *eventPrinter) print(env event.Envelope) {
 	case event.GateOpened, event.GateResolved, event.SessionStopped, event.SessionFaulted, event.RestoreDone:
 		p.summary(env)
 	}
+}
+
+// header is the line that starts turn index, whose input (TurnStarted's,
+// the command it runs; never what was typed into it) is input.
+func (p *eventPrinter) header(index int, input string) {
+	fmt.Fprintf(p.e.stdout, "── turn %d: %s\n", index, textsafe.Line(input))
 }
 
 func (p *eventPrinter) summary(env event.Envelope) {

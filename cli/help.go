@@ -143,7 +143,10 @@ and runs the turn in this process, as --in-process does.
 Output: the turn's output goes to stdout line by line, drawn as a terminal
 would show it: a \r progress bar prints its last state, colours come out
 for your terminal (none when stdout is not a terminal or NO_COLOR is set),
-every other escape sequence is dropped. A turn of a profile with
+every other escape sequence is dropped. On a terminal, the line being
+written shows before it is complete (a prompt such as "name? " while the
+turn waits for its answer) and is redrawn in place as it grows; on a pipe
+or a file each line is printed once, complete. A turn of a profile with
 tty = false keeps its stdout and stderr apart. looprig's own lines (the
 closing "turn N exited C in T") go to stderr. With --json, the exact bytes.
 
@@ -171,8 +174,10 @@ Flags:
   --detach          do not wait for the turn: make sure the session is live
                     in a host (restoring it in a new background host when
                     none serves it, with the flags below), submit INPUT to
-                    it, print the turn's index and id, and exit 0 at once;
-                    follow it with 'looprig attach ID'. With --json:
+                    it, print the turn's id on stdout (alone: for
+                    t=$(looprig run ID --detach -- ...); looprig wait ID
+                    --turn "$t"), say on stderr how to follow it ('looprig
+                    attach ID'), and exit 0 at once. With --json:
                     {"id","short_id","turn_id","index","pid"} (the host's pid)
   --in-process      run the turn in this process instead of a host: restore the
                     session, run the turn, shut the session down (idle
@@ -350,9 +355,13 @@ const helpAttach = `Usage: looprig attach ID [--json]
 Follow a live session: one served by a host on this machine (started by
 the terminal UI, by 'run', or by 'new' or 'restore' with --detach). Prints
 the last records of its journal, then its events as they happen, turn
-output included, with nothing missed or repeated between the two. Ctrl-C
-detaches: the session and its running turn go on. With --json, each event
-is one line shaped like 'run --json' lines.
+output included, with nothing missed or repeated between the two. Of a
+journal longer than 50 records it replays the last 50: a note on stderr
+says which records and turns it does not show ('looprig log ID' shows
+them), and when the replay begins inside a turn, that turn's header (its
+number and input) comes before its output. Ctrl-C detaches: the session
+and its running turn go on. With --json, each event is one line shaped
+like 'run --json' lines (no note, no header).
 
 Exit codes: 0 detached or the session stopped, 1 not live here (see
 'looprig ls': "live" sessions can be attached), 4 the session lost its

@@ -25,7 +25,8 @@ import (
 // streamWindow is the window of a streaming renderer: the one line under
 // the cursor. A line is printed once, when it becomes final (at its "\n",
 // or at the turn's end), so a "\r" progress bar prints its last state
-// only. A cursor-up cannot reach a line already printed: multi-line
+// only; run on a terminal also draws the line under the cursor before it
+// is final, in place (liveline.go). A cursor-up cannot reach a line already printed: multi-line
 // progress (cursor up, erase line, rewrite) prints each successive state
 // below the previous one, as a log of its states.
 const streamWindow = 1
@@ -56,6 +57,10 @@ type outputPrinter struct {
 	// unterminated, and sets open (run: its stdout is the turn's, and
 	// looprig ends that line on stderr, before its closing line).
 	leaveOpen, open bool
+
+	// live, on a terminal, shows the line the output is on before it is
+	// final (liveline.go); nil: each line is printed once final.
+	live *liveLine
 }
 
 func newOutputPrinter(w io.Writer, p termrender.Profile) *outputPrinter {
@@ -76,7 +81,19 @@ func (p *outputPrinter) write(text string) error {
 		return nil
 	}
 	p.r.WriteString(text)
+	if p.live != nil {
+		return p.live.update(p.r.Final(), p.cursorLine())
+	}
 	return p.print(p.r.Final(), false)
+}
+
+// cursorLine is the line the output is on, rendered; "" when empty. (With
+// a window of one line, Pending holds that line alone.)
+func (p *outputPrinter) cursorLine() string {
+	if pend := p.r.Pending(); len(pend) > 0 {
+		return pend[len(pend)-1]
+	}
+	return ""
 }
 
 // flush ends the turn's output: it prints every line not printed yet,
@@ -88,6 +105,11 @@ func (p *outputPrinter) flush() error {
 	// With a window of one line, Pending is the cursor's line, empty (and
 	// left out) when the output ended with "\n".
 	open := p.leaveOpen && len(p.r.Pending()) > 0
+	if p.live != nil {
+		left, err := p.live.end(p.r.Flush(), open)
+		p.open = p.open || left
+		return err
+	}
 	if err := p.print(p.r.Flush(), open); err != nil {
 		return err
 	}

@@ -35,11 +35,21 @@ var rawOutput = regexp.MustCompile(`^progress 10%\rprogress 100%\n\x1b\[31mred\x
 // onlySGR fails if s holds an escape sequence other than an SGR.
 func onlySGR(t *testing.T, what, s string) {
 	t.Helper()
-	rest := regexp.MustCompile(`\x1b\[[0-9;]*m`).ReplaceAllString(s, "")
+	rest := regexp.MustCompile(`\x1b\[[0-9;]*m`).ReplaceAllString(undrawn(s), "")
 	if i := strings.IndexByte(rest, 0x1b); i >= 0 {
 		t.Errorf("%s: an escape sequence other than SGR reaches stdout: %q (in %q)", what, rest[i:min(i+12, len(rest))], s)
 	}
 }
+
+// redraw is how run on a terminal draws the line the output is on again
+// (cli/liveline.go): a carriage return, then erase in line, or for a line
+// wider than the terminal cursor up and erase below.
+var redraw = regexp.MustCompile(`[^\n]*\r(\x1b\[K|\x1b\[[0-9]+A\x1b\[J)`)
+
+// undrawn is s, run's output on a terminal, as the lines it leaves:
+// what was drawn again in place is left out (a line no wider than the
+// terminal).
+func undrawn(s string) string { return redraw.ReplaceAllString(s, "") }
 
 // run, log and their --json forms, stdout not a terminal: plain text.
 func TestRenderedOutput(t *testing.T) {
@@ -187,7 +197,7 @@ func TestRenderedOutputColour(t *testing.T) {
 		{"TERM=dumb", append(colour, "TERM=dumb"), true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			out := ptyRun(t, h, tt.env, "run", id, "--", renderTurn)
+			out := undrawn(ptyRun(t, h, tt.env, "run", id, "--", renderTurn))
 			onlySGR(t, "run on a terminal", out)
 			if tt.plain {
 				if !renderedPlain.MatchString(out) {

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // `looprig run` through a session's host: the turn runs in the host, run
@@ -269,8 +271,11 @@ func TestRunDetach(t *testing.T) {
 	}
 
 	r = h.must(0, "run", id, "--detach", "--", "echo second")
-	if !strings.HasPrefix(r.stdout, "started turn 1 (") || !strings.Contains(r.stdout, "in session "+id[:8]+"; follow it: looprig --store "+h.store+" attach "+id[:8]) {
-		t.Fatalf("run --detach, human: %q", r.stdout)
+	if _, err := uuid.Parse(strings.TrimSuffix(r.stdout, "\n")); err != nil || !strings.HasSuffix(r.stdout, "\n") {
+		t.Fatalf("run --detach, human: stdout %q, want the turn's id and a newline", r.stdout)
+	}
+	if !strings.HasPrefix(r.stderr, "looprig: started turn 1 ("+strings.TrimSpace(r.stdout)+") in session "+id[:8]+"; follow it: looprig --store "+h.store+" attach "+id[:8]) {
+		t.Fatalf("run --detach, human: stderr %q", r.stderr)
 	}
 	h.waitLog(id, "TurnDone")
 	if row := h.row(id); row.State != "live" || row.Holder == nil || row.Holder.PID != v.PID {

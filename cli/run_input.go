@@ -38,9 +38,14 @@ type termInput struct {
 	in   *os.File
 	orig *unix.Termios // our terminal's settings, restored at the end
 
-	mu   sync.Mutex
-	gate *rig.OpenGate // open gate the next line answers
-	wg   sync.WaitGroup
+	// echoed: what is typed is echoed where the live line is drawn (stdin
+	// and stdout are one terminal).
+	echoed bool
+
+	mu     sync.Mutex
+	gate   *rig.OpenGate // open gate the next line answers
+	hidden bool          // our terminal's echo is off (the turn's is)
+	wg     sync.WaitGroup
 }
 
 // startInput starts forwarding when stdin is a terminal (and not --json;
@@ -57,6 +62,9 @@ func (t *turnRunner) startInput(ctx context.Context) (stop func()) {
 		return func() {}
 	}
 	ti := &termInput{t: t, in: in, orig: orig}
+	if out, ok := e.stdout.(*os.File); ok && t.live != nil {
+		ti.echoed = sameFile(in, out)
+	}
 	t.input = ti
 	ctx, cancel := context.WithCancel(ctx)
 	ti.wg.Go(func() { ti.forward(ctx) })
@@ -78,17 +86,18 @@ func (ti *termInput) answerGate(g rig.OpenGate) {
 
 // forward reads lines and sends each to the turn, or to an open gate.
 func (ti *termInput) forward(ctx context.Context) {
-	e, s := ti.t.c, ti.t.s
+	s := ti.t.s
 	for {
 		line, err := readLine(ctx, ti.in)
 		if ctx.Err() != nil {
 			return
 		}
 		ti.mu.Lock()
-		g := ti.gate
+		g, hidden := ti.gate, ti.hidden
 		ti.gate = nil
 		ti.mu.Unlock()
 		if g != nil {
+			ti.t.answered()
 			answer := strings.ToLower(strings.TrimSpace(line))
 			ti.t.respond(*g, err == nil && (answer == "y" || answer == "yes"))
 			if err != nil {
@@ -97,28 +106,50 @@ func (ti *termInput) forward(ctx context.Context) {
 			continue
 		}
 		sctx, cancel := context.WithTimeout(ctx, lineTimeout)
+		live := ti.t.live
+		if hidden || !ti.echoed {
+			live = nil // the live line's terminal showed nothing of it
+		}
 		var serr error
 		switch {
 		case err == nil:
+			if live != nil {
+				live.typedLine(line) // our terminal echoed it: the turn's echo is on the screen already
+			}
 			_, serr = s.SendInput(sctx, line+"\n")
 		case errors.Is(err, io.EOF) && line == "":
 			serr = s.SendEOF(sctx)
 		case errors.Is(err, io.EOF):
+			if live != nil {
+				live.typedPartial(line)
+			}
 			_, serr = s.SendInput(sctx, line) // ^D after text: what was typed, as a terminal does
 		}
 		cancel()
+		if serr != nil && live != nil {
+			live.forgetTyped() // the turn will not echo it
+		}
 		var noTerm *rig.NoTerminalError
 		switch {
 		case errors.As(serr, &noTerm):
-			fmt.Fprintln(e.stderr, "looprig: this turn has no terminal (its profile has tty = false): what you type is not sent")
+			fmt.Fprintln(ti.t.stderr(), "looprig: this turn has no terminal (its profile has tty = false): what you type is not sent")
 			return
 		case serr != nil && ctx.Err() == nil:
-			fmt.Fprintf(e.stderr, "looprig: input not sent: %s\n", textsafe.Line(serr.Error()))
+			fmt.Fprintf(ti.t.stderr(), "looprig: input not sent: %s\n", textsafe.Line(serr.Error()))
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			return
 		}
 	}
+}
+
+// sameFile says whether a and b are the same file (one terminal).
+func sameFile(a, b *os.File) bool {
+	var sa, sb unix.Stat_t
+	if unix.Fstat(int(a.Fd()), &sa) != nil || unix.Fstat(int(b.Fd()), &sb) != nil {
+		return false
+	}
+	return sa.Dev == sb.Dev && sa.Ino == sb.Ino && sa.Rdev == sb.Rdev
 }
 
 // followEcho turns our terminal's echo off while the turn's is off.
@@ -149,6 +180,9 @@ func (ti *termInput) followEcho(ctx context.Context) {
 		}
 		if unix.IoctlSetTermios(fd, termiosSet, &st) == nil {
 			hidden = off
+			ti.mu.Lock()
+			ti.hidden = off
+			ti.mu.Unlock()
 		}
 	}
 }

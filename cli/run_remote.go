@@ -95,7 +95,9 @@ func (c *call) refuseLive() error {
 
 // runDetached makes sure the session is live in a host (restoring it in a
 // new one when none serves it), submits the turn to it and returns
-// without waiting for the turn.
+// without waiting for the turn: it prints the turn's id on stdout (with
+// --json, runDetachedJSON), and a sentence saying how to follow it on
+// stderr.
 func runDetached(c *call) int {
 	sid, err := c.findRunSession()
 	if err != nil {
@@ -120,8 +122,13 @@ func runDetached(c *call) int {
 		c.writeJSON(runDetachedJSON{ID: sid, ShortID: short, TurnID: ti.ID, Index: ti.Index, PID: pid})
 		return exitOK
 	}
-	fmt.Fprintf(c.stdout, "started turn %d (%s) in session %s; follow it: looprig %sattach %s\n",
-		ti.Index, ti.ID, short, c.globalArgs(), short)
+	// stdout holds the turn's id alone, for t=$(looprig run ID --detach --
+	// ...); looprig wait ID --turn "$t". The sentence is for people.
+	if _, err := fmt.Fprintln(c.stdout, ti.ID); err != nil {
+		return c.failRun(fmt.Errorf("print the turn's id: %w", err))
+	}
+	fmt.Fprintf(c.stderr, "looprig: started turn %d (%s) in session %s; follow it: looprig %sattach %s; wait for its end: looprig %swait %s --turn %s\n",
+		ti.Index, ti.ID, short, c.globalArgs(), short, c.globalArgs(), short, rig.ShortID(ti.ID))
 	return exitOK
 }
 

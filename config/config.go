@@ -181,7 +181,7 @@ func Parse(path string, data []byte) (*Config, error) {
 	if _, err := toml.Decode(string(data), &doc); err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return nil, &Error{File: path, Line: pe.Position.Line, Reason: "invalid TOML: " + pe.Message, Err: err}
+			return nil, &Error{File: path, Line: syntaxLine(data, pe), Reason: "invalid TOML: " + pe.Message, Err: err}
 		}
 		return nil, &Error{File: path, Reason: "invalid TOML: " + err.Error(), Err: err}
 	}

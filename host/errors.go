@@ -195,6 +195,15 @@ func (e *ProtocolMismatchError) Error() string {
 	return msg
 }
 
+// Explanation classifies it (explain.Explainer): kind protocol_mismatch,
+// as a host that refuses a client's hello says.
+func (e *ProtocolMismatchError) Explanation() explain.Explanation {
+	return explain.Of(explain.KindProtocolMismatch,
+		explain.Field{Name: "session", Value: e.Session}, explain.Field{Name: "pid", Value: e.PID},
+		explain.Field{Name: "client_protocol", Value: e.Client}, explain.Field{Name: "server_protocol", Value: e.Server},
+		explain.Field{Name: "server_version", Value: e.ServerVersion})
+}
+
 // stopHint says how to stop a host that speaks another protocol.
 func stopHint(session string, pid int) string {
 	id := session
