@@ -427,6 +427,16 @@ func (s *soaker) afterClientKill(ctx context.Context, sess *session, tip uint64,
 // check it as the default mode does.
 func (s *soaker) afterHostKill(ctx context.Context, sess *session, tr *trialResult) error {
 	row, err := s.row(ctx, sess.id)
+	// The lease of the killed host can outlive it for a moment, as in
+	// restoreAfterKill: held by that dead process is looked at again.
+	for deadline, retries := time.Now().Add(heldWait), 1; err == nil && row.State == "held" && row.Holder != nil &&
+		row.Holder.PID == tr.victim && !alive(tr.victim) && time.Now().Before(deadline); retries++ {
+		time.Sleep(50 * time.Millisecond)
+		row, err = s.row(ctx, sess.id)
+		if row.State != "held" {
+			tr.steps = append(tr.steps, fmt.Sprintf("ls looked %d more times: the dead host's lease was still held", retries))
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -689,7 +699,25 @@ func (s *soaker) isOurHost(pid int) bool {
 // alive says whether pid runs: a zombie does not (a host is not the
 // soak's child once its starter exited, and whoever reaps it may be slow).
 func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	// A process SIGKILLed is gone when its last thread is: its leader can
+	// be a zombie while other threads still exit, holding its descriptors
+	// (and its flocks).
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return taskAlive(fmt.Sprintf("/proc/%d/stat", pid))
+	}
+	for _, t := range tasks {
+		if taskAlive(fmt.Sprintf("/proc/%d/task/%s/stat", pid, t.Name())) {
+			return true
+		}
+	}
+	return false
+}
+
+// taskAlive reports whether the thread whose stat file is path runs (is
+// neither a zombie nor dead).
+func taskAlive(path string) bool {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return false
 	}
