@@ -57,19 +57,19 @@ func runNew(c *call) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	id, epoch, ws := s.SessionID().String(), s.Epoch(), s.Workspace()
+	id, epoch, ws, shell := s.SessionID().String(), s.Epoch(), s.Workspace(), r.Profile().Shell
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := s.Shutdown(ctx); err != nil {
 		return c.fail(fmt.Errorf("session %s was created but did not shut down cleanly: %w", id, err))
 	}
 	if c.json {
-		c.writeJSON(newJSON{ID: id, Epoch: epoch, ShortID: rig.ShortID(id), Title: c.title, Profile: p.Name, Workspace: ws})
+		c.writeJSON(newJSON{ID: id, Epoch: epoch, ShortID: rig.ShortID(id), Title: c.title, Profile: p.Name, Shell: shell, Workspace: ws})
 		return exitOK
 	}
 	fmt.Fprintln(c.stdout, id)
-	fmt.Fprintf(c.stderr, "created session %s (profile %s, workspace %s)\nrun a turn in it: looprig %srun %s -- echo hello\n",
-		rig.ShortID(id), textsafe.Line(p.Name), textsafe.Line(ws), c.globalArgs(), rig.ShortID(id))
+	fmt.Fprintf(c.stderr, "created session %s (profile %s, shell %s, workspace %s)\nrun a turn in it: looprig %srun %s -- echo hello\n",
+		rig.ShortID(id), textsafe.Line(p.Name), textsafe.Line(shell), textsafe.Line(ws), c.globalArgs(), rig.ShortID(id))
 	return exitOK
 }
 
@@ -90,13 +90,13 @@ func newDetached(c *call, st *openedStore, p rig.Profile) int {
 	}
 	id := rd.Session
 	if c.json {
-		c.writeJSON(newJSON{ID: id, Epoch: rd.Epoch, ShortID: rig.ShortID(id), Title: c.title, Profile: p.Name, Workspace: rd.Workspace,
-			PID: rd.PID, Detached: true})
+		c.writeJSON(newJSON{ID: id, Epoch: rd.Epoch, ShortID: rig.ShortID(id), Title: c.title, Profile: p.Name, Shell: rd.Shell,
+			Workspace: rd.Workspace, PID: rd.PID, Detached: true})
 		return exitOK
 	}
 	fmt.Fprintln(c.stdout, id)
 	short := rig.ShortID(id)
-	fmt.Fprintf(c.stderr, "created session %s (profile %s, workspace %s), live in host pid %d\nrun a turn in it: looprig %srun %s -- echo hello; shut it down: looprig %sstop %s\n",
-		short, textsafe.Line(p.Name), textsafe.Line(rd.Workspace), rd.PID, c.globalArgs(), short, c.globalArgs(), short)
+	fmt.Fprintf(c.stderr, "created session %s (profile %s, shell %s, workspace %s), live in host pid %d\nrun a turn in it: looprig %srun %s -- echo hello; shut it down: looprig %sstop %s\n",
+		short, textsafe.Line(p.Name), textsafe.Line(rd.Shell), textsafe.Line(rd.Workspace), rd.PID, c.globalArgs(), short, c.globalArgs(), short)
 	return exitOK
 }

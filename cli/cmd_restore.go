@@ -184,7 +184,7 @@ func adoptedHeading(source string) string {
 	case acceptDriftSource:
 		return "adopted configuration drift (--accept-drift); it is the baseline from now on"
 	case "default":
-		return "adopted info-level configuration drift (nothing that changes how turns run); it is the baseline from now on"
+		return "adopted info-level configuration drift (the engine and the workspace are unchanged); it is the baseline from now on"
 	}
 	return "adopted configuration drift (accepted by " + textsafe.Line(source) + "); it is the baseline from now on"
 }

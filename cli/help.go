@@ -69,7 +69,7 @@ Flags:
   --json       print a JSON array, one object per session:
                {"id","short_id","state","title","profile","epoch",
                 "holder":{"acquired","host","pid"}|null,"open_turn","turn_index",
-                "open_gate","updated","reason","engine","turns","last_seq","created",
+                "open_gate","updated","reason","engine","shell","turns","last_seq","created",
                 "turn_since","gate_since",
                 "last_end":{"turn_id","index","outcome","exit_code","reason","started","ended"}|null}
   -l, --long   show full ids instead of the first 8 characters
@@ -88,7 +88,7 @@ instead. Use 'looprig run ID -- INPUT' to run turns in it.
 
 Flags:
   --rig NAME         the profile (default: default_profile of the configuration,
-                     else "default"; built in: "default" runs turns with /bin/sh,
+                     else "default"; built in: "default" runs turns in your shell,
                      "demo" runs the demo engine)
   --title T          the session's title
   --seed DIR         copy DIR into the new, empty workspace first (not with shared
@@ -99,8 +99,15 @@ Flags:
   --root DIR         the workspace root of exclusive and shared placement
   --detach           keep the session live in a background host ('looprig host'),
                      which outlives this terminal; 'looprig stop ID' shuts it down
-  --json             print {"id","epoch","short_id","title","profile","workspace"}
+  --json             print {"id","epoch","short_id","title","profile","shell","workspace"}
                      (with --detach also "pid", the host's, and "detached":true)
+
+The shell: a turn runs as SHELL -c INPUT, SHELL being the profile's shell
+(key shell in the configuration file, an absolute path), else $SHELL when
+it is the absolute path of an executable file, else /bin/sh. new prints the
+shell it chose, and the session records it: a restore under which the shell
+resolves differently (another $SHELL) is drift, like a changed term, and is
+adopted and journaled.
 
 A session created with --placement/--root records them; restore it with the
 same flags (or --accept-drift), since its profile says otherwise.
@@ -120,6 +127,8 @@ output until the turn ends, and exit with the turn's exit code, as
 interrupted turn 130, a failed turn (or one denied at a gate) 1. When
 looprig itself fails (restore refused, lease held, session busy, store
 unreadable) it exits 125 and prints the error; usage errors exit 2.
+INPUT runs as SHELL -c INPUT: the profile's shell, else $SHELL of the
+process that hosts the session, else /bin/sh ('looprig new --help').
 
 Where the turn runs: in the session's host, a background process that
 does not depend on this terminal. When the session is live in a host on

@@ -173,6 +173,7 @@ type newJSON struct {
 	ShortID   string `json:"short_id"`
 	Title     string `json:"title"`
 	Profile   string `json:"profile"`
+	Shell     string `json:"shell"` // the shell its turns run in
 	Workspace string `json:"workspace"`
 	PID       int    `json:"pid,omitempty"`      // with --detach: the host's
 	Detached  bool   `json:"detached,omitempty"` // with --detach: live in a background host
@@ -193,6 +194,7 @@ type sessionJSON struct {
 	Updated   jsonTime         `json:"updated"`
 	Reason    string           `json:"reason"` // why it is broken
 	Engine    string           `json:"engine"`
+	Shell     string           `json:"shell"` // the shell its turns run in
 	Turns     int              `json:"turns"`
 	LastSeq   uint64           `json:"last_seq"`
 	Created   jsonTime         `json:"created"`
@@ -214,7 +216,7 @@ type turnEndJSON struct {
 
 func newSessionJSON(in rig.SessionInfo) sessionJSON {
 	s := sessionJSON{ID: in.ID, ShortID: in.ShortID(), State: in.State, Title: in.Title, Profile: in.Profile,
-		Epoch: in.Epoch, Updated: jsonTime(in.Updated), Reason: in.Reason, Engine: in.Engine, Turns: in.Turns,
+		Epoch: in.Epoch, Updated: jsonTime(in.Updated), Reason: in.Reason, Engine: in.Engine, Shell: in.Shell, Turns: in.Turns,
 		LastSeq: in.LastSeq, Created: jsonTime(in.Created)}
 	if h := in.Holder; h != nil {
 		s.Holder = &lsHolderJSON{Acquired: jsonTime(h.Acquired), Host: h.Host, PID: h.PID}

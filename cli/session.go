@@ -17,6 +17,7 @@ import (
 	"looprig/fsstore"
 	"looprig/natsstore"
 	"looprig/rig"
+	"looprig/rig/engine"
 	"looprig/rig/storage"
 )
 
@@ -263,8 +264,14 @@ func (pf *profileFlags) apply(cmd string, p rig.Profile) (rig.Profile, error) {
 	return p, nil
 }
 
-// defineRig defines the rig of profile p on st.
+// defineRig defines the rig of profile p on st. A profile that names no
+// shell runs turns in the user's: $SHELL when it is the absolute path of an
+// executable file, else /bin/sh (engine.UserShell); the rig's profile
+// (Rig.Profile) names the one chosen.
 func defineRig(st *openedStore, p rig.Profile, d rig.Decider) (*rig.Rig, error) {
+	if p.Shell == "" {
+		p.Shell = engine.UserShell(os.Getenv("SHELL"))
+	}
 	opts := []rig.Option{rig.WithStore(st), rig.WithProfile(p), rig.WithWorkspaces(st.WorkspacesDir())}
 	if d != nil {
 		opts = append(opts, rig.WithDecider(d))

@@ -19,6 +19,8 @@
 //	tty = true                   # turns run under a pseudo-terminal (default true);
 //	                             # false: pipes and /dev/null stdin, bytes exactly as printed
 //	term = "xterm-256color"      # TERM under the pseudo-terminal (the default)
+//	shell = "/bin/bash"          # turns run as SHELL -c INPUT; an absolute path to an
+//	                             # executable (default $SHELL when it is one, else /bin/sh)
 //
 // The built-in profiles "default" (shell engine, one workspace per session)
 // and "demo" (demo engine) always exist and cannot be redefined. Paths may
@@ -161,7 +163,7 @@ func Load(path string, mustExist bool) (*Config, error) {
 }
 
 // keys of a profile table, in the order they are documented.
-var profileKeys = []string{"engine", "placement", "root", "gate_policy", "seed", "tty", "term"}
+var profileKeys = []string{"engine", "placement", "root", "gate_policy", "seed", "tty", "term", "shell"}
 
 var topKeys = []string{"default_profile", "theme", "notify", "notify_after", "profiles"}
 
@@ -325,6 +327,20 @@ func parseProfile(file, name string, t map[string]any, loc *locator, fail func(s
 				return p, fail(fmt.Sprintf("must name a terminal type such as \"xterm-256color\", not %q", s), "profiles", name, k)
 			}
 			p.Term = s
+		case "shell":
+			s, err := str(k)
+			if err != nil {
+				return p, err
+			}
+			if err := engine.CheckShell(s); err != nil {
+				reason := err.Error()
+				var se *engine.ShellError
+				if errors.As(err, &se) {
+					reason = fmt.Sprintf("%q %s", s, se.Reason)
+				}
+				return p, fail(reason+`; write the absolute path of an executable shell, such as "/bin/bash"`, "profiles", name, k)
+			}
+			p.Shell = s
 		case "gate_policy":
 			arr, ok := t[k].([]any)
 			if !ok {

@@ -27,6 +27,7 @@ type Ready struct {
 	Session   string `json:"session"`
 	Title     string `json:"title"`
 	Profile   string `json:"profile"`
+	Shell     string `json:"shell"` // the shell its turns run in
 	Workspace string `json:"workspace"`
 	PID       int    `json:"pid"`
 	Epoch     uint64 `json:"epoch"`

@@ -30,7 +30,7 @@ func Run(ctx context.Context, s *rig.Session, storeKey string, rep *Reporter, rd
 	}
 	st := s.Status()
 	rd.Session, rd.Socket, rd.PID, rd.Epoch = id, path, os.Getpid(), s.Epoch()
-	rd.Title, rd.Profile, rd.Workspace = st.Title, st.Profile, st.Workspace
+	rd.Title, rd.Profile, rd.Shell, rd.Workspace = st.Title, st.Profile, st.Shell, st.Workspace
 	if err := rep.Ready(rd); err != nil {
 		// The client that started us is gone; we serve anyway: it was
 		// asked for, and any client can attach.

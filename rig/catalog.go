@@ -44,6 +44,7 @@ type CatalogEntry struct {
 	Title     string       `json:"title"`
 	Profile   string       `json:"profile"`
 	Engine    string       `json:"engine"`
+	Shell     string       `json:"shell,omitempty"` // its turns' shell; "" in older entries (LegacyShell)
 	Placement Placement    `json:"placement"`
 	Root      string       `json:"root,omitempty"`
 	State     CatalogState `json:"state"`

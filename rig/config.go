@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -51,6 +52,13 @@ type Profile struct {
 	// engine.DefaultTerm).
 	NoTTY bool
 	Term  string
+	// Shell runs the shell engine's turns, as "Shell -c INPUT": an absolute
+	// path to an executable file, which Define checks ("" means
+	// engine.DefaultShell, /bin/sh). Sessions record it in their manifest.
+	// The looprig command fills it in from the configuration file, else
+	// from $SHELL (engine.UserShell); the runtime never reads the
+	// environment for it.
+	Shell string
 }
 
 // term is p.Term or the engine's default.
@@ -61,6 +69,14 @@ func (p Profile) term() string {
 	return p.Term
 }
 
+// shell is p.Shell or the engine's default.
+func (p Profile) shell() string {
+	if p.Shell == "" {
+		return engine.DefaultShell
+	}
+	return p.Shell
+}
+
 // tty is the manifest's spelling of !p.NoTTY.
 func (p Profile) tty() string {
 	if p.NoTTY {
@@ -69,7 +85,8 @@ func (p Profile) tty() string {
 	return "true"
 }
 
-// DefaultProfile runs turns with /bin/sh in a per-session workspace.
+// DefaultProfile runs turns with /bin/sh (Shell unset) in a per-session
+// workspace.
 func DefaultProfile() Profile {
 	return Profile{Name: "default", Engine: "shell", Placement: PlacementSession}
 }
@@ -121,7 +138,17 @@ var manifestLevels = map[string]string{
 	"gate_policy": event.LevelInfo,
 	"tty":         event.LevelInfo,
 	"term":        event.LevelInfo,
+	"shell":       event.LevelInfo,
 }
+
+// LegacyShell is the shell of sessions recorded before the manifest named
+// one: every turn ran in it then. Assess reads a manifest without "shell"
+// as naming it.
+const LegacyShell = engine.DefaultShell
+
+// legacyFields are the values of manifest fields that older versions did
+// not record but ran with.
+var legacyFields = map[string]string{"shell": LegacyShell}
 
 // manifest records p. root is the canonical root ("" for session
 // placement).
@@ -134,6 +161,7 @@ func (p Profile) manifest(root string) Manifest {
 		"gate_policy": strings.Join(p.gatePolicy(), "\n"),
 		"tty":         p.tty(),
 		"term":        p.term(),
+		"shell":       p.shell(),
 	}
 }
 
@@ -160,8 +188,11 @@ type Assessment struct {
 	Changes []event.Change
 }
 
-// Assess compares persisted to live, field by field, in field order.
+// Assess compares persisted to live, field by field, in field order. A
+// field persisted lacks that older versions did not record (legacyFields:
+// shell) counts as the value they ran with (LegacyShell).
 func Assess(persisted, live Manifest) Assessment {
+	persisted = persisted.withLegacyFields()
 	fields := map[string]bool{}
 	for k := range persisted {
 		fields[k] = true
@@ -186,6 +217,36 @@ func Assess(persisted, live Manifest) Assessment {
 		a.Changes = append(a.Changes, event.Change{Field: k, Persisted: persisted[k], Live: live[k], Level: level})
 	}
 	return a
+}
+
+// withLegacyFields returns a copy of m in which the fields older versions
+// did not record hold what they ran with.
+func (m Manifest) withLegacyFields() Manifest {
+	out := make(Manifest, len(m)+len(legacyFields))
+	maps.Copy(out, m)
+	for k, v := range legacyFields {
+		if _, ok := out[k]; !ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// fingerprintMatches reports whether fp is m's fingerprint, or that of m as
+// an older version recorded it: without the fields it did not record, when
+// m holds the values it ran with (legacyFields).
+func (m Manifest) fingerprintMatches(fp string) bool {
+	if fp == m.Fingerprint() {
+		return true
+	}
+	old := maps.Clone(m)
+	for k, v := range legacyFields {
+		if old[k] != v {
+			return false
+		}
+		delete(old, k)
+	}
+	return fp == old.Fingerprint()
 }
 
 // Drifted reports whether anything changed.

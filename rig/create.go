@@ -142,7 +142,7 @@ func (r *Rig) NewSession(ctx context.Context, opts ...SessionOption) (_ *Session
 func (s *Session) catalogSeed(state CatalogState) CatalogEntry {
 	return CatalogEntry{
 		ID: s.id.String(), Title: s.title, Profile: s.rig.profile.Name, Engine: s.rig.profile.Engine,
-		Placement: s.rig.profile.Placement, State: state, Epoch: s.lease.Epoch(),
+		Shell: s.rig.profile.shell(), Placement: s.rig.profile.Placement, State: state, Epoch: s.lease.Epoch(),
 		Created: s.created, Updated: s.rig.now().UTC(),
 	}
 }

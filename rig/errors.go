@@ -183,11 +183,14 @@ type InvalidProfileError struct {
 	Profile string
 	Field   string
 	Reason  string
+	Err     error // the cause, when there is one (*engine.ShellError)
 }
 
 func (e *InvalidProfileError) Error() string {
 	return fmt.Sprintf("profile %q: %s: %s", e.Profile, e.Field, e.Reason)
 }
+
+func (e *InvalidProfileError) Unwrap() error { return e.Err }
 
 // SeedError refuses a seed snapshot entry.
 type SeedError struct {

@@ -54,6 +54,7 @@ type SessionInfo struct {
 	Title    string
 	Profile  string
 	Engine   string
+	Shell    string          // the shell its turns run in (LegacyShell for entries that predate it)
 	Epoch    uint64          // latest lease epoch
 	Holder   *storage.Holder // set when held
 	OpenTurn string
@@ -132,7 +133,10 @@ func ListSessions(ctx context.Context, store storage.Store) ([]SessionInfo, erro
 			out = append(out, info)
 			continue
 		}
-		info.Title, info.Profile, info.Engine = c.Title, c.Profile, c.Engine
+		info.Title, info.Profile, info.Engine, info.Shell = c.Title, c.Profile, c.Engine, c.Shell
+		if info.Shell == "" {
+			info.Shell = LegacyShell
+		}
 		info.Epoch = max(c.Epoch, st.Epoch)
 		info.OpenTurn, info.Turn, info.OpenGate = c.OpenTurn, c.TurnIndex, c.OpenGate
 		info.TurnSince, info.GateSince, info.LastEnd, info.GatePrompt = c.TurnSince, c.GateSince, c.LastEnd, c.GatePrompt

@@ -332,7 +332,7 @@ type adoption struct {
 func (r *Rig) checkConfig(ctx context.Context, id uuid.UUID, base baseline) (adoption, error) {
 	live := r.profile.manifest(r.liveRoot())
 	if base.manifest == nil {
-		if base.fingerprint != live.Fingerprint() {
+		if !live.fingerprintMatches(base.fingerprint) {
 			return adoption{}, &ConfigMismatchError{Session: id, Persisted: base.fingerprint, Live: live.Fingerprint()}
 		}
 		return adoption{}, nil

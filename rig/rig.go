@@ -97,9 +97,10 @@ func WithEngineConfig(c engine.Config) Option { return func(r *Rig) { r.engineCf
 func WithFingerprintOnly() Option { return func(r *Rig) { r.legacy = true } }
 
 // Define returns a rig. It fails when the store is missing or the profile
-// is invalid, and with *PersistenceOverlapError when the profile's
-// exclusive or shared root overlaps the store's local directory
-// (storage.Store's LocalDir; see CheckPersistenceOverlap).
+// is invalid (*InvalidProfileError; a Shell engine.CheckShell refuses is
+// one), and with *PersistenceOverlapError when the profile's exclusive or
+// shared root overlaps the store's local directory (storage.Store's
+// LocalDir; see CheckPersistenceOverlap).
 func Define(opts ...Option) (*Rig, error) {
 	r := &Rig{
 		profile:         DefaultProfile(),
@@ -128,6 +129,11 @@ func Define(opts ...Option) (*Rig, error) {
 	if err := CheckPersistenceOverlap(r.profile, r.store.LocalDir()); err != nil {
 		return nil, err
 	}
+	if r.profile.Shell != "" {
+		if err := engine.CheckShell(r.profile.Shell); err != nil {
+			return nil, &InvalidProfileError{Profile: r.profile.Name, Field: "shell", Reason: err.Error(), Err: err}
+		}
+	}
 	return r, nil
 }
 
@@ -142,7 +148,7 @@ func (r *Rig) newEngine() (engine.Engine, error) {
 	}
 	cfg := r.engineCfg
 	cfg.GatePolicy = r.profile.gatePolicy()
-	cfg.NoTTY, cfg.Term = r.profile.NoTTY, r.profile.term()
+	cfg.NoTTY, cfg.Term, cfg.Shell = r.profile.NoTTY, r.profile.term(), r.profile.shell()
 	return engine.Lookup(r.profile.Engine, cfg)
 }
 

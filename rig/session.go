@@ -464,6 +464,7 @@ type Status struct {
 	// TTY says whether the profile runs turns on a terminal (a pty, the
 	// shell engine's default) rather than on pipes (NoTTY).
 	TTY       bool
+	Shell     string // the shell turns run in (Profile.Shell, or /bin/sh)
 	Tip       uint64 // journal sequence of the last record
 	LastEvent uint64 // journal sequence of the last event (Tip may be a command's or a fence's)
 	Turns     int    // turns started, over the session's life
@@ -497,7 +498,7 @@ func (s *Session) Status() Status {
 	st := Status{
 		ID: s.id, Title: s.title, Profile: s.rig.profile.Name, Engine: s.rig.profile.Engine,
 		Epoch: s.lease.Epoch(), LoopID: s.loopID, Placement: s.ws.placement, Workspace: s.ws.dir, Root: s.ws.root,
-		TTY: !s.rig.profile.NoTTY, Tip: s.journal.Tip(), LastEvent: s.state.LastSeq, Turns: s.state.Turns, Fault: s.fault, Closed: s.closed,
+		TTY: !s.rig.profile.NoTTY, Shell: s.rig.profile.shell(), Tip: s.journal.Tip(), LastEvent: s.state.LastSeq, Turns: s.state.Turns, Fault: s.fault, Closed: s.closed,
 	}
 	if t := s.turn; t != nil {
 		st.Turn = &TurnStatus{ID: t.id, Index: t.index, Input: t.input, Started: t.started}
@@ -516,7 +517,7 @@ func (s *Session) Status() Status {
 func (s *Session) catalogEntry(state CatalogState) CatalogEntry {
 	st := s.Status()
 	c := CatalogEntry{
-		ID: s.id.String(), Title: s.title, Profile: st.Profile, Engine: st.Engine, Placement: st.Placement,
+		ID: s.id.String(), Title: s.title, Profile: st.Profile, Engine: st.Engine, Shell: st.Shell, Placement: st.Placement,
 		Root: st.Root, State: state, Epoch: st.Epoch, LastSeq: st.Tip, Turns: st.Turns,
 		Created: s.created, Updated: s.rig.now().UTC(), LastEnd: st.LastEnd,
 	}

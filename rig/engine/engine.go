@@ -25,12 +25,16 @@
 //
 // # The shell engine
 //
-// "shell" runs the input with /bin/sh -c in Turn.Dir, with the environment
-// os.Environ() + TERM (pty mode only) + Turn.Env (later entries win). Each
-// turn runs in its own session and process group (setsid), so it can be
-// signalled as a whole and never shares the caller's terminal. The turn
-// ends when the shell exits; whatever it left running in its process group
-// (a "cmd &" it did not wait for) is killed then.
+// "shell" runs the input as "SHELL -c INPUT" in Turn.Dir, SHELL being
+// Config.Shell: DefaultShell (/bin/sh) unless the caller names another (the
+// runtime passes its profile's shell, else the user's $SHELL: UserShell).
+// The environment is os.Environ() + TERM (pty mode only) + Turn.Env (later
+// entries win). Each turn runs in its own session and process group
+// (setsid), so it can be signalled as a whole and never shares the
+// caller's terminal. The turn ends when the shell exits; whatever it left
+// running in its process group (a "cmd &" it did not wait for) is killed
+// then. Only the input runs in SHELL: the go-ahead wrapper before it and
+// the watcher beside it (see Parent death) are /bin/sh.
 //
 // Terminal (the default): the turn runs on a pseudo-terminal of its own.
 // The shell is the session leader and the pty's slave is its controlling
@@ -273,6 +277,9 @@ type Config struct {
 	NoTTY bool
 	// Term is TERM for turns on a pseudo-terminal ("": DefaultTerm).
 	Term string
+	// Shell is the shell engine's shell, an absolute path: a turn runs as
+	// "Shell -c INPUT" ("": DefaultShell). See CheckShell and UserShell.
+	Shell string
 }
 
 func (c Config) withDefaults() Config {
@@ -293,6 +300,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Term == "" {
 		c.Term = DefaultTerm
+	}
+	if c.Shell == "" {
+		c.Shell = DefaultShell
 	}
 	return c
 }

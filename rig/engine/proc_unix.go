@@ -6,15 +6,15 @@ package engine
 //
 // Each turn is two processes:
 //
-//   - the turn: /bin/sh -c turnScript looprig-turn INPUT, started with
+//   - the turn: /bin/sh -c turnScript looprig-turn SHELL INPUT, started with
 //     setsid, so its pid is the id of a new session and process group
 //     (pgid). On a pty (the default) it is started with Setctty too: the
 //     slave, its fds 0, 1 and 2, becomes its controlling terminal and its
 //     group the terminal's foreground group. With NoTTY it has no
 //     controlling terminal, stdin /dev/null and stdout, stderr on pipes.
-//     It waits for a go-ahead line on fd 3, then execs /bin/sh -c INPUT
-//     (same pid): from then on it is exactly "sh -c INPUT", with default
-//     signal dispositions.
+//     It waits for a go-ahead line on fd 3, then execs SHELL -c INPUT
+//     (same pid; SHELL is Config.Shell): from then on it is exactly
+//     "SHELL -c INPUT", with default signal dispositions.
 //   - the watcher: /bin/sh -c watchScript looprig-watch PGID, in a session
 //     of its own, with stdin on a pipe whose only writer is this process
 //     (close-on-exec, so no other child holds it). It reads one line. "done"
@@ -65,8 +65,9 @@ import (
 )
 
 const (
-	// turnScript: $1 is the input. The go-ahead arrives on fd 3.
-	turnScript = `read -r go <&3 || exit 125; exec 3<&-; exec /bin/sh -c "$1"`
+	// turnScript: $1 is the shell, $2 the input. The go-ahead arrives on
+	// fd 3.
+	turnScript = `read -r go <&3 || exit 125; exec 3<&-; exec "$1" -c "$2"`
 	// watchScript: $1 is the turn's process group id; stdin is the pipe
 	// from this process.
 	watchScript = `trap '' HUP INT QUIT TERM PIPE; read -r l; [ "$l" = done ] || kill -s KILL -- "-$1" 2>/dev/null; exit 0`
@@ -102,7 +103,7 @@ func (s *shell) run(ctx context.Context, turn Turn, sink Sink) (Result, error) {
 		return none, fmt.Errorf("engine shell: %w", err)
 	}
 
-	cmd := exec.Command("/bin/sh", "-c", turnScript, "looprig-turn", turn.Input)
+	cmd := exec.Command("/bin/sh", "-c", turnScript, "looprig-turn", s.path, turn.Input)
 	cmd.Dir = turn.Dir
 	cmd.Env = os.Environ()
 	cmd.ExtraFiles = []*os.File{goR}

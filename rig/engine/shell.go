@@ -11,15 +11,16 @@ type shell struct {
 	maxLine int
 	noTTY   bool
 	term    string
+	path    string // the shell: "path -c INPUT"
 }
 
-// NewShell returns the "shell" engine: /bin/sh -c INPUT in the turn's
+// NewShell returns the "shell" engine: Config.Shell -c INPUT in the turn's
 // directory, in its own session and process group, on a pseudo-terminal
 // (or pipes with Config.NoTTY), watched against parent death. See the
 // package documentation.
 func NewShell(cfg Config) Engine {
 	cfg = cfg.withDefaults()
-	return &shell{policy: cfg.GatePolicy, grace: cfg.ShellGrace, maxLine: cfg.MaxLine, noTTY: cfg.NoTTY, term: cfg.Term}
+	return &shell{policy: cfg.GatePolicy, grace: cfg.ShellGrace, maxLine: cfg.MaxLine, noTTY: cfg.NoTTY, term: cfg.Term, path: cfg.Shell}
 }
 
 func (s *shell) Name() string { return "shell" }

@@ -93,6 +93,7 @@ func groups() []struct {
 		{"RestoreCrash", crashCases},
 		{"Drift", driftCases},
 		{"DriftBaseline", baselineCases},
+		{"Shell", shellCases},
 		{"RestoreErrors", restoreErrorCases},
 		{"LeaseLoss", leaseLossCases},
 		{"Shutdown", shutdownCases},
