@@ -35,6 +35,13 @@ func outputInput(marker string) string {
 	return ": " + marker + "; i=0; while [ $i -lt 100000 ]; do echo line-$i; i=$((i+1)); sleep 0.05; done"
 }
 
+// quietInput prints one line and then waits, writing nothing more: its
+// holder appends nothing to the journal after that line's checkpoint (a
+// deaf holder then finds a broken lease only at the turn's end).
+func quietInput(marker string) string {
+	return ": " + marker + "; echo line-0; sleep 600"
+}
+
 // gatedInput matches gateProfile's policy.
 func gatedInput(marker string) string { return "touch gated-" + marker }
 

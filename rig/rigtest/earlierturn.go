@@ -94,7 +94,9 @@ func testBreakStopsTheTurn(t *testing.T, e *env) {
 	s := deafSession(t, e)
 	id := s.SessionID()
 	m := newMarker()
-	ti := submit(t, s, outputInput(m))
+	// Quiet after its first line: a checkpoint of more output would meet
+	// the break's fence, and the holder would stop its turn itself.
+	ti := submit(t, s, quietInput(m))
 	waitJournal(t, e.raw, id, "TurnOutput", isOutput)
 	waitProcs(t, m)
 
