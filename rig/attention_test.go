@@ -187,3 +187,15 @@ func FuzzAttentionDetector(f *testing.F) {
 		}
 	})
 }
+
+// The detector reads every byte of every turn's output: text with
+// colours and the odd title, in 32 KiB chunks.
+func BenchmarkAttentionDetector(b *testing.B) {
+	line := "\x1b[32mok\x1b[0m   github.com/example/project/pkg/thing   0.123s\n"
+	out := strings.Repeat(line, 32<<10/len(line)) + "\x1b]0;title\a"
+	b.SetBytes(int64(len(out)))
+	var d attentionDetector
+	for b.Loop() {
+		d.scan(out)
+	}
+}
