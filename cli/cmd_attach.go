@@ -64,11 +64,14 @@ func runAttach(c *call) int {
 			}
 		}
 	}
+	seer := c.attentionSeer(cl)
+	seer.attached(c.ctx)
 	for {
 		batch, err := f.Next(c.ctx)
 		for _, env := range batch {
 			p.print(env)
 		}
+		seer.shown(c.ctx, batch)
 		switch {
 		case err == nil:
 			continue

@@ -206,6 +206,14 @@ func eventSummary(ev event.Event) string {
 		return fmt.Sprintf("gate %s turn %s: %s", rig.ShortID(v.GateID), rig.ShortID(v.TurnID), clip(l(v.Prompt), 100))
 	case event.GateResolved:
 		return fmt.Sprintf("gate %s %s (%s)", rig.ShortID(v.GateID), l(v.Action), l(v.Reason))
+	case event.Attention:
+		s := fmt.Sprintf("turn %s %s", rig.ShortID(v.TurnID), l(v.Reason))
+		if v.Text != "" {
+			s += " " + shortQuote(v.Text, 100)
+		}
+		return s
+	case event.AttentionSeen:
+		return fmt.Sprintf("through seq %d by %s", v.Through, l(v.From))
 	}
 	return ""
 }

@@ -73,6 +73,9 @@ func runLs(c *call) int {
 			if in.OpenGate != "" {
 				turn += " gate"
 			}
+			if in.Attention != nil {
+				turn += " asks"
+			}
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", stateLabel(in.State), id, orDash(clip(textsafe.Line(in.Title), 40)),
 			orDash(textsafe.Line(in.Profile)), in.Epoch, holder, turn, ago(in.Updated, now))

@@ -17,7 +17,7 @@ import (
 )
 
 // wait: block until a session reaches a state (a turn's end, idle, a
-// gate), from its host's events when it is live here, else from its
+// gate, a call for the user), from its host's events when it is live here, else from its
 // journal. Exit codes beyond 0, 1 and 2 are WaitError's.
 
 const (
@@ -32,6 +32,7 @@ const (
 	waitTurnEnd = "turn-end"
 	waitIdle    = "idle"
 	waitGate    = "gate"
+	waitAttn    = "attention"
 )
 
 // waitPoll is how often a journal is looked at when its session is held
@@ -39,10 +40,10 @@ const (
 const waitPoll = 250 * time.Millisecond
 
 var cmdWait = &command{
-	name: "wait", brief: "wait until a session's turn ends, it is idle, or it opens a gate", help: helpWait,
+	name: "wait", brief: "wait until a session's turn ends, it is idle, opens a gate or asks for you", help: helpWait,
 	json: true, args: oneID, needs: needsStore,
 	flags: func(fs *flag.FlagSet, o *opts) {
-		fs.StringVar(&o.waitFor, "for", waitTurnEnd, "turn-end | idle | gate")
+		fs.StringVar(&o.waitFor, "for", waitTurnEnd, "turn-end | idle | gate | attention")
 		fs.StringVar(&o.waitTurn, "turn", "", "with --for turn-end: this turn (an id or its prefix) instead of the running or last one")
 		fs.DurationVar(&o.waitTimeout, "timeout", 0, "give up after this long (exit 124); 0: wait for ever")
 	},
@@ -85,6 +86,12 @@ func (w *waiter) reached() (bool, waitJSON) {
 			return true, out
 		}
 		return false, out
+	case waitAttn:
+		if a := w.st.Attention; a != nil {
+			out.TurnID, out.Reason, out.Text = a.TurnID, a.Reason, a.Text
+			return true, out
+		}
+		return false, out
 	}
 	if w.target == "" {
 		return false, out
@@ -109,9 +116,9 @@ func (w *waiter) reached() (bool, waitJSON) {
 
 func runWait(c *call) int {
 	switch c.waitFor {
-	case waitTurnEnd, waitIdle, waitGate:
+	case waitTurnEnd, waitIdle, waitGate, waitAttn:
 	default:
-		return c.fail(usageErr(c.cmd, fmt.Sprintf("--for %q: want turn-end, idle or gate", c.waitFor)))
+		return c.fail(usageErr(c.cmd, fmt.Sprintf("--for %q: want turn-end, idle, gate or attention", c.waitFor)))
 	}
 	if c.waitTurn != "" && c.waitFor != waitTurnEnd {
 		return c.fail(usageErr(c.cmd, "--turn goes with --for turn-end"))
@@ -353,6 +360,10 @@ func (w *waiter) print(out waitJSON) int {
 		fmt.Fprintf(e.stdout, "session %s is at a gate: %s\n", out.ShortID, textsafe.Line(out.Prompt))
 	case out.For == waitIdle:
 		fmt.Fprintf(e.stdout, "session %s is idle\n", out.ShortID)
+	case out.For == waitAttn && out.Text != "":
+		fmt.Fprintf(e.stdout, "session %s asks for you (%s): %s\n", out.ShortID, textsafe.Line(out.Reason), textsafe.Line(out.Text))
+	case out.For == waitAttn:
+		fmt.Fprintf(e.stdout, "session %s asks for you (%s)\n", out.ShortID, textsafe.Line(out.Reason))
 	case out.End == "done":
 		fmt.Fprintf(e.stdout, "turn %s exited %s\n", rig.ShortID(out.TurnID), strconv.Itoa(*out.ExitCode))
 	case out.End == "failed":
@@ -375,4 +386,5 @@ type waitJSON struct {
 	Reason   string `json:"reason,omitempty"`
 	GateID   string `json:"gate_id,omitempty"`
 	Prompt   string `json:"prompt,omitempty"`
+	Text     string `json:"text,omitempty"` // attention: the notification's
 }

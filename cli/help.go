@@ -71,12 +71,18 @@ Flags:
                 "holder":{"acquired","host","pid"}|null,"open_turn","turn_index",
                 "open_gate","updated","reason","engine","shell","turns","last_seq","created",
                 "turn_since","gate_since",
-                "last_end":{"turn_id","index","outcome","exit_code","reason","started","ended"}|null}
+                "last_end":{"turn_id","index","outcome","exit_code","reason","started","ended"}|null,
+                "attention":{"reason","text","since","turn_id"}|null}
+               attention: the running turn asked for you (its program rang the
+               bell, reason "bell", or sent a desktop notification, "osc9" or
+               "osc777", whose text is "text") since anyone last looked at the
+               session (attach, the terminal UI); since: its first unseen call
   -l, --long   show full ids instead of the first 8 characters
 
 Example:
   looprig ls --json | jq -r '.[] | select(.state == "crashed") | .id'
   looprig ls --json | jq -r '.[] | select(.open_gate != null) | .id'   # waiting at a gate
+  looprig ls --json | jq -r '.[] | select(.attention != null) | .id'   # asking for you
 `
 
 const helpNew = `Usage: looprig new [--rig NAME] [--title T] [--seed DIR] [--detach]
@@ -370,7 +376,10 @@ says which records and turns it does not show ('looprig log ID' shows
 them), and when the replay begins inside a turn, that turn's header (its
 number and input) comes before its output. Ctrl-C detaches: the session
 and its running turn go on. With --json, each event is one line shaped
-like 'run --json' lines (no note, no header).
+like 'run --json' lines (no note, no header). Attaching (without --json)
+counts as looking at the session: a call for you by its turn (a bell, a
+notification; see 'ls') is marked seen, and so is every one that comes
+while attached.
 
 Exit codes: 0 detached or the session stopped, 1 not live here (see
 'looprig ls': "live" sessions can be attached), 4 the session lost its
@@ -432,7 +441,7 @@ tty = false), or the turn does not read its input within 5 s
 JSON: {"id","short_id","bytes","eof","hidden"}.
 `
 
-const helpWait = `Usage: looprig wait ID [--for turn-end|idle|gate] [--turn TURN] [--timeout D] [--json]
+const helpWait = `Usage: looprig wait ID [--for turn-end|idle|gate|attention] [--turn TURN] [--timeout D] [--json]
 
 Wait until session ID reaches a state, then print it and exit 0:
 
@@ -442,6 +451,9 @@ Wait until session ID reaches a state, then print it and exit 0:
             that has run no turn waits for the next one
   idle      no turn is running
   gate      a gate is open (its question is printed)
+  attention the running turn asks for you: its program rang the bell or
+            sent a desktop notification (OSC 9, OSC 777), and nobody has
+            looked at the session since (at once when that is so already)
 
 It follows the session's host when the session is live here, else its
 journal (a session held on another machine sharing the store).
@@ -452,7 +464,8 @@ running or was shut down, so the state cannot come; 4 another process took
 its lease; 1 and 2 as for every command.
 
 JSON: {"id","short_id","for","turn_id","end","exit_code","error","reason",
-"gate_id","prompt"} (the fields that apply; end is done, failed or
-interrupted). A failure: {"error":{"type":"WaitError","kind":"timeout"|
+"gate_id","prompt","text"} (the fields that apply; end is done, failed or
+interrupted; for attention, reason is bell, osc9 or osc777 and text the
+notification's). A failure: {"error":{"type":"WaitError","kind":"timeout"|
 "crashed"|"stopped"|"lease_lost",...}}.
 `

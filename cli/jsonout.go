@@ -201,6 +201,15 @@ type sessionJSON struct {
 	TurnSince *jsonTime        `json:"turn_since"` // when the open turn started; null when none (or not recorded)
 	GateSince *jsonTime        `json:"gate_since"` // when the open gate opened; null when none (or not recorded)
 	LastEnd   *turnEndJSON     `json:"last_end"`   // how the last turn that ended ended; null before any did
+	Attention *attentionJSON   `json:"attention"`  // what the running turn asked of the user since anyone looked; null for nothing
+}
+
+// attentionJSON is what a session's turn asked of the user (rig.Attention).
+type attentionJSON struct {
+	Reason string   `json:"reason"` // bell | osc9 | osc777
+	Text   string   `json:"text"`   // the notification's, "" for a bell
+	Since  jsonTime `json:"since"`  // its first call not seen
+	TurnID string   `json:"turn_id"`
 }
 
 // turnEndJSON is how a session's last turn ended (rig.TurnEnd).
@@ -243,6 +252,9 @@ func newSessionJSON(in rig.SessionInfo) sessionJSON {
 			j.ExitCode = &code
 		}
 		s.LastEnd = j
+	}
+	if a := in.Attention; a != nil {
+		s.Attention = &attentionJSON{Reason: a.Reason, Text: a.Text, Since: jsonTime(a.Since), TurnID: a.TurnID}
 	}
 	return s
 }

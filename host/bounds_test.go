@@ -76,7 +76,7 @@ func TestPartialLinesBounded(t *testing.T) {
 		conns = append(conns, c)
 		c.SetWriteDeadline(time.Now().Add(waitTimeout))
 		// A refused client's write fails: it was told why and closed.
-		c.Write([]byte(`{"type":"hello","protocol":2,"version":"raw"}` + "\n"))
+		c.Write([]byte(`{"type":"hello","protocol":3,"version":"raw"}` + "\n"))
 		c.Write(partial)
 	}
 	grown := int64(liveHeap()) - int64(before)

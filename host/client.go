@@ -477,6 +477,14 @@ func (c *Client) RespondGate(ctx context.Context, gateID string, approve bool) e
 	return err
 }
 
+// SeeAttention says the user looked at the session: the attention it has
+// pending, if recorded at or before sequence through (0: whatever is
+// pending), is dealt with. from names the client in the journal.
+func (c *Client) SeeAttention(ctx context.Context, through uint64, from string) error {
+	_, err := c.roundTrip(ctx, &seenRequest{Through: through, From: from}, nil)
+	return err
+}
+
 // Shutdown shuts the session down; the host then ends.
 func (c *Client) Shutdown(ctx context.Context) error {
 	_, err := c.roundTrip(ctx, &shutdownRequest{}, nil)

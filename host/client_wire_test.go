@@ -64,7 +64,7 @@ func next(t *testing.T, got <-chan string) string {
 	return l
 }
 
-// The client writes each request as protocol version 2 spells it (the
+// The client writes each request as protocol version 3 spells it (the
 // lines of host/doc.go) and reads each host message into what its caller
 // gets. The expected lines are what the client wrote before requests and
 // host messages had a type each.
@@ -72,7 +72,7 @@ func TestClientLines(t *testing.T) {
 	const hard = "make <test> && \"q\" \\ \u2028 \xff é"
 	reply := func(id, rest string) string { return `{"type":"reply","id":` + id + `,"ok":true` + rest + `}` }
 	script := []exchange{
-		{`{"type":"hello","protocol":2,"version":"v<&>"}`, []string{`{"type":"hello","protocol":2,"version":"fake","session":"s1","pid":42,"epoch":3}`}},
+		{`{"type":"hello","protocol":3,"version":"v<&>"}`, []string{`{"type":"hello","protocol":3,"version":"fake","session":"s1","pid":42,"epoch":3}`}},
 		{`{"type":"status","id":1}`, []string{reply("1", `,"status":{"session":"s1","tip":12,"turn":{"id":"t1","index":4,"input":"x","started":"2026-01-02T03:04:05Z"},"terminal":true,"echo_off":true}`)}},
 		{`{"type":"submit","id":2,"input":"make <test> && \"q\" \\ \u2028 \ufffd é"}`, []string{reply("2", `,"turn_id":"t1","index":4`)}},
 		{`{"type":"submit","id":3,"input":""}`, []string{`{"type":"reply","id":3,"ok":false,"error":{"type":"BusyError","kind":"busy","message":"turn 4 is running","index":4,"turn_id":"t1"}}`}},
@@ -93,7 +93,8 @@ func TestClientLines(t *testing.T) {
 		{`{"type":"subscribe","id":13,"after_seq":40}`, []string{reply("13", `,"sub":3`)}},
 		{`{"type":"unsubscribe","id":14,"sub":3}`, []string{reply("14", "")}},
 		{`{"type":"shutdown","id":15}`, []string{reply("15", "")}},
-		{`{"type":"status","id":16}`, []string{`{"type":"bye","reason":"session_stopped"}`}},
+		{`{"type":"attention_seen","id":16,"through":9,"from":"cli"}`, []string{reply("16", "")}},
+		{`{"type":"status","id":17}`, []string{`{"type":"bye","reason":"session_stopped"}`}},
 	}
 	path := filepath.Join(privateDir(t), "h.sock")
 	got := scriptedHost(t, path, script)
@@ -112,7 +113,7 @@ func TestClientLines(t *testing.T) {
 	}
 	defer c.Close()
 	check()
-	if h := c.Hello(); h != (Hello{Protocol: 2, Version: "fake", Session: "s1", PID: 42, Epoch: 3}) {
+	if h := c.Hello(); h != (Hello{Protocol: 3, Version: "fake", Session: "s1", PID: 42, Epoch: 3}) {
 		t.Errorf("hello %+v", h)
 	}
 	st, err := c.Status(ctx)
@@ -198,6 +199,10 @@ func TestClientLines(t *testing.T) {
 		t.Error(err)
 	}
 	check()
+	if err = c.SeeAttention(ctx, 9, "cli"); err != nil {
+		t.Error(err)
+	}
+	check()
 	_, err = c.Status(ctx)
 	check()
 	var closed *HostClosedError
@@ -217,10 +222,10 @@ func TestClientHelloRefused(t *testing.T) {
 				var pm *ProtocolMismatchError
 				return errors.As(err, &pm) && pm.Server == 3 && pm.ServerVersion == "3.0" && pm.Session == "s1" && pm.PID == 42
 			}},
-		{`{"type":"hello","protocol":3,"version":"3.0","session":"s1","pid":42,"epoch":3}`,
+		{`{"type":"hello","protocol":4,"version":"3.0","session":"s1","pid":42,"epoch":3}`,
 			func(err error) bool {
 				var pm *ProtocolMismatchError
-				return errors.As(err, &pm) && pm.Server == 3 && pm.ServerVersion == "3.0" && pm.Session == "s1" && pm.PID == 42
+				return errors.As(err, &pm) && pm.Server == 4 && pm.ServerVersion == "3.0" && pm.Session == "s1" && pm.PID == 42
 			}},
 		{`{"type":"error","error":{"type":"Error","kind":"peer_refused","message":"no"}}`,
 			func(err error) bool {
@@ -231,7 +236,7 @@ func TestClientHelloRefused(t *testing.T) {
 		{`{"type":"hello","protocol":"1"}`, func(err error) bool { return err != nil }},
 	} {
 		path := filepath.Join(privateDir(t), "h.sock")
-		scriptedHost(t, path, []exchange{{`{"type":"hello","protocol":2,"version":"devel"}`, []string{c.answer}}})
+		scriptedHost(t, path, []exchange{{`{"type":"hello","protocol":3,"version":"devel"}`, []string{c.answer}}})
 		cl, err := Dial(wctx(t), path)
 		if err == nil {
 			cl.Close()

@@ -81,20 +81,23 @@
 // line, about 1 MiB of replies and 128 KiB of buffers: about 110 MiB for
 // 32 connections, and the subscriptions' hub queues.
 //
-// # Protocol, version 2
+// # Protocol, version 3
 //
-// Version 2 differs from 1 in what events carry: OutputDelta and TurnOutput
-// have an "offset", and the host no longer ends a subscription that fell
-// behind; it sends "lost" only when a subscription gives its queue up to
-// the output budget (see Bounds).
+// Version 3 differs from 2 in the events a session journals (Attention,
+// AttentionSeen: a client of version 2 could not decode them), the
+// "attention_seen" request and the status's "attention". Version 2 differed
+// from 1 in what events carry: OutputDelta and TurnOutput have an
+// "offset", and the host no longer ends a subscription that fell behind;
+// it sends "lost" only when a subscription gives its queue up to the
+// output budget (see Bounds).
 //
 // Newline-delimited JSON; a request line is at most MaxLine bytes (a longer
 // one is answered with an error and the connection closed: the reader never
 // holds more than MaxLine), a server line at most MaxServerLine. The client
 // speaks first:
 //
-//	→ {"type":"hello","protocol":2,"version":"0.9.0"}
-//	← {"type":"hello","protocol":2,"version":"0.9.0","session":"<id>","pid":4242,"epoch":3}
+//	→ {"type":"hello","protocol":3,"version":"0.9.0"}
+//	← {"type":"hello","protocol":3,"version":"0.9.0","session":"<id>","pid":4242,"epoch":3}
 //
 // A different protocol is answered with an error message naming both
 // versions and how to stop the old host (looprig stop ID, or kill its pid),
@@ -122,10 +125,12 @@
 //	← {"type":"reply","id":10,"ok":true,"hidden":true}         (hidden: echo was off; no text is journaled)
 //	→ {"type":"input","id":11,"eof":true,"from":"cli"}
 //	→ {"type":"resize","id":12,"cols":120,"rows":40}            (the running turn's and the next turns' terminal)
+//	→ {"type":"attention_seen","id":13,"through":57,"from":"tui"} (the user looked: the attention recorded up to seq 57 is dealt with; 0: whatever is pending)
 //
 // The status says whether the running turn has a terminal ("terminal")
 // and whether its echo is off ("echo_off"), so a client can mask what is
-// typed. Input to a turn without one is kind no_terminal; input the turn
+// typed, and what the turn asked of the user since the user last looked
+// ("attention": reason, text, since, seq; null when nothing is pending). Input to a turn without one is kind no_terminal; input the turn
 // does not read within 5 s, input_timeout. An interrupt sends a terminal
 // turn ^C first, then signals its process group if it goes on.
 //
@@ -156,7 +161,7 @@
 //
 // Dial does the hello (*ProtocolMismatchError on a version mismatch) and
 // returns a Client whose calls (Status, Subscribe, Submit, Interrupt,
-// RespondGate, Shutdown) each take a context. A Client is a rig.Feed:
+// RespondGate, SeeAttention, Shutdown, …) each take a context. A Client is a rig.Feed:
 // presenters follow a session with rig.Follow(ctx, client, after), which
 // subscribes again when a stream falls behind. A host's error comes back as
 // *RemoteError, which explain.Explain classifies as the host did, errors.As

@@ -387,7 +387,7 @@ func (r *rawConn) next() (inMsg, error) {
 
 func (r *rawConn) hello() inMsg {
 	r.t.Helper()
-	r.send(`{"type":"hello","protocol":2,"version":"raw"}`)
+	r.send(`{"type":"hello","protocol":3,"version":"raw"}`)
 	m := r.read()
 	if m.Type != msgHello {
 		r.t.Fatalf("hello answered with %+v", m)

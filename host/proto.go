@@ -11,7 +11,7 @@ import (
 )
 
 // ProtocolVersion is the protocol this package speaks.
-const ProtocolVersion = 2
+const ProtocolVersion = 3
 
 // MaxLine bounds a request line (client to host), newline excluded.
 const MaxLine = 1 << 20

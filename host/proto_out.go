@@ -38,12 +38,15 @@ type Status struct {
 	Turn      *TurnStatus `json:"turn"`
 	// Terminal: the running turn has a terminal (input can be sent);
 	// EchoOff: its echo is off (a password prompt: mask what is typed).
-	Terminal bool         `json:"terminal"`
-	EchoOff  bool         `json:"echo_off"`
-	Gate     *GateStatus  `json:"gate"`
-	Fault    *RemoteError `json:"fault"`
-	Closed   bool         `json:"closed"`
-	PID      int          `json:"pid"`
+	Terminal bool        `json:"terminal"`
+	EchoOff  bool        `json:"echo_off"`
+	Gate     *GateStatus `json:"gate"`
+	// Attention is what the running turn asked of the user since the user
+	// last looked; null when nothing is pending.
+	Attention *AttentionStatus `json:"attention"`
+	Fault     *RemoteError     `json:"fault"`
+	Closed    bool             `json:"closed"`
+	PID       int              `json:"pid"`
 }
 
 // TurnStatus describes the running turn.
@@ -62,6 +65,16 @@ type GateStatus struct {
 	Opened time.Time `json:"opened,omitzero"`
 }
 
+// AttentionStatus is the attention pending (rig.Attention).
+type AttentionStatus struct {
+	TurnID string    `json:"turn_id"`
+	Reason string    `json:"reason"`
+	Text   string    `json:"text"`
+	Since  time.Time `json:"since"`
+	At     time.Time `json:"at"`
+	Seq    uint64    `json:"seq"`
+}
+
 func statusOf(st rig.Status, pid int) Status {
 	out := Status{
 		Session: st.ID.String(), Title: st.Title, Profile: st.Profile, Engine: st.Engine, Epoch: st.Epoch,
@@ -73,6 +86,9 @@ func statusOf(st rig.Status, pid int) Status {
 	}
 	if g := st.Gate; g != nil {
 		out.Gate = &GateStatus{ID: g.ID, TurnID: g.TurnID, Prompt: g.Prompt, Opened: g.Opened}
+	}
+	if a := st.Attention; a != nil {
+		out.Attention = &AttentionStatus{TurnID: a.TurnID, Reason: a.Reason, Text: a.Text, Since: a.Since.UTC(), At: a.At.UTC(), Seq: a.Seq}
 	}
 	if st.Fault != nil {
 		out.Fault = describe(st.Fault)

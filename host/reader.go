@@ -135,7 +135,7 @@ const requestTimeout = 30 * time.Second
 const inputTimeout = 5 * time.Second
 
 // handle runs a request that may take a while: submit, interrupt,
-// respond_gate, shutdown, input or resize.
+// respond_gate, shutdown, input, resize or attention_seen.
 func (c *conn) handle(req request) {
 	defer c.reqs.done()
 	defer func() { <-c.inflight }()
@@ -174,6 +174,8 @@ func (c *conn) handle(req request) {
 		r.Hidden, err = s.SendInput(ctx, in)
 	case *resizeRequest:
 		err = s.Resize(q.Cols, q.Rows)
+	case *seenRequest:
+		err = s.SeeAttention(ctx, q.Through, q.From)
 	}
 	if err != nil {
 		r.Error = describe(err)

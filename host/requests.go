@@ -15,6 +15,7 @@ const (
 	reqDetach      = "detach"
 	reqInput       = "input"
 	reqResize      = "resize"
+	reqSeen        = "attention_seen"
 )
 
 // request is one client line, decoded into the struct of its type once
@@ -45,6 +46,7 @@ var requestTypes = map[string]func() request{
 	reqDetach:      func() request { return new(detachRequest) },
 	reqInput:       func() request { return new(inputRequest) },
 	reqResize:      func() request { return new(resizeRequest) },
+	reqSeen:        func() request { return new(seenRequest) },
 }
 
 // reqID is the id a request carries, which its reply echoes. Ids start at
@@ -194,6 +196,19 @@ func (r *resizeRequest) check() string {
 	}
 	return r.needID(reqResize)
 }
+
+// seenRequest says the user looked at the session (the client shows it):
+// the attention pending, if recorded at or before Through (0: whatever is
+// pending), is dealt with (rig.Session.SeeAttention). From names the
+// client, for the journal.
+type seenRequest struct {
+	reqID
+	Through uint64 `json:"through,omitempty"`
+	From    string `json:"from,omitempty"`
+}
+
+func (*seenRequest) kind() string    { return reqSeen }
+func (r *seenRequest) check() string { return r.needID(reqSeen) }
 
 // requestLine encodes r as the line a client sends: {"type":…, then r's
 // fields}, newline included.

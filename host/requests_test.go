@@ -37,6 +37,7 @@ var refusedRequests = []struct {
 	{`{"type":"resize","id":12,"cols":0,"rows":40}`, KindBadRequest, 12, "resize needs cols and rows, 1..65535"},
 	{`{"type":"resize","id":12,"cols":65536,"rows":40}`, KindBadRequest, 12, "resize needs cols and rows, 1..65535"},
 	{`{"type":"resize","cols":120,"rows":40}`, KindBadRequest, 0, "resize without an id (ids start at 1)"},
+	{`{"type":"attention_seen","through":3}`, KindBadRequest, 0, "attention_seen without an id (ids start at 1)"},
 	{`{"id":3}`, KindBadRequest, 3, "request without a type"},
 	{`{"type":"","id":3}`, KindBadRequest, 3, "request without a type"},
 	{`{"type":"launch_missiles","id":11}`, KindUnknownType, 11, `unknown request type "launch_missiles"`},
@@ -79,6 +80,8 @@ var requestLines = []struct {
 	{`{"type":"input","id":11,"eof":true,"from":"cli"}`, &inputRequest{reqID: reqID{11}, EOF: true, From: "cli"}},
 	{`{"type":"input","id":11,"input":""}`, &inputRequest{reqID: reqID{11}, Input: ptr("")}},
 	{`{"type":"resize","id":12,"cols":120,"rows":40}`, &resizeRequest{reqID{12}, 120, 40}},
+	{`{"type":"attention_seen","id":13,"through":41,"from":"tui"}`, &seenRequest{reqID{13}, 41, "tui"}},
+	{`{"type":"attention_seen","id":13}`, &seenRequest{reqID: reqID{13}}},
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -45,14 +45,14 @@ func TestHelloAndStatus(t *testing.T) {
 func TestProtocolMismatch(t *testing.T) {
 	f := start(t)
 	r := f.raw()
-	r.send(`{"type":"hello","protocol":3,"version":"9.9"}`)
+	r.send(`{"type":"hello","protocol":4,"version":"9.9"}`)
 	m := r.read()
 	if m.Type != msgError || m.Error == nil || m.Error.Kind != KindProtocolMismatch {
 		t.Fatalf("mismatch answered with %+v", m)
 	}
 	e := m.Error
-	if e.num("client_protocol") != 3 || e.num("server_protocol") != ProtocolVersion || e.num("pid") != int64(os.Getpid()) ||
-		!strings.Contains(e.Message, "protocol 2") || !strings.Contains(e.Message, "protocol 3") ||
+	if e.num("client_protocol") != 4 || e.num("server_protocol") != ProtocolVersion || e.num("pid") != int64(os.Getpid()) ||
+		!strings.Contains(e.Message, "protocol 3") || !strings.Contains(e.Message, "protocol 4") ||
 		!strings.Contains(e.Hint, "looprig stop "+rig.ShortID(f.s.SessionID().String())) ||
 		!strings.Contains(e.Hint, fmt.Sprint(os.Getpid())) {
 		t.Fatalf("mismatch error %+v", e)
@@ -90,11 +90,11 @@ func fakeHost(t *testing.T, reply string) string {
 }
 
 func TestDialProtocolMismatch(t *testing.T) {
-	// A newer host that says hello in protocol 3.
-	path := fakeHost(t, `{"type":"hello","protocol":3,"version":"3.0","session":"0b6e3c9a-0000-0000-0000-000000000000","pid":77,"epoch":3}`)
+	// A newer host that says hello in protocol 4.
+	path := fakeHost(t, `{"type":"hello","protocol":4,"version":"3.0","session":"0b6e3c9a-0000-0000-0000-000000000000","pid":77,"epoch":3}`)
 	_, err := Dial(wctx(t), path)
 	var pm *ProtocolMismatchError
-	if !errors.As(err, &pm) || pm.Server != 3 || pm.Client != ProtocolVersion || pm.PID != 77 || pm.ServerVersion != "3.0" ||
+	if !errors.As(err, &pm) || pm.Server != 4 || pm.Client != ProtocolVersion || pm.PID != 77 || pm.ServerVersion != "3.0" ||
 		!strings.Contains(pm.Error(), "looprig stop 0b6e3c9a") || !strings.Contains(pm.Error(), "kill 77") {
 		t.Fatalf("Dial: %v (%+v)", err, pm)
 	}
@@ -926,5 +926,41 @@ func TestEnqueueWaitsForDurableDropsDeltas(t *testing.T) {
 	// The queue starts with the drops' report, then the event.
 	if sub.over || len(c.q) != 2 || string(c.q[1].b) != "durable\n" || sub.lastQueued != 2 {
 		t.Fatalf("queue %v, sub %+v", c.q, sub)
+	}
+}
+
+// A turn's notification reaches a client as an Attention event and in the
+// status; attention_seen records the look (AttentionSeen, to every
+// subscriber) and clears the status.
+func TestAttentionThroughHost(t *testing.T) {
+	f := start(t)
+	c := f.dial()
+	ctx := wctx(t)
+	st, err := c.Subscribe(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ti, err := c.Submit(ctx, `printf '\033]777;notify;CI;tests passed\033\\'; sleep 60`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := readUntil(t, st, func(env event.Envelope) bool { _, ok := env.Event.(event.Attention); return ok })
+	a := evs[len(evs)-1]
+	if ev := a.Event.(event.Attention); ev.TurnID != ti.ID || ev.Reason != event.AttentionOSC777 || ev.Text != "CI: tests passed" {
+		t.Fatalf("Attention %+v", ev)
+	}
+	status, err := c.Status(ctx)
+	if err != nil || status.Attention == nil || status.Attention.Seq != a.Seq || status.Attention.Text != "CI: tests passed" || status.Attention.Since.IsZero() {
+		t.Fatalf("status attention %+v, %v", status.Attention, err)
+	}
+	if err := f.dial().SeeAttention(ctx, a.Seq, "other"); err != nil {
+		t.Fatal(err)
+	}
+	evs = readUntil(t, st, func(env event.Envelope) bool { _, ok := env.Event.(event.AttentionSeen); return ok })
+	if seen := evs[len(evs)-1].Event.(event.AttentionSeen); seen.Through != a.Seq || seen.From != "other" {
+		t.Fatalf("AttentionSeen %+v", seen)
+	}
+	if status, err = c.Status(ctx); err != nil || status.Attention != nil {
+		t.Fatalf("status attention after the look %+v, %v", status.Attention, err)
 	}
 }

@@ -62,10 +62,13 @@ type CatalogEntry struct {
 	// bytes (the journal has all of it).
 	GatePrompt string `json:"gate_prompt,omitempty"`
 	// LastEnd is how the last turn that ended ended; nil before any did.
-	LastEnd *TurnEnd  `json:"last_end,omitempty"`
-	Turns   int       `json:"turns"`
-	Created time.Time `json:"created"`
-	Updated time.Time `json:"updated"`
+	LastEnd *TurnEnd `json:"last_end,omitempty"`
+	// Attention is what the running turn asked of the user since the user
+	// last looked (State.Attention); nil when nothing is pending.
+	Attention *Attention `json:"attention,omitempty"`
+	Turns     int        `json:"turns"`
+	Created   time.Time  `json:"created"`
+	Updated   time.Time  `json:"updated"`
 }
 
 const catalogVersion = 1

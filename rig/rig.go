@@ -40,6 +40,7 @@ type Rig struct {
 	checkpointEvery time.Duration
 	checkpointBytes int
 	turnJournalCap  int64
+	attentionQuiet  time.Duration
 	releaseTimeout  time.Duration
 	engineCfg       engine.Config
 	shutdownGrace   time.Duration // see WithShutdownGrace (shutdown.go)
@@ -87,6 +88,11 @@ func WithCheckpoints(interval time.Duration, bytes int) Option {
 // beyond it output is counted as elided (default 16 MiB).
 func WithTurnJournalCap(n int64) Option { return func(r *Rig) { r.turnJournalCap = n } }
 
+// WithAttentionQuiet sets the quiet that ends an episode of a turn's
+// calls for the user (default AttentionQuiet, 5 s): signals closer together
+// are journaled once.
+func WithAttentionQuiet(d time.Duration) Option { return func(r *Rig) { r.attentionQuiet = d } }
+
 // WithEngineConfig sets engine tuning (shell grace period, demo pacing,
 // line bound). The gate policy comes from the profile.
 func WithEngineConfig(c engine.Config) Option { return func(r *Rig) { r.engineCfg = c } }
@@ -111,6 +117,7 @@ func Define(opts ...Option) (*Rig, error) {
 		checkpointEvery: 500 * time.Millisecond,
 		checkpointBytes: 64 << 10,
 		turnJournalCap:  16 << 20,
+		attentionQuiet:  AttentionQuiet,
 		releaseTimeout:  5 * time.Second,
 	}
 	for _, o := range opts {

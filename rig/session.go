@@ -61,6 +61,9 @@ type Session struct {
 	state State
 	// window is the size of the terminal of the next turns (Resize).
 	window struct{ cols, rows int }
+	// seenMu orders SeeAttention's look at the pending attention and its
+	// record, so two clients looking at once record it once.
+	seenMu sync.Mutex
 
 	catMu     sync.Mutex // orders catalog writes
 	catSealed bool       // guarded by catMu: Shutdown wrote the last entry
@@ -450,6 +453,41 @@ func (s *Session) RespondGate(ctx context.Context, gateID string, approve bool) 
 	return nil
 }
 
+// maxSeenFrom bounds the name of the client an AttentionSeen records.
+const maxSeenFrom = 32
+
+// SeeAttention records that the user looked at the session (a client
+// showed it to them): the attention pending, if it was recorded at or
+// before sequence through (0: whatever is pending now), is dealt with,
+// journaled as AttentionSeen. from names the client. Nothing pending, or
+// only attention recorded after through (a client that had not seen it
+// yet), journals nothing.
+func (s *Session) SeeAttention(ctx context.Context, through uint64, from string) error {
+	s.seenMu.Lock()
+	defer s.seenMu.Unlock()
+	s.mu.Lock()
+	if err := s.admitLocked(); err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	a := s.state.Attention
+	s.mu.Unlock()
+	if a == nil || through != 0 && a.Seq > through {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// Not on ctx: a cancellation reaching the hub would fault the session.
+	pctx, cancel := s.bg()
+	defer cancel()
+	if _, err := s.hub.Publish(pctx, s.loopID, event.AttentionSeen{Through: a.Seq, From: cutUTF8(from, maxSeenFrom)}); err != nil {
+		return s.mutationErr(err)
+	}
+	s.updateCatalog()
+	return nil
+}
+
 // Status is a snapshot of a live session.
 type Status struct {
 	ID        uuid.UUID
@@ -471,6 +509,9 @@ type Status struct {
 	Turn      *TurnStatus
 	Gate      *GateStatus
 	LastEnd   *TurnEnd // how the last turn that ended ended; nil before any did
+	// Attention is what the running turn asked of the user since the user
+	// last looked (State.Attention); nil when nothing is pending.
+	Attention *Attention
 	Fault     error
 	Closed    bool
 }
@@ -510,6 +551,10 @@ func (s *Session) Status() Status {
 		end := *e
 		st.LastEnd = &end
 	}
+	if a := s.state.Attention; a != nil {
+		attn := *a
+		st.Attention = &attn
+	}
 	return st
 }
 
@@ -519,7 +564,7 @@ func (s *Session) catalogEntry(state CatalogState) CatalogEntry {
 	c := CatalogEntry{
 		ID: s.id.String(), Title: s.title, Profile: st.Profile, Engine: st.Engine, Shell: st.Shell, Placement: st.Placement,
 		Root: st.Root, State: state, Epoch: st.Epoch, LastSeq: st.Tip, Turns: st.Turns,
-		Created: s.created, Updated: s.rig.now().UTC(), LastEnd: st.LastEnd,
+		Created: s.created, Updated: s.rig.now().UTC(), LastEnd: st.LastEnd, Attention: st.Attention,
 	}
 	if st.Turn != nil {
 		c.OpenTurn, c.TurnIndex, c.TurnSince = st.Turn.ID, st.Turn.Index, st.Turn.Started.UTC()

@@ -30,6 +30,12 @@ type State struct {
 	Gates []OpenGate
 	// LastEnd is how the last turn that ended ended.
 	LastEnd *TurnEnd
+	// Attention is what the running turn asked of the user (a bell, a
+	// notification: event.Attention) since the user last looked
+	// (event.AttentionSeen); nil when nothing is pending. The end of its
+	// turn clears it too: the turn no longer waits for anyone, and its end
+	// is what there is to see.
+	Attention *Attention
 	// LastRestore is the last restore that committed.
 	LastRestore *event.RestoreDone
 	// Stopped: SessionStopped is the last word (until a restore).
@@ -100,7 +106,7 @@ func (s *State) Apply(env event.Envelope) {
 	case event.RestoreDone:
 		s.LastRestore = &ev
 	case event.SessionStopped:
-		s.Stopped, s.Open, s.Gates = true, nil, nil
+		s.Stopped, s.Open, s.Gates, s.Attention = true, nil, nil, nil
 	case event.SessionFaulted:
 		s.Fault = ev.Cause
 	case event.TurnStarted:
@@ -118,6 +124,16 @@ func (s *State) Apply(env event.Envelope) {
 		s.Gates = append(s.Gates[:len(s.Gates):len(s.Gates)], OpenGate{ID: ev.GateID, TurnID: ev.TurnID, Prompt: ev.Prompt, Opened: at})
 	case event.GateResolved:
 		s.Gates = deleteFunc(s.Gates, func(g OpenGate) bool { return g.ID == ev.GateID })
+	case event.Attention:
+		a := Attention{TurnID: ev.TurnID, Reason: ev.Reason, Text: ev.Text, Since: at, At: at, Seq: env.Seq}
+		if s.Attention != nil {
+			a.Since = s.Attention.Since // still not seen since then
+		}
+		s.Attention = &a // a new value: a copied State keeps its own
+	case event.AttentionSeen:
+		if s.Attention != nil && s.Attention.Seq <= ev.Through {
+			s.Attention = nil
+		}
 	}
 }
 
@@ -137,6 +153,9 @@ func (s *State) ended(ev event.Event, id string, at time.Time) {
 	}
 	s.Open = deleteFunc(s.Open, func(t OpenTurn) bool { return t.ID == id })
 	s.Gates = deleteFunc(s.Gates, func(g OpenGate) bool { return g.TurnID == id })
+	if s.Attention != nil && s.Attention.TurnID == id {
+		s.Attention = nil
+	}
 }
 
 // deleteFunc returns list without the items del selects, in a new array

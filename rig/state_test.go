@@ -84,3 +84,58 @@ func TestStateFold(t *testing.T) {
 		t.Fatal("a restore did not clear stopped")
 	}
 }
+
+// Attention is pending from a turn's call for the user until the user
+// looks (through its sequence), the turn ends or the session stops; a
+// later episode keeps the first one's Since and says its own reason and
+// text; looking at an older one leaves a newer one pending.
+func TestStateAttention(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	var st State
+	seq := uint64(0)
+	apply := func(sec int, ev event.Event) uint64 {
+		seq++
+		st.Apply(event.Envelope{Seq: seq, At: at(sec), Event: ev})
+		return seq
+	}
+	apply(0, event.TurnStarted{TurnID: "a", Index: 0})
+	first := apply(1, event.Attention{TurnID: "a", Reason: event.AttentionBell})
+	if a := st.Attention; a == nil || a.Reason != event.AttentionBell || a.Seq != first || !a.Since.Equal(at(1)) || a.TurnID != "a" {
+		t.Fatalf("after a bell: %+v", a)
+	}
+	copied := st
+	second := apply(9, event.Attention{TurnID: "a", Reason: event.AttentionOSC9, Text: "build done"})
+	if a := st.Attention; a.Reason != event.AttentionOSC9 || a.Text != "build done" || a.Seq != second || !a.Since.Equal(at(1)) || !a.At.Equal(at(9)) {
+		t.Fatalf("after a second episode: %+v", a)
+	}
+	if copied.Attention.Reason != event.AttentionBell {
+		t.Fatalf("a copy made before changed: %+v", copied.Attention)
+	}
+	apply(10, event.AttentionSeen{Through: first, From: "tui"})
+	if st.Attention == nil {
+		t.Fatal("looking at the first episode cleared the second, which came after")
+	}
+	apply(11, event.AttentionSeen{Through: second, From: "cli"})
+	if st.Attention != nil {
+		t.Fatalf("looked at, still pending: %+v", st.Attention)
+	}
+	third := apply(12, event.Attention{TurnID: "a", Reason: event.AttentionOSC777, Text: "t: b"})
+	if a := st.Attention; a == nil || !a.Since.Equal(at(12)) || a.Seq != third {
+		t.Fatalf("a new episode after a look: %+v", a)
+	}
+	apply(13, event.TurnDone{TurnID: "other"})
+	if st.Attention == nil {
+		t.Fatal("the end of another turn cleared it")
+	}
+	apply(14, event.TurnDone{TurnID: "a"})
+	if st.Attention != nil {
+		t.Fatalf("the end of its turn left it: %+v", st.Attention)
+	}
+	apply(15, event.TurnStarted{TurnID: "b", Index: 1})
+	apply(16, event.Attention{TurnID: "b", Reason: event.AttentionBell})
+	apply(17, event.SessionStopped{})
+	if st.Attention != nil {
+		t.Fatalf("a stopped session asks for the user: %+v", st.Attention)
+	}
+}

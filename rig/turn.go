@@ -20,11 +20,17 @@ import (
 // memory bounded for a turn printing gigabytes. Once Shutdown abandoned the
 // turn (its engine ignored the interrupt) the sink drops everything:
 // nothing of the turn is journaled or delivered after its TurnInterrupted.
+// The output is also read for the program's calls for the user (a bell, a
+// notification: attention.go), journaled as Attention once per episode.
 type turnSink struct {
 	s *Session
 	t *turnRun
 
 	produced int64 // bytes of output so far (Output's goroutine only)
+	// attn reads the output for signals, and episodes groups them (Output's
+	// goroutine only).
+	attn     attentionDetector
+	episodes episodes
 
 	mu        sync.Mutex
 	buf       []byte
@@ -39,7 +45,7 @@ type turnSink struct {
 }
 
 func newTurnSink(s *Session, t *turnRun) *turnSink {
-	k := &turnSink{s: s, t: t, stop: make(chan struct{}), done: make(chan struct{})}
+	k := &turnSink{s: s, t: t, stop: make(chan struct{}), done: make(chan struct{}), episodes: episodes{quiet: s.rig.attentionQuiet}}
 	go k.tick()
 	return k
 }
@@ -67,6 +73,7 @@ func (k *turnSink) Output(stream engine.Stream, text string) {
 	if text == "" || k.t.abandoned() {
 		return
 	}
+	orig := text
 	off := k.produced
 	k.produced += int64(len(text))
 	k.s.hub.Publish(context.Background(), k.s.loopID, event.OutputDelta{TurnID: k.t.id, Stream: string(stream), Offset: off, Text: text})
@@ -81,9 +88,28 @@ func (k *turnSink) Output(stream engine.Stream, text string) {
 	k.journaled += int64(len(text))
 	full := len(k.buf) >= k.s.rig.checkpointBytes
 	k.mu.Unlock()
+	if sig, ok := k.attn.scan(orig); ok && k.episodes.starts(k.s.rig.now()) {
+		k.attention(sig) // flushes first
+		return
+	}
 	if full {
 		k.flush(false)
 	}
+}
+
+// attention journals the start of an episode of signals, after the output
+// that came before it, and updates the catalog entry.
+func (k *turnSink) attention(sig attentionSignal) {
+	k.flush(false)
+	ctx, cancel := k.s.bg()
+	defer cancel()
+	var err error
+	if !k.t.record(func() {
+		_, err = k.s.hub.Publish(ctx, k.s.loopID, event.Attention{TurnID: k.t.id, Reason: sig.reason, Text: sig.text})
+	}) || err != nil {
+		return // abandoned, or the hub faulted the session
+	}
+	k.s.updateCatalog()
 }
 
 // Gate implements engine.Sink: it journals GateOpened, waits for

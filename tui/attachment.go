@@ -30,6 +30,9 @@ type attachment struct {
 	resizing           bool
 	sentSize, wantSize [2]int
 	redraw             bool // a redraw (screenfocus.go) waits for the resize in flight
+	// attnSent is the sequence of the last call for the user this TUI
+	// told the host it saw (attention.go: seeAttention).
+	attnSent uint64
 }
 
 // end forgets the host: the client, its follower and the sends and
@@ -39,6 +42,7 @@ type attachment struct {
 func (a *attachment) end() {
 	a.c, a.follower, a.stopping = nil, nil, false
 	a.sending, a.queue, a.resizing, a.redraw = false, nil, false, false
+	a.attnSent = 0
 	a.gen++
 }
 

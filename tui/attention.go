@@ -13,11 +13,19 @@ import (
 )
 
 // What each session asks of the user: the sessions pane's TURN column
-// (running, waiting at a gate, a turn that ended since the user last
-// looked), the w key and the needs:me filter (the sessions that need the
-// user, oldest first), and the notifications (notify.go). It reads the
-// folded journal of a session attached to or read, else its listing row
-// (the catalog keeps the last end and when the open turn and gate began).
+// (running, waiting at a gate, a turn whose program called for the user —
+// a bell, a notification — since the user last looked, a turn that ended
+// since the user last looked), the w key and the needs:me filter (the
+// sessions that need the user, oldest first), and the notifications
+// (notify.go). It reads the folded journal of a session attached to or
+// read, else its listing row (the catalog keeps the last end, the pending
+// call and when the open turn and gate began).
+//
+// A turn's call is cleared by the runtime's one rule (rig.State): the user
+// looked (AttentionSeen, which this TUI sends through the session's host
+// once the session is the selected one and attached: seeAttention), its
+// turn ended or the session stopped. The turn ends of seen.json are this
+// TUI's own, per user; a call is the session's, seen by whoever looks.
 
 // needsFilter is the filter word listing only the sessions that need the
 // user (a gate, an unseen turn end, a crash), oldest first.
@@ -49,6 +57,19 @@ func (v *sessView) gate() (id string, since time.Time) {
 		return "", time.Time{}
 	}
 	return v.listing.info.OpenGate, v.listing.info.GateSince
+}
+
+// attention is what v's running turn asked of the user since anyone last
+// looked; nil when nothing is pending, or nobody holds v (a crashed
+// session's turn asks nobody).
+func (v *sessView) attention() *rig.Attention {
+	if !v.active() {
+		return nil
+	}
+	if v.attached() || v.journal.state.loaded() {
+		return v.transcript.fold.Attention
+	}
+	return v.listing.info.Attention
 }
 
 // turnSince is when v's running turn started; zero when none runs (or the
@@ -87,7 +108,8 @@ func unseenEnd(seen *seenState, v *sessView) *rig.TurnEnd {
 }
 
 // needsUser says whether v needs the user, and since when: a gate waits,
-// a turn ended since the user last looked (seen), or it crashed.
+// its turn called for the user, a turn ended since the user last looked
+// (seen), or it crashed.
 func needsUser(seen *seenState, v *sessView) (since time.Time, ok bool) {
 	add := func(t time.Time) {
 		if !ok || t.Before(since) {
@@ -97,6 +119,9 @@ func needsUser(seen *seenState, v *sessView) (since time.Time, ok bool) {
 	}
 	if id, at := v.gate(); id != "" {
 		add(orTime(at, v.lastActivity()))
+	}
+	if a := v.attention(); a != nil {
+		add(orTime(a.Since, v.lastActivity()))
 	}
 	if e := unseenEnd(seen, v); e != nil {
 		add(e.Ended)
@@ -137,8 +162,8 @@ func oldestNeeding(out, rows []*sessView, seen *seenState) []*sessView {
 
 // jumpToNeeds (w) moves the cursor to the session that has needed the
 // user longest, and on to the next one at each press (the one shown
-// stops needing the user once its end is seen; a gate or a crash needs
-// the user until it is dealt with).
+// stops needing the user once its end and its turn's call are seen; a
+// gate or a crash needs the user until it is dealt with).
 func (m *model) jumpToNeeds() tea.Cmd {
 	list := m.needing()
 	if len(list) == 0 {
@@ -165,17 +190,52 @@ func (m *model) jumpToNeeds() tea.Cmd {
 }
 
 // markSeen records that the user looked at the session in front of them
-// (the selected one): its last end no longer marks it.
+// (the selected one): its last end no longer marks it, nor its turn's
+// call for the user (seeAttention).
 func (m *model) markSeen() tea.Cmd {
 	v := m.selected()
 	if v == nil {
 		return nil
 	}
+	cmd := m.seeAttention(v)
 	e := v.lastEnd()
 	if e == nil {
+		return cmd
+	}
+	return tea.Batch(cmd, m.seen.mark(v.id, e.TurnID))
+}
+
+// seeAttention tells the host of v, the session in front of the user, that
+// they looked at its turn's call (once per call: the sequence sent is
+// kept); the AttentionSeen it journals comes back through the stream and
+// clears the mark. Only an attached session, and once its replay is done
+// (the call folded is the latest), can be told.
+func (m *model) seeAttention(v *sessView) tea.Cmd {
+	if !v.takesCommands() || v.replaying() {
 		return nil
 	}
-	return m.seen.mark(v.id, e.TurnID)
+	a := v.transcript.fold.Attention
+	if a == nil || a.Seq <= v.live.attnSent {
+		return nil
+	}
+	v.live.attnSent = a.Seq
+	return m.h.seeAttentionCmd(v.id, v.live.c, a.Seq)
+}
+
+// attentionSeenMsg: a host was told the user looked at its session's call
+// (or could not be).
+type attentionSeenMsg struct {
+	id  string
+	err error
+}
+
+// onAttentionSeen logs a look the host could not record: the mark stays
+// until the turn ends or the next look.
+func (m *model) onAttentionSeen(msg attentionSeenMsg) tea.Cmd {
+	if msg.err != nil {
+		m.h.log.Warn("the look at a session's call was not recorded", "session", msg.id, "err", msg.err)
+	}
+	return nil
 }
 
 // primeSeen, at the first listing of a store this TUI never ran on,
@@ -212,12 +272,20 @@ func (m *model) onSeenSaved(msg seenSavedMsg) tea.Cmd {
 }
 
 // turnMark is the TURN column of v's row: glyph and word (readable
-// without colour) and its class; a turn end is marked until seen.
+// without colour) and its class; a turn's call for the user and a turn end
+// are marked until seen.
 func turnMark(seen *seenState, v *sessView, now time.Time) (string, lineClass) {
 	if id, at := v.gate(); id != "" {
 		s := "? gate"
 		if !at.IsZero() {
 			s += " " + ago(now, at)
+		}
+		return s, clsGate
+	}
+	if a := v.attention(); a != nil {
+		s := "! " + attentionWord(a.Reason)
+		if !a.Since.IsZero() {
+			s += " " + ago(now, a.Since)
 		}
 		return s, clsGate
 	}
@@ -251,6 +319,28 @@ func endMark(e rig.TurnEnd) (string, lineClass) {
 		return "⏹ " + word, clsError
 	}
 	return "? " + clean(string(e.Outcome)), clsMuted
+}
+
+// attentionWord names a turn's call for the user in a mark: the bell, or
+// a note (a desktop notification, whose text the detail pane shows).
+func attentionWord(reason string) string {
+	if reason == event.AttentionBell {
+		return "bell"
+	}
+	return "note"
+}
+
+// attentionText describes a turn's call for the user in words (the detail
+// pane, notifications); its text comes from the turn's program and is
+// sanitized where it is drawn.
+func attentionText(a rig.Attention) string {
+	switch {
+	case a.Reason == event.AttentionBell:
+		return "its turn rang the bell"
+	case a.Text == "":
+		return "its turn sent a notification"
+	}
+	return "its turn says: " + a.Text
 }
 
 // interruptWords name the reasons of an interruption in a mark.

@@ -565,6 +565,20 @@ func (h *shared) gateCmd(id string, c *host.Client, gateID string, approve bool)
 	}
 }
 
+// seeAttentionCmd tells the host of session id that the user looked at its
+// turn's call for them, recorded at sequence through.
+func (h *shared) seeAttentionCmd(id string, c *host.Client, through uint64) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(h.ctx, opTimeout)
+		defer cancel()
+		err := c.SeeAttention(ctx, through, "tui")
+		if err != nil && h.ctx.Err() != nil {
+			return nil
+		}
+		return attentionSeenMsg{id: id, err: err}
+	}
+}
+
 // shutdownCmd asks the host to shut the session down (X): it journals
 // SessionStopped, releases the lease and exits.
 func (h *shared) shutdownCmd(id string, c *host.Client) tea.Cmd {

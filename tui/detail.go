@@ -154,6 +154,9 @@ func (d *detailPane) lines(c common, v *sessView, unseen bool) []kv {
 	} else {
 		add("gate", "none open", st.muted)
 	}
+	if a := v.attention(); a != nil {
+		add("asks", "! "+clean(firstLine(attentionText(*a)))+" · since "+agoText(c.now, a.Since), st.ev[clsGate])
+	}
 	if e := v.lastEnd(); e != nil {
 		txt := "#" + strings.TrimPrefix(endText(*e), "turn ") + " · " + agoText(c.now, e.Ended)
 		_, cls := endMark(*e)

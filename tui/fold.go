@@ -97,6 +97,19 @@ func (t *transcript) apply(env event.Envelope) {
 			cls = clsMuted
 		}
 		t.line(at, cls, "gate "+word+" ("+ev.Reason+")")
+	case event.Attention:
+		t.flushPending()
+		what := "rang the bell"
+		switch {
+		case ev.Reason == event.AttentionBell:
+		case ev.Text == "":
+			what = "sent a notification (" + ev.Reason + ")"
+		default:
+			what = "says: " + firstLine(ev.Text) + " (" + ev.Reason + ")"
+		}
+		t.line(at, clsGate, "! the turn "+what)
+	case event.AttentionSeen:
+		t.line(at, clsMuted, "seen (by "+ev.From+")")
 	default:
 		t.line(at, clsMuted, string(env.Event.Type()))
 	}

@@ -99,6 +99,11 @@ func goldenScenarios() []scenario {
 			return m.keys("/").typeKeys(needsFilter).keys("enter")
 		}},
 		{"turn_input_masked", withMaskedTurnInput},
+		{"turn_calls", func(t *testing.T, m Model) Model {
+			m = callsList(m)
+			m.selectID(fakeID(8))
+			return m
+		}},
 	}
 	causes := map[rig.RestoreErrorKind]error{
 		rig.RestoreDiscoveryFailed: fmt.Errorf("session %s has no journal in this store", crashed),

@@ -104,6 +104,9 @@ func (v *sessView) skipTo(to uint64, now time.Time) {
 	if g := st.Gate; g != nil {
 		v.transcript.fold.Gates = []rig.OpenGate{{ID: g.ID, TurnID: g.TurnID, Prompt: g.Prompt, Opened: g.Opened}}
 	}
+	if a := st.Attention; a != nil {
+		v.transcript.fold.Attention = &rig.Attention{TurnID: a.TurnID, Reason: a.Reason, Text: a.Text, Since: a.Since, At: a.At, Seq: a.Seq}
+	}
 	v.transcript.line(now, clsMuted, "⋯ records 1–"+strconv.FormatUint(to, 10)+" not replayed here: looprig log "+v.short+" shows them")
 	v.transcript.lastSeq = to
 }

@@ -15,10 +15,11 @@ import (
 )
 
 // Announcements: when a session that is not the one in front of the user
-// opens a gate, or ends a turn that ran at least NotifyAfter, the TUI
-// writes a bell or a desktop notification (OSC 9, OSC 777) to its
-// terminal, once per gate and per turn end (but the interruption a
-// restore records for a turn a crash cut off). What a session showed when
+// opens a gate, its turn calls for the user (a bell or a notification its
+// program wrote: rig.Attention), or it ends a turn that ran at least
+// NotifyAfter, the TUI writes a bell or a desktop notification (OSC 9,
+// OSC 777) to its terminal, once per gate, per call and per turn end (but
+// the interruption a restore records for a turn a crash cut off). What a session showed when
 // the TUI first saw it is not news: only what changes afterwards is
 // announced. The text comes from sessions (titles, gate questions): only
 // printable characters of it are kept, and looprig builds the escape
@@ -28,6 +29,7 @@ import (
 type heard struct {
 	primed    bool   // the session was seen once: changes from now on are news
 	gate, end string // the gate and the turn end last seen
+	attn      uint64 // the sequence of the turn's call last seen
 }
 
 // announce announces what changed in v since it was last looked at here
@@ -41,8 +43,8 @@ func (m *model) announce(v *sessView) tea.Cmd {
 }
 
 // news says what changed in v since the announcements last looked (heard)
-// and is to be announced: a gate that opened, a turn end (but a crash's,
-// or of a turn shorter than after). Nothing is news in front of the user
+// and is to be announced: a gate that opened, a call of its turn for the
+// user, a turn end (but a crash's, or of a turn shorter than after). Nothing is news in front of the user
 // (front), nor what v showed when first seen; a partial fold (a replay or
 // a journal read in progress) is not looked at.
 func (v *sessView) news(front bool, after time.Duration) []string {
@@ -55,8 +57,13 @@ func (v *sessView) news(front bool, after time.Duration) []string {
 	if e != nil {
 		end = e.TurnID
 	}
+	var attn uint64
+	a := v.attention()
+	if a != nil {
+		attn = a.Seq
+	}
 	if !v.heard.primed {
-		v.heard = heard{primed: true, gate: gate, end: end}
+		v.heard = heard{primed: true, gate: gate, end: end, attn: attn}
 		return nil
 	}
 	var out []string
@@ -71,6 +78,12 @@ func (v *sessView) news(front bool, after time.Duration) []string {
 				prompt = ": " + v.listing.info.GatePrompt
 			}
 			out = append(out, "waits at a gate"+prompt)
+		}
+	}
+	if attn != 0 && attn != v.heard.attn {
+		v.heard.attn = attn
+		if !front {
+			out = append(out, attentionText(*a))
 		}
 	}
 	if end != "" && end != v.heard.end {

@@ -109,6 +109,8 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 		return m.onResized(msg)
 	case seenSavedMsg:
 		return m.onSeenSaved(msg)
+	case attentionSeenMsg:
+		return m.onAttentionSeen(msg)
 	case notifiedMsg:
 		return m.onNotified(msg)
 	case flashOffMsg:

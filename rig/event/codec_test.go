@@ -42,6 +42,9 @@ func samples() []Event {
 		TurnInterrupted{TurnID: "t1", Index: 3, Reason: ReasonCrash},
 		GateOpened{GateID: "g1", TurnID: "t1", Prompt: "run rm -rf build?"},
 		GateResolved{GateID: "g1", Action: ActionClose, Reason: "restore_unavailable"},
+		Attention{TurnID: "t1", Reason: AttentionOSC9, Text: "build done <&> ünï"},
+		Attention{TurnID: "t1", Reason: AttentionBell},
+		AttentionSeen{Through: 42, From: "tui"},
 	}
 }
 
@@ -51,8 +54,8 @@ func TestSamplesCoverRegistry(t *testing.T) {
 		seen[ev.Type()] = true
 	}
 	reg := Registered()
-	if len(reg) != 18 {
-		t.Errorf("Registered() has %d types, want 18", len(reg))
+	if len(reg) != 20 {
+		t.Errorf("Registered() has %d types, want 20", len(reg))
 	}
 	for _, info := range reg {
 		if !seen[info.Type] {
@@ -206,6 +209,10 @@ func TestUnmarshalFailsClosed(t *testing.T) {
 		{"empty reason", `{"v":1,"type":"TurnInterrupted","data":{"turn_id":"t","index":1}}`, DecodeInvalid},
 		{"bad action", `{"v":1,"type":"GateResolved","data":{"gate_id":"g","action":"maybe"}}`, DecodeInvalid},
 		{"bad stream", `{"v":1,"type":"OutputDelta","data":{"turn_id":"t","stream":"stdin"}}`, DecodeInvalid},
+		{"bad attention reason", `{"v":1,"type":"Attention","data":{"turn_id":"t","reason":"osc99","text":""}}`, DecodeInvalid},
+		{"no attention reason", `{"v":1,"type":"Attention","data":{"turn_id":"t"}}`, DecodeInvalid},
+		{"attention text too long", `{"v":1,"type":"Attention","data":{"turn_id":"t","reason":"osc9","text":"` + strings.Repeat("x", MaxAttentionText+1) + `"}}`, DecodeInvalid},
+		{"unknown attention field", `{"v":1,"type":"AttentionSeen","data":{"through":1,"seq":2}}`, DecodeUnknownField},
 		{"bad level", `{"v":1,"type":"ConfigurationAdopted","data":{"changes":[{"level":"fatal"}]}}`, DecodeInvalid},
 		{"duration overflow", `{"v":1,"type":"TurnDone","data":{"duration_ms":9223372036854775807}}`, DecodeInvalid},
 		{"trailing garbage", `{"v":1,"type":"SessionIdle","data":{}}x`, DecodeTrailingData},
@@ -250,14 +257,16 @@ func (unregistered) Scope() Scope { return SessionScope }
 
 func TestMarshalRefuses(t *testing.T) {
 	cases := map[string]Event{
-		"nil":          nil,
-		"pointer":      &TurnStarted{TurnID: "t"},
-		"foreign":      foreign{},
-		"unregistered": unregistered{},
-		"bad reason":   TurnInterrupted{TurnID: "t", Reason: "nap"},
-		"bad action":   GateResolved{GateID: "g", Action: ""},
-		"bad stream":   OutputDelta{Stream: "tty"},
-		"bad level":    ConfigurationAdopted{Changes: []Change{{Level: "debug"}}},
+		"nil":            nil,
+		"pointer":        &TurnStarted{TurnID: "t"},
+		"foreign":        foreign{},
+		"unregistered":   unregistered{},
+		"bad reason":     TurnInterrupted{TurnID: "t", Reason: "nap"},
+		"bad action":     GateResolved{GateID: "g", Action: ""},
+		"bad stream":     OutputDelta{Stream: "tty"},
+		"bad level":      ConfigurationAdopted{Changes: []Change{{Level: "debug"}}},
+		"bad attention":  Attention{TurnID: "t", Reason: "beep"},
+		"long attention": Attention{TurnID: "t", Reason: AttentionOSC9, Text: strings.Repeat("é", MaxAttentionText/2+1)},
 	}
 	for name, ev := range cases {
 		b, err := Marshal(ev)

@@ -103,6 +103,8 @@ func sampleEvents() map[Type]Event {
 		TypeTurnInterrupted: TurnInterrupted{TurnID: "t1", Index: 3, Reason: ReasonUser},
 		TypeGateOpened:      GateOpened{GateID: "g1", TurnID: "t1", Prompt: hard},
 		TypeGateResolved:    GateResolved{GateID: "g1", Action: ActionApprove, Reason: "user"},
+		TypeAttention:       Attention{TurnID: "t1", Reason: AttentionOSC777, Text: hard},
+		TypeAttentionSeen:   AttentionSeen{Through: 41, From: "cli"},
 	}
 }
 

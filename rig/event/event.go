@@ -47,6 +47,8 @@ const (
 	TypeTurnInterrupted Type = "TurnInterrupted"
 	TypeGateOpened      Type = "GateOpened"
 	TypeGateResolved    Type = "GateResolved"
+	TypeAttention       Type = "Attention"
+	TypeAttentionSeen   Type = "AttentionSeen"
 )
 
 // Class says whether an event is journaled.
@@ -131,6 +133,8 @@ func (TurnFailed) Type() Type             { return TypeTurnFailed }
 func (TurnInterrupted) Type() Type        { return TypeTurnInterrupted }
 func (GateOpened) Type() Type             { return TypeGateOpened }
 func (GateResolved) Type() Type           { return TypeGateResolved }
+func (Attention) Type() Type              { return TypeAttention }
+func (AttentionSeen) Type() Type          { return TypeAttentionSeen }
 func (SessionStarted) Class() Class       { return Enduring }
 func (SessionActive) Class() Class        { return Enduring }
 func (SessionIdle) Class() Class          { return Enduring }
@@ -149,6 +153,8 @@ func (TurnFailed) Class() Class           { return Enduring }
 func (TurnInterrupted) Class() Class      { return Enduring }
 func (GateOpened) Class() Class           { return Enduring }
 func (GateResolved) Class() Class         { return Enduring }
+func (Attention) Class() Class            { return Enduring }
+func (AttentionSeen) Class() Class        { return Enduring }
 func (SessionStarted) Scope() Scope       { return SessionScope }
 func (SessionActive) Scope() Scope        { return SessionScope }
 func (SessionIdle) Scope() Scope          { return SessionScope }
@@ -167,3 +173,5 @@ func (TurnFailed) Scope() Scope           { return LoopScope }
 func (TurnInterrupted) Scope() Scope      { return LoopScope }
 func (GateOpened) Scope() Scope           { return LoopScope }
 func (GateResolved) Scope() Scope         { return LoopScope }
+func (Attention) Scope() Scope            { return LoopScope }
+func (AttentionSeen) Scope() Scope        { return LoopScope }

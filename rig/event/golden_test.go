@@ -33,6 +33,7 @@ func goldenEvents() []Event {
 			SessionStarted{Title: s, Manifest: map[string]string{s: s, "k": s}, Root: s},
 			RestoreDone{Epoch: 2, Interrupted: []string{s}, GatesClosed: []string{s, s}},
 			GateOpened{GateID: s, TurnID: s, Prompt: s},
+			Attention{TurnID: s, Reason: AttentionOSC9, Text: s},
 		)
 	}
 	return evs

@@ -111,3 +111,36 @@ type GateResolved struct {
 	// Reason is free text such as "user", "restore_unavailable", "shutdown".
 	Reason string `json:"reason"`
 }
+
+// Attention reasons: what a turn's program wrote to ask for the user.
+const (
+	AttentionBell   = "bell"   // BEL (0x07), not ending an escape sequence
+	AttentionOSC9   = "osc9"   // ESC ] 9 ; text (a desktop notification)
+	AttentionOSC777 = "osc777" // ESC ] 777 ; notify ; title ; body
+)
+
+// MaxAttentionText bounds Attention.Text, in bytes.
+const MaxAttentionText = 200
+
+// Attention: the turn's program asked for the user (it rang the bell or
+// sent a desktop notification), as looprig read it from the turn's output,
+// whose bytes keep the sequence itself. One record stands for a burst of
+// such signals (an episode).
+type Attention struct {
+	TurnID string `json:"turn_id"`
+	// Reason is AttentionBell, AttentionOSC9 or AttentionOSC777.
+	Reason string `json:"reason"`
+	// Text is the notification's text, printable characters only (others
+	// are spaces), at most MaxAttentionText bytes of valid UTF-8; "" for a
+	// bell.
+	Text string `json:"text"`
+}
+
+// AttentionSeen: the user looked at the session (a client attached to it
+// or showed it): the attention recorded at or before sequence Through is
+// dealt with.
+type AttentionSeen struct {
+	Through uint64 `json:"through"`
+	// From names the client that showed it ("tui", "cli").
+	From string `json:"from"`
+}

@@ -52,6 +52,8 @@ var entries = []entry{
 	reg[TurnInterrupted](),
 	reg[GateOpened](),
 	reg[GateResolved](),
+	reg[Attention](),
+	reg[AttentionSeen](),
 }
 
 var registry = func() map[Type]*entry {

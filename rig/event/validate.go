@@ -45,6 +45,16 @@ func (g GateResolved) validate() error {
 	return oneOf("action", g.Action, ActionApprove, ActionDeny, ActionClose)
 }
 
+func (a Attention) validate() error {
+	if err := oneOf("reason", a.Reason, AttentionBell, AttentionOSC9, AttentionOSC777); err != nil {
+		return err
+	}
+	if len(a.Text) > MaxAttentionText {
+		return &invalidValue{field: "text", value: fmt.Sprintf("%d bytes", len(a.Text)), want: fmt.Sprintf("at most %d bytes", MaxAttentionText)}
+	}
+	return nil
+}
+
 func (c ConfigurationAdopted) validate() error {
 	for i, ch := range c.Changes {
 		if err := oneOf(fmt.Sprintf("changes[%d].level", i), ch.Level, LevelInfo, LevelWarn); err != nil {

@@ -89,6 +89,7 @@ func groups() []struct {
 		{"Turn", turnCases},
 		{"Terminal", terminalCases},
 		{"Gate", gateCases},
+		{"Attention", attentionCases},
 		{"Restore", restoreCases},
 		{"RestoreCrash", crashCases},
 		{"Drift", driftCases},
