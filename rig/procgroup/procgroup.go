@@ -100,16 +100,33 @@ func (s Status) String() string {
 	return "status(?)"
 }
 
+// unmarkedLooks and unmarkedWait bound how long Inspect keeps looking at
+// a group it finds Unmarked before it believes it. A process in the middle
+// of an execve (a turn's shell starting its command) shows the kernel's
+// view of its environment empty, or cut short, for a moment, and one look
+// then would leave the turn's group running as Unmarked. A group that is
+// really another's (its id reused) costs those few looks.
+const (
+	unmarkedLooks = 10
+	unmarkedWait  = 5 * time.Millisecond
+)
+
 // Inspect reports whether g has live processes and whether one of them
 // carries g's marks. A group with no marks is never Marked.
 func Inspect(g Group) (Status, error) {
 	if g.PGID <= 1 {
 		return Gone, nil
 	}
-	if err := unix.Kill(-g.PGID, 0); err == unix.ESRCH {
-		return Gone, nil
+	for try := 1; ; try++ {
+		if err := unix.Kill(-g.PGID, 0); err == unix.ESRCH {
+			return Gone, nil
+		}
+		st, err := inspect(g)
+		if err != nil || st != Unmarked || len(g.Marks) == 0 || try == unmarkedLooks {
+			return st, err
+		}
+		time.Sleep(unmarkedWait)
 	}
-	return inspect(g)
 }
 
 // carries reports whether env, an environment ("NAME=value" entries),
