@@ -48,6 +48,19 @@ func outputShows(t *testing.T, e *env, s *rig.Session, turn, want string) {
 	})
 }
 
+// pendingAttention waits until session s has attention pending that ok
+// accepts, and returns it. The output that carries a signal is journaled
+// before its Attention record, so the output being there is not enough.
+func pendingAttention(t *testing.T, s *rig.Session, what string, ok func(*rig.Attention) bool) *rig.Attention {
+	t.Helper()
+	var a *rig.Attention
+	eventually(t, what, func() bool {
+		a = s.Status().Attention
+		return a != nil && ok(a)
+	})
+	return a
+}
+
 // Ten bells within a second are one episode: one Attention record, after
 // the output before it; the output keeps the bells. The live session, its
 // catalog entry and a fold of its journal say the same.
@@ -108,10 +121,7 @@ func testAttentionSeen(t *testing.T, e *env) {
 	m := newMarker()
 	ti := submit(t, s, `printf '\a'; echo "rang-`+m+`"; read x; printf '\033]9;build %s\007' "$x"; echo "said-`+m+`"; sleep 60`)
 	outputShows(t, e, s, ti.ID, "rang-"+m)
-	first := s.Status().Attention
-	if first == nil || first.Reason != event.AttentionBell {
-		t.Fatalf("after a bell: %+v", first)
-	}
+	first := pendingAttention(t, s, "attention after a bell", func(a *rig.Attention) bool { return a.Reason == event.AttentionBell })
 	if err := s.SeeAttention(waitCtx(t), first.Seq-1, "test"); err != nil {
 		t.Fatal(err)
 	}
@@ -140,10 +150,9 @@ func testAttentionSeen(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	outputShows(t, e, s, ti.ID, "said-"+m)
-	second := s.Status().Attention
-	if second == nil || second.Reason != event.AttentionOSC9 || second.Text != "build done" || second.Seq <= first.Seq {
-		t.Fatalf("after the notification: %+v", second)
-	}
+	second := pendingAttention(t, s, "attention after the notification", func(a *rig.Attention) bool {
+		return a.Reason == event.AttentionOSC9 && a.Text == "build done" && a.Seq > first.Seq
+	})
 	if st := foldJournal(t, e, s); !sameAttention(st.Attention, second) {
 		t.Errorf("replayed %+v, live %+v", st.Attention, second)
 	}
