@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
@@ -15,6 +14,7 @@ import (
 	"looprig/host"
 	"looprig/internal/textsafe"
 	"looprig/rig"
+	"looprig/rig/storage"
 )
 
 var cmdLs = &command{
@@ -28,11 +28,10 @@ var cmdLs = &command{
 }
 
 func runLs(c *call) int {
-	infos, err := rig.ListSessions(c.ctx, c.st)
+	infos, err := rig.ListSessions(c.ctx, c.st, rig.WithServing(c.servedByHost()))
 	if err != nil {
 		return c.fail(fmt.Errorf("list sessions of %s: %w", c.st.Dir(), err))
 	}
-	c.markHosted(infos)
 	if c.json {
 		out := []byte{'['}
 		for i, in := range infos {
@@ -96,39 +95,25 @@ func runLs(c *call) int {
 // probeTimeout bounds the hello of one host when ls looks for them.
 const probeTimeout = time.Second
 
-// markHosted turns the state of every held session that a host on this
-// machine serves (a process listens on the session's socket, and its pid
-// is the lease holder's: host.ServingPID) from held into live:
-// attachable. The sockets are tried in parallel; one that does not answer
-// in time stays held.
-func (c *call) markHosted(infos []rig.SessionInfo) {
+// servedByHost says whether a host on this machine serves a held session
+// (a process listens on the session's socket, and its pid is the lease
+// holder's: host.ServingPID), so that ls lists it live: attachable. A
+// socket that does not answer in time says no: the session stays held.
+func (c *call) servedByHost() func(context.Context, string, storage.Holder) bool {
 	key, err := storeKey(c.st)
 	if err != nil {
-		return
+		return nil
 	}
 	dir, err := host.SocketDir(key)
 	if err != nil {
-		return
+		return nil
 	}
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 16)
-	for i := range infos {
-		in := &infos[i]
-		if in.State != rig.StateHeld || in.Holder == nil {
-			continue
-		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			ctx, cancel := context.WithTimeout(c.ctx, probeTimeout)
-			defer cancel()
-			if pid, err := host.ServingPID(ctx, dir, in.ID, host.WithClientVersion(Version)); err == nil && pid == in.Holder.PID {
-				in.State = rig.StateLive
-			}
-		}()
+	return func(ctx context.Context, id string, h storage.Holder) bool {
+		ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+		defer cancel()
+		pid, err := host.ServingPID(ctx, dir, id, host.WithClientVersion(Version))
+		return err == nil && pid == h.PID
 	}
-	wg.Wait()
 }
 
 // stateLabel is the state as glyph and word, so it reads without colour.

@@ -61,8 +61,9 @@ func (s *Store) Probe(ctx context.Context, name string) (storage.LeaseStatus, er
 
 // ProbeMany probes many names at once. On Linux it reads the kernel's lock
 // table once: listing thousands of sessions costs one /proc/locks read,
-// not thousands. On Darwin it asks fcntl(F_GETLK) of each lock file.
-func (s *Store) ProbeMany(ctx context.Context, names []string) ([]storage.LeaseStatus, error) {
+// not thousands, and none when a vouch (storage.WithVouch) answers for
+// every held name. On Darwin it asks fcntl(F_GETLK) of each lock file.
+func (s *Store) ProbeMany(ctx context.Context, names []string, opts ...storage.ProbeOption) ([]storage.LeaseStatus, error) {
 	reqs := make([]lease.ProbeRequest, len(names))
 	for i, name := range names {
 		if err := storage.ValidateName(name); err != nil {
@@ -71,7 +72,7 @@ func (s *Store) ProbeMany(ctx context.Context, names []string) ([]storage.LeaseS
 		lockPath, epochPath := s.leasePaths(name)
 		reqs[i] = lease.ProbeRequest{Name: name, LockPath: lockPath, EpochPath: epochPath}
 	}
-	return s.leases.ProbeMany(ctx, reqs)
+	return s.leases.ProbeMany(ctx, reqs, storage.NewProbeOptions(opts).Vouch)
 }
 
 // track remembers this Store's live grant of name, whose epoch stamps the

@@ -345,7 +345,8 @@ func (s *Store) Probe(ctx context.Context, name string) (storage.LeaseStatus, er
 // few names one Probe each, for many one scan of the lease bucket (a
 // single consumer streaming every record) instead of a read per name.
 // Presence is then asked, concurrently, only of records that look held.
-func (s *Store) ProbeMany(ctx context.Context, names []string) ([]storage.LeaseStatus, error) {
+// A vouch is not asked: presence is the server's word, not a guess.
+func (s *Store) ProbeMany(ctx context.Context, names []string, _ ...storage.ProbeOption) ([]storage.LeaseStatus, error) {
 	for _, n := range names {
 		if err := storage.ValidateName(n); err != nil {
 			return nil, err

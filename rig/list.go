@@ -94,8 +94,13 @@ func ShortID(id string) string {
 // creationRecorded): its cost is one KV read per session plus the probes.
 // A session whose entry cannot be read is listed as broken with the
 // reason, never fails the listing. Sessions held by this process (pid and
-// host) are live. docs/ARCHITECTURE.md ("Listing") gives the states.
-func ListSessions(ctx context.Context, store storage.Store) ([]SessionInfo, error) {
+// host) are live, and, with WithServing, those a process on this machine
+// serves. docs/ARCHITECTURE.md ("Listing") gives the states.
+func ListSessions(ctx context.Context, store storage.Store, opts ...ListOption) ([]SessionInfo, error) {
+	var cfg listConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
 	ids, err := sessionIDs(ctx, store)
 	if err != nil {
 		return nil, err
@@ -109,15 +114,17 @@ func ListSessions(ctx context.Context, store storage.Store) ([]SessionInfo, erro
 	// calls and a small decode).
 	var probes []storage.LeaseStatus
 	var probeErrs []error
+	host, _ := os.Hostname()
+	pid := os.Getpid()
+	served := newServedSet(cfg.serving, host, pid)
 	probed := make(chan struct{})
 	go func() {
 		defer close(probed)
-		probes, probeErrs = probeAll(ctx, store, names)
+		probes, probeErrs = probeAll(ctx, store, names, storage.WithVouch(served.vouch))
+		served.askRest(ctx, probes)
 	}()
 	catalogs := readCatalogs(ctx, store, ids)
 	<-probed
-	host, _ := os.Hostname()
-	pid := os.Getpid()
 
 	out := make([]SessionInfo, 0, len(ids))
 	for i, id := range ids {
@@ -150,7 +157,7 @@ func ListSessions(ctx context.Context, store storage.Store) ([]SessionInfo, erro
 			h := st.Holder
 			info.Holder = &h
 			info.State = StateHeld
-			if h.PID == pid && h.Host == host {
+			if (h.PID == pid && h.Host == host) || served.has(names[i]) {
 				info.State = StateLive
 			}
 		case c.State == CatalogBroken:
@@ -278,9 +285,9 @@ func readCatalogs(ctx context.Context, kv storage.KV, ids []string) []catalogRea
 // probeAll probes names with the store's ProbeMany, or one by one when
 // that fails, and returns each name's status and error: one bad epoch file
 // makes its own session's lease state unknown, never its neighbours'.
-func probeAll(ctx context.Context, store storage.Store, names []string) ([]storage.LeaseStatus, []error) {
+func probeAll(ctx context.Context, store storage.Store, names []string, opts ...storage.ProbeOption) ([]storage.LeaseStatus, []error) {
 	errs := make([]error, len(names))
-	if st, err := store.ProbeMany(ctx, names); err == nil {
+	if st, err := store.ProbeMany(ctx, names, opts...); err == nil {
 		return st, errs
 	}
 	// One bad epoch file must not hide the others: fall back to one by one.

@@ -97,8 +97,41 @@ type LeaseProber interface {
 	// status per name, in the order of names, each as Probe would report
 	// it. An error about any one name may fail the whole call (callers
 	// then probe one by one to keep it to that name); an invalid name is
-	// *InvalidNameError. No names is no statuses and no error.
-	ProbeMany(ctx context.Context, names []string) ([]LeaseStatus, error)
+	// *InvalidNameError. No names is no statuses and no error. A store
+	// may use or ignore the options (see WithVouch).
+	ProbeMany(ctx context.Context, names []string, opts ...ProbeOption) ([]LeaseStatus, error)
+}
+
+// ProbeOption changes how ProbeMany probes.
+type ProbeOption func(*ProbeOptions)
+
+// ProbeOptions is what ProbeOption values set; a store's ProbeMany reads
+// them with NewProbeOptions.
+type ProbeOptions struct {
+	// Vouch, when set, may be asked of a name whose latest grant names a
+	// holder and whose held state would otherwise cost the store more
+	// (fsstore: a read of the kernel's lock table, which waits for an RCU
+	// grace period, about 10 ms). True says the holder is known to hold
+	// the name now by other means, and the name is reported held without
+	// more; false says nothing, and the store probes as usual. It may be
+	// called concurrently. It is for listings: a vouch taken at the
+	// instant a holder releases may report it held for that instant, as a
+	// probe straddling a release may.
+	Vouch func(ctx context.Context, name string, holder Holder) bool
+}
+
+// WithVouch sets ProbeOptions.Vouch.
+func WithVouch(vouch func(ctx context.Context, name string, holder Holder) bool) ProbeOption {
+	return func(o *ProbeOptions) { o.Vouch = vouch }
+}
+
+// NewProbeOptions applies opts.
+func NewProbeOptions(opts []ProbeOption) ProbeOptions {
+	var o ProbeOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
 }
 
 // Ledger stores named, append-only sequences of opaque records.

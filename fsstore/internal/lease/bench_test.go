@@ -108,7 +108,7 @@ func BenchmarkProbeMany1000(b *testing.B) {
 		reqs = append(reqs, ProbeRequest{Name: name, LockPath: lockPath, EpochPath: epochPath})
 	}
 	for b.Loop() {
-		if _, err := m.ProbeMany(ctx, reqs); err != nil {
+		if _, err := m.ProbeMany(ctx, reqs, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

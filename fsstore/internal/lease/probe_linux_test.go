@@ -9,10 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"looprig/rig/storage"
 )
 
 // ProbeMany over many names reads /proc/locks once, not once per name.
@@ -35,7 +38,7 @@ func TestProbeManyReadsLockTableOnce(t *testing.T) {
 	var reads atomic.Int32
 	readProcLocksHook = func() { reads.Add(1) }
 	t.Cleanup(func() { readProcLocksHook = nil })
-	sts, err := m.ProbeMany(context.Background(), reqs)
+	sts, err := m.ProbeMany(context.Background(), reqs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,5 +140,74 @@ func TestCalibrate(t *testing.T) {
 	t.Logf("st_dev %d:%d -> lock table %d:%d", unix.Major(dev), unix.Minor(dev), ld.major, ld.minor)
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Fatalf("calibration left %v", entries)
+	}
+}
+
+// A vouch answers for the leases it vouches for: when it vouches for every
+// lease whose epoch file names a holder, the lock table is not read; a
+// lease it does not vouch for is probed in the table as usual, and a vouch
+// never turns a released lease held unless it says so (it is asked only of
+// leases with a holder and a lock file).
+func TestProbeManyVouch(t *testing.T) {
+	dir := t.TempDir()
+	m := testManager(t, 0, "")
+	var reqs []ProbeRequest
+	held := map[string]bool{}
+	for i := 0; i < 6; i++ {
+		name := fmt.Sprintf("sessions/v%d", i)
+		l := mustAcquire(t, m, dir, name)
+		if i < 4 {
+			held[name] = true
+			t.Cleanup(func() { mustRelease(t, l) })
+		} else {
+			mustRelease(t, l)
+		}
+		lockPath, epochPath := leasePaths(dir, name)
+		reqs = append(reqs, ProbeRequest{Name: name, LockPath: lockPath, EpochPath: epochPath})
+	}
+	never, neverEpoch := leasePaths(dir, "sessions/never")
+	reqs = append(reqs, ProbeRequest{Name: "sessions/never", LockPath: never, EpochPath: neverEpoch})
+	var reads atomic.Int32
+	readProcLocksHook = func() { reads.Add(1) }
+	t.Cleanup(func() { readProcLocksHook = nil })
+
+	var asked sync.Map
+	sts, err := m.ProbeMany(context.Background(), reqs, func(_ context.Context, name string, h storage.Holder) bool {
+		asked.Store(name, h)
+		return held[name]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The released leases were offered too (their epoch files name their
+	// last holder): the vouch said no, so the table was read for them.
+	if n := reads.Load(); n != 1 {
+		t.Errorf("lock table read %d times, want 1 (for the leases not vouched for)", n)
+	}
+	for _, st := range sts {
+		if st.Held != held[st.Name] {
+			t.Errorf("%s: held %v, want %v", st.Name, st.Held, held[st.Name])
+		}
+	}
+	if _, ok := asked.Load("sessions/never"); ok {
+		t.Error("the vouch was asked about a lease never granted")
+	}
+	if h, ok := asked.Load("sessions/v0"); !ok || h.(storage.Holder).PID != os.Getpid() {
+		t.Errorf("the vouch was asked about v0 with holder %v, want this process", h)
+	}
+
+	// Only the held ones: every lease with a holder vouched for, no read.
+	reads.Store(0)
+	sts, err = m.ProbeMany(context.Background(), reqs[:4], func(context.Context, string, storage.Holder) bool { return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := reads.Load(); n != 0 {
+		t.Errorf("lock table read %d times with every lease vouched for, want 0", n)
+	}
+	for _, st := range sts {
+		if !st.Held {
+			t.Errorf("%s vouched for, not held", st.Name)
+		}
 	}
 }

@@ -70,7 +70,7 @@ func TestProbeMany(t *testing.T) {
 		lockPath, epochPath := leasePaths(dir, n)
 		reqs = append(reqs, ProbeRequest{Name: n, LockPath: lockPath, EpochPath: epochPath})
 	}
-	sts, err := m.ProbeMany(context.Background(), reqs)
+	sts, err := m.ProbeMany(context.Background(), reqs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestProbeMany(t *testing.T) {
 			t.Fatalf("status %d: %+v, want %+v", i, g, w)
 		}
 	}
-	if sts, err := m.ProbeMany(context.Background(), nil); err != nil || len(sts) != 0 {
+	if sts, err := m.ProbeMany(context.Background(), nil, nil); err != nil || len(sts) != 0 {
 		t.Fatalf("empty ProbeMany: %v %v", sts, err)
 	}
 	mustRelease(t, held)

@@ -1,0 +1,101 @@
+package rig_test
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+
+	"looprig/rig"
+	"looprig/rig/storage"
+	"looprig/rig/storage/memstore"
+)
+
+// holderElsewhere is a store whose probes report every holder with
+// another pid, and with host when it is set: a session held by another
+// process, on this machine or another.
+type holderElsewhere struct {
+	*memstore.Store
+	pid  int
+	host string
+}
+
+func (s holderElsewhere) ProbeMany(ctx context.Context, names []string, opts ...storage.ProbeOption) ([]storage.LeaseStatus, error) {
+	sts, err := s.Store.ProbeMany(ctx, names, opts...)
+	for i := range sts {
+		if sts[i].Held {
+			sts[i].Holder.PID = s.pid
+			if s.host != "" {
+				sts[i].Holder.Host = s.host
+			}
+		}
+	}
+	return sts, err
+}
+
+// WithServing lists as live a session held by another process of this
+// machine when serving says that process serves it, asking once, with the
+// session's id and holder; it never asks about a holder on another
+// machine, and without it such a session is held.
+func TestListWithServing(t *testing.T) {
+	mem := memstore.New()
+	r, err := rig.Define(rig.WithStore(mem), rig.WithWorkspaces(t.TempDir()), rig.WithProfile(rig.DemoProfile()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := r.NewSession(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Shutdown(context.Background()) })
+	id := s.SessionID().String()
+	const other = 999999
+
+	var mu sync.Mutex
+	var asked []string
+	serving := func(answer bool) rig.ListOption {
+		return rig.WithServing(func(_ context.Context, sid string, h storage.Holder) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			asked = append(asked, sid)
+			if h.PID != other {
+				t.Errorf("asked about holder %+v, want pid %d", h, other)
+			}
+			return answer
+		})
+	}
+	state := func(st storage.Store, opts ...rig.ListOption) rig.SessionState {
+		t.Helper()
+		asked = nil
+		infos, err := rig.ListSessions(t.Context(), st, opts...)
+		if err != nil || len(infos) != 1 {
+			t.Fatalf("ListSessions = %+v, %v", infos, err)
+		}
+		return infos[0].State
+	}
+	here := holderElsewhere{Store: mem, pid: other}
+	if got := state(here); got != rig.StateHeld {
+		t.Errorf("held by another process, no serving: %s, want held", got)
+	}
+	if got := state(here, serving(true)); got != rig.StateLive || len(asked) != 1 || asked[0] != id {
+		t.Errorf("served: %s, asked %q; want live, asked once about %s", got, asked, id)
+	}
+	if got := state(here, serving(false)); got != rig.StateHeld || len(asked) != 1 {
+		t.Errorf("not served: %s, asked %q; want held, asked once", got, asked)
+	}
+	away := holderElsewhere{Store: mem, pid: other, host: "another-machine-" + hostname(t)}
+	if got := state(away, serving(true)); got != rig.StateHeld || len(asked) != 0 {
+		t.Errorf("held on another machine: %s, asked %q; want held, never asked", got, asked)
+	}
+	if got := state(mem, serving(true)); got != rig.StateLive || len(asked) != 0 {
+		t.Errorf("held by this process: %s, asked %q; want live, never asked", got, asked)
+	}
+}
+
+func hostname(t *testing.T) string {
+	h, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
