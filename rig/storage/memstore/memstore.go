@@ -38,6 +38,7 @@ type Store struct {
 	kv          map[string]storage.Entry
 	appendFault func(name string, expected uint64) error
 	changes     uint64 // KV and lease changes, for ChangeStamp
+	blobs       map[storage.Digest]*memBlob
 }
 
 var _ storage.Store = (*Store)(nil)

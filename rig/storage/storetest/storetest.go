@@ -11,8 +11,9 @@
 // (compare-and-swap appends, contiguous sequences, bounded cursors, payload
 // limits, concurrent appenders), KV (revisions, conflicts, prefix listing,
 // one level of children), the name grammar on every method, done contexts,
-// LocalDir (stable; an existing absolute directory when not "") and change
-// stamps (every KV and lease change moves them).
+// LocalDir (stable; an existing absolute directory when not ""), change
+// stamps (every KV and lease change moves them) and blobs (content
+// addressed, streamed, verified on read, renewed when put again).
 //
 // Every failure is classified with errors.As or errors.Is, never by the text
 // of a message.
@@ -66,6 +67,7 @@ var groups = []struct {
 	{"Context", contextCases},
 	{"LocalDir", localDirCases},
 	{"ChangeStamp", changeCases},
+	{"Blob", blobCases},
 }
 
 // --- shared helpers -------------------------------------------------------
