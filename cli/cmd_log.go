@@ -160,6 +160,14 @@ func inputWrittenSummary(c *journal.Command) string {
 	return s + "written in part: " + what
 }
 
+// turnOrNone is "turn SHORTID", or "no turn".
+func turnOrNone(id string) string {
+	if id == "" {
+		return "no turn"
+	}
+	return "turn " + rig.ShortID(id)
+}
+
 // eventSummary is one line about ev for people, sanitized.
 func eventSummary(ev event.Event) string {
 	l := textsafe.Line
@@ -214,6 +222,14 @@ func eventSummary(ev event.Event) string {
 		return s
 	case event.AttentionSeen:
 		return fmt.Sprintf("through seq %d by %s", v.Through, l(v.From))
+	case event.WorkspaceCheckpointed:
+		s := fmt.Sprintf("%s at %s: %s, %d bytes, manifest %s", l(v.Trigger), turnOrNone(v.TurnID), plural(v.Files, "file"), v.Bytes, v.Manifest[:min(12, len(v.Manifest))])
+		if v.Skipped > 0 {
+			s += fmt.Sprintf(" (%d left out)", v.Skipped)
+		}
+		return s
+	case event.WorkspaceCheckpointSkipped:
+		return fmt.Sprintf("%s at %s: %s", l(v.Trigger), turnOrNone(v.TurnID), clip(l(v.Reason), 120))
 	}
 	return ""
 }

@@ -38,6 +38,13 @@ type State struct {
 	Attention *Attention
 	// LastRestore is the last restore that committed.
 	LastRestore *event.RestoreDone
+	// Checkpoint is the workspace pointer: the latest checkpoint of the
+	// workspace (event.WorkspaceCheckpointed), nil before any.
+	Checkpoint *Checkpoint
+	// CheckpointSkipped is the last checkpoint that was due and skipped
+	// after the pointer was set (or before any was), nil when none was:
+	// the pointer is older than the workspace.
+	CheckpointSkipped *event.WorkspaceCheckpointSkipped
 	// Stopped: SessionStopped is the last word (until a restore).
 	Stopped bool
 	// Fault is the cause of a SessionFaulted (a live event): the session
@@ -48,6 +55,14 @@ type State struct {
 	// when the last event was recorded.
 	LastSeq uint64
 	LastAt  time.Time
+}
+
+// Checkpoint is a checkpoint of the workspace as the journal records it.
+type Checkpoint struct {
+	event.WorkspaceCheckpointed
+	// Seq and At: where and when it was journaled.
+	Seq uint64
+	At  time.Time
 }
 
 // OpenTurn is a turn that started and has not ended.
@@ -134,6 +149,11 @@ func (s *State) Apply(env event.Envelope) {
 		if s.Attention != nil && s.Attention.Seq <= ev.Through {
 			s.Attention = nil
 		}
+	case event.WorkspaceCheckpointed:
+		s.Checkpoint = &Checkpoint{WorkspaceCheckpointed: ev, Seq: env.Seq, At: at}
+		s.CheckpointSkipped = nil
+	case event.WorkspaceCheckpointSkipped:
+		s.CheckpointSkipped = &ev
 	}
 }
 

@@ -1,6 +1,7 @@
 package rig
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -137,5 +138,42 @@ func TestStateAttention(t *testing.T) {
 	apply(17, event.SessionStopped{})
 	if st.Attention != nil {
 		t.Fatalf("a stopped session asks for the user: %+v", st.Attention)
+	}
+}
+
+// The workspace pointer is the latest checkpoint; a skipped one after it
+// is kept beside it until the next checkpoint; a restore, a stop and a
+// turn's end leave the pointer as it is.
+func TestStateCheckpoint(t *testing.T) {
+	var st State
+	seq := uint64(0)
+	apply := func(ev event.Event) uint64 {
+		seq++
+		st.Apply(event.Envelope{Seq: seq, At: time.Unix(int64(seq), 0), Event: ev})
+		return seq
+	}
+	if st.Checkpoint != nil || st.CheckpointSkipped != nil {
+		t.Fatalf("a new State has a checkpoint: %+v", st)
+	}
+	m1, m2 := strings.Repeat("1", 64), strings.Repeat("2", 64)
+	apply(event.TurnStarted{TurnID: "a"})
+	apply(event.TurnDone{TurnID: "a"})
+	first := apply(event.WorkspaceCheckpointed{Manifest: m1, Files: 3, Bytes: 10, TurnID: "a", Trigger: event.TriggerTurn})
+	if c := st.Checkpoint; c == nil || c.Manifest != m1 || c.Seq != first || c.Files != 3 || !c.At.Equal(time.Unix(int64(first), 0)) {
+		t.Fatalf("after a checkpoint: %+v", c)
+	}
+	apply(event.WorkspaceCheckpointSkipped{TurnID: "b", Trigger: event.TriggerTurn, Reason: "too big", Bytes: 5, Limit: 4})
+	if st.Checkpoint == nil || st.Checkpoint.Manifest != m1 || st.CheckpointSkipped == nil || st.CheckpointSkipped.Reason != "too big" {
+		t.Fatalf("after a skip: %+v, %+v", st.Checkpoint, st.CheckpointSkipped)
+	}
+	apply(event.SessionStopped{})
+	apply(event.RestoreStarted{Epoch: 2})
+	apply(event.RestoreDone{Epoch: 2})
+	if st.Checkpoint == nil || st.Checkpoint.Manifest != m1 {
+		t.Fatalf("a stop and a restore moved the pointer: %+v", st.Checkpoint)
+	}
+	apply(event.WorkspaceCheckpointed{Manifest: m2, Trigger: event.TriggerStop})
+	if st.Checkpoint.Manifest != m2 || st.CheckpointSkipped != nil {
+		t.Fatalf("after the next checkpoint: %+v, %+v", st.Checkpoint, st.CheckpointSkipped)
 	}
 }

@@ -110,6 +110,10 @@ func (t *transcript) apply(env event.Envelope) {
 		t.line(at, clsGate, "! the turn "+what)
 	case event.AttentionSeen:
 		t.line(at, clsMuted, "seen (by "+ev.From+")")
+	case event.WorkspaceCheckpointed:
+		t.line(at, clsMuted, fmt.Sprintf("workspace checkpointed (%s): %s files, %s bytes", ev.Trigger, commas(uint64(ev.Files)), commas(uint64(max(ev.Bytes, 0)))))
+	case event.WorkspaceCheckpointSkipped:
+		t.line(at, clsError, "! workspace not checkpointed ("+ev.Trigger+"): "+firstLine(ev.Reason))
 	default:
 		t.line(at, clsMuted, string(env.Event.Type()))
 	}

@@ -32,6 +32,9 @@ func samples() []Event {
 		ConfigurationAdopted{Changes: []Change{{Field: "engine", Persisted: "shell", Live: "demo", Level: LevelWarn}},
 			Source: "default", Fingerprint: "abc", Manifest: map[string]string{"engine": "demo", "root": ""}},
 		SessionFaulted{Cause: "lease lost"},
+		WorkspaceCheckpointed{Manifest: strings.Repeat("ab", 32), Files: 10_000, Bytes: 100 << 20, Skipped: 1, TurnID: "t1", Trigger: TriggerTurn},
+		WorkspaceCheckpointed{Manifest: strings.Repeat("0", 64), Trigger: TriggerStop},
+		WorkspaceCheckpointSkipped{TurnID: "t1", Trigger: TriggerTurn, Reason: "the workspace is 2 GiB, over checkpoint_max (1 GiB)", Bytes: 2 << 30, Limit: 1 << 30},
 		LoopStarted{LoopID: "l1", Name: "shell", Engine: "shell"},
 		TurnStarted{TurnID: "t1", Index: 3, Input: "for i in $(seq 60); do echo $i && sleep 1; done"},
 		TurnOutput{TurnID: "t1", Text: "1\n2\nünïcødé \x1b[31mred\x1b[0m\n", Elided: 1 << 40},
@@ -54,8 +57,8 @@ func TestSamplesCoverRegistry(t *testing.T) {
 		seen[ev.Type()] = true
 	}
 	reg := Registered()
-	if len(reg) != 20 {
-		t.Errorf("Registered() has %d types, want 20", len(reg))
+	if len(reg) != 22 {
+		t.Errorf("Registered() has %d types, want 22", len(reg))
 	}
 	for _, info := range reg {
 		if !seen[info.Type] {
@@ -77,6 +80,7 @@ func TestClassesAndScopes(t *testing.T) {
 		TypeSessionStarted: true, TypeSessionActive: true, TypeSessionIdle: true, TypeSessionStopped: true,
 		TypeRestoreStarted: true, TypeRestoreDone: true, TypeRestoreErrored: true,
 		TypeConfigurationAdopted: true, TypeSessionFaulted: true,
+		TypeWorkspaceCheckpointed: true, TypeWorkspaceCheckpointSkipped: true,
 	}
 	for _, info := range Registered() {
 		wantClass, wantScope := Enduring, LoopScope
@@ -209,6 +213,11 @@ func TestUnmarshalFailsClosed(t *testing.T) {
 		{"empty reason", `{"v":1,"type":"TurnInterrupted","data":{"turn_id":"t","index":1}}`, DecodeInvalid},
 		{"bad action", `{"v":1,"type":"GateResolved","data":{"gate_id":"g","action":"maybe"}}`, DecodeInvalid},
 		{"bad stream", `{"v":1,"type":"OutputDelta","data":{"turn_id":"t","stream":"stdin"}}`, DecodeInvalid},
+		{"bad checkpoint trigger", `{"v":1,"type":"WorkspaceCheckpointed","data":{"manifest":"` + strings.Repeat("a", 64) + `","files":1,"bytes":1,"skipped":0,"turn_id":"","trigger":"cron"}}`, DecodeInvalid},
+		{"bad checkpoint manifest", `{"v":1,"type":"WorkspaceCheckpointed","data":{"manifest":"` + strings.Repeat("A", 64) + `","files":1,"bytes":1,"skipped":0,"turn_id":"","trigger":"turn"}}`, DecodeInvalid},
+		{"short checkpoint manifest", `{"v":1,"type":"WorkspaceCheckpointed","data":{"manifest":"abc","files":1,"bytes":1,"skipped":0,"turn_id":"","trigger":"turn"}}`, DecodeInvalid},
+		{"negative checkpoint bytes", `{"v":1,"type":"WorkspaceCheckpointed","data":{"manifest":"` + strings.Repeat("a", 64) + `","files":1,"bytes":-1,"skipped":0,"turn_id":"","trigger":"turn"}}`, DecodeInvalid},
+		{"bad skip trigger", `{"v":1,"type":"WorkspaceCheckpointSkipped","data":{"turn_id":"","trigger":"x","reason":"","bytes":0,"limit":0}}`, DecodeInvalid},
 		{"bad attention reason", `{"v":1,"type":"Attention","data":{"turn_id":"t","reason":"osc99","text":""}}`, DecodeInvalid},
 		{"no attention reason", `{"v":1,"type":"Attention","data":{"turn_id":"t"}}`, DecodeInvalid},
 		{"attention text too long", `{"v":1,"type":"Attention","data":{"turn_id":"t","reason":"osc9","text":"` + strings.Repeat("x", MaxAttentionText+1) + `"}}`, DecodeInvalid},

@@ -43,6 +43,8 @@ var entries = []entry{
 	reg[RestoreErrored](),
 	reg[ConfigurationAdopted](),
 	reg[SessionFaulted](),
+	reg[WorkspaceCheckpointed](),
+	reg[WorkspaceCheckpointSkipped](),
 	reg[LoopStarted](),
 	reg[TurnStarted](),
 	reg[TurnOutput](),

@@ -45,6 +45,42 @@ func (g GateResolved) validate() error {
 	return oneOf("action", g.Action, ActionApprove, ActionDeny, ActionClose)
 }
 
+func (w WorkspaceCheckpointed) validate() error {
+	if err := oneOf("trigger", w.Trigger, TriggerTurn, TriggerStop, TriggerHandoff); err != nil {
+		return err
+	}
+	if !isDigestHex(w.Manifest) {
+		return &invalidValue{field: "manifest", value: fmt.Sprintf("%q", w.Manifest), want: "64 lower-case hex characters"}
+	}
+	if w.Files < 0 || w.Skipped < 0 {
+		return &invalidValue{field: "files", value: fmt.Sprint(w.Files, w.Skipped), want: "0 or more"}
+	}
+	return notNegative("bytes", w.Bytes)
+}
+
+func (w WorkspaceCheckpointSkipped) validate() error {
+	if err := oneOf("trigger", w.Trigger, TriggerTurn, TriggerStop, TriggerHandoff); err != nil {
+		return err
+	}
+	if err := notNegative("bytes", w.Bytes); err != nil {
+		return err
+	}
+	return notNegative("limit", w.Limit)
+}
+
+// isDigestHex reports whether s is a SHA-256 digest in lower-case hex.
+func isDigestHex(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 func (a Attention) validate() error {
 	if err := oneOf("reason", a.Reason, AttentionBell, AttentionOSC9, AttentionOSC777); err != nil {
 		return err
