@@ -21,6 +21,13 @@
 //	term = "xterm-256color"      # TERM under the pseudo-terminal (the default)
 //	shell = "/bin/bash"          # turns run as SHELL -c INPUT; an absolute path to an
 //	                             # executable (default $SHELL when it is one, else /bin/sh)
+//	checkpoint = "turn"          # turn | stop | off: when the workspace is checkpointed into
+//	                             # the store (default turn for session placement, else off;
+//	                             # shared placement: off only)
+//	checkpoint_max = "1GiB"      # a bigger workspace is not checkpointed (a visible warning);
+//	                             # bytes, or a string with B, KB, MB, GB, KiB, MiB or GiB
+//	checkpoint_exclude = ["node_modules/", "*.o"] # left out (gitignore syntax), beside the
+//	                             # workspace's own .looprigignore
 //
 // The built-in profiles "default" (shell engine, one workspace per session)
 // and "demo" (demo engine) always exist and cannot be redefined. Paths may
@@ -163,7 +170,7 @@ func Load(path string, mustExist bool) (*Config, error) {
 }
 
 // keys of a profile table, in the order they are documented.
-var profileKeys = []string{"engine", "placement", "root", "gate_policy", "seed", "tty", "term", "shell"}
+var profileKeys = []string{"engine", "placement", "root", "gate_policy", "seed", "tty", "term", "shell", "checkpoint", "checkpoint_max", "checkpoint_exclude"}
 
 var topKeys = []string{"default_profile", "theme", "notify", "notify_after", "profiles"}
 
@@ -341,6 +348,35 @@ func parseProfile(file, name string, t map[string]any, loc *locator, fail func(s
 				return p, fail(reason+`; write the absolute path of an executable shell, such as "/bin/bash"`, "profiles", name, k)
 			}
 			p.Shell = s
+		case "checkpoint":
+			s, err := str(k)
+			if err != nil {
+				return p, err
+			}
+			switch m := rig.CheckpointMode(s); m {
+			case rig.CheckpointTurn, rig.CheckpointStop, rig.CheckpointOff:
+				p.Checkpoint = m
+			default:
+				return p, fail(fmt.Sprintf("must be turn, stop or off, not %q", s), "profiles", name, k)
+			}
+		case "checkpoint_max":
+			n, err := parseBytes(t[k])
+			if err != nil {
+				return p, fail(err.Error(), "profiles", name, k)
+			}
+			p.CheckpointMax = n
+		case "checkpoint_exclude":
+			arr, ok := t[k].([]any)
+			if !ok {
+				return p, fail(fmt.Sprintf("must be an array of strings, not %s", typeName(t[k])), "profiles", name, k)
+			}
+			for i, v := range arr {
+				s, ok := v.(string)
+				if !ok || s == "" {
+					return p, fail(fmt.Sprintf("element %d must be a non-empty string, not %s", i+1, typeName(v)), "profiles", name, k)
+				}
+				p.CheckpointExclude = append(p.CheckpointExclude, s)
+			}
 		case "gate_policy":
 			arr, ok := t[k].([]any)
 			if !ok {
@@ -363,6 +399,9 @@ func parseProfile(file, name string, t map[string]any, loc *locator, fail func(s
 	}
 	if p.Placement == rig.PlacementSession && p.Root != "" {
 		return p, fail("root needs placement = \"exclusive\" or \"shared\" (session placement gives every session its own directory)", "profiles", name, "root")
+	}
+	if p.Placement == rig.PlacementShared && p.Checkpoint != "" && p.Checkpoint != rig.CheckpointOff {
+		return p, fail("a shared workspace is never checkpointed (other sessions write it at the same time); use placement = \"exclusive\", or checkpoint = \"off\"", "profiles", name, "checkpoint")
 	}
 	return p, nil
 }

@@ -45,6 +45,14 @@ tty = false
 
 [profiles.vt]
 term = "vt100"
+
+[profiles.travel]
+checkpoint = "stop"
+checkpoint_max = "1.5 GiB"
+checkpoint_exclude = ["node_modules/", "*.o"]
+
+[profiles.small]
+checkpoint_max = 4096
 `
 	c, err := Parse(path, []byte(doc))
 	if err != nil {
@@ -73,14 +81,21 @@ term = "vt100"
 	if p, err := c.Profile("vt"); err != nil || p.NoTTY || p.Term != "vt100" {
 		t.Fatalf("vt = %+v, %v; want a pseudo-terminal with TERM vt100", p, err)
 	}
+	if p, err := c.Profile("travel"); err != nil || p.Checkpoint != rig.CheckpointStop || p.CheckpointMax != 3<<29 ||
+		!reflect.DeepEqual(p.CheckpointExclude, []string{"node_modules/", "*.o"}) {
+		t.Fatalf("travel = %+v, %v; want checkpoints at stop, at most 1.5 GiB, two excludes", p, err)
+	}
+	if p, err := c.Profile("small"); err != nil || p.Checkpoint != "" || p.CheckpointMax != 4096 {
+		t.Fatalf("small = %+v, %v; want the default mode, at most 4096 bytes", p, err)
+	}
 	if d, _ := c.Profile("default"); !reflect.DeepEqual(d, rig.DefaultProfile()) {
 		t.Fatalf("default = %+v", d)
 	}
-	if names := c.Names(); !reflect.DeepEqual(names, []string{"default", "demo", "quiet.demo", "scripts", "shared1", "vt", "work"}) {
+	if names := c.Names(); !reflect.DeepEqual(names, []string{"default", "demo", "quiet.demo", "scripts", "shared1", "small", "travel", "vt", "work"}) {
 		t.Fatalf("Names = %v", names)
 	}
 	var unknown *UnknownProfileError
-	if _, err := c.Profile("nope"); !errors.As(err, &unknown) || !strings.Contains(err.Error(), "default, demo, quiet.demo, scripts, shared1, vt, work") {
+	if _, err := c.Profile("nope"); !errors.As(err, &unknown) || !strings.Contains(err.Error(), "default, demo, quiet.demo, scripts, shared1, small, travel, vt, work") {
 		t.Fatalf("unknown profile: %v", err)
 	}
 }
@@ -105,6 +120,12 @@ func TestParseErrors(t *testing.T) {
 		{"tty type", "[profiles.x]\ntty = \"no\"\n", 2, "profiles.x.tty", "must be true or false"},
 		{"term empty", "[profiles.x]\nterm = \"\"\n", 2, "profiles.x.term", "must name a terminal type"},
 		{"gate policy element", "[profiles.x]\ngate_policy = [\"sudo\", 1]\n", 2, "profiles.x.gate_policy", "element 2 must be a string"},
+		{"bad checkpoint", "[profiles.x]\ncheckpoint = \"always\"\n", 2, "profiles.x.checkpoint", "must be turn, stop or off"},
+		{"shared checkpoint", "[profiles.x]\nplacement = \"shared\"\nroot = \"/srv\"\ncheckpoint = \"turn\"\n", 4, "profiles.x.checkpoint", "a shared workspace is never checkpointed"},
+		{"bad checkpoint_max", "[profiles.x]\ncheckpoint_max = \"lots\"\n", 2, "profiles.x.checkpoint_max", "must be a size such as 500MB"},
+		{"negative checkpoint_max", "[profiles.x]\ncheckpoint_max = -1\n", 2, "profiles.x.checkpoint_max", "must be 0 or more bytes"},
+		{"checkpoint_max type", "[profiles.x]\ncheckpoint_max = true\n", 2, "profiles.x.checkpoint_max", "must be a number of bytes"},
+		{"checkpoint_exclude element", "[profiles.x]\ncheckpoint_exclude = [\"a\", \"\"]\n", 2, "profiles.x.checkpoint_exclude", "element 2 must be a non-empty string"},
 		{"redefine builtin", "[profiles.default]\nengine = \"demo\"\n", 1, "profiles.default", "built-in profile"},
 		{"bad default profile", "default_profile = \"wrk\"\n[profiles.work]\n", 1, "default_profile", `unknown profile "wrk"`},
 		{"profiles not a table", "profiles = 1\n", 1, "profiles", "must be a table of profiles"},

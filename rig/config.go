@@ -59,6 +59,16 @@ type Profile struct {
 	// from $SHELL (engine.UserShell); the runtime never reads the
 	// environment for it.
 	Shell string
+	// Checkpoint says when the workspace is checkpointed into the store
+	// ("" means CheckpointTurn for session placement, CheckpointOff
+	// otherwise; shared placement allows only CheckpointOff).
+	// CheckpointMax bounds a checkpoint's bytes (0 means
+	// DefaultCheckpointMax); over it the checkpoint is skipped, visibly.
+	// CheckpointExclude lists patterns (gitignore syntax) left out, beside
+	// the workspace's own .looprigignore.
+	Checkpoint        CheckpointMode
+	CheckpointMax     int64
+	CheckpointExclude []string
 }
 
 // term is p.Term or the engine's default.
@@ -122,7 +132,7 @@ func (p Profile) validate() error {
 	default:
 		return bad("placement", "must be session, exclusive or shared, not "+strconvQuote(string(p.Placement)))
 	}
-	return nil
+	return p.validateCheckpoint()
 }
 
 // Manifest is the recorded form of a profile: one string per field that
