@@ -198,7 +198,8 @@ func (s *Store) PutBlob(ctx context.Context, r io.Reader) (storage.BlobInfo, err
 	info := storage.BlobInfo{Digest: d, Size: size}
 
 	// Stored already: renew its mtime. If it vanishes meanwhile (a
-	// delete), store it after all.
+	// delete), store it after all. The new mtime is not synced: it only
+	// matters to a sweep running now, which a crash ends too.
 	var st unix.Stat_t
 	err = fstatat(dir, name, &st)
 	if err == nil && isRegular(&st) && st.Size == size {
