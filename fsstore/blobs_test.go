@@ -680,3 +680,22 @@ func writeHashSync(path, dir string, r io.Reader, buf []byte) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// Errors name the path concerned: here a file where blobs/tmp/ should be.
+func TestBlobErrorsNameThePath(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	if err := os.Mkdir(filepath.Join(dir, "blobs"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(dir, "blobs", "tmp")
+	if err := os.WriteFile(tmp, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.PutBlob(context.Background(), strings.NewReader("x"))
+	var pe *fs.PathError
+	if err == nil || !strings.HasPrefix(err.Error(), "put blob: ") || !errors.As(err, &pe) || pe.Path != tmp {
+		t.Fatalf("PutBlob with a file in the place of blobs/tmp: %v; want a wrapped *fs.PathError naming %s", err, tmp)
+	}
+	t.Log(err)
+}
