@@ -33,7 +33,19 @@ func openStore(t *testing.T, dir string) *fsstore.Store {
 }
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) storage.Store { return openStore(t, t.TempDir()) })
+	storetest.Run(t, func(t *testing.T) storage.Store { return damageable{openStore(t, t.TempDir())} })
+}
+
+// damageable is a Store that can damage its blobs (storetest.BlobDamager),
+// as a disk error would: it overwrites the file under the digest's name.
+type damageable struct{ *fsstore.Store }
+
+func (s damageable) DamageBlob(d storage.Digest, data []byte) bool {
+	path := blobPath(s.Dir(), d)
+	if _, err := os.Lstat(path); err != nil {
+		return false
+	}
+	return os.WriteFile(path, data, 0o600) == nil
 }
 
 func TestOpenCreatesLayoutWithPrivateModes(t *testing.T) {

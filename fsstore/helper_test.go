@@ -88,6 +88,10 @@ func runHelper(role, dir string) int {
 		}
 		fmt.Printf("%d %d\n", l.Epoch(), os.Getpid())
 		return 0
+	case "putblob-killed":
+		return putBlobUntilKilled(s)
+	case "putblob-same":
+		return putSameBlob(s)
 	}
 	fmt.Fprintln(os.Stderr, "unknown helper role", role)
 	return 2

@@ -1,6 +1,7 @@
 // Package fsstore is the filesystem backend of looprig's storage contracts:
 // leases from flock plus epoch files, one append-only framed file per ledger,
-// and small revisioned KV files, all under one store directory.
+// small revisioned KV files, and content-addressed blob files, all under
+// one store directory.
 //
 // Layout (directories 0700, files 0600):
 //
@@ -10,10 +11,15 @@
 //	ledgers/<name>.log     one append-only framed file per ledger
 //	kv/<key>.kv            revisioned values, replaced atomically
 //	workspaces/<uuid>/     per-session workspaces (owned by the runtime)
+//	blobs/<xx>/<digest>    content-addressed blobs, named by the SHA-256 of
+//	                       their content (64 hex; xx its first 2), written
+//	                       once through a temp file and a rename (blobs.go)
+//	blobs/tmp/             temp files of puts in progress (ListBlobs removes
+//	                       those of crashed puts once an hour old)
 //
 // A Store is safe for concurrent use by many goroutines, and several
 // processes may open the same directory: leases, ledger appends and KV
-// updates are coordinated through flock.
+// updates are coordinated through flock, blob puts through atomic renames.
 package fsstore
 
 import (
