@@ -188,6 +188,10 @@ type Store struct {
 	catalog jetstream.KeyValue
 	leaseKV jetstream.KeyValue
 
+	blobs      jetstream.ObjectStore // see blobs.go
+	blobStream jetstream.Stream      // the object store's stream, OBJ_P-blobs
+	blobBucket string                // "P-blobs"
+
 	ledgerStream string // stream name
 	ledgerSubj   string // "P.ledger."
 	id           string // presence id of this Store
@@ -420,7 +424,8 @@ func versionAtLeast(v string, major, minor int) bool {
 	return ma > major || (ma == major && mi >= minor)
 }
 
-// setup finds or creates the ledger stream and the two buckets.
+// setup finds or creates the ledger stream, the two KV buckets and the
+// blob object store.
 func (s *Store) setup(ctx context.Context) error {
 	cfg := jetstream.StreamConfig{
 		Name:        s.ledgerStream,
@@ -484,7 +489,7 @@ func (s *Store) setup(ctx context.Context) error {
 	if s.leaseKV, err = bucket(s.prefix+"-leases", "looprig leases"); err != nil {
 		return err
 	}
-	return nil
+	return s.setupBlobs(ctx)
 }
 
 // URL returns the store's URL, without credentials.
