@@ -62,6 +62,7 @@ const (
 	tmpBlobPrefix = "tmp-"
 	blobChunkSize = 128 << 10
 	blobPrefetch  = 16 // chunks a reader asks for at once (2 MiB)
+	blobPoll      = 250 * time.Millisecond
 )
 
 var _ storage.BlobStore = (*Store)(nil)
@@ -329,18 +330,35 @@ func (r *chunkReader) next() error {
 			return err
 		}
 	}
-	// A fresh deadline per chunk: the whole read has no time limit.
-	nctx, cancel := r.s.opCtx(r.ctx)
-	defer cancel()
-	msg, err := r.it.Next(jetstream.NextContext(nctx))
-	if err != nil {
-		if r.ctx.Err() == nil && nctx.Err() != nil {
-			// Nothing came: were the chunks deleted under us?
-			if _, cur, merr := r.s.blobMeta(nctx, r.d.String()); merr == nil && (cur == nil || cur.NUID != r.info.NUID) {
-				return fmt.Errorf("deleted while it was read: %w", &storage.BlobNotFoundError{Digest: r.d})
-			}
+	// A fresh deadline per chunk (WithTimeout): the whole read has no time
+	// limit. While waiting, look every blobPoll whether the blob is still
+	// the one being read: a delete purges the chunks, which then never come.
+	deadline := time.Now().Add(r.s.o.timeout)
+	var msg jetstream.Msg
+	for {
+		wait := time.Now().Add(blobPoll)
+		if wait.After(deadline) {
+			wait = deadline
 		}
-		return err
+		wctx, cancel := context.WithDeadline(r.ctx, wait)
+		m, err := r.it.Next(jetstream.NextContext(wctx))
+		cancel()
+		if err == nil {
+			msg = m
+			break
+		}
+		if r.ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+		octx, cancel := r.s.opCtx(r.ctx)
+		_, cur, merr := r.s.blobMeta(octx, r.d.String())
+		cancel()
+		switch {
+		case merr == nil && (cur == nil || cur.NUID != r.info.NUID):
+			return fmt.Errorf("deleted while it was read: %w", &storage.BlobNotFoundError{Digest: r.d})
+		case time.Now().After(deadline):
+			return fmt.Errorf("chunk %d of %d did not come within %v: %w", r.got+1, r.info.Chunks, r.s.o.timeout, err)
+		}
 	}
 	r.buf = msg.Data()
 	r.got++
