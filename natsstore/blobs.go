@@ -58,6 +58,12 @@ import (
 // it is still the one it read, and purges the chunks only when no renewal
 // took them over meanwhile (see DeleteBlob). GetBlob reads the chunks
 // through an ordered pull consumer, a few at a time.
+//
+// Meta messages are read with the stream's direct gets (the object store
+// turns them on): with WithReplicas above 1 a read may be served by a
+// replica that has not yet seen the latest put or delete, unlike ledger
+// reads. The compare-and-swaps are decided by the leader, so a stale read
+// only costs a retry; a StatBlob or GetBlob may briefly miss a new blob.
 const (
 	tmpBlobPrefix = "tmp-"
 	blobChunkSize = 128 << 10
@@ -86,6 +92,12 @@ func (s *Store) setupBlobs(ctx context.Context) error {
 	st, err := s.js.Stream(ctx, "OBJ_"+name)
 	if err != nil {
 		return fmt.Errorf("natsstore: object store %s: %w", name, err)
+	}
+	if got := st.CachedInfo().Config; got.Storage != jetstream.FileStorage || !got.AllowRollup ||
+		got.MaxAge > 0 || got.MaxBytes > 0 || got.MaxMsgs > 0 || got.MaxMsgsPerSubject > 0 || got.Sealed {
+		return &UnavailableError{URL: s.url, Reason: fmt.Sprintf("object store %s exists with a configuration natsstore cannot use "+
+			"(it needs file storage, rollups, no limits and no TTL: blobs must not expire)", name),
+			Fix: "use another prefix, or fix or remove the object store"}
 	}
 	s.blobs, s.blobStream, s.blobBucket = obs, st, name
 	return nil

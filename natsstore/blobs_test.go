@@ -1,7 +1,9 @@
 package natsstore
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"runtime"
@@ -112,5 +114,36 @@ func TestBlobBoundedMemory(t *testing.T) {
 	t.Logf("get of %d MiB: heap grew by at most %.1f MiB", n>>20, float64(peak)/(1<<20))
 	if peak > limit {
 		t.Errorf("get of %d MiB: heap grew by %.1f MiB, want at most %d MiB", n>>20, float64(peak)/(1<<20), limit>>20)
+	}
+}
+
+// What a put that crashed after its upload leaves (a temporary object) is
+// no blob: not listed, not found under its digest; a put of the same
+// content afterwards makes the blob.
+func TestBlobCrashedPutLeavesNoBlob(t *testing.T) {
+	s := openStore(t, startServer(t).URL())
+	data := []byte("content of a put that crashed")
+	d := storage.DigestOf(data)
+	if _, err := s.blobs.PutBytes(t.Context(), tmpBlobPrefix+"crashed", data); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	if err := s.ListBlobs(t.Context(), func(storage.BlobInfo) error { n++; return nil }); err != nil || n != 0 {
+		t.Fatalf("ListBlobs listed %d blobs, %v; want none", n, err)
+	}
+	var nf *storage.BlobNotFoundError
+	if _, err := s.StatBlob(t.Context(), d); !errors.As(err, &nf) {
+		t.Fatalf("StatBlob: %v; want *BlobNotFoundError", err)
+	}
+	if info, err := s.PutBlob(t.Context(), bytes.NewReader(data)); err != nil || info.Digest != d {
+		t.Fatalf("PutBlob = %v, %v", info, err)
+	}
+	r, err := s.GetBlob(t.Context(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if got, err := io.ReadAll(r); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("GetBlob read %q, %v", got, err)
 	}
 }
