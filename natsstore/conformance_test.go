@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"looprig/natsstore/embedded"
 	"looprig/rig/storage"
 	"looprig/rig/storage/storetest"
@@ -39,9 +41,39 @@ func openStore(t testing.TB, url string, opts ...Option) *Store {
 }
 
 // TestConformance runs the storage contract suite, one embedded server per
-// subtest.
+// subtest. The store is wrapped in a damagingStore so that the blob cases
+// check damaged content too.
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storage.Store {
-		return openStore(t, startServer(t).URL())
+		return damagingStore{openStore(t, startServer(t).URL())}
 	})
+}
+
+// damagingStore is a Store that can damage its blobs (storetest.BlobDamager).
+type damagingStore struct{ *Store }
+
+var _ storetest.BlobDamager = damagingStore{}
+
+// DamageBlob replaces the chunks of blob d with data, keeping its meta
+// message (size, chunk count, the object store's digest), as damage on the
+// server's disk would. Empty data leaves one empty chunk.
+func (s damagingStore) DamageBlob(d storage.Digest, data []byte) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, info, err := s.blobMeta(ctx, d.String())
+	if err != nil || info == nil {
+		return false
+	}
+	subj := s.blobChunkSubj(info.NUID)
+	if err := s.blobStream.Purge(ctx, jetstream.WithPurgeSubject(subj)); err != nil {
+		panic(err)
+	}
+	for first := true; first || len(data) > 0; first = false {
+		n := min(len(data), blobChunkSize)
+		if _, err := s.js.Publish(ctx, subj, data[:n]); err != nil {
+			panic(err)
+		}
+		data = data[n:]
+	}
+	return true
 }

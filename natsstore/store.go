@@ -1,13 +1,16 @@
 // Package natsstore is the NATS JetStream backend of looprig's storage
 // contracts (rig/storage): the same leases, ledgers and catalog as fsstore,
-// shared by every machine that reaches one NATS server or cluster. It
-// passes storetest and the runtime suite (rigtest) unchanged.
+// and blobs (storage.BlobStore), shared by every machine that reaches one
+// NATS server or cluster. It passes storetest and the runtime suite
+// (rigtest) unchanged.
 //
 // Layout, for a prefix P (default "looprig", or the URL's path):
 //
 //	stream  P-ledgers        subjects P.ledger.<name>: every ledger, a subject each
 //	bucket  P-catalog        KV: the catalog (storage.KV)
 //	bucket  P-leases         KV: one lease record per name
+//	bucket  P-blobs          Object Store (stream OBJ_P-blobs): one object per
+//	                         blob, named by its SHA-256 in hex (storage.BlobStore)
 //	subject P.presence.<id>  each open Store answers here for its leases
 //
 // Names map to subject tokens and KV keys with '/' → '.' and '.' → '='
@@ -37,6 +40,13 @@
 // See lease.go. Expiries are wall-clock times written by the holder:
 // machines sharing a store need clocks within WithClockSkew (default 1s)
 // of each other, e.g. NTP.
+//
+// Blobs are Object Store objects under their digest. A put streams the
+// content under a temporary name while hashing it, then writes the meta
+// message of the digest's name by compare-and-swap, pointing at those
+// chunks (or republishes the meta already there, which renews its time).
+// A crash leaves only a temporary object or unreferenced chunks, never a
+// digest name over other content. See blobs.go.
 //
 // Running a server for it. Every machine reaches one server (or cluster):
 //
@@ -174,7 +184,8 @@ func WithNATSOptions(opts ...nats.Option) Option {
 func WithoutEnvCredentials() Option { return func(o *options) { o.envCreds = false } }
 
 // Store is an open NATS store. It implements storage.Store (leases with
-// probes, ProbeMany for listings, and breaks; ledgers; the catalog KV). It
+// probes, ProbeMany for listings, and breaks; ledgers; the catalog KV) and
+// storage.BlobStore (blobs.go). It
 // is safe for concurrent use; many Stores (in many processes, on many
 // machines) may share one server and prefix.
 type Store struct {
@@ -187,6 +198,10 @@ type Store struct {
 	ledgers jetstream.Stream
 	catalog jetstream.KeyValue
 	leaseKV jetstream.KeyValue
+
+	blobs      jetstream.ObjectStore // see blobs.go
+	blobStream jetstream.Stream      // the object store's stream, OBJ_P-blobs
+	blobBucket string                // "P-blobs"
 
 	ledgerStream string // stream name
 	ledgerSubj   string // "P.ledger."
@@ -420,7 +435,8 @@ func versionAtLeast(v string, major, minor int) bool {
 	return ma > major || (ma == major && mi >= minor)
 }
 
-// setup finds or creates the ledger stream and the two buckets.
+// setup finds or creates the ledger stream, the two KV buckets and the
+// blob object store.
 func (s *Store) setup(ctx context.Context) error {
 	cfg := jetstream.StreamConfig{
 		Name:        s.ledgerStream,
@@ -484,7 +500,7 @@ func (s *Store) setup(ctx context.Context) error {
 	if s.leaseKV, err = bucket(s.prefix+"-leases", "looprig leases"); err != nil {
 		return err
 	}
-	return nil
+	return s.setupBlobs(ctx)
 }
 
 // URL returns the store's URL, without credentials.
