@@ -244,8 +244,8 @@ type ChangeStamper interface {
 }
 
 // Store is the bundle a backend provides to the runtime: leases that can
-// be probed and broken, ledgers, and a KV that lists one level of its keys
-// and tells when it changed.
+// be probed and broken, ledgers, a KV that lists one level of its keys and
+// tells when it changed, and blobs (workspace checkpoints).
 type Store interface {
 	Leaser
 	LeaseProber
@@ -254,6 +254,7 @@ type Store interface {
 	KV
 	ChildLister
 	ChangeStamper
+	BlobStore
 	// LocalDir returns the directory on this machine the store keeps its
 	// files in (journals, leases, catalog, or the files a wrapper keeps
 	// next to them), or "" when it keeps none here (an in-memory store, a
