@@ -175,6 +175,20 @@ func TestMaterializeExisting(t *testing.T) {
 	if err := Materialize(ctx, blobs, res.Manifest, out, nil); !errors.Is(err, fs.ErrExist) {
 		t.Fatalf("Materialize into an existing dir = %v, want fs.ErrExist", err)
 	}
+	// A directory that appears while Materialize works is not replaced,
+	// even empty.
+	parent := t.TempDir()
+	late := filepath.Join(parent, "late")
+	err = Materialize(ctx, blobs, res.Manifest, late, func(done, total int64) { os.Mkdir(late, 0o755) })
+	if !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("Materialize with a late target = %v, want fs.ErrExist", err)
+	}
+	if ents, _ := os.ReadDir(parent); len(ents) != 1 {
+		t.Errorf("parent holds %v, want only the late dir", ents)
+	}
+	if ents, _ := os.ReadDir(late); len(ents) != 0 {
+		t.Errorf("the late dir was filled: %v", ents)
+	}
 	// renameNoReplace refuses an empty directory that appears late.
 	src := filepath.Join(t.TempDir(), "src")
 	if err := os.Mkdir(src, 0o700); err != nil {

@@ -63,6 +63,7 @@ func TestDecodeRejectsHostile(t *testing.T) {
 		"symlink abs":       h + "l \"l\" \"/etc\"\n",
 		"symlink out":       h + "l \"a/l\" \"../../x\"\n",
 		"symlink sneaky":    h + "l \"a/l\" \"b/../../..\"\n",
+		"symlink chain":     h + "l \"a/l\" \"..\"\n" + "l \"a/m\" \"l/..\"\n",
 		"symlink empty":     h + "l \"l\" \"\"\n",
 		"setuid":            h + fmt.Sprintf("f 4755 1 %s \"a\"\n", hx),
 		"mode not 4 digits": h + fmt.Sprintf("f 644 1 %s \"a\"\n", hx),
@@ -132,6 +133,8 @@ func TestCheckTarget(t *testing.T) {
 		{"a/b/l", "./../../x", true},
 		{"l", "/abs", false},
 		{"l", ".", true},
+		{"x/y/l", "a/../b", false},
+		{"x/y/l", "../a", true},
 	} {
 		if got := checkTarget(tc.link, tc.target) == ""; got != tc.ok {
 			t.Errorf("%s -> %s: inside = %v, want %v", tc.link, tc.target, got, tc.ok)

@@ -69,3 +69,22 @@ func TestFileChangingWhileRead(t *testing.T) {
 		})
 	}
 }
+
+func TestStampMatches(t *testing.T) {
+	s := stamp{size: 1, mode: 0o644, mtimeNs: 2, ctimeNs: 3, ino: 4}
+	e := s.entry(storage.Digest{})
+	if !s.matches(e) {
+		t.Fatal("a stamp does not match its own entry")
+	}
+	for _, o := range []stamp{
+		{size: 9, mode: 0o644, mtimeNs: 2, ctimeNs: 3, ino: 4},
+		{size: 1, mode: 0o755, mtimeNs: 2, ctimeNs: 3, ino: 4},
+		{size: 1, mode: 0o644, mtimeNs: 9, ctimeNs: 3, ino: 4},
+		{size: 1, mode: 0o644, mtimeNs: 2, ctimeNs: 9, ino: 4},
+		{size: 1, mode: 0o644, mtimeNs: 2, ctimeNs: 3, ino: 9},
+	} {
+		if o.matches(e) {
+			t.Errorf("%+v matches %+v", o, e)
+		}
+	}
+}
