@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"looprig/rig/checkpoint"
 	"looprig/rig/event"
 	"looprig/rig/journal"
 	"looprig/rig/storage"
@@ -205,7 +207,7 @@ func (r *Rig) RestoreSession(ctx context.Context, id uuid.UUID, opts ...RestoreO
 	if err != nil {
 		return nil, err
 	}
-	if s.ws, err = r.materialize(ctx, id.String()); err != nil {
+	if s.ws, err = r.materialize(ctx, id.String(), rep.state.Checkpoint); err != nil {
 		s.ws = &workspace{placement: r.profile.Placement}
 		var busy *WorkspaceRootBusyError
 		if errors.As(err, &busy) {
@@ -357,22 +359,55 @@ func (r *Rig) checkConfig(ctx context.Context, id uuid.UUID, base baseline) (ado
 
 // materialize resolves the workspace a restored session runs in, from the
 // live profile (whose drift from the record was just checked). A session
-// workspace that has gone missing fails the restore rather than coming back
-// empty: the files a session worked on are part of what it restores.
-func (r *Rig) materialize(ctx context.Context, id string) (*workspace, error) {
-	if r.profile.Placement == PlacementSession {
-		dir := filepath.Join(r.workspaces, id)
+// workspace (or an exclusive root whose profile checkpoints) that is
+// missing is materialized from ptr, the session's latest checkpoint
+// (checkpoint.Materialize: every blob verified, nothing half-written left
+// in its place); without a checkpoint a missing session workspace fails
+// the restore rather than coming back empty: the files a session worked on
+// are part of what it restores. A workspace that exists is used as it is.
+func (r *Rig) materialize(ctx context.Context, id string, ptr *Checkpoint) (*workspace, error) {
+	dir := ""
+	switch {
+	case r.profile.Placement == PlacementSession:
+		dir = filepath.Join(r.workspaces, id)
+	case r.profile.Placement == PlacementExclusive && r.profile.checkpointMode() != CheckpointOff:
+		dir = r.profile.Root
+	}
+	if dir != "" {
 		fi, err := os.Lstat(dir) // not Stat: a link would take the session's turns elsewhere
 		switch {
+		case errors.Is(err, fs.ErrNotExist) && ptr != nil:
+			if err := r.materializeCheckpoint(ctx, id, ptr, dir); err != nil {
+				return nil, err
+			}
+		case err != nil && r.profile.Placement == PlacementSession:
+			return nil, fmt.Errorf("session workspace %s is missing (%w) and the session has no checkpoint to bring it back from; recreate the directory to restore the session with an empty workspace", dir, err)
 		case err != nil:
-			return nil, fmt.Errorf("session workspace %s is missing (%w); recreate the directory to restore the session with an empty workspace", dir, err)
 		case fi.Mode()&os.ModeSymlink != 0:
-			return nil, fmt.Errorf("session workspace %s is a symbolic link, not a directory; replace it with the directory itself to restore the session", dir)
+			return nil, fmt.Errorf("workspace %s is a symbolic link, not a directory; replace it with the directory itself to restore the session", dir)
 		case !fi.IsDir():
-			return nil, fmt.Errorf("session workspace %s is not a directory; replace it with a directory to restore the session", dir)
+			return nil, fmt.Errorf("workspace %s is not a directory; replace it with a directory to restore the session", dir)
 		}
 	}
 	return r.placeWorkspace(ctx, id)
+}
+
+// materializeCheckpoint writes checkpoint ptr of session id as dir.
+func (r *Rig) materializeCheckpoint(ctx context.Context, id string, ptr *Checkpoint, dir string) error {
+	d, err := storage.ParseDigest(ptr.Manifest)
+	if err != nil {
+		return fmt.Errorf("the checkpoint journaled at %d: %w", ptr.Seq, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return fmt.Errorf("materialize the workspace of %s: %w", id, err)
+	}
+	start := r.now()
+	if err := checkpoint.Materialize(ctx, r.store, d, dir, r.materializeProgress); err != nil {
+		return fmt.Errorf("materialize the workspace of %s from its checkpoint (journaled at %d): %w", id, ptr.Seq, err)
+	}
+	r.log.Info("workspace materialized from its checkpoint", "session", id, "dir", dir,
+		"files", ptr.Files, "bytes", ptr.Bytes, "took", r.now().Sub(start))
+	return nil
 }
 
 // abortRestore undoes a restore that failed before RestoreDone: it records

@@ -44,6 +44,9 @@ type Rig struct {
 	releaseTimeout  time.Duration
 	engineCfg       engine.Config
 	shutdownGrace   time.Duration // see WithShutdownGrace (shutdown.go)
+	// materializeProgress is told how far a restore's materialization of
+	// a workspace from its checkpoint is (WithMaterializeProgress).
+	materializeProgress func(done, total int64)
 }
 
 // EngineFactory builds the engine of a profile.
@@ -62,6 +65,14 @@ func WithProfile(p Profile) Option { return func(r *Rig) { r.profile = p } }
 // workspaces are created, one per session id. Required for session
 // placement.
 func WithWorkspaces(dir string) Option { return func(r *Rig) { r.workspaces = dir } }
+
+// WithMaterializeProgress has progress told, as bytes written of the
+// total, how far a restore is in bringing a missing workspace back from
+// its checkpoint (a command draws a progress bar with it). It is called
+// from the restoring goroutine and must not block.
+func WithMaterializeProgress(progress func(done, total int64)) Option {
+	return func(r *Rig) { r.materializeProgress = progress }
+}
 
 // WithDecider sets who decides about configuration drift on restore
 // (default: DefaultDecider()).

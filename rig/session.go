@@ -65,6 +65,9 @@ type Session struct {
 	// record, so two clients looking at once record it once.
 	seenMu sync.Mutex
 
+	// ckpt is the state of the workspace's checkpoints.
+	ckpt checkpointer
+
 	catMu     sync.Mutex // orders catalog writes
 	catSealed bool       // guarded by catMu: Shutdown wrote the last entry
 
@@ -336,6 +339,8 @@ func (s *Session) runTurn(ctx context.Context, t *turnRun) {
 	bg, cancel := s.bg()
 	s.hub.Publish(bg, s.loopID, end) // a failure faults the session
 	cancel()
+	// Before the next turn can start (Submit waits for t.done).
+	s.checkpointWorkspace(event.TriggerTurn, t.id)
 	s.mu.Lock()
 	s.turn = nil
 	s.gate = nil
@@ -713,6 +718,9 @@ func (s *Session) teardown(ctx context.Context) error {
 		if stuck, err = s.awaitTurn(ctx, t); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if healthy && stuck == nil && s.Err() == nil {
+		s.checkpointWorkspace(event.TriggerStop, s.lastTurnID())
 	}
 	close(s.stopWatch)
 	<-s.watchDone

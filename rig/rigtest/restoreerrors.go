@@ -229,10 +229,13 @@ func testMaterializeFailed(t *testing.T, e *env) {
 	e.restore(e.define(rig.WithProfile(p)), id)
 }
 
-// A session-placement session whose workspace directory is gone:
+// A session-placement session whose workspace directory is gone and
+// that has no checkpoint of it (its profile takes none):
 // materialize_failed instead of silently restoring into an empty one.
 func testMaterializeFailedSessionWorkspace(t *testing.T, e *env) {
-	r := e.define()
+	p := rig.DefaultProfile()
+	p.Checkpoint = rig.CheckpointOff
+	r := e.define(rig.WithProfile(p))
 	s := e.newSession(r)
 	id, dir := s.SessionID(), s.Workspace()
 	shutdown(t, s)
@@ -240,7 +243,7 @@ func testMaterializeFailedSessionWorkspace(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	before := tip(t, e.raw, id)
-	failRestore(t, e.define(), t.Context(), id, rig.RestoreMaterializeFailed)
+	failRestore(t, e.define(rig.WithProfile(p)), t.Context(), id, rig.RestoreMaterializeFailed)
 	checkFailedRestore(t, e, id, before, string(rig.RestoreMaterializeFailed))
 	if exists(dir) {
 		t.Fatalf("a failed restore recreated the workspace %s", dir)
@@ -248,7 +251,7 @@ func testMaterializeFailedSessionWorkspace(t *testing.T, e *env) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	e.restore(e.define(), id)
+	e.restore(e.define(rig.WithProfile(p)), id)
 }
 
 // A decider that cancels the restore's context: context_done.

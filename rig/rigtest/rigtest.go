@@ -96,6 +96,7 @@ func groups() []struct {
 		{"DriftBaseline", baselineCases},
 		{"Shell", shellCases},
 		{"RestoreErrors", restoreErrorCases},
+		{"Workspace", workspaceCases},
 		{"LeaseLoss", leaseLossCases},
 		{"Shutdown", shutdownCases},
 		{"Catalog", catalogCases},

@@ -1,0 +1,88 @@
+package rig
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"looprig/rig/checkpoint"
+	"looprig/rig/event"
+)
+
+// checkpointTimeout bounds one checkpoint of a workspace (a workspace at
+// checkpoint_max's default, 1 GiB, takes a few seconds to store).
+const checkpointTimeout = 5 * time.Minute
+
+// checkpointer is a session's state of checkpointing: the stat index of
+// the last checkpoint, so that files that did not change are not read
+// again. It is kept in memory: the first checkpoint after a restore reads
+// every file.
+type checkpointer struct {
+	mu    sync.Mutex
+	index *checkpoint.Index
+}
+
+// checkpointWorkspace takes a checkpoint of the session's workspace when
+// the profile's mode asks for one at trigger (the end of turn turnID, or
+// the shutdown), and journals WorkspaceCheckpointed; when it cannot be
+// taken (over checkpoint_max, a store error, a workspace that cannot be
+// read) it journals WorkspaceCheckpointSkipped with the reason instead,
+// so a pointer older than the workspace is never silent. A checkpoint
+// whose manifest is the pointer already is not journaled again. It runs
+// while nothing else writes the workspace on the session's behalf: after
+// the turn's end is journaled and before the next turn can start, or
+// after the last turn at shutdown.
+func (s *Session) checkpointWorkspace(trigger, turnID string) {
+	mode := s.rig.profile.checkpointMode()
+	if mode == CheckpointOff || (mode == CheckpointStop && trigger == event.TriggerTurn) {
+		return
+	}
+	s.ckpt.mu.Lock()
+	defer s.ckpt.mu.Unlock()
+	ctx, cancel := context.WithTimeout(s.ctx, checkpointTimeout)
+	defer cancel()
+	res, err := checkpoint.Take(ctx, s.rig.store, s.ws.dir, checkpoint.Options{
+		Exclude:  s.rig.profile.CheckpointExclude,
+		Index:    s.ckpt.index,
+		MaxBytes: s.rig.profile.checkpointMax(),
+	})
+	bg, bgCancel := s.bg()
+	defer bgCancel()
+	if err != nil {
+		skip := event.WorkspaceCheckpointSkipped{TurnID: turnID, Trigger: trigger, Reason: "checkpoint failed: " + err.Error()}
+		var tl *checkpoint.TooLargeError
+		if errors.As(err, &tl) {
+			skip.Reason = fmt.Sprintf("the workspace holds %d bytes, over checkpoint_max (%d bytes): raise checkpoint_max in the profile, or leave files out with checkpoint_exclude or .looprigignore", tl.Size, tl.Limit)
+			skip.Bytes, skip.Limit = tl.Size, tl.Limit
+		}
+		if s.ctx.Err() != nil {
+			return // the session is closing on a fault: nothing can be journaled
+		}
+		s.rig.log.Warn("workspace checkpoint skipped", "session", s.id, "reason", skip.Reason)
+		s.hub.Publish(bg, "", skip) // a failure faults the session
+		return
+	}
+	s.ckpt.index = res.Index
+	s.mu.Lock()
+	same := s.state.Checkpoint != nil && s.state.Checkpoint.Manifest == res.Manifest.String() && s.state.CheckpointSkipped == nil
+	s.mu.Unlock()
+	if same {
+		return
+	}
+	s.hub.Publish(bg, "", event.WorkspaceCheckpointed{
+		Manifest: res.Manifest.String(), Files: res.Files, Bytes: res.Bytes,
+		Skipped: len(res.Skipped), TurnID: turnID, Trigger: trigger,
+	})
+}
+
+// lastTurnID is the id of the last turn that ended, "" before any.
+func (s *Session) lastTurnID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state.LastEnd == nil {
+		return ""
+	}
+	return s.state.LastEnd.TurnID
+}

@@ -1,0 +1,175 @@
+package rigtest
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"looprig/rig"
+	"looprig/rig/checkpoint"
+	"looprig/rig/event"
+	"looprig/rig/storage"
+	"looprig/rig/storage/storetest"
+)
+
+var workspaceCases = []testCase{
+	{"TravelsWithTheSession", testWorkspaceTravels},
+	{"CorruptBlobFailsRestore", testWorkspaceCorruptBlob},
+	{"OverMaxIsSkippedVisibly", testWorkspaceOverMax},
+}
+
+// makeFilesInput makes, in a turn: a text file, an executable, a nested
+// directory, an empty directory, an inner symlink, a symlink leading out
+// (never stored) and a 1 MiB binary.
+const makeFilesInput = `printf 'hello\nworld\n' > notes.txt &&
+printf '#!/bin/sh\necho run\n' > run.sh && chmod 755 run.sh &&
+mkdir -p src/deep empty && printf 'package deep\n' > src/deep/deep.go &&
+ln -s src/deep/deep.go link.go && ln -s /etc/passwd out &&
+head -c 1048576 /dev/urandom > blob.bin`
+
+// treeOf describes dir: each entry's kind, mode, content or link target.
+func treeOf(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if rel == "." {
+			return nil
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			out[rel] = "link " + target
+		case fi.IsDir():
+			out[rel] = "dir"
+		default:
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			out[rel] = fi.Mode().Perm().String() + " " + string(storage.DigestOf(b).String())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// A turn's files are checkpointed at its end (WorkspaceCheckpointed, the
+// pointer, after TurnDone); a restore where the workspace is gone brings
+// them back identical (content, mode, inner link; never the link leading
+// out) before RestoreDone, and the next turn runs in them.
+func testWorkspaceTravels(t *testing.T, e *env) {
+	s := e.newSession(e.define())
+	id, dir := s.SessionID(), s.Workspace()
+	ti := runTurn(t, s, makeFilesInput)
+	want := treeOf(t, dir)
+	delete(want, "out")
+	if len(want) != 8 {
+		t.Fatalf("the turn made %d entries: %v", len(want), want)
+	}
+	recs := readJournal(t, e.raw, id)
+	cps, cpRecs := find[event.WorkspaceCheckpointed](recs)
+	_, doneRecs := find[event.TurnDone](recs)
+	if len(cps) != 1 || len(doneRecs) != 1 || cpRecs[0].Seq < doneRecs[0].Seq {
+		t.Fatalf("checkpoints %+v after %d TurnDone; want one after it:\n%s", cps, len(doneRecs), describe(recs))
+	}
+	cp := cps[0]
+	if cp.TurnID != ti.ID || cp.Trigger != event.TriggerTurn || cp.Files != 4 || cp.Bytes < 1<<20 || cp.Skipped != 1 {
+		t.Errorf("checkpoint %+v; want turn %s's, 4 files, over 1 MiB, the link leading out skipped", cp, ti.ID)
+	}
+	shutdown(t, s)
+	if cps, _ := find[event.WorkspaceCheckpointed](readJournal(t, e.raw, id)); len(cps) != 1 {
+		t.Errorf("shutdown of an unchanged workspace journaled another checkpoint: %+v", cps)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	s2 := e.restore(e.define(), id)
+	if s2.Workspace() != dir {
+		t.Fatalf("restored into %s, want %s", s2.Workspace(), dir)
+	}
+	got := treeOf(t, dir)
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s restored as %q, want %q", k, got[k], v)
+		}
+	}
+	if _, ok := got["out"]; ok || len(got) != len(want) {
+		t.Errorf("restored %d entries (the link leading out: %q), want %d", len(got), got["out"], len(want))
+	}
+	ti2 := runTurn(t, s2, "cat notes.txt && ./run.sh")
+	if out := turnOutput(readJournal(t, e.raw, id), ti2.ID); !strings.Contains(out, "world") || !strings.Contains(out, "run") {
+		t.Errorf("the next turn's output %q", out)
+	}
+}
+
+// A checkpoint whose blob is damaged fails the restore as
+// materialize_failed naming the file, and leaves no workspace behind.
+func testWorkspaceCorruptBlob(t *testing.T, e *env) {
+	dm, ok := e.raw.(storetest.BlobDamager)
+	if !ok {
+		t.Skip("the backend's store cannot damage a blob")
+	}
+	s := e.newSession(e.define())
+	id, dir := s.SessionID(), s.Workspace()
+	runTurn(t, s, `printf 'precious\n' > keep.txt`)
+	shutdown(t, s)
+	if !dm.DamageBlob(storage.DigestOf([]byte("precious\n")), []byte("tampered\n")) {
+		t.Fatal("the file's blob is not in the store")
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	before := tip(t, e.raw, id)
+	err := failRestore(t, e.define(), t.Context(), id, rig.RestoreMaterializeFailed)
+	var me *checkpoint.MaterializeError
+	if !errors.As(err, &me) || me.Path != "keep.txt" || !errors.Is(err, storage.ErrBlobDigest) {
+		t.Errorf("restore error %v; want a *checkpoint.MaterializeError about keep.txt wrapping ErrBlobDigest", err)
+	}
+	checkFailedRestore(t, e, id, before, string(rig.RestoreMaterializeFailed))
+	if exists(dir) {
+		t.Errorf("a failed materialization left %s", dir)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(dir))
+	for _, en := range entries {
+		if strings.Contains(en.Name(), filepath.Base(dir)) {
+			t.Errorf("a failed materialization left %s", en.Name())
+		}
+	}
+}
+
+// A workspace over checkpoint_max is not checkpointed: the skip is
+// journaled with the sizes and how to fix it, and the pointer stays.
+func testWorkspaceOverMax(t *testing.T, e *env) {
+	p := rig.DefaultProfile()
+	p.CheckpointMax = 1000
+	s := e.newSession(e.define(rig.WithProfile(p)))
+	ti := runTurn(t, s, `head -c 5000 /dev/zero > big`)
+	skips, _ := find[event.WorkspaceCheckpointSkipped](readJournal(t, e.raw, s.SessionID()))
+	if len(skips) != 1 {
+		t.Fatalf("%d skips journaled, want 1", len(skips))
+	}
+	sk := skips[0]
+	if sk.TurnID != ti.ID || sk.Bytes != 5000 || sk.Limit != 1000 || !strings.Contains(sk.Reason, "checkpoint_max") {
+		t.Errorf("skip %+v; want turn %s's, 5000 bytes over 1000, naming checkpoint_max", sk, ti.ID)
+	}
+	if cps, _ := find[event.WorkspaceCheckpointed](readJournal(t, e.raw, s.SessionID())); len(cps) != 0 {
+		t.Errorf("a checkpoint over the limit was journaled: %+v", cps)
+	}
+}
