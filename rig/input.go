@@ -84,7 +84,7 @@ func (s *Session) SendInput(ctx context.Context, in Input) (hidden bool, err err
 		s.mu.Unlock()
 		return false, err
 	}
-	t := s.turn
+	t := s.runningTurnLocked()
 	s.mu.Unlock()
 	if t == nil {
 		return false, &NoTurnError{}

@@ -272,6 +272,22 @@ func (s *Session) Submit(ctx context.Context, input string) (TurnInfo, error) {
 	return TurnInfo{ID: t.id, Index: t.index}, nil
 }
 
+// runningTurnLocked is the running turn, nil when none runs: a turn whose
+// end is journaled is over for its clients, though runTurn may still be
+// checkpointing the workspace after it. s.mu is held.
+func (s *Session) runningTurnLocked() *turnRun {
+	t := s.turn
+	if t == nil {
+		return nil
+	}
+	select {
+	case <-t.ending:
+		return nil
+	default:
+		return t
+	}
+}
+
 // commandErr is the error of a failed command append. A failure the
 // journal latched (lease lost, fenced, store fault) means nothing more can
 // be recorded: it faults the session, as a failed event append does.
@@ -360,7 +376,7 @@ func (s *Session) Interrupt(ctx context.Context) error {
 		s.mu.Unlock()
 		return err
 	}
-	t := s.turn
+	t := s.runningTurnLocked()
 	s.mu.Unlock()
 	if t == nil {
 		return &NoTurnError{}
