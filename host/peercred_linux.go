@@ -8,43 +8,42 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// peerUID returns the uid of the process at the other end of c
-// (SO_PEERCRED: the credentials it had when it connected).
-func peerUID(c *net.UnixConn) (int, error) {
+// peerCred returns the credentials of the process at the other end of c
+// (SO_PEERCRED: a client's when it connected, a listener's when it called
+// listen).
+func peerCred(c *net.UnixConn) (*unix.Ucred, error) {
 	raw, err := c.SyscallConn()
 	if err != nil {
-		return -1, err
+		return nil, err
 	}
 	var cred *unix.Ucred
 	var serr error
 	if err := raw.Control(func(fd uintptr) {
 		cred, serr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
 	}); err != nil {
-		return -1, err
+		return nil, err
 	}
 	if serr != nil {
-		return -1, serr
+		return nil, serr
+	}
+	return cred, nil
+}
+
+// peerUID returns the uid of the process at the other end of c.
+func peerUID(c *net.UnixConn) (int, error) {
+	cred, err := peerCred(c)
+	if err != nil {
+		return -1, err
 	}
 	return int(cred.Uid), nil
 }
 
 // peerPID returns the pid of the process at the other end of c: for a
-// client, the process that listens (SO_PEERCRED: its credentials when it
-// called listen).
+// client, the process that listens.
 func peerPID(c *net.UnixConn) (int, error) {
-	raw, err := c.SyscallConn()
+	cred, err := peerCred(c)
 	if err != nil {
 		return -1, err
-	}
-	var cred *unix.Ucred
-	var serr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, serr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
-		return -1, err
-	}
-	if serr != nil {
-		return -1, serr
 	}
 	return int(cred.Pid), nil
 }
