@@ -95,30 +95,7 @@ func TestBlobLayoutAndModes(t *testing.T) {
 			t.Errorf("blob %s: %v", in.Digest, err)
 		}
 	}
-	seen := 0
-	err := filepath.WalkDir(filepath.Join(dir, "blobs"), func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		want := fs.FileMode(0o600)
-		if d.IsDir() {
-			want = 0o700
-		} else if !fi.Mode().IsRegular() {
-			t.Errorf("%s: mode %v, want a regular file", path, fi.Mode())
-		}
-		if fi.Mode().Perm() != want {
-			t.Errorf("%s: mode %04o, want %04o", path, fi.Mode().Perm(), want)
-		}
-		seen++
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	seen := checkPrivateModes(t, filepath.Join(dir, "blobs"))
 	if seen < 1+1+5+1 { // blobs/, tmp/, the files, their directories
 		t.Errorf("walked only %d entries", seen)
 	}

@@ -69,28 +69,7 @@ func TestOpenCreatesLayoutWithPrivateModes(t *testing.T) {
 	if err != nil || strings.TrimSpace(string(b)) != fsstore.FormatName {
 		t.Fatalf("FORMAT = %q, %v", b, err)
 	}
-	seen := 0
-	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		want := fs.FileMode(0o600)
-		if d.IsDir() {
-			want = 0o700
-		}
-		if fi.Mode().Perm() != want {
-			t.Errorf("%s: mode %04o, want %04o", path, fi.Mode().Perm(), want)
-		}
-		seen++
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	seen := checkPrivateModes(t, dir)
 	for _, p := range []string{"leases/sessions/a.lock", "leases/sessions/a.epoch", "ledgers/sessions/a.log", "kv/sessions/a/catalog.kv"} {
 		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
 			t.Errorf("layout: %v", err)
@@ -590,4 +569,36 @@ func TestOpenConcurrentCreation(t *testing.T) {
 		t.Fatalf("Open with a FORMAT temporary file left: %v", err)
 	}
 	s.Close()
+}
+
+// checkPrivateModes walks root and checks that every directory is 0700
+// and everything else a regular file 0600; it returns how many entries it
+// saw, root included.
+func checkPrivateModes(t *testing.T, root string) int {
+	t.Helper()
+	seen := 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		want := fs.FileMode(0o600)
+		if d.IsDir() {
+			want = 0o700
+		} else if !fi.Mode().IsRegular() {
+			t.Errorf("%s: mode %v, want a regular file", path, fi.Mode())
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %04o, want %04o", path, fi.Mode().Perm(), want)
+		}
+		seen++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return seen
 }

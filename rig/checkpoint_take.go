@@ -33,11 +33,21 @@ type checkpointer struct {
 // whose manifest is the pointer already is not journaled again. It runs
 // while nothing else writes the workspace on the session's behalf: after
 // the turn's end is journaled and before the next turn can start, or
-// after the last turn at shutdown.
+// after the last turn at shutdown (which then takes the turn's place).
 func (s *Session) checkpointWorkspace(trigger, turnID string) {
 	mode := s.rig.profile.checkpointMode()
 	if mode == CheckpointOff || (mode == CheckpointStop && trigger == event.TriggerTurn) {
 		return
+	}
+	if trigger == event.TriggerTurn {
+		// Once Shutdown began, its own checkpoint follows the turn's end:
+		// taking one here too would only make Shutdown wait for it.
+		s.mu.Lock()
+		closing := s.closed
+		s.mu.Unlock()
+		if closing {
+			return
+		}
 	}
 	s.ckpt.mu.Lock()
 	defer s.ckpt.mu.Unlock()

@@ -19,6 +19,7 @@ var workspaceCases = []testCase{
 	{"TravelsWithTheSession", testWorkspaceTravels},
 	{"CorruptBlobFailsRestore", testWorkspaceCorruptBlob},
 	{"OverMaxIsSkippedVisibly", testWorkspaceOverMax},
+	{"ShutdownTakesTheTurnsCheckpoint", testWorkspaceShutdownDuringTurn},
 }
 
 // makeFilesInput makes, in a turn: a text file, an executable, a nested
@@ -171,5 +172,20 @@ func testWorkspaceOverMax(t *testing.T, e *env) {
 	}
 	if cps, _ := find[event.WorkspaceCheckpointed](readJournal(t, e.raw, s.SessionID())); len(cps) != 0 {
 		t.Errorf("a checkpoint over the limit was journaled: %+v", cps)
+	}
+}
+
+// A shutdown that interrupts a turn takes one checkpoint, at stop, for
+// that turn: the turn's end does not take its own (Shutdown would wait for
+// it), and what the turn wrote is in the one taken.
+func testWorkspaceShutdownDuringTurn(t *testing.T, e *env) {
+	s := e.newSession(e.define())
+	m := newMarker()
+	ti := submit(t, s, `printf 'made\n' > made.txt && echo ready-`+m+` && sleep 30`)
+	outputShows(t, e, s, ti.ID, "ready-"+m)
+	shutdown(t, s)
+	cps, _ := find[event.WorkspaceCheckpointed](readJournal(t, e.raw, s.SessionID()))
+	if len(cps) != 1 || cps[0].Trigger != event.TriggerStop || cps[0].TurnID != ti.ID || cps[0].Files != 1 {
+		t.Fatalf("checkpoints %+v; want one at stop, of turn %s, holding made.txt", cps, ti.ID)
 	}
 }
