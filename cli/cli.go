@@ -137,6 +137,8 @@ type opts struct {
 	waitTimeout time.Duration // wait --timeout
 	allCrashed  bool          // restore --all-crashed
 	onlyCrashed bool          // host --only-crashed, and each restore of --all-crashed
+	diffTurn    string        // diff --turn
+	diffStat    bool          // diff --stat
 }
 
 // call is one invocation of a command, with what invoke prepared for it.
@@ -161,7 +163,7 @@ type call struct {
 var commands []*command
 
 func init() {
-	commands = []*command{cmdLs, cmdNew, cmdRun, cmdRestore, cmdAttach, cmdSend, cmdWait, cmdStop, cmdLog, cmdRm, cmdLease, cmdDemo, cmdHost, cmdVersion, cmdHelp}
+	commands = []*command{cmdLs, cmdNew, cmdRun, cmdRestore, cmdAttach, cmdSend, cmdWait, cmdStop, cmdLog, cmdDiff, cmdRm, cmdLease, cmdDemo, cmdHost, cmdVersion, cmdHelp}
 }
 
 var cmdHelp = &command{name: "help", brief: "show help for a command", help: helpHelp, run: runHelp}

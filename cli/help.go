@@ -284,6 +284,32 @@ Examples:
   looprig log 1a2b3c4d --follow
 `
 
+const helpDiff = `Usage: looprig diff ID [--turn N] [--stat] [--json]
+
+Show what a turn changed in session ID's workspace: the difference between
+the checkpoint of the workspace before the turn started and the one taken
+when it ended (see "Workspaces travel with their sessions" in the README).
+Read-only, from the store: it works on any machine that shares it, while
+the session is live, idle or crashed. Text files get a unified diff; a
+binary or very large file, an added or removed one, a mode change or a
+link get one line each. Edits made between the turn before and this one
+count as this turn's. A turn that runs, or whose checkpoint was skipped or
+never taken (checkpoint = "off" or "stop" in the profile), is an error
+that says so.
+
+Flags:
+  --turn N       the turn: its number, as ls and the TUI show it (#N), or a
+                 prefix of its id (default: the last turn)
+  --stat         one line per file: lines added and removed
+  --json         {"id","turn_id","turn","before","after","changes":[{"path",
+                 "kind","old_mode","new_mode","old_size","new_size","binary",
+                 "lines_added","lines_removed","patch","summary"}]}
+
+Examples:
+  looprig diff 1a2b3c4d
+  looprig diff 1a2b3c4d --turn 3 --stat
+`
+
 const helpLease = `Usage: looprig lease break ID [--yes] [--json]
 
 Take the lease of session ID by force from a holder that is wedged (hung,

@@ -90,7 +90,7 @@ func delta(off int64, text string) step {
 	return ev(0, event.OutputDelta{TurnID: "t1", Stream: event.StreamStdout, Offset: off, Text: text})
 }
 
-func checkpoint(seq uint64, off int64, text string) step {
+func outputCheckpoint(seq uint64, off int64, text string) step {
 	return ev(seq, event.TurnOutput{TurnID: "t1", Offset: off, Text: text})
 }
 
@@ -117,16 +117,16 @@ func TestTurnRunnerOutput(t *testing.T) {
 		steps []step
 		want  string
 	}{
-		{"live deltas", []step{started, delta(0, "a"), delta(1, "b"), checkpoint(2, 0, "ab"), done(3)}, "ab"},
-		{"a delta dropped before its checkpoint", []step{started, delta(0, "a"), checkpoint(2, 0, "ab"), done(3)}, "ab"},
-		{"a delta dropped, then more deltas", []step{started, delta(0, "a"), delta(2, "c"), checkpoint(2, 0, "abc"), delta(3, "d"),
-			checkpoint(3, 3, "d"), done(4)}, "abcd"},
-		{"dropped before the first delta", []step{started, delta(1, "b"), checkpoint(2, 0, "ab"), done(3)}, "ab"},
-		{"late deltas after a checkpoint", []step{started, checkpoint(2, 0, "ab"), delta(0, "a"), delta(1, "b"), delta(2, "c"),
-			checkpoint(3, 2, "c"), done(4)}, "abc"},
-		{"fell behind, then from the journal again", []step{started, delta(0, "a"), checkpoint(2, 0, "a"),
-			fellBehind, checkpoint(2, 0, "a"), checkpoint(3, 1, "b"), done(4)}, "ab"},
-		{"fell behind before a checkpoint", []step{started, delta(0, "a"), fellBehind, checkpoint(2, 0, "ab"), done(3)}, "ab"},
+		{"live deltas", []step{started, delta(0, "a"), delta(1, "b"), outputCheckpoint(2, 0, "ab"), done(3)}, "ab"},
+		{"a delta dropped before its checkpoint", []step{started, delta(0, "a"), outputCheckpoint(2, 0, "ab"), done(3)}, "ab"},
+		{"a delta dropped, then more deltas", []step{started, delta(0, "a"), delta(2, "c"), outputCheckpoint(2, 0, "abc"), delta(3, "d"),
+			outputCheckpoint(3, 3, "d"), done(4)}, "abcd"},
+		{"dropped before the first delta", []step{started, delta(1, "b"), outputCheckpoint(2, 0, "ab"), done(3)}, "ab"},
+		{"late deltas after a checkpoint", []step{started, outputCheckpoint(2, 0, "ab"), delta(0, "a"), delta(1, "b"), delta(2, "c"),
+			outputCheckpoint(3, 2, "c"), done(4)}, "abc"},
+		{"fell behind, then from the journal again", []step{started, delta(0, "a"), outputCheckpoint(2, 0, "a"),
+			fellBehind, outputCheckpoint(2, 0, "a"), outputCheckpoint(3, 1, "b"), done(4)}, "ab"},
+		{"fell behind before a checkpoint", []step{started, delta(0, "a"), fellBehind, outputCheckpoint(2, 0, "ab"), done(3)}, "ab"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

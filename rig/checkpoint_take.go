@@ -29,8 +29,9 @@ type checkpointer struct {
 // the shutdown), and journals WorkspaceCheckpointed; when it cannot be
 // taken (over checkpoint_max, a store error, a workspace that cannot be
 // read) it journals WorkspaceCheckpointSkipped with the reason instead,
-// so a pointer older than the workspace is never silent. A checkpoint
-// whose manifest is the pointer already is not journaled again. It runs
+// so a pointer older than the workspace is never silent. Every turn's
+// checkpoint is journaled, so that each turn's changes are known; a
+// shutdown's only when its manifest is not the pointer already. It runs
 // while nothing else writes the workspace on the session's behalf: after
 // the turn's end is journaled and before the next turn can start, or
 // after the last turn at shutdown (which then takes the turn's place).
@@ -75,11 +76,15 @@ func (s *Session) checkpointWorkspace(trigger, turnID string) {
 		return
 	}
 	s.ckpt.index = res.Index
-	s.mu.Lock()
-	same := s.state.Checkpoint != nil && s.state.Checkpoint.Manifest == res.Manifest.String() && s.state.CheckpointSkipped == nil
-	s.mu.Unlock()
-	if same {
-		return
+	if trigger == event.TriggerStop {
+		// Each turn has its record (FindTurnCheckpoints pairs them); a
+		// shutdown's is journaled only when it is news.
+		s.mu.Lock()
+		same := s.state.Checkpoint != nil && s.state.Checkpoint.Manifest == res.Manifest.String() && s.state.CheckpointSkipped == nil
+		s.mu.Unlock()
+		if same {
+			return
+		}
 	}
 	s.hub.Publish(bg, "", event.WorkspaceCheckpointed{
 		Manifest: res.Manifest.String(), Files: res.Files, Bytes: res.Bytes,

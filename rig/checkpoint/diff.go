@@ -75,14 +75,15 @@ func (o DiffOptions) withDefaults() DiffOptions {
 // (manifest digests), sorted by path, with unified diffs of text files
 // (valid UTF-8 without NUL, at most MaxTextBytes): "--- a/path", "+++
 // b/path" ("/dev/null" for a side that is absent), "@@ -l,n +l,n @@"
-// hunks. Every blob read is verified to its end.
+// hunks. Every blob read is verified to its end. A zero digest stands for
+// the empty workspace (before a session's first checkpoint).
 func Diff(ctx context.Context, blobs storage.BlobStore, before, after storage.Digest, opts DiffOptions) ([]FileChange, error) {
 	opts = opts.withDefaults()
-	a, err := Load(ctx, blobs, before)
+	a, err := loadOrEmpty(ctx, blobs, before)
 	if err != nil {
 		return nil, err
 	}
-	b, err := Load(ctx, blobs, after)
+	b, err := loadOrEmpty(ctx, blobs, after)
 	if err != nil {
 		return nil, err
 	}
@@ -96,6 +97,14 @@ func Diff(ctx context.Context, blobs storage.BlobStore, before, after storage.Di
 		}
 	}
 	return changes, nil
+}
+
+// loadOrEmpty is Load, or the empty manifest for the zero digest.
+func loadOrEmpty(ctx context.Context, blobs storage.BlobStore, d storage.Digest) (*Manifest, error) {
+	if d.IsZero() {
+		return &Manifest{}, nil
+	}
+	return Load(ctx, blobs, d)
 }
 
 // compareManifests lists the paths that differ from a to b.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"looprig/rig/storage"
 	"looprig/rig/storage/memstore"
 )
 
@@ -124,5 +125,24 @@ func TestDiffFallsBackWhenTooDifferent(t *testing.T) {
 	}
 	if len(changes) != 1 || changes[0].Patch != "" || changes[0].Summary != "text file changed, 50 lines → 60 lines" {
 		t.Fatalf("changes %+v", changes)
+	}
+}
+
+// The zero digest is the empty workspace: everything after it is added.
+func TestDiffFromNothing(t *testing.T) {
+	ctx := context.Background()
+	blobs := memstore.New()
+	root := t.TempDir()
+	write(t, root, "a.txt", "one\ntwo\n", 0o644)
+	after, err := Take(ctx, blobs, root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes, err := Diff(ctx, blobs, storage.Digest{}, after.Manifest, DiffOptions{})
+	if err != nil || len(changes) != 1 || changes[0].Kind != Added || changes[0].Path != "a.txt" || changes[0].LinesAdded != 2 {
+		t.Fatalf("Diff from nothing = %+v, %v; want a.txt added with 2 lines", changes, err)
+	}
+	if changes, err := Diff(ctx, blobs, storage.Digest{}, storage.Digest{}, DiffOptions{}); err != nil || len(changes) != 0 {
+		t.Fatalf("Diff of nothing with nothing = %+v, %v", changes, err)
 	}
 }

@@ -20,6 +20,7 @@ var workspaceCases = []testCase{
 	{"CorruptBlobFailsRestore", testWorkspaceCorruptBlob},
 	{"OverMaxIsSkippedVisibly", testWorkspaceOverMax},
 	{"ShutdownTakesTheTurnsCheckpoint", testWorkspaceShutdownDuringTurn},
+	{"TurnCheckpointsPairEachTurn", testTurnCheckpoints},
 }
 
 // makeFilesInput makes, in a turn: a text file, an executable, a nested
@@ -187,5 +188,52 @@ func testWorkspaceShutdownDuringTurn(t *testing.T, e *env) {
 	cps, _ := find[event.WorkspaceCheckpointed](readJournal(t, e.raw, s.SessionID()))
 	if len(cps) != 1 || cps[0].Trigger != event.TriggerStop || cps[0].TurnID != ti.ID || cps[0].Files != 1 {
 		t.Fatalf("checkpoints %+v; want one at stop, of turn %s, holding made.txt", cps, ti.ID)
+	}
+}
+
+// Every turn has its checkpoint, so the pair around each turn says what
+// it changed: the first from nothing, one that changed nothing with the
+// same manifest on both sides; a turn that does not exist, and one whose
+// checkpoint was skipped, are typed errors.
+func testTurnCheckpoints(t *testing.T, e *env) {
+	r := e.define()
+	s := e.newSession(r)
+	id := s.SessionID()
+	t0 := runTurn(t, s, `printf 'a\n' > a.txt`)
+	t1 := runTurn(t, s, `true`)
+	t2 := runTurn(t, s, `printf 'b\n' > a.txt`)
+	tc0, err := rig.FindTurnCheckpoints(t.Context(), e.raw, id, "0")
+	if err != nil || tc0.TurnID != t0.ID || !tc0.Before.IsZero() || tc0.After.IsZero() {
+		t.Fatalf("turn 0: %+v, %v; want from nothing to a checkpoint", tc0, err)
+	}
+	tc1, err := rig.FindTurnCheckpoints(t.Context(), e.raw, id, "#1")
+	if err != nil || tc1.TurnID != t1.ID || tc1.Before != tc0.After || tc1.After != tc1.Before {
+		t.Fatalf("turn 1: %+v, %v; want the same checkpoint on both sides (%s)", tc1, err, tc0.After)
+	}
+	last, err := rig.FindTurnCheckpoints(t.Context(), e.raw, id, "")
+	if err != nil || last.TurnID != t2.ID || last.Before != tc1.After || last.After == last.Before {
+		t.Fatalf("the last turn: %+v, %v", last, err)
+	}
+	changes, err := checkpoint.Diff(t.Context(), e.raw, last.Before, last.After, checkpoint.DiffOptions{})
+	if err != nil || len(changes) != 1 || changes[0].Path != "a.txt" || !strings.Contains(changes[0].Patch, "-a\n+b\n") {
+		t.Fatalf("what the last turn changed: %+v, %v", changes, err)
+	}
+	byID, err := rig.FindTurnCheckpoints(t.Context(), e.raw, id, t1.ID[:8])
+	if err != nil || byID.TurnID != t1.ID {
+		t.Errorf("turn by id prefix: %+v, %v", byID, err)
+	}
+	var nf *rig.TurnNotFoundError
+	if _, err := rig.FindTurnCheckpoints(t.Context(), e.raw, id, "9"); !errors.As(err, &nf) {
+		t.Errorf("turn 9: %v; want *rig.TurnNotFoundError", err)
+	}
+	shutdown(t, s)
+
+	p := rig.DefaultProfile()
+	p.CheckpointMax = 1
+	s2 := e.newSession(e.define(rig.WithProfile(p)))
+	runTurn(t, s2, `printf 'big\n' > big`)
+	var nc *rig.TurnNotCheckpointedError
+	if _, err := rig.FindTurnCheckpoints(t.Context(), e.raw, s2.SessionID(), ""); !errors.As(err, &nc) || !strings.Contains(nc.Reason, "skipped") {
+		t.Errorf("a skipped checkpoint: %v; want *rig.TurnNotCheckpointedError saying it was skipped", err)
 	}
 }

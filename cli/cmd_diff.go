@@ -1,0 +1,137 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"looprig/internal/textsafe"
+	"looprig/rig"
+	"looprig/rig/checkpoint"
+)
+
+// diffTimeout bounds a diff: the wait for the checkpoint of a turn that
+// just ended, and the blobs' reads.
+const diffTimeout = time.Minute
+
+var cmdDiff = &command{
+	name: "diff", brief: "show what a turn changed in a session's workspace (from its checkpoints)", help: helpDiff,
+	json: true, args: oneID, needs: needsStore, timeout: diffTimeout,
+	flags: func(fs *flag.FlagSet, o *opts) {
+		fs.StringVar(&o.diffTurn, "turn", "", "the turn: its number (as ls and the TUI show it) or a prefix of its id (default: the last turn)")
+		fs.BoolVar(&o.diffStat, "stat", false, "one line per file, lines added and removed")
+	},
+	run: runDiff,
+}
+
+func runDiff(c *call) int {
+	id, _, err := c.findExisting(c.args[0])
+	if err != nil {
+		return c.fail(err)
+	}
+	tc, err := rig.FindTurnCheckpoints(c.ctx, c.st, id, c.diffTurn)
+	if err != nil {
+		return c.fail(err)
+	}
+	changes, err := checkpoint.Diff(c.ctx, c.st, tc.Before, tc.After, checkpoint.DiffOptions{})
+	if err != nil {
+		return c.fail(fmt.Errorf("diff of turn %d of session %s: %w", tc.Index, rig.ShortID(id.String()), err))
+	}
+	if c.json {
+		c.writeJSON(newDiffJSON(id.String(), tc, changes))
+		return exitOK
+	}
+	if len(changes) == 0 {
+		fmt.Fprintf(c.stdout, "turn %d changed nothing in the workspace\n", tc.Index)
+		return exitOK
+	}
+	// Paths, link targets and contents come from the session's workspace:
+	// made safe to print (paths before the columns are laid out).
+	for i := range changes {
+		ch := &changes[i]
+		ch.Path, ch.OldTarget, ch.NewTarget = textsafe.Line(ch.Path), textsafe.Line(ch.OldTarget), textsafe.Line(ch.NewTarget)
+	}
+	if c.diffStat {
+		fmt.Fprint(c.stdout, textsafe.Sanitize(checkpoint.FormatStat(changes)))
+		return exitOK
+	}
+	var b strings.Builder
+	for _, ch := range changes {
+		b.WriteString(diffHeader(ch))
+		switch {
+		case ch.Patch != "":
+			b.WriteString(ch.Patch)
+		case ch.Summary != "":
+			b.WriteString(ch.Summary + "\n")
+		}
+	}
+	fmt.Fprint(c.stdout, textsafe.Sanitize(b.String()))
+	return exitOK
+}
+
+// diffHeader is the line that opens one file's change, as git's
+// "diff --git" line and its mode lines do.
+func diffHeader(ch checkpoint.FileChange) string {
+	h := "diff " + ch.Path + " (" + string(ch.Kind)
+	switch ch.Kind {
+	case checkpoint.Added:
+		h += fmt.Sprintf(", mode %04o", ch.NewMode.Perm())
+	case checkpoint.ModeChanged, checkpoint.Modified:
+		if ch.OldMode != ch.NewMode {
+			h += fmt.Sprintf(", mode %04o → %04o", ch.OldMode.Perm(), ch.NewMode.Perm())
+		}
+	case checkpoint.TypeChanged:
+		h += ", " + ch.OldKind.String() + " → " + ch.NewKind.String()
+	}
+	if ch.NewTarget != "" && ch.NewTarget != ch.OldTarget {
+		h += ", link to " + ch.NewTarget
+	}
+	return h + ")\n"
+}
+
+// diffJSON is what diff --json prints.
+type diffJSON struct {
+	ID      string           `json:"id"`
+	TurnID  string           `json:"turn_id"`
+	Turn    int              `json:"turn"`
+	Before  string           `json:"before"` // manifest digest, "" for the empty workspace
+	After   string           `json:"after"`
+	Changes []diffChangeJSON `json:"changes"`
+}
+
+type diffChangeJSON struct {
+	Path         string `json:"path"`
+	Kind         string `json:"kind"`
+	OldMode      string `json:"old_mode,omitempty"`
+	NewMode      string `json:"new_mode,omitempty"`
+	OldSize      int64  `json:"old_size"`
+	NewSize      int64  `json:"new_size"`
+	Binary       bool   `json:"binary"`
+	LinesAdded   int    `json:"lines_added"`
+	LinesRemoved int    `json:"lines_removed"`
+	Patch        string `json:"patch,omitempty"`
+	Summary      string `json:"summary,omitempty"`
+}
+
+func newDiffJSON(id string, tc rig.TurnCheckpoints, changes []checkpoint.FileChange) diffJSON {
+	out := diffJSON{ID: id, TurnID: tc.TurnID, Turn: tc.Index, After: tc.After.String(), Changes: []diffChangeJSON{}}
+	if !tc.Before.IsZero() {
+		out.Before = tc.Before.String()
+	}
+	mode := func(k checkpoint.Kind, m uint32) string {
+		if k == 0 {
+			return ""
+		}
+		return fmt.Sprintf("%04o", m)
+	}
+	for _, ch := range changes {
+		out.Changes = append(out.Changes, diffChangeJSON{
+			Path: ch.Path, Kind: string(ch.Kind),
+			OldMode: mode(ch.OldKind, uint32(ch.OldMode.Perm())), NewMode: mode(ch.NewKind, uint32(ch.NewMode.Perm())),
+			OldSize: ch.OldSize, NewSize: ch.NewSize, Binary: ch.Binary,
+			LinesAdded: ch.LinesAdded, LinesRemoved: ch.LinesRemoved, Patch: ch.Patch, Summary: ch.Summary,
+		})
+	}
+	return out
+}
