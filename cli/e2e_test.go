@@ -64,6 +64,13 @@ type harness struct {
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	t.Parallel()
+	return newHome(t)
+}
+
+// newHome is a harness of its own in test t (one that already has one:
+// a second home, as another machine's).
+func newHome(t *testing.T) *harness {
+	t.Helper()
 	root := t.TempDir()
 	// Short: a socket path holds at most 103 bytes, t.TempDir's are long.
 	rt, err := os.MkdirTemp("", "lr")
