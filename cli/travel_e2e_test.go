@@ -33,7 +33,7 @@ func TestWorkspaceTravelsBetweenHomes(t *testing.T) {
 mkdir -p src/deep && printf 'package deep\n' > src/deep/x.go && ln -s src/deep/x.go link.go &&
 printf '#!/bin/sh\necho ran\n' > tool && chmod 750 tool`)
 	onA := a.must(0, "run", id, "--", describeTree).stdout
-	a.waitLog(id, "SessionIdle") // the last turn's checkpoint is on record
+	a.waitLog(id, "SessionIdle")        // the last turn's checkpoint is on record
 	if strings.Count(onA, "\n") != 11 { // 7 entries, 4 files' hashes
 		t.Fatalf("the tree on A:\n%s", onA)
 	}
