@@ -3,7 +3,6 @@ package cli
 import (
 	"flag"
 	"fmt"
-	"strings"
 	"time"
 
 	"looprig/internal/textsafe"
@@ -56,38 +55,8 @@ func runDiff(c *call) int {
 		fmt.Fprint(c.stdout, textsafe.Sanitize(checkpoint.FormatStat(changes)))
 		return exitOK
 	}
-	var b strings.Builder
-	for _, ch := range changes {
-		b.WriteString(diffHeader(ch))
-		switch {
-		case ch.Patch != "":
-			b.WriteString(ch.Patch)
-		case ch.Summary != "":
-			b.WriteString(ch.Summary + "\n")
-		}
-	}
-	fmt.Fprint(c.stdout, textsafe.Sanitize(b.String()))
+	fmt.Fprint(c.stdout, textsafe.Sanitize(checkpoint.Format(changes)))
 	return exitOK
-}
-
-// diffHeader is the line that opens one file's change, as git's
-// "diff --git" line and its mode lines do.
-func diffHeader(ch checkpoint.FileChange) string {
-	h := "diff " + ch.Path + " (" + string(ch.Kind)
-	switch ch.Kind {
-	case checkpoint.Added:
-		h += fmt.Sprintf(", mode %04o", ch.NewMode.Perm())
-	case checkpoint.ModeChanged, checkpoint.Modified:
-		if ch.OldMode != ch.NewMode {
-			h += fmt.Sprintf(", mode %04o → %04o", ch.OldMode.Perm(), ch.NewMode.Perm())
-		}
-	case checkpoint.TypeChanged:
-		h += ", " + ch.OldKind.String() + " → " + ch.NewKind.String()
-	}
-	if ch.NewTarget != "" && ch.NewTarget != ch.OldTarget {
-		h += ", link to " + ch.NewTarget
-	}
-	return h + ")\n"
 }
 
 // diffJSON is what diff --json prints.

@@ -25,7 +25,7 @@ type keyMap struct {
 	New, Restore, Input, Interrupt, Screen  key.Binding
 	Approve, Deny, Shutdown, Break, Delete  key.Binding
 	Filter, Theme, Help, Quit, ForceQuit    key.Binding
-	Dismiss, NeedsMe, RestoreAll            key.Binding
+	Dismiss, NeedsMe, RestoreAll, Changes   key.Binding
 }
 
 func defaultKeys() keyMap {
@@ -60,6 +60,7 @@ func defaultKeys() keyMap {
 		Dismiss:    b("esc", "close a dialog, clear the filter, dismiss a banner", "esc"),
 		NeedsMe:    b("w", "jump to the next session waiting for you (oldest first)", "w"),
 		RestoreAll: b("R", "restore every crashed session", "R"),
+		Changes:    b("c", "what the last turn changed in the workspace ([ ] other turns)", "c"),
 	}
 }
 
@@ -82,7 +83,7 @@ func (k keyMap) helpGroups() []struct {
 			key.NewBinding(key.WithHelp("pgup/pgdn", "page up / down")),
 			key.NewBinding(key.WithHelp("tab/⇧tab", "next / previous pane")), k.Enter}},
 		{"sessions", []key.Binding{k.New, k.Restore, k.RestoreAll, k.Break, k.Delete, k.Filter, k.NeedsMe}},
-		{"the selected session", []key.Binding{k.Input, k.Interrupt, k.Screen, k.Approve, k.Deny, k.Shutdown}},
+		{"the selected session", []key.Binding{k.Input, k.Interrupt, k.Screen, k.Approve, k.Deny, k.Shutdown, k.Changes}},
 		{"the input line", []key.Binding{
 			key.NewBinding(key.WithHelp("enter", "submit it, or send it to the turn")),
 			key.NewBinding(key.WithHelp("ctrl+d", "end of file to the running turn")),

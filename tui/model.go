@@ -198,6 +198,7 @@ type model struct {
 	events   eventsPane
 	dialog   dialog
 	help     *helpView
+	changes  *changesView // what a turn changed (changes.go)
 	input    *inputBar
 	inputGen int // the input lines opened in turn-input mode (their echo polls)
 	// screenFocus: the full-screen program that has the keys (screenfocus.go)

@@ -111,6 +111,8 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 		return m.onSeenSaved(msg)
 	case attentionSeenMsg:
 		return m.onAttentionSeen(msg)
+	case changesMsg:
+		return m.onChanges(msg)
 	case notifiedMsg:
 		return m.onNotified(msg)
 	case flashOffMsg:
@@ -152,6 +154,8 @@ func (m *model) onKey(msg tea.KeyMsg) tea.Cmd {
 			m.help = nil
 		}
 		return cmd
+	case m.changes != nil:
+		return m.changesKey(msg, max(1, m.geometry().bodyH-2))
 	case m.input != nil:
 		return m.inputKey(msg)
 	case m.list.filterActive:
@@ -193,6 +197,11 @@ func (m *model) onKey(msg tea.KeyMsg) tea.Cmd {
 		return m.jumpToNeeds()
 	case key.Matches(msg, k.RestoreAll):
 		return m.openRestoreAll()
+	case key.Matches(msg, k.Changes):
+		if v := m.selected(); v != nil {
+			return m.openChanges(v)
+		}
+		return m.status.flash("c: no session selected", clsMuted)
 	case key.Matches(msg, k.Enter):
 		if m.focus == paneList && m.selected() != nil {
 			m.focus = paneEvents

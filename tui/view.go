@@ -20,9 +20,12 @@ func (m Model) View() string {
 	c := m.common()
 	g := m.geometry()
 	lines := make([]string, 0, h)
-	if m.help != nil {
+	switch {
+	case m.help != nil:
 		lines = append(lines, m.help.view(c, helpDisabled(m.selected()), w, g.bodyH)...)
-	} else {
+	case m.changes != nil:
+		lines = append(lines, m.changes.view(c.st, w, g.bodyH)...)
+	default:
 		lines = append(lines, m.body(c, g)...)
 	}
 	if m.dialog != nil {
