@@ -230,6 +230,8 @@ func eventSummary(ev event.Event) string {
 		return s
 	case event.WorkspaceCheckpointSkipped:
 		return fmt.Sprintf("%s at %s: %s", l(v.Trigger), turnOrNone(v.TurnID), clip(l(v.Reason), 120))
+	case event.HandedOff:
+		return "to " + l(v.To)
 	}
 	return ""
 }

@@ -47,6 +47,7 @@ type Rig struct {
 	// materializeProgress is told how far a restore's materialization of
 	// a workspace from its checkpoint is (WithMaterializeProgress).
 	materializeProgress func(done, total int64)
+	handoffPoll         time.Duration // see WithHandOffPoll
 }
 
 // EngineFactory builds the engine of a profile.
@@ -73,6 +74,10 @@ func WithWorkspaces(dir string) Option { return func(r *Rig) { r.workspaces = di
 func WithMaterializeProgress(progress func(done, total int64)) Option {
 	return func(r *Rig) { r.materializeProgress = progress }
 }
+
+// WithHandOffPoll sets how often a session looks in the store for a
+// request to hand it over (RequestHandOff; default 1 s).
+func WithHandOffPoll(d time.Duration) Option { return func(r *Rig) { r.handoffPoll = d } }
 
 // WithDecider sets who decides about configuration drift on restore
 // (default: DefaultDecider()).
@@ -130,12 +135,16 @@ func Define(opts ...Option) (*Rig, error) {
 		turnJournalCap:  16 << 20,
 		attentionQuiet:  AttentionQuiet,
 		releaseTimeout:  5 * time.Second,
+		handoffPoll:     handoffPoll,
 	}
 	for _, o := range opts {
 		o(r)
 	}
 	if r.store == nil {
 		return nil, errors.New("rig: Define needs a store (WithStore)")
+	}
+	if r.handoffPoll <= 0 {
+		r.handoffPoll = handoffPoll
 	}
 	if err := r.profile.validate(); err != nil {
 		return nil, err

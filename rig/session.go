@@ -67,6 +67,10 @@ type Session struct {
 
 	// ckpt is the state of the workspace's checkpoints.
 	ckpt checkpointer
+	// handingOff names the taker while HandOff runs (guarded by mu);
+	// handoffStarted: a request was acted on (handoff.go).
+	handingOff     string
+	handoffStarted atomic.Bool
 
 	catMu     sync.Mutex // orders catalog writes
 	catSealed bool       // guarded by catMu: Shutdown wrote the last entry
@@ -214,6 +218,10 @@ func (s *Session) Submit(ctx context.Context, input string) (TurnInfo, error) {
 		s.mu.Unlock()
 		return TurnInfo{}, err
 	}
+	if s.handingOff != "" { // the running turn still takes input, interrupts, answers
+		s.mu.Unlock()
+		return TurnInfo{}, &HandingOffError{To: s.handingOff}
+	}
 	for s.turn != nil {
 		t := s.turn
 		s.mu.Unlock()
@@ -233,6 +241,10 @@ func (s *Session) Submit(ctx context.Context, input string) (TurnInfo, error) {
 		if err := s.admitLocked(); err != nil {
 			s.mu.Unlock()
 			return TurnInfo{}, err
+		}
+		if s.handingOff != "" {
+			s.mu.Unlock()
+			return TurnInfo{}, &HandingOffError{To: s.handingOff}
 		}
 	}
 	turnCtx, cancel := context.WithCancelCause(s.ctx)
@@ -659,13 +671,22 @@ func (s *Session) watch() {
 	if s.ws.lease != nil {
 		rootLost = s.ws.lease.Lost()
 	}
-	select {
-	case <-s.lease.Lost():
-		s.faultWith(&journal.JournalLeaseLostError{Name: s.name, Epoch: s.lease.Epoch(), Cause: storage.LostCause(s.name, s.lease)})
-	case <-rootLost:
-		s.faultWith(&WorkspaceRootLeaseLostError{Root: s.ws.root, Epoch: s.ws.lease.Epoch(),
-			Cause: storage.LostCause(rootLeaseName(s.ws.root), s.ws.lease)})
-	case <-s.stopWatch:
+	poll := time.NewTicker(s.rig.handoffPoll)
+	defer poll.Stop()
+	for {
+		select {
+		case <-s.lease.Lost():
+			s.faultWith(&journal.JournalLeaseLostError{Name: s.name, Epoch: s.lease.Epoch(), Cause: storage.LostCause(s.name, s.lease)})
+			return
+		case <-rootLost:
+			s.faultWith(&WorkspaceRootLeaseLostError{Root: s.ws.root, Epoch: s.ws.lease.Epoch(),
+				Cause: storage.LostCause(rootLeaseName(s.ws.root), s.ws.lease)})
+			return
+		case <-poll.C:
+			s.checkHandOff()
+		case <-s.stopWatch:
+			return
+		}
 	}
 }
 

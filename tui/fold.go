@@ -114,6 +114,8 @@ func (t *transcript) apply(env event.Envelope) {
 		t.line(at, clsMuted, fmt.Sprintf("workspace checkpointed (%s): %s files, %s bytes", ev.Trigger, commas(uint64(ev.Files)), commas(uint64(max(ev.Bytes, 0)))))
 	case event.WorkspaceCheckpointSkipped:
 		t.line(at, clsError, "! workspace not checkpointed ("+ev.Trigger+"): "+firstLine(ev.Reason))
+	case event.HandedOff:
+		t.line(at, clsRestore, "session handed over to "+ev.To)
 	default:
 		t.line(at, clsMuted, string(env.Event.Type()))
 	}

@@ -35,6 +35,7 @@ func samples() []Event {
 		WorkspaceCheckpointed{Manifest: strings.Repeat("ab", 32), Files: 10_000, Bytes: 100 << 20, Skipped: 1, TurnID: "t1", Trigger: TriggerTurn},
 		WorkspaceCheckpointed{Manifest: strings.Repeat("0", 64), Trigger: TriggerStop},
 		WorkspaceCheckpointSkipped{TurnID: "t1", Trigger: TriggerTurn, Reason: "the workspace is 2 GiB, over checkpoint_max (1 GiB)", Bytes: 2 << 30, Limit: 1 << 30},
+		HandedOff{To: "4242@other-box"},
 		LoopStarted{LoopID: "l1", Name: "shell", Engine: "shell"},
 		TurnStarted{TurnID: "t1", Index: 3, Input: "for i in $(seq 60); do echo $i && sleep 1; done"},
 		TurnOutput{TurnID: "t1", Text: "1\n2\nünïcødé \x1b[31mred\x1b[0m\n", Elided: 1 << 40},
@@ -57,8 +58,8 @@ func TestSamplesCoverRegistry(t *testing.T) {
 		seen[ev.Type()] = true
 	}
 	reg := Registered()
-	if len(reg) != 22 {
-		t.Errorf("Registered() has %d types, want 22", len(reg))
+	if len(reg) != 23 {
+		t.Errorf("Registered() has %d types, want 23", len(reg))
 	}
 	for _, info := range reg {
 		if !seen[info.Type] {
@@ -80,7 +81,7 @@ func TestClassesAndScopes(t *testing.T) {
 		TypeSessionStarted: true, TypeSessionActive: true, TypeSessionIdle: true, TypeSessionStopped: true,
 		TypeRestoreStarted: true, TypeRestoreDone: true, TypeRestoreErrored: true,
 		TypeConfigurationAdopted: true, TypeSessionFaulted: true,
-		TypeWorkspaceCheckpointed: true, TypeWorkspaceCheckpointSkipped: true,
+		TypeWorkspaceCheckpointed: true, TypeWorkspaceCheckpointSkipped: true, TypeHandedOff: true,
 	}
 	for _, info := range Registered() {
 		wantClass, wantScope := Enduring, LoopScope

@@ -40,6 +40,7 @@ const (
 
 	TypeWorkspaceCheckpointed      Type = "WorkspaceCheckpointed"
 	TypeWorkspaceCheckpointSkipped Type = "WorkspaceCheckpointSkipped"
+	TypeHandedOff                  Type = "HandedOff"
 
 	TypeLoopStarted     Type = "LoopStarted"
 	TypeTurnStarted     Type = "TurnStarted"
@@ -129,6 +130,7 @@ func (ConfigurationAdopted) Type() Type         { return TypeConfigurationAdopte
 func (SessionFaulted) Type() Type               { return TypeSessionFaulted }
 func (WorkspaceCheckpointed) Type() Type        { return TypeWorkspaceCheckpointed }
 func (WorkspaceCheckpointSkipped) Type() Type   { return TypeWorkspaceCheckpointSkipped }
+func (HandedOff) Type() Type                    { return TypeHandedOff }
 func (LoopStarted) Type() Type                  { return TypeLoopStarted }
 func (TurnStarted) Type() Type                  { return TypeTurnStarted }
 func (TurnOutput) Type() Type                   { return TypeTurnOutput }
@@ -151,6 +153,7 @@ func (ConfigurationAdopted) Class() Class       { return Enduring }
 func (SessionFaulted) Class() Class             { return Ephemeral }
 func (WorkspaceCheckpointed) Class() Class      { return Enduring }
 func (WorkspaceCheckpointSkipped) Class() Class { return Enduring }
+func (HandedOff) Class() Class                  { return Enduring }
 func (LoopStarted) Class() Class                { return Enduring }
 func (TurnStarted) Class() Class                { return Enduring }
 func (TurnOutput) Class() Class                 { return Enduring }
@@ -173,6 +176,7 @@ func (ConfigurationAdopted) Scope() Scope       { return SessionScope }
 func (SessionFaulted) Scope() Scope             { return SessionScope }
 func (WorkspaceCheckpointed) Scope() Scope      { return SessionScope }
 func (WorkspaceCheckpointSkipped) Scope() Scope { return SessionScope }
+func (HandedOff) Scope() Scope                  { return SessionScope }
 func (LoopStarted) Scope() Scope                { return LoopScope }
 func (TurnStarted) Scope() Scope                { return LoopScope }
 func (TurnOutput) Scope() Scope                 { return LoopScope }

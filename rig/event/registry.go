@@ -45,6 +45,7 @@ var entries = []entry{
 	reg[SessionFaulted](),
 	reg[WorkspaceCheckpointed](),
 	reg[WorkspaceCheckpointSkipped](),
+	reg[HandedOff](),
 	reg[LoopStarted](),
 	reg[TurnStarted](),
 	reg[TurnOutput](),

@@ -46,3 +46,12 @@ type WorkspaceCheckpointSkipped struct {
 	// Limit is the profile's checkpoint_max, when it was the reason.
 	Limit int64 `json:"limit"`
 }
+
+// HandedOff: the session was handed over to another process, which asked
+// for it (looprig take): its last turn ended, its workspace was
+// checkpointed (TriggerHandoff), and it shuts down after this record, so
+// that the taker restores it with the workspace.
+type HandedOff struct {
+	// To names the taker, as it asked ("pid@host").
+	To string `json:"to"`
+}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"looprig/rig"
 	"looprig/rig/checkpoint"
@@ -21,6 +22,7 @@ var workspaceCases = []testCase{
 	{"OverMaxIsSkippedVisibly", testWorkspaceOverMax},
 	{"ShutdownTakesTheTurnsCheckpoint", testWorkspaceShutdownDuringTurn},
 	{"TurnCheckpointsPairEachTurn", testTurnCheckpoints},
+	{"HandOff", testHandOff},
 }
 
 // makeFilesInput makes, in a turn: a text file, an executable, a nested
@@ -235,5 +237,85 @@ func testTurnCheckpoints(t *testing.T, e *env) {
 	var nc *rig.TurnNotCheckpointedError
 	if _, err := rig.FindTurnCheckpoints(t.Context(), e.raw, s2.SessionID(), ""); !errors.As(err, &nc) || !strings.Contains(nc.Reason, "skipped") {
 		t.Errorf("a skipped checkpoint: %v; want *rig.TurnNotCheckpointedError saying it was skipped", err)
+	}
+}
+
+// A request to hand the session over (RequestHandOff, for the holder's
+// epoch) is answered by the holder: no new turn while it waits for the
+// running one to end, then a handover checkpoint, HandedOff{to} and a
+// shutdown; a restore (the taker) finds the workspace and the session.
+// With Interrupt the running turn is interrupted instead. A request for
+// another epoch is not acted on.
+func testHandOff(t *testing.T, e *env) {
+	r := e.define(rig.WithHandOffPoll(20 * time.Millisecond))
+	s := e.newSession(r)
+	id := s.SessionID()
+	if err := rig.RequestHandOff(t.Context(), e.raw, id, rig.HandOffRequest{To: "1@stale", Epoch: s.Epoch() + 7}); err != nil {
+		t.Fatal(err)
+	}
+	m := newMarker()
+	ti := submit(t, s, `printf 'kept\n' > kept.txt && echo started-`+m+` && sleep 1 && echo finished-`+m)
+	outputShows(t, e, s, ti.ID, "started-"+m)
+	time.Sleep(100 * time.Millisecond)
+	if st := s.Status(); st.Closed || st.Fault != nil {
+		t.Fatalf("a request for another epoch was acted on: %+v", st)
+	}
+	if err := rig.RequestHandOff(t.Context(), e.raw, id, rig.HandOffRequest{To: "42@taker", Epoch: s.Epoch()}); err != nil {
+		t.Fatal(err)
+	}
+	var ho *rig.HandingOffError
+	eventually(t, "new turns refused while handing over", func() bool {
+		_, err := s.Submit(t.Context(), "true")
+		return errors.As(err, &ho) && ho.To == "42@taker"
+	})
+	select {
+	case <-s.Done():
+	case <-time.After(WaitTimeout):
+		t.Fatal("the session was not handed over")
+	}
+	if err := s.Err(); err != nil {
+		t.Fatalf("handed over with a fault: %v", err)
+	}
+	recs := readJournal(t, e.raw, id)
+	var types []string
+	for _, ty := range typesOf(recs) {
+		if !strings.HasPrefix(ty, "command:") {
+			types = append(types, ty)
+		}
+	}
+	if n := len(types); n < 4 || types[n-1] != "SessionStopped" || types[n-2] != "HandedOff" || types[n-3] != "WorkspaceCheckpointed" {
+		t.Fatalf("the journal ends %v, want …, WorkspaceCheckpointed, HandedOff, SessionStopped", types)
+	}
+	if out := turnOutput(recs, ti.ID); !strings.Contains(out, "finished-"+m) {
+		t.Errorf("the running turn did not finish before the handover: %q", out)
+	}
+	hos, _ := find[event.HandedOff](recs)
+	cps, _ := find[event.WorkspaceCheckpointed](recs)
+	if len(hos) != 1 || hos[0].To != "42@taker" || cps[len(cps)-1].Trigger != event.TriggerHandoff {
+		t.Errorf("handed off %+v, last checkpoint %+v", hos, cps[len(cps)-1])
+	}
+	if err := os.RemoveAll(s.Workspace()); err != nil {
+		t.Fatal(err)
+	}
+	rig.WithdrawHandOff(t.Context(), e.raw, id)
+	s2 := e.restore(e.define(rig.WithHandOffPoll(20*time.Millisecond)), id)
+	if b, err := os.ReadFile(filepath.Join(s2.Workspace(), "kept.txt")); err != nil || string(b) != "kept\n" {
+		t.Fatalf("the taker's workspace: %q, %v", b, err)
+	}
+
+	// With Interrupt, a turn that would run long is interrupted.
+	ti2 := submit(t, s2, `echo long-`+m+` && sleep 30`)
+	outputShows(t, e, s2, ti2.ID, "long-"+m)
+	if err := rig.RequestHandOff(t.Context(), e.raw, id, rig.HandOffRequest{To: "43@taker", Interrupt: true, Epoch: s2.Epoch()}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s2.Done():
+	case <-time.After(WaitTimeout):
+		t.Fatal("the session was not handed over with its turn interrupted")
+	}
+	ints, _ := find[event.TurnInterrupted](readJournal(t, e.raw, id))
+	if len(ints) != 1 || ints[0].TurnID != ti2.ID || ints[0].Reason != event.ReasonUser {
+		t.Errorf("interruptions %+v, want turn %s's by the user", ints, ti2.ID)
 	}
 }
