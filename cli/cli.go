@@ -118,27 +118,29 @@ const (
 // opts holds the values of the commands' own flags; each command
 // registers those it takes (command.flags).
 type opts struct {
-	long        bool          // ls -l, --long
-	follow      bool          // log -f, --follow
-	yes         bool          // rm, lease break --yes
-	hold        bool          // restore --hold
-	title, seed string        // new --title, --seed
-	profile     profileFlags  // new, run, restore --rig, --placement, --root
-	acceptDrift bool          // run, restore --accept-drift
-	create      bool          // host --new
-	acceptedBy  string        // host --accepted-by: who accepted drift
-	detach      bool          // new, run, restore --detach
-	inProcess   bool          // run --in-process
-	eof         bool          // send --eof
-	fromStdin   bool          // send --stdin
-	noNewline   bool          // send -n
-	waitFor     string        // wait --for
-	waitTurn    string        // wait --turn
-	waitTimeout time.Duration // wait --timeout
-	allCrashed  bool          // restore --all-crashed
-	onlyCrashed bool          // host --only-crashed, and each restore of --all-crashed
-	diffTurn    string        // diff --turn
-	diffStat    bool          // diff --stat
+	long          bool          // ls -l, --long
+	follow        bool          // log -f, --follow
+	yes           bool          // rm, lease break --yes
+	hold          bool          // restore --hold
+	title, seed   string        // new --title, --seed
+	profile       profileFlags  // new, run, restore --rig, --placement, --root
+	acceptDrift   bool          // run, restore --accept-drift
+	create        bool          // host --new
+	acceptedBy    string        // host --accepted-by: who accepted drift
+	detach        bool          // new, run, restore --detach
+	inProcess     bool          // run --in-process
+	eof           bool          // send --eof
+	fromStdin     bool          // send --stdin
+	noNewline     bool          // send -n
+	waitFor       string        // wait --for
+	waitTurn      string        // wait --turn
+	waitTimeout   time.Duration // wait --timeout
+	allCrashed    bool          // restore --all-crashed
+	onlyCrashed   bool          // host --only-crashed, and each restore of --all-crashed
+	diffTurn      string        // diff --turn
+	diffStat      bool          // diff --stat
+	takeInterrupt bool          // take --interrupt
+	takeTimeout   time.Duration // take --timeout
 }
 
 // call is one invocation of a command, with what invoke prepared for it.
@@ -163,7 +165,7 @@ type call struct {
 var commands []*command
 
 func init() {
-	commands = []*command{cmdLs, cmdNew, cmdRun, cmdRestore, cmdAttach, cmdSend, cmdWait, cmdStop, cmdLog, cmdDiff, cmdRm, cmdLease, cmdDemo, cmdHost, cmdVersion, cmdHelp}
+	commands = []*command{cmdLs, cmdNew, cmdRun, cmdRestore, cmdAttach, cmdSend, cmdWait, cmdStop, cmdTake, cmdLog, cmdDiff, cmdRm, cmdLease, cmdDemo, cmdHost, cmdVersion, cmdHelp}
 }
 
 var cmdHelp = &command{name: "help", brief: "show help for a command", help: helpHelp, run: runHelp}

@@ -284,6 +284,30 @@ Examples:
   looprig log 1a2b3c4d --follow
 `
 
+const helpTake = `Usage: looprig take ID [--interrupt] [--timeout D] [--json]
+
+Take session ID over and serve it in a background host on this machine,
+from the process that holds it, on this machine or another sharing the
+store (a NATS store). take asks the holder through the store; the holder
+lets its running turn end (or interrupts it, with --interrupt), takes a
+last checkpoint of the workspace, journals HandedOff and shuts down; then
+take restores the session here, bringing the workspace back from that
+checkpoint when this machine does not have it, and prints how to attach.
+At every moment one process owns the session. A session nobody holds is
+simply restored here; one a host here serves already is an error saying
+so. A holder that does not answer within --timeout (a stopped or wedged
+process) is an error naming the lease break that would force it.
+
+Flags:
+  --interrupt    interrupt the holder's running turn rather than wait for it
+  --timeout D    how long the holder has to hand over (default 2m)
+  --json         {"id","short_id","from","pid","epoch"}
+
+Examples:
+  looprig --store nats://nats.internal:4222 take 1a2b3c4d
+  looprig take 1a2b3c4d --interrupt && looprig attach 1a2b3c4d
+`
+
 const helpDiff = `Usage: looprig diff ID [--turn N] [--stat] [--json]
 
 Show what a turn changed in session ID's workspace: the difference between

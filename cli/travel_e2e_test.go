@@ -1,7 +1,9 @@
 package cli_test
 
 import (
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -55,4 +57,66 @@ printf '#!/bin/sh\necho ran\n' > tool && chmod 750 tool`)
 		t.Errorf("a turn on B: %q", r.stdout)
 	}
 	b.must(0, "stop", id)
+}
+
+// take on B of a session live on A with a turn running: A lets the turn
+// end, checkpoints, journals HandedOff and shuts down, B restores it in a
+// host of its own with A's files; the journal shows one owner after the
+// other. A holder that is stopped (SIGSTOP) does not answer: take gives
+// up after --timeout and names the lease break that would force it.
+func TestTakeBetweenHomes(t *testing.T) {
+	srv, err := embedded.Start(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	a, b := newHarness(t), newHome(t)
+	a.store, b.store = srv.URL(), srv.URL()
+	t.Cleanup(a.killHosts)
+	t.Cleanup(b.killHosts)
+
+	id, aPID := a.detached()
+	turn := strings.TrimSpace(a.must(0, "run", id, "--detach", "--", "printf 'from A\n' > a.txt && sleep 1.5 && echo done-on-a").stdout)
+	r := b.must(0, "take", id, "--json")
+	took := decode[struct {
+		From  string `json:"from"`
+		PID   int    `json:"pid"`
+		Epoch uint64 `json:"epoch"`
+	}](t, r.stdout)
+	if !strings.HasPrefix(took.From, strconv.Itoa(aPID)+"@") || took.PID <= 0 || took.PID == aPID || took.Epoch < 2 {
+		t.Fatalf("take --json = %s; want it taken from A's host %d into another", r.stdout, aPID)
+	}
+	waitExit(t, aPID)
+	recs := b.log(id)
+	var seq []string
+	for _, rec := range recs {
+		switch {
+		case rec.Type == "TurnDone" && rec.TurnID == turn, rec.Type == "HandedOff", rec.Type == "SessionStopped",
+			rec.Type == "RestoreStarted", rec.Type == "RestoreDone", rec.Kind == "fence":
+			seq = append(seq, rec.Kind+":"+rec.Type)
+		}
+	}
+	want := "fence:fence event:TurnDone event:HandedOff event:SessionStopped fence:fence event:RestoreStarted event:RestoreDone"
+	if got := strings.Join(seq, " "); got != want {
+		t.Errorf("the journal's owners: %s\nwant %s", got, want)
+	}
+	if row := b.row(id); row.State != "live" || row.Holder == nil || row.Holder.PID != took.PID {
+		t.Errorf("ls on B after take: %+v", row)
+	}
+	if r := b.must(0, "run", id, "--", "cat a.txt"); r.stdout != "from A\n" {
+		t.Errorf("a turn on B reads %q", r.stdout)
+	}
+
+	id2, pid2 := a.detached()
+	if err := syscall.Kill(pid2, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(pid2, syscall.SIGCONT) })
+	r = b.run("take", id2, "--timeout", "1s")
+	if r.code == 0 || !strings.Contains(r.stderr, "did not hand it over within 1s") || !strings.Contains(r.stderr, "lease break "+id2[:8]) {
+		t.Errorf("take from a stopped holder: exit %d\n%s", r.code, r.stderr)
+	}
+	if row := b.row(id2); row.Holder == nil || row.Holder.PID != pid2 {
+		t.Errorf("after a take that gave up, the session is %+v, want still held by %d", row, pid2)
+	}
 }
