@@ -55,7 +55,11 @@ func runLs(c *call) int {
 	if c.long {
 		idHead = "ID"
 	}
-	fmt.Fprintf(w, "STATE\t%s\tTITLE\tPROFILE\tEPOCH\tHOLDER\tTURN\tUPDATED\n", idHead)
+	head := "STATE\t%s\tTITLE\tPROFILE\tEPOCH\tHOLDER\tTURN\tUPDATED"
+	if c.long {
+		head += "\tCHECKPOINT"
+	}
+	fmt.Fprintf(w, head+"\n", idHead)
 	var notes []string
 	for _, in := range infos {
 		id := in.ShortID()
@@ -76,8 +80,12 @@ func runLs(c *call) int {
 				turn += " asks"
 			}
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", stateLabel(in.State), id, orDash(clip(textsafe.Line(in.Title), 40)),
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s", stateLabel(in.State), id, orDash(clip(textsafe.Line(in.Title), 40)),
 			orDash(textsafe.Line(in.Profile)), in.Epoch, holder, turn, ago(in.Updated, now))
+		if c.long {
+			fmt.Fprintf(w, "\t%s", checkpointCell(in.Checkpoint, now))
+		}
+		fmt.Fprintln(w)
 		if in.Reason != "" {
 			notes = append(notes, fmt.Sprintf("%s %s: %s", in.ShortID(), in.State, textsafe.Line(in.Reason)))
 		}
@@ -114,6 +122,28 @@ func (c *call) servedByHost() func(context.Context, string, storage.Holder) bool
 		pid, err := host.ServingPID(ctx, dir, id, host.WithClientVersion(Version))
 		return err == nil && pid == h.PID
 	}
+}
+
+// checkpointCell is the latest checkpoint's size and age, for ls -l.
+func checkpointCell(cp *rig.CatalogCheckpoint, now time.Time) string {
+	if cp == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%s, %s, %s", plural(cp.Files, "file"), byteSize(cp.Bytes), ago(cp.At, now))
+}
+
+// byteSize is n bytes for people: 512 B, 1.5 KiB, 3.0 MiB, 2.1 GiB.
+func byteSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 3; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGT"[exp])
 }
 
 // stateLabel is the state as glyph and word, so it reads without colour.

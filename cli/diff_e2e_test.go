@@ -20,6 +20,22 @@ func TestDiffOfTurns(t *testing.T) {
 	// it, and diff waits for it.
 
 	last := h.must(0, "diff", id).stdout
+	// ls tells the checkpoint's size and age: -l as a column, --json as an
+	// object (the catalog keeps it).
+	rows := decode[[]struct {
+		ID         string `json:"id"`
+		Checkpoint *struct {
+			Manifest string `json:"manifest"`
+			Files    int    `json:"files"`
+			Bytes    int64  `json:"bytes"`
+		} `json:"checkpoint"`
+	}](t, h.must(0, "ls", "--json").stdout)
+	if len(rows) != 1 || rows[0].Checkpoint == nil || rows[0].Checkpoint.Files != 4 || rows[0].Checkpoint.Bytes != 28 || len(rows[0].Checkpoint.Manifest) != 64 {
+		t.Errorf("ls --json checkpoint: %+v", rows)
+	}
+	if l := h.must(0, "ls", "-l").stdout; !strings.Contains(l, "CHECKPOINT") || !strings.Contains(l, "4 files, 28 B, ") {
+		t.Errorf("ls -l:\n%s", l)
+	}
 	for _, want := range []string{"diff f.txt (modified)", "-two", "+TWO", "diff gone.txt (removed", "diff tool (mode changed, mode 0644 → 0755)", "diff added.txt (added, mode 0644)", "+new"} {
 		if !strings.Contains(last, want) {
 			t.Errorf("diff of the last turn lacks %q:\n%s", want, last)

@@ -181,27 +181,37 @@ type newJSON struct {
 
 // sessionJSON is one session in the array ls prints.
 type sessionJSON struct {
-	ID        string           `json:"id"`
-	ShortID   string           `json:"short_id"`
-	State     rig.SessionState `json:"state"`
-	Title     string           `json:"title"`
-	Profile   string           `json:"profile"`
-	Epoch     uint64           `json:"epoch"`
-	Holder    *lsHolderJSON    `json:"holder"`     // null when nobody holds it
-	OpenTurn  *string          `json:"open_turn"`  // null when no turn is open
-	TurnIndex *int             `json:"turn_index"` // the open turn's, else null
-	OpenGate  *string          `json:"open_gate"`  // null when no gate is open
-	Updated   jsonTime         `json:"updated"`
-	Reason    string           `json:"reason"` // why it is broken
-	Engine    string           `json:"engine"`
-	Shell     string           `json:"shell"` // the shell its turns run in
-	Turns     int              `json:"turns"`
-	LastSeq   uint64           `json:"last_seq"`
-	Created   jsonTime         `json:"created"`
-	TurnSince *jsonTime        `json:"turn_since"` // when the open turn started; null when none (or not recorded)
-	GateSince *jsonTime        `json:"gate_since"` // when the open gate opened; null when none (or not recorded)
-	LastEnd   *turnEndJSON     `json:"last_end"`   // how the last turn that ended ended; null before any did
-	Attention *attentionJSON   `json:"attention"`  // what the running turn asked of the user since anyone looked; null for nothing
+	ID         string           `json:"id"`
+	ShortID    string           `json:"short_id"`
+	State      rig.SessionState `json:"state"`
+	Title      string           `json:"title"`
+	Profile    string           `json:"profile"`
+	Epoch      uint64           `json:"epoch"`
+	Holder     *lsHolderJSON    `json:"holder"`     // null when nobody holds it
+	OpenTurn   *string          `json:"open_turn"`  // null when no turn is open
+	TurnIndex  *int             `json:"turn_index"` // the open turn's, else null
+	OpenGate   *string          `json:"open_gate"`  // null when no gate is open
+	Updated    jsonTime         `json:"updated"`
+	Reason     string           `json:"reason"` // why it is broken
+	Engine     string           `json:"engine"`
+	Shell      string           `json:"shell"` // the shell its turns run in
+	Turns      int              `json:"turns"`
+	LastSeq    uint64           `json:"last_seq"`
+	Created    jsonTime         `json:"created"`
+	TurnSince  *jsonTime        `json:"turn_since"` // when the open turn started; null when none (or not recorded)
+	GateSince  *jsonTime        `json:"gate_since"` // when the open gate opened; null when none (or not recorded)
+	LastEnd    *turnEndJSON     `json:"last_end"`   // how the last turn that ended ended; null before any did
+	Attention  *attentionJSON   `json:"attention"`  // what the running turn asked of the user since anyone looked; null for nothing
+	Checkpoint *checkpointJSON  `json:"checkpoint"` // the latest checkpoint of the workspace; null before any
+}
+
+// checkpointJSON is the latest checkpoint of a session's workspace
+// (rig.CatalogCheckpoint).
+type checkpointJSON struct {
+	Manifest string   `json:"manifest"` // the manifest's SHA-256
+	Files    int      `json:"files"`
+	Bytes    int64    `json:"bytes"`
+	At       jsonTime `json:"at"`
 }
 
 // attentionJSON is what a session's turn asked of the user (rig.Attention).
@@ -255,6 +265,9 @@ func newSessionJSON(in rig.SessionInfo) sessionJSON {
 	}
 	if a := in.Attention; a != nil {
 		s.Attention = &attentionJSON{Reason: a.Reason, Text: a.Text, Since: jsonTime(a.Since), TurnID: a.TurnID}
+	}
+	if cp := in.Checkpoint; cp != nil {
+		s.Checkpoint = &checkpointJSON{Manifest: cp.Manifest, Files: cp.Files, Bytes: cp.Bytes, At: jsonTime(cp.At)}
 	}
 	return s
 }

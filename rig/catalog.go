@@ -66,9 +66,22 @@ type CatalogEntry struct {
 	// Attention is what the running turn asked of the user since the user
 	// last looked (State.Attention); nil when nothing is pending.
 	Attention *Attention `json:"attention,omitempty"`
-	Turns     int        `json:"turns"`
-	Created   time.Time  `json:"created"`
-	Updated   time.Time  `json:"updated"`
+	// Checkpoint summarizes the workspace pointer (State.Checkpoint); nil
+	// before any checkpoint.
+	Checkpoint *CatalogCheckpoint `json:"checkpoint,omitempty"`
+	Turns      int                `json:"turns"`
+	Created    time.Time          `json:"created"`
+	Updated    time.Time          `json:"updated"`
+}
+
+// CatalogCheckpoint is the latest checkpoint of a session's workspace as
+// its catalog entry keeps it, for listings (size and age) without reading
+// the journal.
+type CatalogCheckpoint struct {
+	Manifest string    `json:"manifest"`
+	Files    int       `json:"files"`
+	Bytes    int64     `json:"bytes"`
+	At       time.Time `json:"at"`
 }
 
 const catalogVersion = 1

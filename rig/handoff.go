@@ -159,3 +159,67 @@ func (s *Session) checkHandOff() {
 		}
 	}()
 }
+
+// SessionHolder is who holds session id's lease now, and its epoch; nil
+// when nobody does.
+func SessionHolder(ctx context.Context, store storage.Store, id uuid.UUID) (*storage.Holder, uint64, error) {
+	st, err := store.Probe(ctx, storage.SessionName(id.String()))
+	if err != nil || !st.Held {
+		return nil, st.Epoch, err
+	}
+	h := st.Holder
+	return &h, st.Epoch, nil
+}
+
+// HandOffTimeoutError: the holder did not hand the session over in time
+// (stopped, wedged, gone, or its turn runs on).
+type HandOffTimeoutError struct {
+	Session string
+	Holder  storage.Holder
+	Waited  time.Duration
+}
+
+func (e *HandOffTimeoutError) Error() string {
+	return fmt.Sprintf("the holder of session %s (pid %d on %s) did not hand it over within %s (a running turn is awaited: --interrupt interrupts it); to force it: looprig lease break %s --yes",
+		ShortID(e.Session), e.Holder.PID, e.Holder.Host, e.Waited, ShortID(e.Session))
+}
+
+// handOffPoll is how often AwaitHandOff looks whether the holder let go.
+const handOffPoll = 200 * time.Millisecond
+
+// AwaitHandOff asks the holder of session id at epoch to hand it over (as
+// req says) and waits until it let go, at most wait: then
+// *HandOffTimeoutError. A lease held at another epoch meanwhile (someone
+// else took it) is an error too. The request is withdrawn whatever
+// happens.
+func AwaitHandOff(ctx context.Context, store storage.Store, id uuid.UUID, holder storage.Holder, req HandOffRequest, wait time.Duration) error {
+	if err := RequestHandOff(ctx, store, id, req); err != nil {
+		return err
+	}
+	defer func() {
+		bg, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		WithdrawHandOff(bg, store, id)
+	}()
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	tick := time.NewTicker(handOffPoll)
+	defer tick.Stop()
+	for {
+		now, epoch, err := SessionHolder(wctx, store, id)
+		switch {
+		case err == nil && now == nil:
+			return nil
+		case err == nil && epoch != req.Epoch:
+			return fmt.Errorf("session %s was taken by pid %d on %s meanwhile", ShortID(id.String()), now.PID, now.Host)
+		}
+		select {
+		case <-wctx.Done():
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return &HandOffTimeoutError{Session: id.String(), Holder: holder, Waited: wait}
+		case <-tick.C:
+		}
+	}
+}

@@ -71,10 +71,13 @@ type SessionInfo struct {
 	// Attention: what the running turn asked of the user since the user
 	// last looked (nil when nothing is pending, or the entry predates it).
 	Attention *Attention
-	LastSeq   uint64
-	Turns     int
-	Created   time.Time
-	Updated   time.Time
+	// Checkpoint: the latest checkpoint of the workspace (nil before any,
+	// or when the entry predates checkpoints).
+	Checkpoint *CatalogCheckpoint
+	LastSeq    uint64
+	Turns      int
+	Created    time.Time
+	Updated    time.Time
 }
 
 // ShortID is the first eight characters of the id.
@@ -150,7 +153,7 @@ func ListSessions(ctx context.Context, store storage.Store, opts ...ListOption) 
 		info.Epoch = max(c.Epoch, st.Epoch)
 		info.OpenTurn, info.Turn, info.OpenGate = c.OpenTurn, c.TurnIndex, c.OpenGate
 		info.TurnSince, info.GateSince, info.LastEnd, info.GatePrompt = c.TurnSince, c.GateSince, c.LastEnd, c.GatePrompt
-		info.Attention = c.Attention
+		info.Attention, info.Checkpoint = c.Attention, c.Checkpoint
 		info.LastSeq, info.Turns, info.Created, info.Updated = c.LastSeq, c.Turns, c.Created, c.Updated
 		switch {
 		case st.Held:

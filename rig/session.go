@@ -545,8 +545,11 @@ type Status struct {
 	// Attention is what the running turn asked of the user since the user
 	// last looked (State.Attention); nil when nothing is pending.
 	Attention *Attention
-	Fault     error
-	Closed    bool
+	// Checkpoint is the workspace pointer (State.Checkpoint), nil before
+	// any checkpoint.
+	Checkpoint *Checkpoint
+	Fault      error
+	Closed     bool
 }
 
 // TurnStatus describes the running turn.
@@ -588,6 +591,10 @@ func (s *Session) Status() Status {
 		attn := *a
 		st.Attention = &attn
 	}
+	if cp := s.state.Checkpoint; cp != nil {
+		c := *cp
+		st.Checkpoint = &c
+	}
 	return st
 }
 
@@ -604,6 +611,9 @@ func (s *Session) catalogEntry(state CatalogState) CatalogEntry {
 	}
 	if st.Gate != nil {
 		c.OpenGate, c.GateSince, c.GatePrompt = st.Gate.ID, st.Gate.Opened.UTC(), cutUTF8(st.Gate.Prompt, MaxCatalogPrompt)
+	}
+	if cp := st.Checkpoint; cp != nil {
+		c.Checkpoint = &CatalogCheckpoint{Manifest: cp.Manifest, Files: cp.Files, Bytes: cp.Bytes, At: cp.At.UTC()}
 	}
 	return c
 }

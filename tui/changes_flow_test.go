@@ -27,6 +27,7 @@ func TestFlowChanges(t *testing.T) {
 	f.typeText(`printf 'one\nTWO\n' > notes.txt`)
 	f.key("enter")
 	f.waitView("turn 1 done: exit 0")
+	f.waitView("2 files, 8 bytes · checkpointed") // the detail pane's workspace line
 
 	f.typeText("c")
 	f.waitView("Changes of", "turn 1", "diff notes.txt (modified)", "-two", "+TWO")

@@ -165,6 +165,16 @@ func (d *detailPane) lines(c common, v *sessView, unseen bool) []kv {
 		}
 		add("last turn", txt, st.ev[cls])
 	}
+	switch cp := v.transcript.fold.Checkpoint; {
+	case cp != nil:
+		add("workspace", checkpointText(cp.Files, cp.Bytes)+" · checkpointed "+agoText(c.now, cp.At)+" · c shows what a turn changed", st.text)
+	case v.listing.info.Checkpoint != nil:
+		lc := v.listing.info.Checkpoint
+		add("workspace", checkpointText(lc.Files, lc.Bytes)+" · checkpointed "+agoText(c.now, lc.At), st.text)
+	}
+	if sk := v.transcript.fold.CheckpointSkipped; sk != nil {
+		add("checkpoint", "! skipped: "+clean(firstLine(sk.Reason)), st.warn)
+	}
 	if o := v.live.outcome; o != nil {
 		add("restored", "epoch "+strconv.FormatUint(o.Epoch, 10)+": "+plural(len(o.Interrupted), "turn")+" interrupted, "+
 			plural(len(o.GatesClosed), "gate")+" closed, "+commas(o.Records)+" records", st.ev[clsRestore])
@@ -186,4 +196,9 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// checkpointText is a checkpoint's size for the detail pane.
+func checkpointText(files int, bytes int64) string {
+	return plural(files, "file") + ", " + commas(uint64(max(bytes, 0))) + " bytes"
 }
