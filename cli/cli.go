@@ -165,7 +165,7 @@ type call struct {
 var commands []*command
 
 func init() {
-	commands = []*command{cmdLs, cmdNew, cmdRun, cmdRestore, cmdAttach, cmdSend, cmdWait, cmdStop, cmdTake, cmdLog, cmdDiff, cmdRm, cmdLease, cmdDemo, cmdHost, cmdVersion, cmdHelp}
+	commands = []*command{cmdLs, cmdNew, cmdRun, cmdRestore, cmdAttach, cmdSend, cmdWait, cmdStop, cmdTake, cmdLog, cmdDiff, cmdRm, cmdGC, cmdLease, cmdDemo, cmdHost, cmdVersion, cmdHelp}
 }
 
 var cmdHelp = &command{name: "help", brief: "show help for a command", help: helpHelp, run: runHelp}

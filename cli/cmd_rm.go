@@ -37,13 +37,34 @@ func someIDs(c *call) error {
 // runRm deletes sessions: looprig rm ID... --yes. Each gets its own
 // deadline.
 func runRm(c *call) int {
-	exit := exitOK
+	exit, deleted := exitOK, 0
 	for _, input := range c.args {
-		if code := c.rmOne(input); code != exitOK && exit == exitOK {
+		code := c.rmOne(input)
+		if code == exitOK {
+			deleted++
+		} else if exit == exitOK {
 			exit = code
 		}
 	}
+	if deleted > 0 && c.yes {
+		c.sweepAfterRm()
+	}
 	return exit
+}
+
+// sweepAfterRm deletes the blobs only deleted sessions' checkpoints
+// referenced (rig.SweepBlobs: those put in the last minutes stay for
+// looprig gc); a failure is a warning: the sessions are deleted.
+func (c *call) sweepAfterRm() {
+	ctx, cancel := context.WithTimeout(context.Background(), gcTimeout)
+	defer cancel()
+	res, err := rig.SweepBlobs(ctx, c.st, rig.SweepGrace)
+	switch {
+	case err != nil:
+		fmt.Fprintf(c.stderr, "looprig: the sessions are deleted, their checkpoints' blobs not: %s (looprig gc tries again)\n", textsafe.Line(err.Error()))
+	case res.Deleted > 0 && !c.json:
+		fmt.Fprintf(c.stdout, "freed %s of checkpoints (%s)\n", byteSize(res.DeletedBytes), plural(res.Deleted, "blob"))
+	}
 }
 
 // rmOne deletes the session input names, or without yes says what it

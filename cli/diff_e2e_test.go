@@ -65,6 +65,14 @@ func TestDiffOfTurns(t *testing.T) {
 		t.Errorf("diff --json --turn 1: turn %d, %v", js.Turn, kinds)
 	}
 
+	// gc keeps every blob a recorded checkpoint references.
+	gc := decode[struct {
+		Referenced int `json:"referenced"`
+		Deleted    int `json:"deleted"`
+	}](t, h.must(0, "gc", "--json").stdout)
+	if gc.Referenced < 7 || gc.Deleted != 0 {
+		t.Errorf("gc --json: %+v; want the 2 manifests and 5 contents kept, nothing deleted", gc)
+	}
 	if r := h.run("diff", id, "--turn", "7"); r.code == 0 || !strings.Contains(r.stderr, "has no turn 7") {
 		t.Errorf("diff of a turn that does not exist: exit %d, %s", r.code, r.stderr)
 	}

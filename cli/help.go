@@ -308,6 +308,21 @@ Examples:
   looprig take 1a2b3c4d --interrupt && looprig attach 1a2b3c4d
 `
 
+const helpGC = `Usage: looprig gc [--json]
+
+Delete the blobs of the store that no checkpoint on record references:
+those of deleted sessions, and those a checkpoint left when it crashed
+before it was journaled. Every checkpoint any session's journal records is
+kept, with its files, so looprig diff works for every turn. A blob put in
+the last 10 minutes is spared (a checkpoint in progress, on any machine,
+may be about to reference it). It reads every journal of the store, and
+deletes nothing when one of them or a checkpoint's manifest cannot be
+read (that error is printed). looprig rm runs it after it deletes.
+
+Flags:
+  --json   {"referenced","deleted","deleted_bytes","recent"}
+`
+
 const helpDiff = `Usage: looprig diff ID [--turn N] [--stat] [--json]
 
 Show what a turn changed in session ID's workspace: the difference between

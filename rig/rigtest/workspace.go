@@ -23,6 +23,7 @@ var workspaceCases = []testCase{
 	{"ShutdownTakesTheTurnsCheckpoint", testWorkspaceShutdownDuringTurn},
 	{"TurnCheckpointsPairEachTurn", testTurnCheckpoints},
 	{"HandOff", testHandOff},
+	{"Sweep", testSweep},
 }
 
 // makeFilesInput makes, in a turn: a text file, an executable, a nested
@@ -317,5 +318,84 @@ func testHandOff(t *testing.T, e *env) {
 	ints, _ := find[event.TurnInterrupted](readJournal(t, e.raw, id))
 	if len(ints) != 1 || ints[0].TurnID != ti2.ID || ints[0].Reason != event.ReasonUser {
 		t.Errorf("interruptions %+v, want turn %s's by the user", ints, ti2.ID)
+	}
+}
+
+// blobCount counts the store's blobs.
+func blobCount(t *testing.T, store storage.Store) int {
+	t.Helper()
+	n := 0
+	if err := store.ListBlobs(t.Context(), func(storage.BlobInfo) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A sweep deletes the blobs no checkpoint on record references (a scrap
+// a crashed checkpoint left, a deleted session's files) once they are
+// older than the grace, and keeps every blob of every recorded
+// checkpoint, a deleted session's content that another session has too
+// included; a manifest it cannot read stops it before it deletes anything.
+func testSweep(t *testing.T, e *env) {
+	r := e.define()
+	keep := e.newSession(r)
+	runTurn(t, keep, `printf 'shared\n' > shared.txt && printf 'v1\n' > own.txt`)
+	runTurn(t, keep, `printf 'v2\n' > own.txt`)
+	gone := e.newSession(r)
+	runTurn(t, gone, `printf 'shared\n' > shared.txt && printf 'only in gone\n' > only.txt`)
+	shutdown(t, gone)
+	scrap, err := e.raw.PutBlob(t.Context(), strings.NewReader("left by a crashed checkpoint"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	res, err := rig.SweepBlobs(t.Context(), e.raw, time.Hour)
+	if err != nil || res.Deleted != 0 || res.Recent != 1 {
+		t.Fatalf("sweep with a grace: %+v, %v; want the recent scrap spared, nothing deleted", res, err)
+	}
+	res, err = rig.SweepBlobs(t.Context(), e.raw, 0)
+	if err != nil || res.Deleted != 1 {
+		t.Fatalf("sweep: %+v, %v; want the scrap deleted", res, err)
+	}
+	if _, err := e.raw.StatBlob(t.Context(), scrap.Digest); err == nil {
+		t.Error("the scrap is still there")
+	}
+	before := blobCount(t, e.raw)
+	if _, err := rig.DeleteSession(t.Context(), e.raw, e.ws, gone.SessionID()); err != nil {
+		t.Fatal(err)
+	}
+	res, err = rig.SweepBlobs(t.Context(), e.raw, 0)
+	// gone's manifest (its turn's; its shutdown had nothing new) and
+	// only.txt; shared.txt is keep's too.
+	if err != nil || res.Deleted != 2 || blobCount(t, e.raw) != before-2 {
+		t.Fatalf("sweep after deleting a session: %+v, %v (%d blobs, were %d)", res, err, blobCount(t, e.raw), before)
+	}
+	if _, err := e.raw.StatBlob(t.Context(), storage.DigestOf([]byte("shared\n"))); err != nil {
+		t.Errorf("content another session has too was deleted: %v", err)
+	}
+	for _, turn := range []string{"0", "1"} {
+		tc, err := rig.FindTurnCheckpoints(t.Context(), e.raw, keep.SessionID(), turn)
+		if err == nil {
+			_, err = checkpoint.Diff(t.Context(), e.raw, tc.Before, tc.After, checkpoint.DiffOptions{})
+		}
+		if err != nil {
+			t.Errorf("turn %s of the kept session after the sweeps: %v", turn, err)
+		}
+	}
+
+	// A manifest that cannot be read: nothing is deleted.
+	tc, err := rig.FindTurnCheckpoints(t.Context(), e.raw, keep.SessionID(), "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.raw.DeleteBlob(t.Context(), tc.After); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.raw.PutBlob(t.Context(), strings.NewReader("another scrap")); err != nil {
+		t.Fatal(err)
+	}
+	n := blobCount(t, e.raw)
+	if res, err := rig.SweepBlobs(t.Context(), e.raw, 0); err == nil || res.Deleted != 0 || blobCount(t, e.raw) != n {
+		t.Errorf("sweep with a manifest missing: %+v, %v; want an error and nothing deleted", res, err)
 	}
 }
