@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -118,5 +119,47 @@ func TestTakeBetweenHomes(t *testing.T) {
 	}
 	if row := b.row(id2); row.Holder == nil || row.Holder.PID != pid2 {
 		t.Errorf("after a take that gave up, the session is %+v, want still held by %d", row, pid2)
+	}
+}
+
+// A host SIGKILLed while it checkpoints a turn's big file leaves the
+// previous checkpoint the pointer, whole: a restore where the workspace
+// is gone brings back the files of that checkpoint, not half of the new
+// one.
+func TestKilledCheckpointKeepsThePrevious(t *testing.T) {
+	h := newHarness(t)
+	id, pid, ws := h.detachedIn()
+	h.must(0, "run", id, "--", "printf 'first\n' > first.txt")
+	h.waitLog(id, "SessionIdle")
+	turn := strings.TrimSpace(h.must(0, "run", id, "--detach", "--", "head -c 268435456 /dev/zero > big.bin").stdout)
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		ended := false
+		for _, r := range h.log(id) {
+			if r.Type == "TurnDone" && r.TurnID == turn {
+				ended = true
+			}
+		}
+		if ended {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the big turn did not end")
+		}
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitExit(t, pid)
+	for _, r := range h.log(id) {
+		if r.Type == "WorkspaceCheckpointed" && r.TurnID == turn {
+			t.Skip("the checkpoint of 256 MiB was over before the kill: nothing to test on this machine")
+		}
+	}
+	if err := os.RemoveAll(ws); err != nil {
+		t.Fatal(err)
+	}
+	r := h.must(0, "run", id, "--", "cat first.txt && ls")
+	if r.stdout != "first\nfirst.txt\n" {
+		t.Errorf("the workspace restored after the killed checkpoint: %q, want the previous checkpoint's first.txt alone", r.stdout)
 	}
 }
