@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -93,8 +94,13 @@ func runRestore(c *call) int {
 }
 
 func newRestoreJSON(id string, info *rig.RestoreInfo) restoreJSON {
-	return restoreJSON{ID: id, Epoch: info.Epoch, Interrupted: nonNil(info.Interrupted), GatesClosed: nonNil(info.GatesClosed),
+	out := restoreJSON{ID: id, Epoch: info.Epoch, Interrupted: nonNil(info.Interrupted), GatesClosed: nonNil(info.GatesClosed),
 		ShortID: rig.ShortID(id), Records: info.Records, Adopted: changes(info.Adopted), AdoptedBy: info.AdoptedBy}
+	if w := info.Workspace; w != nil {
+		out.Workspace = &workspaceFoundJSON{Materialized: w.Materialized, Files: w.Files, Bytes: w.Bytes,
+			Differs: w.Differs, Paths: nonNil(w.Paths), Error: w.Err}
+	}
+	return out
 }
 
 // printRestored says what a restore did, for people.
@@ -113,6 +119,35 @@ func (c *call) printRestored(id uuid.UUID, title string, info *rig.RestoreInfo) 
 	}
 	if len(info.Adopted) > 0 {
 		fmt.Fprintf(c.stdout, "  %s:\n%s\n", adoptedHeading(info.AdoptedBy), driftTable(info.Adopted))
+	}
+	if w := info.Workspace; w != nil {
+		c.printWorkspaceFound(w)
+	}
+}
+
+// printWorkspaceFound says how the restore found the workspace against
+// its last checkpoint.
+func (c *call) printWorkspaceFound(w *rig.WorkspaceFound) {
+	switch {
+	case w.Materialized:
+		fmt.Fprintf(c.stdout, "  workspace brought back from its last checkpoint: %s, %s\n", plural(w.Files, "file"), byteSize(w.Bytes))
+	case w.Err != "":
+		fmt.Fprintf(c.stdout, "  workspace not compared with its last checkpoint: %s\n", textsafe.Line(w.Err))
+	case w.Differs > 0:
+		paths := make([]string, len(w.Paths))
+		for i, p := range w.Paths {
+			paths[i] = textsafe.Line(p)
+		}
+		more := ""
+		if w.Differs > len(w.Paths) {
+			more = ", …"
+		}
+		what := "1 entry differs"
+		if w.Differs != 1 {
+			what = strconv.Itoa(w.Differs) + " entries differ"
+		}
+		fmt.Fprintf(c.stdout, "  workspace kept as found; %s from its last checkpoint (by size, mode or presence): %s%s\n",
+			what, strings.Join(paths, ", "), more)
 	}
 }
 

@@ -288,17 +288,29 @@ type holderJSON struct {
 
 // restoreJSON is what restore prints (first, with --hold).
 type restoreJSON struct {
-	ID          string       `json:"id"`
-	Epoch       uint64       `json:"epoch"`
-	Interrupted []string     `json:"interrupted"`  // turn ids, never null
-	GatesClosed []string     `json:"gates_closed"` // gate ids, never null
-	ShortID     string       `json:"short_id"`
-	Records     uint64       `json:"records"`
-	Adopted     []changeJSON `json:"adopted"`    // the drift adopted, never null
-	AdoptedBy   string       `json:"adopted_by"` // who accepted it, "" for none
-	Held        bool         `json:"held"`
-	PID         int          `json:"pid,omitempty"`      // with --hold: this process's; with --detach: the host's
-	Detached    bool         `json:"detached,omitempty"` // with --detach: live in a background host
+	ID          string              `json:"id"`
+	Epoch       uint64              `json:"epoch"`
+	Interrupted []string            `json:"interrupted"`  // turn ids, never null
+	GatesClosed []string            `json:"gates_closed"` // gate ids, never null
+	ShortID     string              `json:"short_id"`
+	Records     uint64              `json:"records"`
+	Adopted     []changeJSON        `json:"adopted"`    // the drift adopted, never null
+	AdoptedBy   string              `json:"adopted_by"` // who accepted it, "" for none
+	Held        bool                `json:"held"`
+	PID         int                 `json:"pid,omitempty"`      // with --hold: this process's; with --detach: the host's
+	Detached    bool                `json:"detached,omitempty"` // with --detach: live in a background host
+	Workspace   *workspaceFoundJSON `json:"workspace"`          // against the last checkpoint; null without one
+}
+
+// workspaceFoundJSON is how a restore found the workspace against its
+// last checkpoint (rig.WorkspaceFound).
+type workspaceFoundJSON struct {
+	Materialized bool     `json:"materialized"` // missing, brought back from the checkpoint
+	Files        int      `json:"files"`
+	Bytes        int64    `json:"bytes"`
+	Differs      int      `json:"differs"` // entries found that differ (presence, kind, size, mode), kept as they are
+	Paths        []string `json:"paths"`   // the first few of them
+	Error        string   `json:"error"`   // why it could not be compared
 }
 
 // changeJSON is one change of configuration drift (restore's adopted, a

@@ -163,3 +163,41 @@ func TestKilledCheckpointKeepsThePrevious(t *testing.T) {
 		t.Errorf("the workspace restored after the killed checkpoint: %q, want the previous checkpoint's first.txt alone", r.stdout)
 	}
 }
+
+// A restore says how it found the workspace against the last checkpoint:
+// brought back when it was missing; kept, with what differs, when it was
+// changed behind the session's back (nothing is overwritten).
+func TestRestoreReportsTheWorkspace(t *testing.T) {
+	h := newHarness(t)
+	id, _, ws := h.detachedIn()
+	h.must(0, "run", id, "--", "printf 'a\n' > a.txt && printf 'b\n' > b.txt")
+	h.must(0, "stop", id)
+	if err := os.WriteFile(ws+"/a.txt", []byte("changed behind its back\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(ws + "/b.txt"); err != nil {
+		t.Fatal(err)
+	}
+	r := h.must(0, "restore", id)
+	if !strings.Contains(r.stdout, "workspace kept as found; 2 entries differ from its last checkpoint (by size, mode or presence): a.txt, b.txt") {
+		t.Errorf("restore of a changed workspace:\n%s", r.stdout)
+	}
+	if b, _ := os.ReadFile(ws + "/a.txt"); string(b) != "changed behind its back\n" {
+		t.Errorf("the restore overwrote a.txt: %q", b)
+	}
+	if err := os.RemoveAll(ws); err != nil {
+		t.Fatal(err)
+	}
+	js := decode[struct {
+		Workspace *struct {
+			Materialized bool  `json:"materialized"`
+			Files        int   `json:"files"`
+			Bytes        int64 `json:"bytes"`
+		} `json:"workspace"`
+	}](t, h.must(0, "restore", id, "--json").stdout)
+	// The first restore shut down with a checkpoint of the workspace as
+	// it found it: a.txt changed, b.txt gone.
+	if w := js.Workspace; w == nil || !w.Materialized || w.Files != 1 || w.Bytes != 24 {
+		t.Errorf("restore --json of a missing workspace: %+v", js.Workspace)
+	}
+}

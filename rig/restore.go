@@ -207,7 +207,8 @@ func (r *Rig) RestoreSession(ctx context.Context, id uuid.UUID, opts ...RestoreO
 	if err != nil {
 		return nil, err
 	}
-	if s.ws, err = r.materialize(ctx, id.String(), rep.state.Checkpoint); err != nil {
+	var found *WorkspaceFound
+	if s.ws, found, err = r.materialize(ctx, id.String(), rep.state.Checkpoint); err != nil {
 		s.ws = &workspace{placement: r.profile.Placement}
 		var busy *WorkspaceRootBusyError
 		if errors.As(err, &busy) {
@@ -216,7 +217,7 @@ func (r *Rig) RestoreSession(ctx context.Context, id uuid.UUID, opts ...RestoreO
 		return nil, fail(RestoreMaterializeFailed, err)
 	}
 
-	info := &RestoreInfo{Epoch: lease.Epoch(), Adopted: adopted.Changes, AdoptedBy: adopted.source, Records: rep.records}
+	info := &RestoreInfo{Epoch: lease.Epoch(), Adopted: adopted.Changes, AdoptedBy: adopted.source, Records: rep.records, Workspace: found}
 	publish := func(loopID string, ev event.Event) error {
 		if _, err := s.hub.Publish(ctx, loopID, ev); err != nil {
 			return fail(RestoreAppendFailed, s.mutationErr(err))
@@ -365,7 +366,8 @@ func (r *Rig) checkConfig(ctx context.Context, id uuid.UUID, base baseline) (ado
 // in its place); without a checkpoint a missing session workspace fails
 // the restore rather than coming back empty: the files a session worked on
 // are part of what it restores. A workspace that exists is used as it is.
-func (r *Rig) materialize(ctx context.Context, id string, ptr *Checkpoint) (*workspace, error) {
+func (r *Rig) materialize(ctx context.Context, id string, ptr *Checkpoint) (*workspace, *WorkspaceFound, error) {
+	var found *WorkspaceFound
 	dir := ""
 	switch {
 	case r.profile.Placement == PlacementSession:
@@ -378,18 +380,45 @@ func (r *Rig) materialize(ctx context.Context, id string, ptr *Checkpoint) (*wor
 		switch {
 		case errors.Is(err, fs.ErrNotExist) && ptr != nil:
 			if err := r.materializeCheckpoint(ctx, id, ptr, dir); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
+			found = &WorkspaceFound{Materialized: true, Files: ptr.Files, Bytes: ptr.Bytes}
 		case err != nil && r.profile.Placement == PlacementSession:
-			return nil, fmt.Errorf("session workspace %s is missing (%w) and the session has no checkpoint to bring it back from; recreate the directory to restore the session with an empty workspace", dir, err)
+			return nil, nil, fmt.Errorf("session workspace %s is missing (%w) and the session has no checkpoint to bring it back from; recreate the directory to restore the session with an empty workspace", dir, err)
 		case err != nil:
 		case fi.Mode()&os.ModeSymlink != 0:
-			return nil, fmt.Errorf("workspace %s is a symbolic link, not a directory; replace it with the directory itself to restore the session", dir)
+			return nil, nil, fmt.Errorf("workspace %s is a symbolic link, not a directory; replace it with the directory itself to restore the session", dir)
 		case !fi.IsDir():
-			return nil, fmt.Errorf("workspace %s is not a directory; replace it with a directory to restore the session", dir)
+			return nil, nil, fmt.Errorf("workspace %s is not a directory; replace it with a directory to restore the session", dir)
+		case ptr != nil:
+			found = r.compareWorkspace(ctx, ptr, dir)
 		}
 	}
-	return r.placeWorkspace(ctx, id)
+	ws, err := r.placeWorkspace(ctx, id)
+	return ws, found, err
+}
+
+// maxFoundPaths bounds the paths WorkspaceFound names.
+const maxFoundPaths = 5
+
+// compareWorkspace says how dir differs from checkpoint ptr, by stat
+// alone (checkpoint.StatDifferences); it never fails the restore.
+func (r *Rig) compareWorkspace(ctx context.Context, ptr *Checkpoint, dir string) *WorkspaceFound {
+	found := &WorkspaceFound{Files: ptr.Files, Bytes: ptr.Bytes}
+	d, err := storage.ParseDigest(ptr.Manifest)
+	var changes []checkpoint.FileChange
+	if err == nil {
+		changes, err = checkpoint.StatDifferences(ctx, r.store, d, dir, checkpoint.Options{Exclude: r.profile.CheckpointExclude})
+	}
+	if err != nil {
+		found.Err = err.Error()
+		return found
+	}
+	found.Differs = len(changes)
+	for _, c := range changes[:min(len(changes), maxFoundPaths)] {
+		found.Paths = append(found.Paths, c.Path)
+	}
+	return found
 }
 
 // materializeCheckpoint writes checkpoint ptr of session id as dir.

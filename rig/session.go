@@ -139,6 +139,26 @@ type RestoreInfo struct {
 	Adopted     []event.Change // drift adopted by this restore, if any
 	AdoptedBy   string         // the Source of the decider that accepted it
 	Records     uint64         // journal records replayed
+	// Workspace is how the restore found the workspace against its last
+	// checkpoint; nil when the session has none.
+	Workspace *WorkspaceFound
+}
+
+// WorkspaceFound is how a restore found a session's workspace against its
+// last checkpoint.
+type WorkspaceFound struct {
+	// Materialized: the directory was missing and was brought back from
+	// the checkpoint (Files files, Bytes bytes).
+	Materialized bool
+	Files        int
+	Bytes        int64
+	// Differs counts the entries of the directory found that differ from
+	// the checkpoint by presence, kind, size or mode (no file is read);
+	// Paths names the first few. They are kept as they are.
+	Differs int
+	Paths   []string
+	// Err says why the comparison could not be made ("" when it was).
+	Err string
 }
 
 func newSession(r *Rig, id uuid.UUID, lease storage.Lease) *Session {

@@ -374,3 +374,40 @@ func TestDifferences(t *testing.T) {
 		t.Errorf("Differences changed the directory")
 	}
 }
+
+// StatDifferences finds what changes a file's presence, size, mode or
+// kind without reading any file; an edit that keeps the size goes unseen,
+// as it says.
+func TestStatDifferences(t *testing.T) {
+	ctx := context.Background()
+	blobs := memstore.New()
+	root := t.TempDir()
+	write(t, root, "same.txt", "same\n", 0o644)
+	write(t, root, "grow.txt", "short\n", 0o644)
+	write(t, root, "quiet.txt", "before\n", 0o644)
+	write(t, root, "gone.txt", "gone\n", 0o644)
+	res, err := Take(ctx, blobs, root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changes, err := StatDifferences(ctx, blobs, res.Manifest, root, Options{}); err != nil || len(changes) != 0 {
+		t.Fatalf("untouched: %v, %v", changes, err)
+	}
+	write(t, root, "grow.txt", "much longer\n", 0o644)
+	write(t, root, "quiet.txt", "after!\n", 0o644) // same size: not seen without reading
+	if err := os.Remove(filepath.Join(root, "gone.txt")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, root, "new.txt", "new\n", 0o600)
+	changes, err := StatDifferences(ctx, blobs, res.Manifest, root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range changes {
+		got = append(got, c.Path+":"+string(c.Kind))
+	}
+	if want := "gone.txt:removed grow.txt:modified new.txt:added"; strings.Join(got, " ") != want {
+		t.Errorf("changes %q, want %q", strings.Join(got, " "), want)
+	}
+}

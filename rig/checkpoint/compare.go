@@ -54,3 +54,32 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 	}
 	return c.r.Read(p)
 }
+
+// StatDifferences is Differences without reading any file: a regular file
+// whose size and mode are the checkpoint's counts as unchanged. It costs a
+// walk and a stat per entry, for a restore to say whether the workspace it
+// found is its checkpoint's.
+func StatDifferences(ctx context.Context, blobs storage.BlobStore, manifestDigest storage.Digest, dir string, opts Options) ([]FileChange, error) {
+	want, err := Load(ctx, blobs, manifestDigest)
+	if err != nil {
+		return nil, err
+	}
+	s, err := walk(ctx, dir, opts.Exclude)
+	if err != nil {
+		return nil, err
+	}
+	for i := range s.entries {
+		e := &s.entries[i]
+		if e.Kind != File {
+			continue
+		}
+		if w, ok := want.Lookup(e.Path); ok && w.Kind == File && w.Size == e.Size && w.Mode == e.Mode {
+			e.Digest = w.Digest
+		}
+	}
+	have, err := NewManifest(s.entries)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	return compareManifests(want, have), nil
+}
