@@ -268,7 +268,7 @@ func (pf *profileFlags) apply(cmd string, p rig.Profile) (rig.Profile, error) {
 // shell runs turns in the user's: $SHELL when it is the absolute path of an
 // executable file, else /bin/sh (engine.UserShell); the rig's profile
 // (Rig.Profile) names the one chosen.
-func defineRig(st *openedStore, p rig.Profile, d rig.Decider) (*rig.Rig, error) {
+func defineRig(st *openedStore, p rig.Profile, d rig.Decider, extra ...rig.Option) (*rig.Rig, error) {
 	if p.Shell == "" {
 		p.Shell = engine.UserShell(os.Getenv("SHELL"))
 	}
@@ -276,7 +276,7 @@ func defineRig(st *openedStore, p rig.Profile, d rig.Decider) (*rig.Rig, error) 
 	if d != nil {
 		opts = append(opts, rig.WithDecider(d))
 	}
-	return rig.Define(opts...)
+	return rig.Define(append(opts, extra...)...)
 }
 
 // findExisting resolves input to a session that exists in the store (it
@@ -345,7 +345,11 @@ func (c *call) restoreSession(input string) (*rig.Session, error) {
 		}
 		d = rig.AcceptAll(by)
 	}
-	r, err := defineRig(st, p, d)
+	// A workspace brought back from its checkpoint shows its progress on
+	// a terminal when it takes more than a second.
+	bar := newProgressBar(c.stderr, "bringing the workspace back from its checkpoint")
+	defer bar.finish()
+	r, err := defineRig(st, p, d, rig.WithMaterializeProgress(bar.update))
 	if err != nil {
 		return nil, err
 	}
