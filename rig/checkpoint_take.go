@@ -4,8 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
+
+	"looprig/internal/atomicfile"
 
 	"looprig/rig/checkpoint"
 	"looprig/rig/event"
@@ -17,11 +22,71 @@ const checkpointTimeout = 5 * time.Minute
 
 // checkpointer is a session's state of checkpointing: the stat index of
 // the last checkpoint, so that files that did not change are not read
-// again. It is kept in memory: the first checkpoint after a restore reads
-// every file.
+// again. It is kept in memory and in indexPath (this machine's: the stat
+// data is), so that the first checkpoint after a restore here reads only
+// what changed.
 type checkpointer struct {
-	mu    sync.Mutex
-	index *checkpoint.Index
+	mu     sync.Mutex
+	index  *checkpoint.Index
+	loaded bool // index was looked for in its file
+}
+
+// maxIndexFile bounds the index file a session reads (about 1 KiB a file:
+// 10k files take about 2 MB).
+const maxIndexFile = 64 << 20
+
+// indexPath is where session id keeps its checkpoints' stat index: beside
+// the session workspaces, never inside one (it is not the workspace's);
+// "" without a workspaces directory.
+func (r *Rig) indexPath(id string) string { return indexPath(r.workspaces, id) }
+
+// indexPath is the index file of session id in workspaces ("" for none).
+func indexPath(workspaces, id string) string {
+	if workspaces == "" {
+		return ""
+	}
+	return filepath.Join(workspaces, "."+id+".index")
+}
+
+// loadIndex reads the index file once; a missing, oversized or unreadable
+// one is no index (every file is read).
+func (s *Session) loadIndex() {
+	if s.ckpt.loaded {
+		return
+	}
+	s.ckpt.loaded = true
+	path := s.rig.indexPath(s.id.String())
+	if path == "" {
+		return
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxIndexFile+1))
+	if err != nil || len(b) > maxIndexFile {
+		return
+	}
+	if ix, err := checkpoint.UnmarshalIndex(b); err == nil {
+		s.ckpt.index = ix
+	}
+}
+
+// saveIndex keeps ix in the index file (0600, replaced atomically); a
+// failure only costs the next restore's first checkpoint a full read.
+func (s *Session) saveIndex(ix *checkpoint.Index) {
+	path := s.rig.indexPath(s.id.String())
+	if path == "" {
+		return
+	}
+	b, err := checkpoint.MarshalIndex(ix)
+	if err == nil {
+		err = atomicfile.WriteFile(path, b)
+	}
+	if err != nil {
+		s.rig.log.Warn("checkpoint index not saved", "session", s.id, "err", err)
+	}
 }
 
 // checkpointWorkspace takes a checkpoint of the session's workspace when
@@ -52,6 +117,7 @@ func (s *Session) checkpointWorkspace(trigger, turnID string) {
 	}
 	s.ckpt.mu.Lock()
 	defer s.ckpt.mu.Unlock()
+	s.loadIndex()
 	ctx, cancel := context.WithTimeout(s.ctx, checkpointTimeout)
 	defer cancel()
 	res, err := checkpoint.Take(ctx, s.rig.store, s.ws.dir, checkpoint.Options{
@@ -76,6 +142,7 @@ func (s *Session) checkpointWorkspace(trigger, turnID string) {
 		return
 	}
 	s.ckpt.index = res.Index
+	s.saveIndex(res.Index)
 	if trigger == event.TriggerStop {
 		// Each turn has its record (FindTurnCheckpoints pairs them); a
 		// shutdown's is journaled only when it is news.
@@ -87,7 +154,7 @@ func (s *Session) checkpointWorkspace(trigger, turnID string) {
 		}
 	}
 	s.hub.Publish(bg, "", event.WorkspaceCheckpointed{
-		Manifest: res.Manifest.String(), Files: res.Files, Bytes: res.Bytes,
+		Manifest: res.Manifest.String(), Files: res.Files, Bytes: res.Bytes, Read: res.BytesRead,
 		Skipped: len(res.Skipped), TurnID: turnID, Trigger: trigger,
 	})
 }

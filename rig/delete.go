@@ -90,6 +90,7 @@ func DeleteSession(ctx context.Context, store storage.Store, workspaces string, 
 		} else if !errors.Is(err, os.ErrNotExist) {
 			return out, fmt.Errorf("delete session %s: its workspace: %w", id, err)
 		}
+		os.Remove(indexPath(workspaces, id.String())) // its checkpoints' stat index (checkpoint_take.go)
 	}
 	if err := store.Delete(ctx, name); err != nil {
 		return out, fmt.Errorf("delete session %s: remove its journal: %w", id, err)

@@ -95,7 +95,7 @@ func sampleEvents() map[Type]Event {
 			Source: "flag", Fingerprint: "cd34", Manifest: map[string]string{"engine": "b"}},
 		TypeSessionFaulted: SessionFaulted{Cause: hard},
 		TypeWorkspaceCheckpointed: WorkspaceCheckpointed{Manifest: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
-			Files: 3, Bytes: 4096, Skipped: 1, TurnID: "t1", Trigger: TriggerTurn},
+			Files: 3, Bytes: 4096, Read: 100, Skipped: 1, TurnID: "t1", Trigger: TriggerTurn},
 		TypeHandedOff:                  HandedOff{To: hard},
 		TypeWorkspaceCheckpointSkipped: WorkspaceCheckpointSkipped{TurnID: "t1", Trigger: TriggerStop, Reason: hard, Bytes: 5 << 30, Limit: 1 << 30},
 		TypeLoopStarted:                LoopStarted{LoopID: "loop-1", Name: "root", Engine: "shell"},

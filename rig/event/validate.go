@@ -55,6 +55,9 @@ func (w WorkspaceCheckpointed) validate() error {
 	if w.Files < 0 || w.Skipped < 0 {
 		return &invalidValue{field: "files", value: fmt.Sprint(w.Files, w.Skipped), want: "0 or more"}
 	}
+	if err := notNegative("read", w.Read); err != nil {
+		return err
+	}
 	return notNegative("bytes", w.Bytes)
 }
 

@@ -22,6 +22,9 @@ type WorkspaceCheckpointed struct {
 	// total size.
 	Files int   `json:"files"`
 	Bytes int64 `json:"bytes"`
+	// Read is how many of those bytes were read this time: files the
+	// stat index of the checkpoint before did not vouch for.
+	Read int64 `json:"read"`
 	// Skipped counts entries left out (a symlink leading out of the
 	// workspace, a socket, a FIFO, a device).
 	Skipped int `json:"skipped"`

@@ -24,6 +24,7 @@ var workspaceCases = []testCase{
 	{"TurnCheckpointsPairEachTurn", testTurnCheckpoints},
 	{"HandOff", testHandOff},
 	{"Sweep", testSweep},
+	{"IndexSurvivesRestore", testIndexSurvivesRestore},
 }
 
 // makeFilesInput makes, in a turn: a text file, an executable, a nested
@@ -153,7 +154,7 @@ func testWorkspaceCorruptBlob(t *testing.T, e *env) {
 	}
 	entries, _ := os.ReadDir(filepath.Dir(dir))
 	for _, en := range entries {
-		if strings.Contains(en.Name(), filepath.Base(dir)) {
+		if strings.Contains(en.Name(), filepath.Base(dir)) && en.Name() != "."+filepath.Base(dir)+".index" { // the stat index is the session's
 			t.Errorf("a failed materialization left %s", en.Name())
 		}
 	}
@@ -397,5 +398,37 @@ func testSweep(t *testing.T, e *env) {
 	n := blobCount(t, e.raw)
 	if res, err := rig.SweepBlobs(t.Context(), e.raw, 0); err == nil || res.Deleted != 0 || blobCount(t, e.raw) != n {
 		t.Errorf("sweep with a manifest missing: %+v, %v; want an error and nothing deleted", res, err)
+	}
+}
+
+// The checkpoints' stat index outlives the process that holds the
+// session: after a restore on the same machine, a checkpoint reads only
+// what changed. It is a 0600 file beside the workspaces, never in one,
+// and goes with the session.
+func testIndexSurvivesRestore(t *testing.T, e *env) {
+	s := e.newSession(e.define())
+	id := s.SessionID()
+	runTurn(t, s, `head -c 1048576 /dev/urandom > big.bin && touch -d '2020-01-01' big.bin`)
+	shutdown(t, s)
+	cps, _ := find[event.WorkspaceCheckpointed](readJournal(t, e.raw, id))
+	if len(cps) != 1 || cps[0].Read != 1<<20 {
+		t.Fatalf("the first checkpoint: %+v; want 1 MiB read", cps)
+	}
+	path := filepath.Join(e.ws, "."+id.String()+".index")
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the index file %s: %v, %v", path, fi, err)
+	}
+	s2 := e.restore(e.define(), id)
+	runTurn(t, s2, `true`)
+	cps, _ = find[event.WorkspaceCheckpointed](readJournal(t, e.raw, id))
+	if last := cps[len(cps)-1]; last.Read != 0 || last.Bytes != 1<<20 {
+		t.Errorf("the first checkpoint after the restore: %+v; want nothing read", last)
+	}
+	shutdown(t, s2)
+	if _, err := rig.DeleteSession(t.Context(), e.raw, e.ws, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the index outlived its session: %v", err)
 	}
 }
