@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"looprig/internal/peercred"
 	"net"
 	"os"
 	"syscall"
@@ -72,7 +73,7 @@ func ServingPID(ctx context.Context, dir, id string, opts ...DialOption) (int, e
 		}
 		return 0, err
 	}
-	pid, err := peerPID(nc.(*net.UnixConn))
+	pid, err := peercred.PID(nc.(*net.UnixConn))
 	nc.Close()
 	if err == nil {
 		return pid, nil

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"looprig/internal/peercred"
 	"looprig/rig"
 )
 
@@ -250,7 +251,7 @@ func (srv *server) isStopping() bool {
 
 // admit checks the peer's uid and starts serving the connection.
 func (srv *server) admit(c *net.UnixConn) {
-	uid, err := peerUID(c)
+	uid, err := peercred.UID(c)
 	if err != nil || uid != srv.uid {
 		var msg string
 		fields := map[string]any{"uid": srv.uid}

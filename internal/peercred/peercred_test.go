@@ -1,4 +1,4 @@
-package host
+package peercred
 
 import (
 	"net"
@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// peerUID reads the uid of the other end of a connection from the kernel
+// UID reads the uid of the other end of a connection from the kernel
 // (SO_PEERCRED on Linux, LOCAL_PEERCRED on Darwin), from either side.
-func TestPeerUIDOwnConnection(t *testing.T) {
+func TestUIDOwnConnection(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s")
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
@@ -27,12 +27,12 @@ func TestPeerUIDOwnConnection(t *testing.T) {
 	}
 	defer server.Close()
 	for side, c := range map[string]*net.UnixConn{"server": server, "client": client} {
-		uid, err := peerUID(c)
+		uid, err := UID(c)
 		if err != nil {
-			t.Fatalf("%s: peerUID: %v", side, err)
+			t.Fatalf("%s: UID: %v", side, err)
 		}
 		if uid != os.Geteuid() {
-			t.Fatalf("%s: peerUID = %d, want %d", side, uid, os.Geteuid())
+			t.Fatalf("%s: UID = %d, want %d", side, uid, os.Geteuid())
 		}
 	}
 }

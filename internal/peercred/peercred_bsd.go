@@ -1,6 +1,6 @@
 //go:build darwin || freebsd
 
-package host
+package peercred
 
 import (
 	"fmt"
@@ -13,10 +13,10 @@ import (
 // xucred there is; getpeereid(3) refuses any other the same way.
 const xucredVersion = 0
 
-// peerUID returns the uid of the process at the other end of c: the
+// UID returns the uid of the process at the other end of c: the
 // effective uid it had when it connected (getsockopt SOL_LOCAL,
 // LOCAL_PEERCRED: what getpeereid(3) reads).
-func peerUID(c *net.UnixConn) (int, error) {
+func UID(c *net.UnixConn) (int, error) {
 	raw, err := c.SyscallConn()
 	if err != nil {
 		return -1, err

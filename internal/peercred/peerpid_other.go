@@ -1,6 +1,6 @@
 //go:build !linux && !darwin
 
-package host
+package peercred
 
 import (
 	"errors"
@@ -11,5 +11,5 @@ import (
 // errNoPeerPID: the kernel does not say who listens on a socket here.
 var errNoPeerPID = errors.New("the pid of a socket's peer is not available on " + runtime.GOOS)
 
-// peerPID cannot tell on this platform: ServingPID says hello instead.
-func peerPID(*net.UnixConn) (int, error) { return -1, errNoPeerPID }
+// PID cannot tell on this platform: ServingPID says hello instead.
+func PID(*net.UnixConn) (int, error) { return -1, errNoPeerPID }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package host
+package peercred
 
 import (
 	"net"
@@ -8,10 +8,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// peerCred returns the credentials of the process at the other end of c
+// cred returns the credentials of the process at the other end of c
 // (SO_PEERCRED: a client's when it connected, a listener's when it called
 // listen).
-func peerCred(c *net.UnixConn) (*unix.Ucred, error) {
+func cred(c *net.UnixConn) (*unix.Ucred, error) {
 	raw, err := c.SyscallConn()
 	if err != nil {
 		return nil, err
@@ -29,21 +29,21 @@ func peerCred(c *net.UnixConn) (*unix.Ucred, error) {
 	return cred, nil
 }
 
-// peerUID returns the uid of the process at the other end of c.
-func peerUID(c *net.UnixConn) (int, error) {
-	cred, err := peerCred(c)
+// UID returns the uid of the process at the other end of c.
+func UID(c *net.UnixConn) (int, error) {
+	cr, err := cred(c)
 	if err != nil {
 		return -1, err
 	}
-	return int(cred.Uid), nil
+	return int(cr.Uid), nil
 }
 
-// peerPID returns the pid of the process at the other end of c: for a
+// PID returns the pid of the process at the other end of c: for a
 // client, the process that listens.
-func peerPID(c *net.UnixConn) (int, error) {
-	cred, err := peerCred(c)
+func PID(c *net.UnixConn) (int, error) {
+	cr, err := cred(c)
 	if err != nil {
 		return -1, err
 	}
-	return int(cred.Pid), nil
+	return int(cr.Pid), nil
 }

@@ -1,6 +1,6 @@
 //go:build !linux && !darwin && !freebsd
 
-package host
+package peercred
 
 import (
 	"errors"
@@ -8,8 +8,8 @@ import (
 	"runtime"
 )
 
-// peerUID cannot tell who connected on this platform: every peer is
+// UID cannot tell who connected on this platform: every peer is
 // refused rather than trusted.
-func peerUID(*net.UnixConn) (int, error) {
+func UID(*net.UnixConn) (int, error) {
 	return -1, errors.New("peer credentials are not available on " + runtime.GOOS)
 }

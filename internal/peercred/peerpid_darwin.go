@@ -1,4 +1,4 @@
-package host
+package peercred
 
 import (
 	"net"
@@ -6,9 +6,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// peerPID returns the pid of the process at the other end of c: for a
+// PID returns the pid of the process at the other end of c: for a
 // client, the process that listens (LOCAL_PEERPID).
-func peerPID(c *net.UnixConn) (int, error) {
+func PID(c *net.UnixConn) (int, error) {
 	raw, err := c.SyscallConn()
 	if err != nil {
 		return -1, err
