@@ -168,6 +168,12 @@ type Turn struct {
 	// error stops the turn before anything of the input ran: Run returns
 	// an error wrapping it, with no exit code.
 	Started func(pgid int) error
+	// Conversation is the id of the conversation an agent engine's turn
+	// continues (see Agent); Resume says the agent has it already (a turn
+	// before this one started it), so the turn resumes it instead of
+	// starting it. Other engines ignore both.
+	Conversation string
+	Resume       bool
 }
 
 // Stream names an output stream. The values equal event.StreamStdout and
@@ -280,6 +286,18 @@ type Config struct {
 	// Shell is the shell engine's shell, an absolute path: a turn runs as
 	// "Shell -c INPUT" ("": DefaultShell). See CheckShell and UserShell.
 	Shell string
+	// AgentCommand is the agent engine's program: a path, or a name looked
+	// up in $PATH ("": "claude").
+	AgentCommand string
+	// AgentAllow lists the tool patterns an agent may use without a gate
+	// (nil: DefaultAgentAllow; an empty non-nil slice: every tool asks).
+	AgentAllow []string
+	// AgentGateTimeout is how long a tool's gate waits before the tool is
+	// denied (≤ 0: DefaultAgentGateTimeout).
+	AgentGateTimeout time.Duration
+	// HookCommand is the argv of `looprig hook`, which an agent's hooks run
+	// (nil: this executable, "hook").
+	HookCommand []string
 }
 
 func (c Config) withDefaults() Config {
@@ -304,12 +322,22 @@ func (c Config) withDefaults() Config {
 	if c.Shell == "" {
 		c.Shell = DefaultShell
 	}
+	if c.AgentCommand == "" {
+		c.AgentCommand = "claude"
+	}
+	if c.AgentAllow == nil {
+		c.AgentAllow = DefaultAgentAllow
+	}
+	if c.AgentGateTimeout <= 0 {
+		c.AgentGateTimeout = DefaultAgentGateTimeout
+	}
 	return c
 }
 
 var builtins = map[string]func(Config) Engine{
-	"shell": NewShell,
-	"demo":  NewDemo,
+	"shell":  NewShell,
+	"demo":   NewDemo,
+	"claude": NewClaude,
 }
 
 // Names lists the built-in engine names, sorted.

@@ -30,6 +30,8 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	case "parent-death":
 		helperParentDeath()
+	case "hook":
+		helperHook()
 	default:
 		fmt.Fprintln(os.Stderr, "unknown helper")
 		os.Exit(2)

@@ -36,6 +36,9 @@ func samples() []Event {
 		WorkspaceCheckpointed{Manifest: strings.Repeat("0", 64), Trigger: TriggerStop},
 		WorkspaceCheckpointSkipped{TurnID: "t1", Trigger: TriggerTurn, Reason: "the workspace is 2 GiB, over checkpoint_max (1 GiB)", Bytes: 2 << 30, Limit: 1 << 30},
 		HandedOff{To: "4242@other-box"},
+		AgentConversation{Agent: "claude", ID: "0b5c2a4e-8f1d-4c3a-9e7b-2d6f1a0c9b8e"},
+		AgentConversation{Agent: "claude", ID: "0b5c2a4e-8f1d-4c3a-9e7b-2d6f1a0c9b8e", TurnID: "t1"},
+		AgentTranscript{Agent: "claude", ID: "0b5c2a4e-8f1d-4c3a-9e7b-2d6f1a0c9b8e", Blob: strings.Repeat("cd", 32), Bytes: 12345, TurnID: "t1"},
 		LoopStarted{LoopID: "l1", Name: "shell", Engine: "shell"},
 		TurnStarted{TurnID: "t1", Index: 3, Input: "for i in $(seq 60); do echo $i && sleep 1; done"},
 		TurnOutput{TurnID: "t1", Text: "1\n2\nünïcødé \x1b[31mred\x1b[0m\n", Elided: 1 << 40},
@@ -58,8 +61,8 @@ func TestSamplesCoverRegistry(t *testing.T) {
 		seen[ev.Type()] = true
 	}
 	reg := Registered()
-	if len(reg) != 23 {
-		t.Errorf("Registered() has %d types, want 23", len(reg))
+	if len(reg) != 25 {
+		t.Errorf("Registered() has %d types, want 25", len(reg))
 	}
 	for _, info := range reg {
 		if !seen[info.Type] {
@@ -82,6 +85,7 @@ func TestClassesAndScopes(t *testing.T) {
 		TypeRestoreStarted: true, TypeRestoreDone: true, TypeRestoreErrored: true,
 		TypeConfigurationAdopted: true, TypeSessionFaulted: true,
 		TypeWorkspaceCheckpointed: true, TypeWorkspaceCheckpointSkipped: true, TypeHandedOff: true,
+		TypeAgentConversation: true, TypeAgentTranscript: true,
 	}
 	for _, info := range Registered() {
 		wantClass, wantScope := Enduring, LoopScope

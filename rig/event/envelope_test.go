@@ -97,6 +97,8 @@ func sampleEvents() map[Type]Event {
 		TypeWorkspaceCheckpointed: WorkspaceCheckpointed{Manifest: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
 			Files: 3, Bytes: 4096, Read: 100, Skipped: 1, TurnID: "t1", Trigger: TriggerTurn},
 		TypeHandedOff:                  HandedOff{To: hard},
+		TypeAgentConversation:          AgentConversation{Agent: "claude", ID: "0b5c2a4e-8f1d-4c3a-9e7b-2d6f1a0c9b8e", TurnID: "t1"},
+		TypeAgentTranscript:            AgentTranscript{Agent: "claude", ID: "0b5c2a4e", Blob: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", Bytes: 7, TurnID: "t1"},
 		TypeWorkspaceCheckpointSkipped: WorkspaceCheckpointSkipped{TurnID: "t1", Trigger: TriggerStop, Reason: hard, Bytes: 5 << 30, Limit: 1 << 30},
 		TypeLoopStarted:                LoopStarted{LoopID: "loop-1", Name: "root", Engine: "shell"},
 		TypeTurnStarted:                TurnStarted{TurnID: "t1", Index: 3, Input: hard},

@@ -41,6 +41,8 @@ const (
 	TypeWorkspaceCheckpointed      Type = "WorkspaceCheckpointed"
 	TypeWorkspaceCheckpointSkipped Type = "WorkspaceCheckpointSkipped"
 	TypeHandedOff                  Type = "HandedOff"
+	TypeAgentConversation          Type = "AgentConversation"
+	TypeAgentTranscript            Type = "AgentTranscript"
 
 	TypeLoopStarted     Type = "LoopStarted"
 	TypeTurnStarted     Type = "TurnStarted"
@@ -131,6 +133,8 @@ func (SessionFaulted) Type() Type               { return TypeSessionFaulted }
 func (WorkspaceCheckpointed) Type() Type        { return TypeWorkspaceCheckpointed }
 func (WorkspaceCheckpointSkipped) Type() Type   { return TypeWorkspaceCheckpointSkipped }
 func (HandedOff) Type() Type                    { return TypeHandedOff }
+func (AgentConversation) Type() Type            { return TypeAgentConversation }
+func (AgentTranscript) Type() Type              { return TypeAgentTranscript }
 func (LoopStarted) Type() Type                  { return TypeLoopStarted }
 func (TurnStarted) Type() Type                  { return TypeTurnStarted }
 func (TurnOutput) Type() Type                   { return TypeTurnOutput }
@@ -154,6 +158,8 @@ func (SessionFaulted) Class() Class             { return Ephemeral }
 func (WorkspaceCheckpointed) Class() Class      { return Enduring }
 func (WorkspaceCheckpointSkipped) Class() Class { return Enduring }
 func (HandedOff) Class() Class                  { return Enduring }
+func (AgentConversation) Class() Class          { return Enduring }
+func (AgentTranscript) Class() Class            { return Enduring }
 func (LoopStarted) Class() Class                { return Enduring }
 func (TurnStarted) Class() Class                { return Enduring }
 func (TurnOutput) Class() Class                 { return Enduring }
@@ -177,6 +183,8 @@ func (SessionFaulted) Scope() Scope             { return SessionScope }
 func (WorkspaceCheckpointed) Scope() Scope      { return SessionScope }
 func (WorkspaceCheckpointSkipped) Scope() Scope { return SessionScope }
 func (HandedOff) Scope() Scope                  { return SessionScope }
+func (AgentConversation) Scope() Scope          { return SessionScope }
+func (AgentTranscript) Scope() Scope            { return SessionScope }
 func (LoopStarted) Scope() Scope                { return LoopScope }
 func (TurnStarted) Scope() Scope                { return LoopScope }
 func (TurnOutput) Scope() Scope                 { return LoopScope }

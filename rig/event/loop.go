@@ -117,6 +117,7 @@ const (
 	AttentionBell   = "bell"   // BEL (0x07), not ending an escape sequence
 	AttentionOSC9   = "osc9"   // ESC ] 9 ; text (a desktop notification)
 	AttentionOSC777 = "osc777" // ESC ] 777 ; notify ; title ; body
+	AttentionAgent  = "agent"  // an agent engine's notification (it waits for input, a permission)
 )
 
 // MaxAttentionText bounds Attention.Text, in bytes.
@@ -128,7 +129,8 @@ const MaxAttentionText = 200
 // such signals (an episode).
 type Attention struct {
 	TurnID string `json:"turn_id"`
-	// Reason is AttentionBell, AttentionOSC9 or AttentionOSC777.
+	// Reason is AttentionBell, AttentionOSC9, AttentionOSC777 or
+	// AttentionAgent.
 	Reason string `json:"reason"`
 	// Text is the notification's text, printable characters only (others
 	// are spaces), at most MaxAttentionText bytes of valid UTF-8; "" for a

@@ -46,6 +46,8 @@ var entries = []entry{
 	reg[WorkspaceCheckpointed](),
 	reg[WorkspaceCheckpointSkipped](),
 	reg[HandedOff](),
+	reg[AgentConversation](),
+	reg[AgentTranscript](),
 	reg[LoopStarted](),
 	reg[TurnStarted](),
 	reg[TurnOutput](),

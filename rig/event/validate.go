@@ -71,6 +71,37 @@ func (w WorkspaceCheckpointSkipped) validate() error {
 	return notNegative("limit", w.Limit)
 }
 
+func (a AgentConversation) validate() error {
+	return agentFields(a.Agent, a.ID)
+}
+
+func (a AgentTranscript) validate() error {
+	if err := agentFields(a.Agent, a.ID); err != nil {
+		return err
+	}
+	if !isDigestHex(a.Blob) {
+		return &invalidValue{field: "blob", value: fmt.Sprintf("%q", a.Blob), want: "64 lower-case hex characters"}
+	}
+	return notNegative("bytes", a.Bytes)
+}
+
+// agentFields checks an agent event's agent and conversation id: present,
+// bounded, printable ASCII without spaces (they name files and go on the
+// agent's command line).
+func agentFields(agent, id string) error {
+	for _, f := range []struct{ name, value string }{{"agent", agent}, {"id", id}} {
+		ok := f.value != "" && len(f.value) <= MaxAgentField
+		for i := 0; ok && i < len(f.value); i++ {
+			c := f.value[i]
+			ok = c > ' ' && c < 0x7f && c != '/' && c != '\\'
+		}
+		if !ok {
+			return &invalidValue{field: f.name, value: fmt.Sprintf("%q", f.value), want: fmt.Sprintf("1 to %d printable ASCII characters, no space or slash", MaxAgentField)}
+		}
+	}
+	return nil
+}
+
 // isDigestHex reports whether s is a SHA-256 digest in lower-case hex.
 func isDigestHex(s string) bool {
 	if len(s) != 64 {
@@ -85,7 +116,7 @@ func isDigestHex(s string) bool {
 }
 
 func (a Attention) validate() error {
-	if err := oneOf("reason", a.Reason, AttentionBell, AttentionOSC9, AttentionOSC777); err != nil {
+	if err := oneOf("reason", a.Reason, AttentionBell, AttentionOSC9, AttentionOSC777, AttentionAgent); err != nil {
 		return err
 	}
 	if len(a.Text) > MaxAttentionText {

@@ -1,0 +1,258 @@
+// Package agenttest runs the real Claude Code CLI against a scripted
+// Anthropic Messages API server, offline: tests of looprig's agent
+// sessions use Server for the model and Claude for the program.
+//
+// The server answers POST /v1/messages with server-sent events, as the
+// API streams them: each request goes to the test's Script, which returns
+// the assistant's reply (text, or a tool call). Every request is kept, so
+// a test can check what the agent sent (the conversation it carried, the
+// tool results).
+package agenttest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// PinnedVersion is the Claude Code version .ci/run installs.
+const PinnedVersion = "2.1.328"
+
+// ClaudeEnv names the variable that points the tests at the CLI.
+const ClaudeEnv = "LOOPRIG_TEST_CLAUDE"
+
+// Claude returns the path of the Claude Code CLI the tests run: $LOOPRIG_TEST_CLAUDE,
+// else the one .ci/run installs into its cache, else `claude` in $PATH. It skips
+// the test, saying so, when there is none.
+func Claude(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv(ClaudeEnv); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("%s=%s: %v", ClaudeEnv, p, err)
+		}
+		return p
+	}
+	if cache, err := os.UserCacheDir(); err == nil {
+		p := filepath.Join(cache, "looprig-ci", "claude-"+PinnedVersion, "node_modules", ".bin", "claude")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("claude"); err == nil {
+		return p
+	}
+	t.Skipf("agent test skipped: the Claude Code CLI was not found (set %s, or install @anthropic-ai/claude-code@%s: .ci/run does)", ClaudeEnv, PinnedVersion)
+	return ""
+}
+
+// Request is one request the agent made.
+type Request struct {
+	Model    string    `json:"model"`
+	Stream   bool      `json:"stream"`
+	Messages []Message `json:"messages"`
+}
+
+// Message is one message of a request's conversation.
+type Message struct {
+	Role    string
+	Content []Block
+}
+
+// Block is a content block of a message.
+type Block struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	Content   json.RawMessage `json:"content,omitempty"`
+	IsError   bool            `json:"is_error,omitempty"`
+}
+
+// UnmarshalJSON reads a message whose content is a string or blocks.
+func (m *Message) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	m.Role = raw.Role
+	var s string
+	if json.Unmarshal(raw.Content, &s) == nil {
+		m.Content = []Block{{Type: "text", Text: s}}
+		return nil
+	}
+	return json.Unmarshal(raw.Content, &m.Content)
+}
+
+// Prompt is the last text the user wrote in the request: the text blocks
+// of the last user message that has any, without the CLI's
+// <system-reminder> blocks.
+func (r Request) Prompt() string {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		m := r.Messages[i]
+		if m.Role != "user" {
+			continue
+		}
+		var parts []string
+		for _, b := range m.Content {
+			if b.Type == "text" && !strings.HasPrefix(strings.TrimSpace(b.Text), "<system-reminder>") {
+				parts = append(parts, b.Text)
+			}
+		}
+		if len(parts) > 0 {
+			return strings.Join(parts, "\n")
+		}
+	}
+	return ""
+}
+
+// ToolResult returns the result of tool call id in the request, and
+// whether there is one.
+func (r Request) ToolResult(id string) (Block, bool) {
+	for _, m := range r.Messages {
+		for _, b := range m.Content {
+			if b.Type == "tool_result" && b.ToolUseID == id {
+				return b, true
+			}
+		}
+	}
+	return Block{}, false
+}
+
+// Carries reports whether any message of the request holds text (a text
+// block, a tool call's input or a tool result) containing s: the
+// conversation the agent sent includes it.
+func (r Request) Carries(s string) bool {
+	for _, m := range r.Messages {
+		for _, b := range m.Content {
+			if strings.Contains(b.Text, s) || strings.Contains(string(b.Input), s) || strings.Contains(string(b.Content), s) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Reply is the assistant's answer to one request: text, or a tool call
+// (ToolName and ToolInput, with ToolID naming it).
+type Reply struct {
+	Text      string
+	ToolID    string
+	ToolName  string
+	ToolInput map[string]any
+}
+
+// Script answers the agent's streamed requests.
+type Script func(Request) Reply
+
+// Server is a scripted Messages API server on loopback.
+type Server struct {
+	URL    string
+	script Script
+	mu     sync.Mutex
+	reqs   []Request
+}
+
+// NewServer starts a server answering with script; it stops with the test.
+func NewServer(t testing.TB, script Script) *Server {
+	s := &Server{script: script}
+	hs := httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(hs.Close)
+	s.URL = hs.URL
+	return s
+}
+
+// Requests returns the streamed requests so far, in order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.reqs...)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/v1/messages" || r.Method != http.MethodPost {
+		w.WriteHeader(http.StatusOK) // the CLI's reachability probes
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	var req Request
+	if err == nil {
+		err = json.Unmarshal(body, &req)
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if !req.Stream { // side requests (titles, summaries)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"msg_side","type":"message","role":"assistant","model":%q,"content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}`, req.Model)
+		return
+	}
+	s.mu.Lock()
+	s.reqs = append(s.reqs, req)
+	n := len(s.reqs)
+	s.mu.Unlock()
+	reply := s.script(req)
+	w.Header().Set("Content-Type", "text/event-stream")
+	flusher, _ := w.(http.Flusher)
+	send := func(name string, data any) {
+		b, _ := json.Marshal(data)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	usage := map[string]int{"input_tokens": 1, "output_tokens": 1}
+	send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
+		"id": fmt.Sprintf("msg_%d", n), "type": "message", "role": "assistant", "model": req.Model,
+		"content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": usage}})
+	stop := "end_turn"
+	if reply.ToolName != "" {
+		stop = "tool_use"
+		input, _ := json.Marshal(reply.ToolInput)
+		send("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
+			"content_block": map[string]any{"type": "tool_use", "id": reply.ToolID, "name": reply.ToolName, "input": map[string]any{}}})
+		send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+			"delta": map[string]any{"type": "input_json_delta", "partial_json": string(input)}})
+	} else {
+		send("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
+			"content_block": map[string]any{"type": "text", "text": ""}})
+		// In two pieces, so that the text streams.
+		half := len(reply.Text) / 2
+		for _, piece := range []string{reply.Text[:half], reply.Text[half:]} {
+			send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+				"delta": map[string]any{"type": "text_delta", "text": piece}})
+		}
+	}
+	send("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+	send("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
+		"usage": map[string]int{"output_tokens": 1}})
+	send("message_stop", map[string]any{"type": "message_stop"})
+}
+
+// Env is the environment the CLI runs with against s, isolated from the
+// user's own Claude Code: its configuration and transcripts under home.
+func Env(s *Server, home string) []string {
+	return []string{
+		"HOME=" + home,
+		"CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"),
+		"ANTHROPIC_BASE_URL=" + s.URL,
+		"ANTHROPIC_API_KEY=sk-looprig-test",
+		"DISABLE_AUTOUPDATER=1",
+		"DISABLE_TELEMETRY=1",
+		"DISABLE_ERROR_REPORTING=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+	}
+}

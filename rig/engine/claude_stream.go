@@ -1,0 +1,272 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"looprig/internal/textsafe"
+)
+
+// claudeStream reads Claude Code's streamed JSON (-p --output-format
+// stream-json --verbose --include-partial-messages), one message a line,
+// from the turn's stdout, and turns it into the turn's output: the
+// assistant's text as it streams, a line for each tool call and for its
+// result. Everything it writes is sanitized (textsafe) and tool lines are
+// bounded: the agent's output is model output and tool output, which
+// looprig does not control. Its stderr is passed on sanitized. It is the
+// engine.Sink the shell machinery streams into, so its Output calls come
+// from one goroutine.
+type claudeStream struct {
+	sink    Sink
+	line    []byte // the unterminated line so far
+	skipped int    // bytes of a line over maxAgentLine being skipped
+	// streamed: text arrived as deltas since the last assistant message,
+	// whose text blocks then repeat it.
+	streamed bool
+	// midLine: the output so far does not end with a newline.
+	midLine bool
+	// result is the turn's result message, nil until it arrives.
+	result *claudeResult
+	// conversation is the id the agent reported.
+	conversation string
+}
+
+// claudeResult is the end of Claude Code's turn.
+type claudeResult struct {
+	Subtype string `json:"subtype"`
+	IsError bool   `json:"is_error"`
+	Result  string `json:"result"`
+	Session string `json:"session_id"`
+}
+
+func newClaudeStream(sink Sink) *claudeStream { return &claudeStream{sink: sink} }
+
+// Output implements Sink: stdout is the JSON stream, stderr passes.
+func (c *claudeStream) Output(stream Stream, text string) {
+	if stream == Stderr {
+		c.emit(Stderr, textsafe.Sanitize(text))
+		return
+	}
+	data := []byte(text)
+	for len(data) > 0 {
+		nl := bytes.IndexByte(data, '\n')
+		piece := data
+		if nl >= 0 {
+			piece = data[:nl]
+		}
+		switch {
+		case c.skipped > 0 || len(c.line)+len(piece) > maxAgentLine:
+			c.skipped += len(c.line) + len(piece)
+			c.line = c.line[:0]
+		default:
+			c.line = append(c.line, piece...)
+		}
+		if nl < 0 {
+			return
+		}
+		data = data[nl+1:]
+		c.endLine()
+	}
+}
+
+// Gate implements Sink.
+func (c *claudeStream) Gate(ctx context.Context, prompt string) (bool, error) {
+	return c.sink.Gate(ctx, prompt)
+}
+
+// finish handles an unterminated last line and ends the output with a
+// newline.
+func (c *claudeStream) finish() {
+	if len(c.line) > 0 || c.skipped > 0 {
+		c.endLine()
+	}
+	c.newline()
+}
+
+func (c *claudeStream) endLine() {
+	line := c.line
+	c.line = c.line[:0]
+	if c.skipped > 0 {
+		n := c.skipped
+		c.skipped = 0
+		c.say(fmt.Sprintf("[claude: a message of %d bytes was skipped: over %d bytes]", n, maxAgentLine))
+		return
+	}
+	if len(bytes.TrimSpace(line)) == 0 {
+		return
+	}
+	var msg claudeMessage
+	if err := json.Unmarshal(line, &msg); err != nil || msg.Type == "" {
+		c.newline()
+		c.emit(Stdout, textsafe.Sanitize(string(line))+"\n") // not the stream: a message of the program's own
+		return
+	}
+	c.message(&msg, line)
+}
+
+// claudeMessage is the part of a streamed message the engine reads.
+type claudeMessage struct {
+	Type    string        `json:"type"`
+	Subtype string        `json:"subtype"`
+	Session string        `json:"session_id"`
+	Event   *claudeEvent  `json:"event"`
+	Message *claudeAPIMsg `json:"message"`
+}
+
+type claudeEvent struct {
+	Type  string `json:"type"`
+	Delta *struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"delta"`
+}
+
+type claudeAPIMsg struct {
+	Content []claudeBlock `json:"content"`
+}
+
+// claudeBlock is a content block: text, a tool call or a tool's result.
+type claudeBlock struct {
+	Type    string          `json:"type"`
+	Text    string          `json:"text"`
+	Name    string          `json:"name"`
+	Input   json.RawMessage `json:"input"`
+	Content json.RawMessage `json:"content"` // tool_result: a string or blocks
+	IsError bool            `json:"is_error"`
+}
+
+func (c *claudeStream) message(msg *claudeMessage, line []byte) {
+	switch msg.Type {
+	case "system":
+		if msg.Subtype == "init" && msg.Session != "" {
+			c.conversation = msg.Session
+			if a, ok := c.sink.(AgentSink); ok {
+				a.Conversation(msg.Session)
+			}
+		}
+	case "stream_event":
+		if e := msg.Event; e != nil && e.Type == "content_block_delta" && e.Delta != nil && e.Delta.Type == "text_delta" && e.Delta.Text != "" {
+			c.streamed = true
+			c.text(e.Delta.Text)
+		}
+	case "assistant":
+		if msg.Message == nil {
+			return
+		}
+		for _, b := range msg.Message.Content {
+			switch b.Type {
+			case "text":
+				if !c.streamed {
+					c.text(b.Text)
+				}
+			case "tool_use":
+				c.say("⏺ " + b.Name + "(" + toolArgument(b.Input) + ")")
+			}
+		}
+		c.streamed = false
+	case "user":
+		if msg.Message == nil {
+			return
+		}
+		for _, b := range msg.Message.Content {
+			if b.Type == "tool_result" {
+				c.say("  ⎿ " + resultSummary(b.Content, b.IsError))
+			}
+		}
+	case "result":
+		var r claudeResult
+		if json.Unmarshal(line, &r) == nil {
+			c.result = &r
+		}
+	}
+}
+
+// text writes assistant text.
+func (c *claudeStream) text(s string) {
+	s = textsafe.Sanitize(s)
+	c.emit(Stdout, s)
+}
+
+// say writes one line of its own (a tool call, a result), bounded and
+// sanitized, on a line of its own.
+func (c *claudeStream) say(line string) {
+	c.newline()
+	c.emit(Stdout, bound(textsafe.Line(line), maxToolLine)+"\n")
+}
+
+func (c *claudeStream) newline() {
+	if c.midLine {
+		c.emit(Stdout, "\n")
+	}
+}
+
+func (c *claudeStream) emit(stream Stream, s string) {
+	if s == "" {
+		return
+	}
+	c.sink.Output(stream, s)
+	c.midLine = !strings.HasSuffix(s, "\n")
+}
+
+// toolArgument is what a tool call is shown with: the command of a Bash
+// call, the path of a file tool, else its input as compact JSON.
+func toolArgument(input json.RawMessage) string {
+	var fields map[string]any
+	_ = json.Unmarshal(input, &fields)
+	for _, k := range []string{"command", "file_path", "path", "pattern", "url"} {
+		if v, ok := fields[k].(string); ok {
+			return v
+		}
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, input) != nil {
+		return ""
+	}
+	return b.String()
+}
+
+// resultSummary is the first line of a tool's result and how many more
+// there are.
+func resultSummary(content json.RawMessage, isError bool) string {
+	var text string
+	if json.Unmarshal(content, &text) != nil {
+		var blocks []claudeBlock
+		_ = json.Unmarshal(content, &blocks)
+		var parts []string
+		for _, b := range blocks {
+			if b.Type == "text" {
+				parts = append(parts, b.Text)
+			}
+		}
+		text = strings.Join(parts, "\n")
+	}
+	text = strings.TrimSpace(text)
+	first, rest, _ := strings.Cut(text, "\n")
+	if first == "" {
+		first = "(no output)"
+	}
+	if isError {
+		first = "error: " + first
+	}
+	if n := strings.Count(rest, "\n"); rest != "" {
+		first += fmt.Sprintf(" … +%d lines", n+1)
+	}
+	return first
+}
+
+// bound cuts s to at most n bytes, on a character boundary, marking the
+// cut with an ellipsis.
+func bound(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}

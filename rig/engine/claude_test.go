@@ -1,0 +1,236 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"looprig/internal/agenttest"
+)
+
+// helperHook is `looprig hook` inside this test binary: the hooks of the
+// agent turns these tests run.
+func helperHook() {
+	out, err := RunHook(context.Background(), os.Stdin, os.Getenv, time.Minute)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hook:", err)
+	}
+	fmt.Println(out)
+	os.Exit(0)
+}
+
+// agentSink is a testSink that records what an agent reports.
+type agentSink struct {
+	*testSink
+	mu            sync.Mutex
+	conversations []string
+	notes         []string
+}
+
+func (s *agentSink) Conversation(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.conversations = append(s.conversations, id)
+}
+
+func (s *agentSink) Notify(text string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.notes = append(s.notes, text)
+}
+
+// claudeRig is the real CLI against a scripted server, in a workspace of
+// its own.
+type claudeRig struct {
+	t      *testing.T
+	eng    Engine
+	srv    *agenttest.Server
+	dir    string
+	env    []string
+	convID string
+}
+
+func newClaudeRig(t *testing.T, script agenttest.Script, cfg Config) *claudeRig {
+	t.Helper()
+	cfg.AgentCommand = agenttest.Claude(t)
+	cfg.HookCommand = []string{"env", helperEnv + "=hook", os.Args[0]}
+	srv := agenttest.NewServer(t, script)
+	home := t.TempDir()
+	return &claudeRig{t: t, eng: NewClaude(cfg), srv: srv, dir: t.TempDir(), env: agenttest.Env(srv, home), convID: uuid.NewString()}
+}
+
+func (r *claudeRig) run(input string, resume bool, sink *agentSink) (Result, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	return r.eng.Run(ctx, Turn{ID: "t", Input: input, Dir: r.dir, Env: r.env, Conversation: r.convID, Resume: resume}, sink)
+}
+
+func newAgentSink() *agentSink { return &agentSink{testSink: newSink()} }
+
+// toolScript calls Bash with command when the prompt asks for it, then
+// says what the tool returned.
+func toolScript(command string) agenttest.Script {
+	return func(req agenttest.Request) agenttest.Reply {
+		if res, ok := req.ToolResult("toolu_1"); ok {
+			return agenttest.Reply{Text: "the tool said: " + string(res.Content)}
+		}
+		if strings.Contains(req.Prompt(), "use the tool") {
+			return agenttest.Reply{ToolID: "toolu_1", ToolName: "Bash", ToolInput: map[string]any{"command": command, "description": "make a file"}}
+		}
+		return agenttest.Reply{Text: "Hello from the script."}
+	}
+}
+
+func TestClaudeTurnStreamsText(t *testing.T) {
+	r := newClaudeRig(t, toolScript(""), Config{})
+	sink := newAgentSink()
+	res, err := r.run("say hello", false, sink)
+	if err != nil {
+		t.Fatalf("Run: %v (output %q)", err, sink.text(Stdout)+sink.text(Stderr))
+	}
+	if res.ExitCode != 0 {
+		t.Errorf("exit code %d", res.ExitCode)
+	}
+	if out := sink.text(Stdout); out != "Hello from the script.\n" {
+		t.Errorf("output %q, want the scripted text once", out)
+	}
+	if len(sink.conversations) != 1 || sink.conversations[0] != r.convID {
+		t.Errorf("conversation reported %q, want [%s]", sink.conversations, r.convID)
+	}
+	path, err := r.eng.(Agent).TranscriptPath(r.dir, r.convID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withHome := filepath.Join(strings.TrimPrefix(r.env[1], "CLAUDE_CONFIG_DIR="), "projects")
+	if _, err := os.Stat(path); err != nil && strings.HasPrefix(path, withHome) {
+		t.Errorf("transcript not where TranscriptPath says: %v", err)
+	}
+	// The next turn resumes: its request carries the first prompt.
+	if _, err := r.run("and again", true, newAgentSink()); err != nil {
+		t.Fatal(err)
+	}
+	reqs := r.srv.Requests()
+	if last := reqs[len(reqs)-1]; !last.Carries("say hello") || !last.Carries("Hello from the script.") {
+		t.Errorf("the resumed turn's request does not carry the conversation: %+v", last.Messages)
+	}
+}
+
+func TestClaudeToolGate(t *testing.T) {
+	for _, approve := range []bool{true, false} {
+		t.Run(fmt.Sprint("approve=", approve), func(t *testing.T) {
+			r := newClaudeRig(t, toolScript("echo made > made.txt; echo done"), Config{})
+			sink := newAgentSink()
+			sink.gate = func(ctx context.Context, prompt string) (bool, error) { return approve, nil }
+			if _, err := r.run("please use the tool", false, sink); err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			gates := sink.gateCalls()
+			if len(gates) != 1 || !strings.Contains(gates[0], "Bash: echo made > made.txt; echo done") || !strings.Contains(gates[0], "denied at") {
+				t.Fatalf("gates %q", gates)
+			}
+			_, statErr := os.Stat(filepath.Join(r.dir, "made.txt"))
+			out := sink.text(Stdout)
+			if approve {
+				if statErr != nil || !strings.Contains(out, "the tool said: ") || !strings.Contains(out, "done") {
+					t.Errorf("approved: file %v, output %q", statErr, out)
+				}
+			} else {
+				reqs := r.srv.Requests()
+				res, _ := reqs[len(reqs)-1].ToolResult("toolu_1")
+				if statErr == nil || !res.IsError || !strings.Contains(string(res.Content), "denied it in looprig") {
+					t.Errorf("denied: file %v, tool result %+v", statErr, res)
+				}
+			}
+			if !strings.Contains(out, "⏺ Bash(echo made > made.txt; echo done)") {
+				t.Errorf("no tool line in %q", out)
+			}
+		})
+	}
+}
+
+// A gate nobody answers denies the tool when its time is up.
+func TestClaudeToolGateTimesOut(t *testing.T) {
+	r := newClaudeRig(t, toolScript("echo made > made.txt"), Config{AgentGateTimeout: time.Second})
+	sink := newAgentSink()
+	sink.gate = func(ctx context.Context, prompt string) (bool, error) {
+		<-ctx.Done()
+		return false, ctx.Err()
+	}
+	if _, err := r.run("please use the tool", false, sink); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	reqs := r.srv.Requests()
+	res, _ := reqs[len(reqs)-1].ToolResult("toolu_1")
+	if _, err := os.Stat(filepath.Join(r.dir, "made.txt")); err == nil || !strings.Contains(string(res.Content), "nobody answered") {
+		t.Errorf("file made or result %+v", res)
+	}
+}
+
+// Allowed tools run without a gate.
+func TestClaudeAllowPattern(t *testing.T) {
+	r := newClaudeRig(t, toolScript("echo made > made.txt"), Config{AgentAllow: []string{"Bash(echo made*)"}})
+	sink := newAgentSink()
+	if _, err := r.run("please use the tool", false, sink); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if g := sink.gateCalls(); len(g) != 0 {
+		t.Errorf("gates %q", g)
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, "made.txt")); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestClaudeNotLoggedIn(t *testing.T) {
+	r := newClaudeRig(t, toolScript(""), Config{})
+	home := t.TempDir()
+	r.env = []string{"HOME=" + home, "CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"), "ANTHROPIC_API_KEY=", "ANTHROPIC_BASE_URL=", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1"}
+	sink := newAgentSink()
+	_, err := r.run("hi", false, sink)
+	var failed *AgentFailedError
+	if !errors.As(err, &failed) || !failed.NotLoggedIn() {
+		t.Fatalf("err %v, want a not-logged-in AgentFailedError", err)
+	}
+	if !strings.Contains(err.Error(), "/login") {
+		t.Errorf("error %q names no fix", err)
+	}
+}
+
+func TestClaudeSlug(t *testing.T) {
+	for path, want := range map[string]string{
+		"/tmp/cc/ws":                          "-tmp-cc-ws",
+		"/tmp/cc/w.s_x-y z+é":                 "-tmp-cc-w-s-x-y-z--",
+		"/tmp/cc/" + strings.Repeat("a", 240): "-tmp-cc-" + strings.Repeat("a", 192) + "-ct233s",
+	} {
+		if got := claudeSlug(path); got != want {
+			t.Errorf("claudeSlug(%q) = %q, want %q", path, got, want)
+		}
+	}
+}
+
+func TestToolAllowed(t *testing.T) {
+	allow := []string{"Read", "Bash(git status*)", "mcp__*"}
+	for _, c := range []struct {
+		tool, arg string
+		want      bool
+	}{
+		{"Read", "/etc/passwd", true},
+		{"Bash", "git status --short", true},
+		{"Bash", "git push", false},
+		{"Bash", "rm -rf /; git status", false},
+		{"mcp__x__y", "", true},
+		{"Write", "a", false},
+	} {
+		if got := toolAllowed(allow, c.tool, c.arg); got != c.want {
+			t.Errorf("toolAllowed(%s, %q) = %v", c.tool, c.arg, got)
+		}
+	}
+}
