@@ -141,6 +141,8 @@ type opts struct {
 	diffStat      bool          // diff --stat
 	takeInterrupt bool          // take --interrupt
 	takeTimeout   time.Duration // take --timeout
+	hookWait      time.Duration // hook --wait
+	gateID        string        // gate --gate
 }
 
 // call is one invocation of a command, with what invoke prepared for it.
@@ -165,7 +167,7 @@ type call struct {
 var commands []*command
 
 func init() {
-	commands = []*command{cmdLs, cmdNew, cmdRun, cmdRestore, cmdAttach, cmdSend, cmdWait, cmdStop, cmdTake, cmdLog, cmdDiff, cmdRm, cmdGC, cmdLease, cmdDemo, cmdHost, cmdVersion, cmdHelp}
+	commands = []*command{cmdLs, cmdNew, cmdRun, cmdRestore, cmdAttach, cmdSend, cmdGate, cmdWait, cmdStop, cmdTake, cmdLog, cmdDiff, cmdRm, cmdGC, cmdLease, cmdDemo, cmdHost, cmdHook, cmdVersion, cmdHelp}
 }
 
 var cmdHelp = &command{name: "help", brief: "show help for a command", help: helpHelp, run: runHelp}

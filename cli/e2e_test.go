@@ -59,6 +59,7 @@ type harness struct {
 	store   string
 	home    string
 	runtime string
+	env     []string // more environment for every command (an agent's server)
 }
 
 func newHarness(t *testing.T) *harness {
@@ -120,6 +121,7 @@ func (h *harness) command(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, binary, append([]string{"--store", h.store}, args...)...)
 	cmd.Env = append(os.Environ(), "HOME="+h.home, "XDG_CONFIG_HOME="+filepath.Join(h.home, "config"),
 		"XDG_STATE_HOME="+filepath.Join(h.home, "state"), "LOOPRIG_STORE=", "XDG_RUNTIME_DIR="+h.runtime)
+	cmd.Env = append(cmd.Env, h.env...)
 	return cmd
 }
 

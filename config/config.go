@@ -29,6 +29,13 @@
 //	checkpoint_exclude = ["node_modules/", "*.o"] # left out (gitignore syntax), beside the
 //	                             # workspace's own .looprigignore
 //
+//	[profiles.agent]
+//	engine = "claude"            # each turn is a prompt to Claude Code, in one conversation
+//	agent_command = "claude"     # the agent's program: a name in $PATH or a path (default claude)
+//	agent_allow = ["Read", "Grep", "Bash(git status*)"] # tools used without a gate (default:
+//	                             # the read-only ones); every other tool call is a gate
+//	agent_gate_timeout = "10m"   # a tool's gate nobody answers is denied after this (default 10m)
+//
 // The built-in profiles "default" (shell engine, one workspace per session)
 // and "demo" (demo engine) always exist and cannot be redefined. Paths may
 // start with "~/"; relative paths are relative to the file's directory.
@@ -170,7 +177,7 @@ func Load(path string, mustExist bool) (*Config, error) {
 }
 
 // keys of a profile table, in the order they are documented.
-var profileKeys = []string{"engine", "placement", "root", "gate_policy", "seed", "tty", "term", "shell", "checkpoint", "checkpoint_max", "checkpoint_exclude"}
+var profileKeys = []string{"engine", "placement", "root", "gate_policy", "seed", "tty", "term", "shell", "checkpoint", "checkpoint_max", "checkpoint_exclude", "agent_command", "agent_allow", "agent_gate_timeout"}
 
 var topKeys = []string{"default_profile", "theme", "notify", "notify_after", "profiles"}
 
@@ -377,6 +384,43 @@ func parseProfile(file, name string, t map[string]any, loc *locator, fail func(s
 				}
 				p.CheckpointExclude = append(p.CheckpointExclude, s)
 			}
+		case "agent_command":
+			s, err := str(k)
+			if err != nil {
+				return p, err
+			}
+			if s == "" || strings.ContainsAny(s, "\x00\n") {
+				return p, fail(fmt.Sprintf("must name the agent's program, such as \"claude\", not %q", s), "profiles", name, k)
+			}
+			if strings.Contains(s, "/") || strings.HasPrefix(s, "~") {
+				if s, err = ExpandPath(s, base); err != nil {
+					return p, fail(err.Error(), "profiles", name, k)
+				}
+			}
+			p.AgentCommand = s
+		case "agent_allow":
+			arr, ok := t[k].([]any)
+			if !ok {
+				return p, fail(fmt.Sprintf("must be an array of strings, not %s", typeName(t[k])), "profiles", name, k)
+			}
+			p.AgentAllow = make([]string, 0, len(arr)) // empty means: every tool asks
+			for i, v := range arr {
+				s, ok := v.(string)
+				if !ok || s == "" {
+					return p, fail(fmt.Sprintf("element %d must be a non-empty string such as \"Read\" or \"Bash(git status*)\", not %s", i+1, typeName(v)), "profiles", name, k)
+				}
+				p.AgentAllow = append(p.AgentAllow, s)
+			}
+		case "agent_gate_timeout":
+			s, err := str(k)
+			if err != nil {
+				return p, err
+			}
+			d, err := time.ParseDuration(s)
+			if err != nil || d < time.Second || d > 24*time.Hour {
+				return p, fail(fmt.Sprintf("must be a duration from 1s to 24h such as \"10m\", not %q", s), "profiles", name, k)
+			}
+			p.AgentGateTimeout = d
 		case "gate_policy":
 			arr, ok := t[k].([]any)
 			if !ok {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"looprig/rig/engine"
 	"looprig/rig/event"
@@ -69,6 +70,13 @@ type Profile struct {
 	Checkpoint        CheckpointMode
 	CheckpointMax     int64
 	CheckpointExclude []string
+	// AgentCommand, AgentAllow and AgentGateTimeout configure an agent
+	// engine ("claude"): its program, the tools it uses without a gate,
+	// and how long a tool's gate waits before the tool is denied
+	// (engine.Config's fields of the same names; zero values mean theirs).
+	AgentCommand     string
+	AgentAllow       []string
+	AgentGateTimeout time.Duration
 }
 
 // term is p.Term or the engine's default.

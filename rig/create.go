@@ -131,6 +131,9 @@ func (r *Rig) NewSession(ctx context.Context, opts ...SessionOption) (_ *Session
 	if _, err := s.hub.Publish(ctx, s.loopID, event.LoopStarted{LoopID: s.loopID, Name: "root", Engine: r.profile.Engine}); err != nil {
 		return nil, fail(StageCommit, s.mutationErr(err))
 	}
+	if err := s.startConversation(ctx); err != nil {
+		return nil, fail(StageCommit, s.mutationErr(err))
+	}
 
 	// 8. Live: the session owns its leases from here.
 	go s.watch()

@@ -167,6 +167,9 @@ type NoGateError struct {
 }
 
 func (e *NoGateError) Error() string {
+	if e.GateID == "" {
+		return "no gate is open"
+	}
 	if e.Open == "" {
 		return fmt.Sprintf("gate %s is not open (no gate is open)", e.GateID)
 	}

@@ -176,6 +176,15 @@ func (r *Rig) newEngine() (engine.Engine, error) {
 	cfg := r.engineCfg
 	cfg.GatePolicy = r.profile.gatePolicy()
 	cfg.NoTTY, cfg.Term, cfg.Shell = r.profile.NoTTY, r.profile.term(), r.profile.shell()
+	if p := r.profile; p.AgentCommand != "" {
+		cfg.AgentCommand = p.AgentCommand
+	}
+	if p := r.profile; p.AgentAllow != nil {
+		cfg.AgentAllow = p.AgentAllow
+	}
+	if p := r.profile; p.AgentGateTimeout > 0 {
+		cfg.AgentGateTimeout = p.AgentGateTimeout
+	}
 	return engine.Lookup(r.profile.Engine, cfg)
 }
 

@@ -353,12 +353,17 @@ func (s *Session) runTurn(ctx context.Context, t *turnRun) {
 	defer close(t.done)
 	defer t.cancel(nil)
 	sink := newTurnSink(s, t)
-	res, err := s.eng.Run(ctx, engine.Turn{
-		SessionID: s.id.String(), LoopID: s.loopID, ID: t.id, Index: t.index, Input: t.input, Dir: s.ws.dir,
-		Env:     turnEnv(s.id.String(), t.id),
-		Console: t.console,
-		Started: s.recordTurn(t),
-	}, sink)
+	conversation, resume, err := s.prepareConversation(ctx)
+	var res engine.Result
+	if err == nil {
+		res, err = s.eng.Run(ctx, engine.Turn{
+			SessionID: s.id.String(), LoopID: s.loopID, ID: t.id, Index: t.index, Input: t.input, Dir: s.ws.dir,
+			Env:          turnEnv(s.id.String(), t.id),
+			Console:      t.console,
+			Started:      s.recordTurn(t),
+			Conversation: conversation, Resume: resume,
+		}, sink)
+	}
 	s.turnReaped(t)
 	if !t.claimEnd(endReturned) {
 		sink.finish() // stops the ticker; the abandoned turn's records are refused
@@ -367,6 +372,11 @@ func (s *Session) runTurn(ctx context.Context, t *turnRun) {
 		return
 	}
 	sink.finish()
+	if conversation != "" {
+		bg, cancel := s.bg()
+		s.saveTranscript(bg, t.id)
+		cancel()
+	}
 
 	var end event.Event
 	var denied *engine.GateDeniedError

@@ -45,6 +45,10 @@ type State struct {
 	// after the pointer was set (or before any was), nil when none was:
 	// the pointer is older than the workspace.
 	CheckpointSkipped *event.WorkspaceCheckpointSkipped
+	// Conversation is the agent conversation the session's turns
+	// continue (event.AgentConversation), nil for sessions of other
+	// engines.
+	Conversation *Conversation
 	// Stopped: SessionStopped is the last word (until a restore).
 	Stopped bool
 	// Fault is the cause of a SessionFaulted (a live event): the session
@@ -63,6 +67,18 @@ type Checkpoint struct {
 	// Seq and At: where and when it was journaled.
 	Seq uint64
 	At  time.Time
+}
+
+// Conversation is an agent session's conversation as the journal records
+// it.
+type Conversation struct {
+	Agent, ID string
+	// Started: a turn's agent reported the conversation (or stored its
+	// transcript), so it exists and the next turn resumes it.
+	Started bool
+	// Transcript is the last stored transcript of the conversation, nil
+	// before any.
+	Transcript *event.AgentTranscript
 }
 
 // OpenTurn is a turn that started and has not ended.
@@ -154,6 +170,16 @@ func (s *State) Apply(env event.Envelope) {
 		s.CheckpointSkipped = nil
 	case event.WorkspaceCheckpointSkipped:
 		s.CheckpointSkipped = &ev
+	case event.AgentConversation:
+		c := Conversation{Agent: ev.Agent, ID: ev.ID, Started: ev.TurnID != ""}
+		if old := s.Conversation; old != nil && old.ID == ev.ID {
+			c.Started = c.Started || old.Started
+			c.Transcript = old.Transcript
+		}
+		s.Conversation = &c
+	case event.AgentTranscript:
+		c := Conversation{Agent: ev.Agent, ID: ev.ID, Started: true, Transcript: &ev}
+		s.Conversation = &c
 	}
 }
 

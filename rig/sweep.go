@@ -71,8 +71,9 @@ func SweepBlobs(ctx context.Context, store storage.Store, grace time.Duration) (
 	return res, nil
 }
 
-// referencedBlobs is every blob a checkpoint on record references: the
-// manifests any session's journal names, and their files.
+// referencedBlobs is every blob a journal references: the manifests of
+// the checkpoints any session's journal names and their files, and the
+// agent transcripts it names.
 func referencedBlobs(ctx context.Context, store storage.Store) (map[storage.Digest]bool, error) {
 	ids, err := sessionIDs(ctx, store)
 	if err != nil {
@@ -81,9 +82,12 @@ func referencedBlobs(ctx context.Context, store storage.Store) (map[storage.Dige
 	refs := map[storage.Digest]bool{}
 	for _, s := range ids {
 		id, _ := uuid.Parse(s)
-		manifests, err := journaledManifests(ctx, store, id)
+		manifests, transcripts, err := journaledBlobs(ctx, store, id)
 		if err != nil {
 			return nil, fmt.Errorf("sweep blobs: the checkpoints of session %s: %w", ShortID(s), err)
+		}
+		for _, d := range transcripts {
+			refs[d] = true
 		}
 		for _, d := range manifests {
 			if refs[d] {
@@ -104,22 +108,30 @@ func referencedBlobs(ctx context.Context, store storage.Store) (map[storage.Dige
 	return refs, nil
 }
 
-// journaledManifests lists the manifests session id's journal records.
-func journaledManifests(ctx context.Context, store storage.Store, id uuid.UUID) ([]storage.Digest, error) {
+// journaledBlobs lists the blobs session id's journal records: the
+// checkpoints' manifests and the agent's transcripts.
+func journaledBlobs(ctx context.Context, store storage.Store, id uuid.UUID) (manifests, transcripts []storage.Digest, err error) {
 	rp, err := ReadEvents(ctx, store, id, 0)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer rp.Close()
-	var out []storage.Digest
 	for rp.Next() {
-		if cp, ok := rp.Envelope().Event.(event.WorkspaceCheckpointed); ok {
-			d, err := storage.ParseDigest(cp.Manifest)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, d)
+		var list *[]storage.Digest
+		var hex string
+		switch ev := rp.Envelope().Event.(type) {
+		case event.WorkspaceCheckpointed:
+			list, hex = &manifests, ev.Manifest
+		case event.AgentTranscript:
+			list, hex = &transcripts, ev.Blob
+		default:
+			continue
 		}
+		d, err := storage.ParseDigest(hex)
+		if err != nil {
+			return nil, nil, err
+		}
+		*list = append(*list, d)
 	}
-	return out, rp.Err()
+	return manifests, transcripts, rp.Err()
 }

@@ -2,6 +2,7 @@ package rig
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -171,6 +172,8 @@ func (k *turnSink) Gate(ctx context.Context, prompt string) (bool, error) {
 	reason := "interrupted"
 	if c, ok := context.Cause(ctx).(*interruptCause); ok {
 		reason = c.reason
+	} else if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+		reason = "timed_out" // the engine's deadline for an answer passed
 	}
 	bg, cancel := s.bg()
 	defer cancel()

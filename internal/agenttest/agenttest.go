@@ -131,6 +131,25 @@ func (r Request) ToolResult(id string) (Block, bool) {
 	return Block{}, false
 }
 
+// LastToolResult returns the tool result the request's last user message
+// holds: the request is the agent's follow-up to a tool call, not a new
+// prompt.
+func (r Request) LastToolResult() (Block, bool) {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		m := r.Messages[i]
+		if m.Role != "user" {
+			continue
+		}
+		for _, b := range m.Content {
+			if b.Type == "tool_result" {
+				return b, true
+			}
+		}
+		return Block{}, false
+	}
+	return Block{}, false
+}
+
 // Carries reports whether any message of the request holds text (a text
 // block, a tool call's input or a tool result) containing s: the
 // conversation the agent sent includes it.

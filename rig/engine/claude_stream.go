@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/google/uuid"
+
 	"looprig/internal/textsafe"
 )
 
@@ -142,7 +144,7 @@ type claudeBlock struct {
 func (c *claudeStream) message(msg *claudeMessage, line []byte) {
 	switch msg.Type {
 	case "system":
-		if msg.Subtype == "init" && msg.Session != "" {
+		if _, err := uuid.Parse(msg.Session); msg.Subtype == "init" && err == nil {
 			c.conversation = msg.Session
 			if a, ok := c.sink.(AgentSink); ok {
 				a.Conversation(msg.Session)

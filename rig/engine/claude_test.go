@@ -79,7 +79,7 @@ func newAgentSink() *agentSink { return &agentSink{testSink: newSink()} }
 // says what the tool returned.
 func toolScript(command string) agenttest.Script {
 	return func(req agenttest.Request) agenttest.Reply {
-		if res, ok := req.ToolResult("toolu_1"); ok {
+		if res, ok := req.LastToolResult(); ok {
 			return agenttest.Reply{Text: "the tool said: " + string(res.Content)}
 		}
 		if strings.Contains(req.Prompt(), "use the tool") {

@@ -1,0 +1,217 @@
+package rig
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"looprig/rig/engine"
+	"looprig/rig/event"
+	"looprig/rig/storage"
+)
+
+// An agent session's conversation (engine.Agent): looprig mints its id
+// when it creates the session and journals it (AgentConversation), so
+// every turn, here or on another machine after a restore, continues that
+// conversation and no other. The agent keeps the conversation in a
+// transcript file outside the workspace; at the end of each turn the
+// runtime stores the transcript as a blob and journals it
+// (AgentTranscript), and before each turn it puts the stored transcript
+// where the agent looks for it, unless the file there already continues it
+// (the same machine, after a crash mid-turn).
+
+// agent is the session's engine as an agent, nil for other engines.
+func (s *Session) agent() engine.Agent {
+	a, _ := s.eng.(engine.Agent)
+	return a
+}
+
+// startConversation journals a new conversation id for an agent session
+// that has none (at creation; a session restored under an agent engine it
+// was not created with).
+func (s *Session) startConversation(ctx context.Context) error {
+	a := s.agent()
+	if a == nil {
+		return nil
+	}
+	s.mu.Lock()
+	has := s.state.Conversation != nil && s.state.Conversation.Agent == a.Name()
+	s.mu.Unlock()
+	if has {
+		return nil
+	}
+	_, err := s.hub.Publish(ctx, "", event.AgentConversation{Agent: a.Name(), ID: a.NewConversation()})
+	return err
+}
+
+// TranscriptError: the stored transcript of a session's conversation could
+// not be put where the agent looks for it, so the turn cannot continue the
+// conversation and does not run.
+type TranscriptError struct {
+	Conversation string
+	Path         string
+	Err          error
+}
+
+func (e *TranscriptError) Error() string {
+	return fmt.Sprintf("put back the transcript of conversation %s at %s: %v", e.Conversation, e.Path, e.Err)
+}
+
+func (e *TranscriptError) Unwrap() error { return e.Err }
+
+// prepareConversation returns the conversation turn t continues and
+// whether the agent has it already (resume), after putting its stored
+// transcript in place when the agent's file does not continue it.
+func (s *Session) prepareConversation(ctx context.Context) (id string, resume bool, err error) {
+	a := s.agent()
+	if a == nil {
+		return "", false, nil
+	}
+	if err := s.startConversation(ctx); err != nil {
+		return "", false, err
+	}
+	s.mu.Lock()
+	c := *s.state.Conversation
+	s.mu.Unlock()
+	path, err := a.TranscriptPath(s.ws.dir, c.ID)
+	if err != nil {
+		return "", false, &TranscriptError{Conversation: c.ID, Path: path, Err: err}
+	}
+	if c.Transcript != nil {
+		if err := s.placeTranscript(ctx, path, c.Transcript); err != nil {
+			return "", false, &TranscriptError{Conversation: c.ID, Path: path, Err: err}
+		}
+	}
+	_, statErr := os.Stat(path)
+	return c.ID, c.Started || statErr == nil, nil
+}
+
+// placeTranscript writes stored transcript tr at path, unless the file
+// there begins with it (it is the same transcript, or one the agent
+// continued since: an interrupted turn on this machine).
+func (s *Session) placeTranscript(ctx context.Context, path string, tr *event.AgentTranscript) error {
+	want, err := storage.ParseDigest(tr.Blob)
+	if err != nil {
+		return err
+	}
+	if continues(path, want, tr.Bytes) {
+		return nil
+	}
+	r, err := s.rig.store.GetBlob(ctx, want)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".looprig-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = io.Copy(tmp, r)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// continues reports whether the file at path holds at least n bytes and
+// its first n hash to d.
+func continues(path string, d storage.Digest, n int64) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	h := sha256.New()
+	if got, err := io.CopyN(h, f, n); err != nil || got != n {
+		return false
+	}
+	return bytes.Equal(h.Sum(nil), d[:])
+}
+
+// saveTranscript stores the agent's transcript of the conversation after
+// turn turnID and journals it, unless it is the one stored already or the
+// agent wrote none. A failure is logged: the conversation goes on here,
+// and a restore elsewhere continues from the last transcript stored.
+func (s *Session) saveTranscript(ctx context.Context, turnID string) {
+	a := s.agent()
+	if a == nil {
+		return
+	}
+	s.mu.Lock()
+	var c Conversation
+	if s.state.Conversation != nil {
+		c = *s.state.Conversation
+	}
+	s.mu.Unlock()
+	if c.ID == "" {
+		return
+	}
+	path, err := a.TranscriptPath(s.ws.dir, c.ID)
+	if err != nil {
+		return
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	if err != nil {
+		s.rig.log.Warn("agent transcript not stored", "session", s.id, "path", path, "err", err)
+		return
+	}
+	defer f.Close()
+	info, err := s.rig.store.PutBlob(ctx, f)
+	if err != nil {
+		s.rig.log.Warn("agent transcript not stored", "session", s.id, "path", path, "err", err)
+		return
+	}
+	if c.Transcript != nil && c.Transcript.Blob == info.Digest.String() {
+		return
+	}
+	if _, err := s.hub.Publish(ctx, "", event.AgentTranscript{Agent: a.Name(), ID: c.ID, Blob: info.Digest.String(), Bytes: info.Size, TurnID: turnID}); err != nil {
+		s.rig.log.Warn("agent transcript not journaled", "session", s.id, "err", err)
+	}
+}
+
+// Conversation implements engine.AgentSink: the agent reported the
+// conversation id of the turn. The first report of an id is journaled
+// (the conversation exists from then on, so the next turn resumes it), as
+// is another id than the session's (the journal follows the agent).
+func (k *turnSink) Conversation(id string) {
+	s := k.s
+	a := s.agent()
+	if a == nil {
+		return
+	}
+	s.mu.Lock()
+	c := s.state.Conversation
+	known := c != nil && c.ID == id && c.Started
+	s.mu.Unlock()
+	if known {
+		return
+	}
+	ctx, cancel := s.bg()
+	defer cancel()
+	k.flush(false)
+	k.t.record(func() {
+		_, _ = s.hub.Publish(ctx, "", event.AgentConversation{Agent: a.Name(), ID: id, TurnID: k.t.id}) // a failure faults the session
+	})
+}
+
+// Notify implements engine.AgentSink: the agent asks for the user
+// (event.AttentionAgent).
+func (k *turnSink) Notify(text string) {
+	k.attention(attentionSignal{reason: event.AttentionAgent, text: attentionText(text)})
+}
