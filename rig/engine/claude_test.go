@@ -234,3 +234,39 @@ func TestToolAllowed(t *testing.T) {
 		}
 	}
 }
+
+// Cancelling the turn's context stops the agent in the middle of its
+// turn (the model has not answered yet).
+func TestClaudeInterrupt(t *testing.T) {
+	release := make(chan struct{})
+	asked := make(chan struct{}, 1)
+	r := newClaudeRig(t, func(agenttest.Request) agenttest.Reply {
+		select {
+		case asked <- struct{}{}:
+		default:
+		}
+		<-release
+		return agenttest.Reply{Text: "late"}
+	}, Config{ShellGrace: time.Second})
+	t.Cleanup(func() { close(release) })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.eng.Run(ctx, Turn{ID: "t", Input: "wait", Dir: r.dir, Env: r.env, Conversation: r.convID}, newAgentSink())
+		done <- err
+	}()
+	select {
+	case <-asked:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the agent never asked the model")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Run = %v, want the interruption", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after the interrupt")
+	}
+}
