@@ -1,5 +1,6 @@
 // Package engine defines how a turn is run: the Engine interface, the Sink
-// an engine streams into, and the two built-in engines, "shell" and "demo".
+// an engine streams into, and the built-in engines, "shell", "demo" and
+// "claude".
 //
 // The session runtime (package rig) owns everything around a turn: it
 // records events, checkpoints output into the journal, resolves gates and
@@ -132,6 +133,19 @@
 //
 // Cancelling ctx stops it at once. Output is deterministic. It has no
 // terminal: Turn.Console stays unattached (Write returns ErrNoTerminal).
+//
+// # The claude engine
+//
+// "claude" is an Agent: each turn is one prompt to Claude Code, headless,
+// in the conversation Turn.Conversation names (started with --session-id,
+// continued with --resume when Turn.Resume). It runs in the shell engine's
+// process machinery on pipes (no terminal), so Started, interrupts and
+// parent death behave as above. Its tool requests are gates through a
+// per-turn hook socket (see claude_hooks.go and RunHook); anything but an
+// approval denies the tool. Its output is sanitized text: the agent's
+// streamed text, a line per tool call and per result (see
+// claude_stream.go). An error the agent reports is *AgentFailedError; a
+// missing program *AgentNotFoundError.
 package engine
 
 import (
