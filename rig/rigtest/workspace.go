@@ -278,6 +278,11 @@ func testHandOff(t *testing.T, e *env) {
 	if err := s.Err(); err != nil {
 		t.Fatalf("handed over with a fault: %v", err)
 	}
+	// Done closes when the shutdown begins; a second Shutdown returns once
+	// it is over, the lease released.
+	if err := s.Shutdown(t.Context()); err != nil {
+		t.Fatalf("the handed-over session's shutdown: %v", err)
+	}
 	recs := readJournal(t, e.raw, id)
 	var types []string
 	for _, ty := range typesOf(recs) {
