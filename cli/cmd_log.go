@@ -232,6 +232,13 @@ func eventSummary(ev event.Event) string {
 		return fmt.Sprintf("%s at %s: %s", l(v.Trigger), turnOrNone(v.TurnID), clip(l(v.Reason), 120))
 	case event.HandedOff:
 		return "to " + l(v.To)
+	case event.AgentConversation:
+		if v.TurnID == "" {
+			return fmt.Sprintf("%s conversation %s, minted", l(v.Agent), l(v.ID))
+		}
+		return fmt.Sprintf("%s conversation %s, reported at %s", l(v.Agent), l(v.ID), turnOrNone(v.TurnID))
+	case event.AgentTranscript:
+		return fmt.Sprintf("%s conversation %s at %s: %d bytes, blob %s", l(v.Agent), l(v.ID), turnOrNone(v.TurnID), v.Bytes, v.Blob[:min(12, len(v.Blob))])
 	}
 	return ""
 }

@@ -75,7 +75,8 @@ Flags:
                 "attention":{"reason","text","since","turn_id"}|null}
                attention: the running turn asked for you (its program rang the
                bell, reason "bell", or sent a desktop notification, "osc9" or
-               "osc777", whose text is "text") since anyone last looked at the
+               "osc777", or an agent asked for you, "agent"; its text is
+               "text") since anyone last looked at the
                session (attach, the terminal UI); since: its first unseen call
   -l, --long   show full ids instead of the first 8 characters
 

@@ -73,7 +73,7 @@ func SweepBlobs(ctx context.Context, store storage.Store, grace time.Duration) (
 
 // referencedBlobs is every blob a journal references: the manifests of
 // the checkpoints any session's journal names and their files, and the
-// agent transcripts it names.
+// last agent transcript it names.
 func referencedBlobs(ctx context.Context, store storage.Store) (map[storage.Digest]bool, error) {
 	ids, err := sessionIDs(ctx, store)
 	if err != nil {
@@ -108,8 +108,10 @@ func referencedBlobs(ctx context.Context, store storage.Store) (map[storage.Dige
 	return refs, nil
 }
 
-// journaledBlobs lists the blobs session id's journal records: the
-// checkpoints' manifests and the agent's transcripts.
+// journaledBlobs lists the blobs session id's journal records and still
+// needs: every checkpoint's manifest (diff reads old ones), and the last
+// transcript of the agent's conversation (each transcript holds the ones
+// before it, and a restore puts back only the last).
 func journaledBlobs(ctx context.Context, store storage.Store, id uuid.UUID) (manifests, transcripts []storage.Digest, err error) {
 	rp, err := ReadEvents(ctx, store, id, 0)
 	if err != nil {
@@ -123,6 +125,7 @@ func journaledBlobs(ctx context.Context, store storage.Store, id uuid.UUID) (man
 		case event.WorkspaceCheckpointed:
 			list, hex = &manifests, ev.Manifest
 		case event.AgentTranscript:
+			transcripts = transcripts[:0]
 			list, hex = &transcripts, ev.Blob
 		default:
 			continue

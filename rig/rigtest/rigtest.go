@@ -97,6 +97,7 @@ func groups() []struct {
 		{"Shell", shellCases},
 		{"RestoreErrors", restoreErrorCases},
 		{"Workspace", workspaceCases},
+		{"Agent", agentCases},
 		{"LeaseLoss", leaseLossCases},
 		{"Shutdown", shutdownCases},
 		{"Catalog", catalogCases},
