@@ -35,6 +35,7 @@
 //	agent_allow = ["Read", "Grep", "Bash(git status*)"] # tools used without a gate (default:
 //	                             # the read-only ones); every other tool call is a gate
 //	agent_gate_timeout = "10m"   # a tool's gate nobody answers is denied after this (default 10m)
+//	agent_interactive = false    # true: each turn is the agent's own full-screen interface (f to type)
 //
 // The built-in profiles "default" (shell engine, one workspace per session)
 // and "demo" (demo engine) always exist and cannot be redefined. Paths may
@@ -177,7 +178,7 @@ func Load(path string, mustExist bool) (*Config, error) {
 }
 
 // keys of a profile table, in the order they are documented.
-var profileKeys = []string{"engine", "placement", "root", "gate_policy", "seed", "tty", "term", "shell", "checkpoint", "checkpoint_max", "checkpoint_exclude", "agent_command", "agent_allow", "agent_gate_timeout"}
+var profileKeys = []string{"engine", "placement", "root", "gate_policy", "seed", "tty", "term", "shell", "checkpoint", "checkpoint_max", "checkpoint_exclude", "agent_command", "agent_allow", "agent_gate_timeout", "agent_interactive"}
 
 var topKeys = []string{"default_profile", "theme", "notify", "notify_after", "profiles"}
 
@@ -411,6 +412,12 @@ func parseProfile(file, name string, t map[string]any, loc *locator, fail func(s
 				}
 				p.AgentAllow = append(p.AgentAllow, s)
 			}
+		case "agent_interactive":
+			b, ok := t[k].(bool)
+			if !ok {
+				return p, fail(fmt.Sprintf("must be true or false, not %s", typeName(t[k])), "profiles", name, k)
+			}
+			p.AgentInteractive = b
 		case "agent_gate_timeout":
 			s, err := str(k)
 			if err != nil {

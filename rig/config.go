@@ -77,6 +77,9 @@ type Profile struct {
 	AgentCommand     string
 	AgentAllow       []string
 	AgentGateTimeout time.Duration
+	// AgentInteractive runs the agent's own full-screen interface as each
+	// turn, on its terminal (engine.Config.AgentInteractive).
+	AgentInteractive bool
 }
 
 // term is p.Term or the engine's default.

@@ -185,6 +185,7 @@ func (r *Rig) newEngine() (engine.Engine, error) {
 	if p := r.profile; p.AgentGateTimeout > 0 {
 		cfg.AgentGateTimeout = p.AgentGateTimeout
 	}
+	cfg.AgentInteractive = cfg.AgentInteractive || r.profile.AgentInteractive
 	return engine.Lookup(r.profile.Engine, cfg)
 }
 

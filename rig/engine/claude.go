@@ -32,14 +32,18 @@ type claude struct {
 	allow       []string
 	gateTimeout time.Duration
 	hook        []string // argv of `looprig hook`
-	sh          *shell
+	interactive bool     // Config.AgentInteractive
+	sh          *shell   // headless turns: pipes
+	pty         *shell   // interactive turns: a pseudo-terminal
 }
 
 // NewClaude returns the "claude" engine configured by cfg's Agent fields.
 func NewClaude(cfg Config) Engine {
 	cfg = cfg.withDefaults()
 	sh := &shell{grace: cfg.ShellGrace, maxLine: maxAgentLine + 1, noTTY: true, term: cfg.Term, path: DefaultShell}
-	return &claude{command: cfg.AgentCommand, allow: cfg.AgentAllow, gateTimeout: cfg.AgentGateTimeout, hook: cfg.HookCommand, sh: sh}
+	pty := &shell{grace: cfg.ShellGrace, maxLine: cfg.MaxLine, term: cfg.Term, path: DefaultShell}
+	return &claude{command: cfg.AgentCommand, allow: cfg.AgentAllow, gateTimeout: cfg.AgentGateTimeout, hook: cfg.HookCommand,
+		interactive: cfg.AgentInteractive, sh: sh, pty: pty}
 }
 
 func (c *claude) Name() string { return "claude" }
@@ -134,7 +138,7 @@ func (c *claude) Run(ctx context.Context, turn Turn, sink Sink) (Result, error) 
 	if err := os.WriteFile(prompt, []byte(turn.Input), 0o600); err != nil {
 		return none, fmt.Errorf("claude: %w", err)
 	}
-	hooks, err := startHooks(ctx, private, sink, c.allow, c.gateTimeout)
+	hooks, err := startHooks(ctx, private, sink, c.allow, c.gateTimeout, c.interactive)
 	if err != nil {
 		return none, fmt.Errorf("claude: %w", err)
 	}
@@ -143,15 +147,27 @@ func (c *claude) Run(ctx context.Context, turn Turn, sink Sink) (Result, error) 
 	if err := os.WriteFile(settings, c.settings(), 0o600); err != nil {
 		return none, fmt.Errorf("claude: %w", err)
 	}
-	args := []string{program, "-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages", "--settings", settings}
+	pin := []string{"--session-id", turn.Conversation}
 	if turn.Resume {
-		args = append(args, "--resume", turn.Conversation)
-	} else {
-		args = append(args, "--session-id", turn.Conversation)
+		pin = []string{"--resume", turn.Conversation}
 	}
 	agentTurn := turn
+	agentTurn.Env = append(agentTurn.Env[:len(agentTurn.Env):len(agentTurn.Env)], hooks.env()...)
+	if c.interactive {
+		// The agent's own interface, on the turn's terminal: its output is
+		// the turn's, as a full-screen program's; the first prompt, if
+		// any, is its last argument.
+		args := append([]string{program, "--settings", settings}, pin...)
+		if strings.TrimSpace(turn.Input) != "" {
+			args = append(args, "--", turn.Input)
+		}
+		agentTurn.Input = "exec " + shellQuoteAll(args)
+		res, err := c.pty.run(ctx, agentTurn, sink)
+		hooks.close()
+		return res, err
+	}
+	args := append([]string{program, "-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages", "--settings", settings}, pin...)
 	agentTurn.Input = "exec " + shellQuoteAll(args) + " < " + shellQuote(prompt)
-	agentTurn.Env = append(append(agentTurn.Env[:len(agentTurn.Env):len(agentTurn.Env)], hooks.env()...), "CLAUDE_CODE_ENTRYPOINT=looprig")
 	stream := newClaudeStream(sink)
 	res, err := c.sh.run(ctx, agentTurn, stream)
 	hooks.close() // no gate outlives the agent
@@ -183,6 +199,8 @@ func (c *claude) settings() []byte {
 	b, _ := json.Marshal(map[string]any{"hooks": map[string]any{
 		"PreToolUse":   []map[string]any{{"matcher": "*", "hooks": hook}},
 		"Notification": []map[string]any{{"hooks": hook}},
+		"SessionStart": []map[string]any{{"hooks": hook}},
+		"Stop":         []map[string]any{{"hooks": hook}},
 	}})
 	return b
 }

@@ -65,6 +65,7 @@ type hookInput struct {
 	Tool      string          `json:"tool_name"`
 	ToolInput json.RawMessage `json:"tool_input"`
 	Message   string          `json:"message"`
+	Session   string          `json:"session_id"`
 }
 
 // hookServer serves one agent turn's hooks. Its goroutines end by close,
@@ -75,6 +76,7 @@ type hookServer struct {
 	sink        Sink
 	allow       []string
 	gateTimeout time.Duration
+	interactive bool // the agent's own interface runs: Stop means it waits for the user
 	ctx         context.Context
 	cancel      context.CancelFunc
 	wg          sync.WaitGroup
@@ -83,7 +85,7 @@ type hookServer struct {
 
 // startHooks listens on dir/hook.sock for the hooks of a turn whose output
 // and gates go to sink.
-func startHooks(ctx context.Context, dir string, sink Sink, allow []string, gateTimeout time.Duration) (*hookServer, error) {
+func startHooks(ctx context.Context, dir string, sink Sink, allow []string, gateTimeout time.Duration, interactive bool) (*hookServer, error) {
 	token := make([]byte, 32)
 	if _, err := rand.Read(token); err != nil {
 		return nil, err
@@ -97,7 +99,7 @@ func startHooks(ctx context.Context, dir string, sink Sink, allow []string, gate
 		_ = ln.Close()
 		return nil, err
 	}
-	h := &hookServer{ln: ln, path: path, token: hex.EncodeToString(token), sink: sink, allow: allow, gateTimeout: gateTimeout}
+	h := &hookServer{ln: ln, path: path, token: hex.EncodeToString(token), sink: sink, allow: allow, gateTimeout: gateTimeout, interactive: interactive}
 	h.ctx, h.cancel = context.WithCancel(ctx)
 	h.wg.Add(1)
 	go h.serve()
@@ -163,6 +165,18 @@ func (h *hookServer) answer(raw json.RawMessage) string {
 	case "Notification":
 		if a, ok := h.sink.(AgentSink); ok {
 			a.Notify(in.Message)
+		}
+	case "SessionStart":
+		// The interactive interface reports its conversation here (headless
+		// turns report it in their stream too).
+		if a, ok := h.sink.(AgentSink); ok && validConversation(in.Session) {
+			a.Conversation(in.Session)
+		}
+	case "Stop":
+		// The agent finished answering: in its own interface it now waits
+		// for the user (a headless turn ends instead).
+		if a, ok := h.sink.(AgentSink); ok && h.interactive {
+			a.Notify("claude is waiting for you")
 		}
 	}
 	return ""

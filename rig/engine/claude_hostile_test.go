@@ -5,9 +5,32 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
+
+// agentSink is a testSink that records what an agent reports.
+type agentSink struct {
+	*testSink
+	mu            sync.Mutex
+	conversations []string
+	notes         []string
+}
+
+func (s *agentSink) Conversation(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.conversations = append(s.conversations, id)
+}
+
+func (s *agentSink) Notify(text string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.notes = append(s.notes, text)
+}
+
+func newAgentSink() *agentSink { return &agentSink{testSink: newSink()} }
 
 // hasControl reports whether s holds a byte a terminal would interpret:
 // C0 controls other than newline and tab, DEL, and ESC above all.
@@ -71,7 +94,7 @@ func TestHookHostileInput(t *testing.T) {
 		asked = append(asked, prompt)
 		return true, nil
 	}
-	h, err := startHooks(context.Background(), dir, sink, DefaultAgentAllow, time.Minute)
+	h, err := startHooks(context.Background(), dir, sink, DefaultAgentAllow, time.Minute, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,6 +37,14 @@ type claudeStream struct {
 	conversation string
 }
 
+// validConversation reports whether id is a Claude Code conversation id (a
+// UUID): what the agent reports is its output, and only an id of that
+// form is passed on to be journaled.
+func validConversation(id string) bool {
+	_, err := uuid.Parse(id)
+	return err == nil && len(id) == 36
+}
+
 // claudeResult is the end of Claude Code's turn.
 type claudeResult struct {
 	Subtype string `json:"subtype"`
@@ -144,7 +152,7 @@ type claudeBlock struct {
 func (c *claudeStream) message(msg *claudeMessage, line []byte) {
 	switch msg.Type {
 	case "system":
-		if _, err := uuid.Parse(msg.Session); msg.Subtype == "init" && err == nil {
+		if msg.Subtype == "init" && validConversation(msg.Session) {
 			c.conversation = msg.Session
 			if a, ok := c.sink.(AgentSink); ok {
 				a.Conversation(msg.Session)

@@ -1,13 +1,16 @@
+//go:build linux
+
 package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,26 +28,6 @@ func helperHook() {
 	}
 	fmt.Println(out)
 	os.Exit(0)
-}
-
-// agentSink is a testSink that records what an agent reports.
-type agentSink struct {
-	*testSink
-	mu            sync.Mutex
-	conversations []string
-	notes         []string
-}
-
-func (s *agentSink) Conversation(id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.conversations = append(s.conversations, id)
-}
-
-func (s *agentSink) Notify(text string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.notes = append(s.notes, text)
 }
 
 // claudeRig is the real CLI against a scripted server, in a workspace of
@@ -73,8 +56,6 @@ func (r *claudeRig) run(input string, resume bool, sink *agentSink) (Result, err
 	return r.eng.Run(ctx, Turn{ID: "t", Input: input, Dir: r.dir, Env: r.env, Conversation: r.convID, Resume: resume}, sink)
 }
 
-func newAgentSink() *agentSink { return &agentSink{testSink: newSink()} }
-
 // toolScript calls Bash with command when the prompt asks for it, then
 // says what the tool returned.
 func toolScript(command string) agenttest.Script {
@@ -102,8 +83,9 @@ func TestClaudeTurnStreamsText(t *testing.T) {
 	if out := sink.text(Stdout); out != "Hello from the script.\n" {
 		t.Errorf("output %q, want the scripted text once", out)
 	}
-	if len(sink.conversations) != 1 || sink.conversations[0] != r.convID {
-		t.Errorf("conversation reported %q, want [%s]", sink.conversations, r.convID)
+	// Reported twice: by the stream's init and by the SessionStart hook.
+	if len(sink.conversations) == 0 || slices.ContainsFunc(sink.conversations, func(id string) bool { return id != r.convID }) {
+		t.Errorf("conversation reported %q, want %s", sink.conversations, r.convID)
 	}
 	path, err := r.eng.(Agent).TranscriptPath(r.dir, r.convID)
 	if err != nil {
@@ -268,5 +250,83 @@ func TestClaudeInterrupt(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Run did not return after the interrupt")
+	}
+}
+
+// seedClaudeHome marks Claude Code's first run done and dir trusted in
+// the test's home, as on a machine where the user ran claude before: the
+// interactive interface then opens without its onboarding dialogs (which
+// need the network).
+func seedClaudeHome(t *testing.T, env []string, dir string) {
+	t.Helper()
+	var home string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "CLAUDE_CONFIG_DIR="); ok {
+			home = v
+		}
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(map[string]any{
+		"hasCompletedOnboarding": true, "theme": "dark",
+		"projects":              map[string]any{dir: map[string]any{"hasTrustDialogAccepted": true}},
+		"customApiKeyResponses": map[string]any{"approved": []string{"sk-looprig-test"}, "rejected": []string{}},
+	})
+	if err := os.WriteFile(filepath.Join(home, ".claude.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The agent's own interface on the turn's terminal: the first prompt is
+// answered on its screen, its conversation is reported by its SessionStart
+// hook, its Stop asks for the user, and the next turn resumes the
+// conversation.
+func TestClaudeInteractive(t *testing.T) {
+	r := newClaudeRig(t, toolScript(""), Config{AgentInteractive: true, ShellGrace: time.Second})
+	seedClaudeHome(t, r.env, r.dir)
+	run := func(input string, resume bool, until string) *agentSink {
+		sink := newAgentSink()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := make(chan error, 1)
+		go func() {
+			_, err := r.eng.Run(ctx, Turn{ID: "t", Input: input, Dir: r.dir, Env: r.env, Conversation: r.convID, Resume: resume,
+				Console: NewConsole(100, 30)}, sink)
+			done <- err
+		}()
+		deadline := time.Now().Add(30 * time.Second)
+		for !strings.Contains(sink.text(Stdout), until) {
+			if time.Now().After(deadline) {
+				out := sink.text(Stdout)
+				t.Fatalf("the interface never showed %q (%d requests):\n%q", until, len(r.srv.Requests()), out[max(0, len(out)-3000):])
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			sink.mu.Lock()
+			n := len(sink.notes)
+			sink.mu.Unlock()
+			if n > 0 || time.Now().After(deadline) {
+				break
+			}
+		}
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("Run = %v, want the interruption", err)
+		}
+		return sink
+	}
+	sink := run("say hello", false, "script.") // its words are placed by cursor moves
+	if len(sink.conversations) == 0 || sink.conversations[0] != r.convID {
+		t.Errorf("conversation reported %q, want %s", sink.conversations, r.convID)
+	}
+	if len(sink.notes) == 0 || sink.notes[0] != "claude is waiting for you" {
+		t.Errorf("notes %q: the agent's Stop did not ask for the user", sink.notes)
+	}
+	run("and again", true, "script.")
+	reqs := r.srv.Requests()
+	if last := reqs[len(reqs)-1]; !last.Carries("say hello") || !last.Carries("and again") {
+		t.Errorf("the resumed interface's request does not carry the conversation")
 	}
 }

@@ -312,6 +312,10 @@ type Config struct {
 	// HookCommand is the argv of `looprig hook`, which an agent's hooks run
 	// (nil: this executable, "hook").
 	HookCommand []string
+	// AgentInteractive runs the agent's own full-screen interface on the
+	// turn's pseudo-terminal instead of one headless prompt: the turn is
+	// the agent's session, until it exits; its input is the first prompt.
+	AgentInteractive bool
 }
 
 func (c Config) withDefaults() Config {
