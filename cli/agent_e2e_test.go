@@ -238,3 +238,71 @@ func TestAgentTravelsBetweenHomes(t *testing.T) {
 	}
 	b.must(0, "stop", id)
 }
+
+// codexHome makes h's sessions of profile "codex" Codex sessions against
+// srv, with a Codex home of their own.
+func codexHome(t *testing.T, h *harness, srv *agenttest.Server, codex string) {
+	t.Helper()
+	dir := filepath.Join(h.home, "config", "looprig")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	conf := "[profiles.codex]\nengine = \"codex\"\nagent_command = \"" + codex + "\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.env = append(h.env, agenttest.CodexHome(t, srv, h.home)...)
+}
+
+// A Codex session on two homes sharing a NATS store: Codex names the
+// conversation at the first turn, the journal records it, and after A's
+// host is SIGKILLed B's turn resumes it from the stored transcript.
+func TestCodexTravelsBetweenHomes(t *testing.T) {
+	codex := agenttest.Codex(t)
+	srv, err := embedded.Start(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	a, b := newHarness(t), newHome(t)
+	a.store, b.store = srv.URL(), srv.URL()
+	t.Cleanup(a.killHosts)
+	t.Cleanup(b.killHosts)
+	model := agenttest.NewServer(t, func(req agenttest.Request) agenttest.Reply {
+		return agenttest.Reply{Text: "codex heard: " + strings.TrimSpace(req.Prompt())}
+	})
+	codexHome(t, a, model, codex)
+	codexHome(t, b, model, codex)
+
+	v := decode[struct {
+		ID string `json:"id"`
+	}](t, a.must(0, "new", "--rig", "codex", "--detach", "--json").stdout)
+	id := v.ID
+	if r := a.must(0, "run", id, "--", "remember the word quince"); !strings.Contains(r.stdout, "codex heard: remember the word quince") {
+		t.Fatalf("run on A: %q", r.stdout)
+	}
+	recs := a.log(id)
+	var named bool
+	for _, rec := range recs {
+		named = named || (rec.Type == "AgentConversation" && rec.TurnID != "")
+	}
+	if !named {
+		t.Fatalf("no AgentConversation reported by the first turn: %+v", recs)
+	}
+	a.killHostOf(id)
+
+	var r result
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if r = b.run("run", id, "--rig", "codex", "--", "what was the word?"); r.code == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if r.code != 0 {
+		t.Fatalf("run on B: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	reqs := model.Requests()
+	if last := reqs[len(reqs)-1]; !last.Carries("remember the word quince") {
+		t.Errorf("B's request does not carry A's conversation")
+	}
+	b.must(0, "stop", id)
+}

@@ -115,7 +115,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad placement", "[profiles.w]\nplacement = \"everywhere\"\n", 2, "profiles.w.placement", "must be session, exclusive or shared"},
 		{"missing root", "\n[profiles.x]\nplacement = \"exclusive\"\n", 2, "profiles.x.root", "root is required for exclusive placement"},
 		{"root without placement", "[profiles.x]\nroot = \"/tmp\"\n", 2, "profiles.x.root", "root needs placement"},
-		{"unknown engine", "[profiles.x]\nengine = \"gpt\"\n", 2, "profiles.x.engine", `unknown engine "gpt" (known engines: claude, demo, shell)`},
+		{"unknown engine", "[profiles.x]\nengine = \"gpt\"\n", 2, "profiles.x.engine", `unknown engine "gpt" (known engines: claude, codex, demo, shell)`},
 		{"gate policy type", "[profiles.x]\ngate_policy = \"sudo\"\n", 2, "profiles.x.gate_policy", "must be an array of strings"},
 		{"tty type", "[profiles.x]\ntty = \"no\"\n", 2, "profiles.x.tty", "must be true or false"},
 		{"term empty", "[profiles.x]\nterm = \"\"\n", 2, "profiles.x.term", "must name a terminal type"},

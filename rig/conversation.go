@@ -34,7 +34,9 @@ func (s *Session) agent() engine.Agent {
 
 // startConversation journals a new conversation id for an agent session
 // that has none (at creation; a session restored under an agent engine it
-// was not created with).
+// was not created with), unless the agent names its conversations itself
+// (engine.Agent.NewConversation returns ""): then its first turn reports
+// the id (Conversation).
 func (s *Session) startConversation(ctx context.Context) error {
 	a := s.agent()
 	if a == nil {
@@ -43,10 +45,11 @@ func (s *Session) startConversation(ctx context.Context) error {
 	s.mu.Lock()
 	has := s.state.Conversation != nil && s.state.Conversation.Agent == a.Name()
 	s.mu.Unlock()
-	if has {
+	id := a.NewConversation()
+	if has || id == "" { // an agent that names its conversations itself does so at the first turn
 		return nil
 	}
-	_, err := s.hub.Publish(ctx, "", event.AgentConversation{Agent: a.Name(), ID: a.NewConversation()})
+	_, err := s.hub.Publish(ctx, "", event.AgentConversation{Agent: a.Name(), ID: id})
 	return err
 }
 
@@ -77,8 +80,14 @@ func (s *Session) prepareConversation(ctx context.Context) (id string, resume bo
 		return "", false, err
 	}
 	s.mu.Lock()
-	c := *s.state.Conversation
+	var c Conversation
+	if s.state.Conversation != nil && s.state.Conversation.Agent == a.Name() {
+		c = *s.state.Conversation
+	}
 	s.mu.Unlock()
+	if c.ID == "" { // the agent names it at this first turn
+		return "", false, nil
+	}
 	path, err := a.TranscriptPath(s.ws.dir, c.ID)
 	if err != nil {
 		return "", false, &TranscriptError{Conversation: c.ID, Path: path, Err: err}

@@ -372,7 +372,7 @@ func (s *Session) runTurn(ctx context.Context, t *turnRun) {
 		return
 	}
 	sink.finish()
-	if conversation != "" {
+	if s.agent() != nil {
 		bg, cancel := s.bg()
 		s.saveTranscript(bg, t.id)
 		cancel()

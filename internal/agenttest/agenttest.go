@@ -1,12 +1,13 @@
-// Package agenttest runs the real Claude Code CLI against a scripted
-// Anthropic Messages API server, offline: tests of looprig's agent
-// sessions use Server for the model and Claude for the program.
+// Package agenttest runs the real Claude Code and Codex CLIs against a
+// scripted model server, offline: tests of looprig's agent sessions use
+// Server for the model and Claude or Codex for the program.
 //
-// The server answers POST /v1/messages with server-sent events, as the
-// API streams them: each request goes to the test's Script, which returns
-// the assistant's reply (text, or a tool call). Every request is kept, so
-// a test can check what the agent sent (the conversation it carried, the
-// tool results).
+// The server answers POST /v1/messages (Anthropic's Messages API, for
+// Claude Code) and POST /v1/responses (OpenAI's Responses API, for Codex)
+// with server-sent events, as the APIs stream them: each request goes to
+// the test's Script, which returns the assistant's reply (text, or for
+// Claude Code a tool call). Every request is kept, so a test can check
+// what the agent sent (the conversation it carried, the tool results).
 package agenttest
 
 import (
@@ -18,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -201,6 +203,10 @@ func (s *Server) Requests() []Request {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/v1/responses" && r.Method == http.MethodPost {
+		s.serveResponses(w, r)
+		return
+	}
 	if r.URL.Path != "/v1/messages" || r.Method != http.MethodPost {
 		w.WriteHeader(http.StatusOK) // the CLI's reachability probes
 		return
@@ -274,4 +280,125 @@ func Env(s *Server, home string) []string {
 		"DISABLE_ERROR_REPORTING=1",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 	}
+}
+
+// responsesRequest is the part of a Responses API request the server
+// reads: its input items.
+type responsesRequest struct {
+	Model string `json:"model"`
+	Input []struct {
+		Type    string `json:"type"`
+		Role    string `json:"role"`
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		Name      string          `json:"name"`
+		Arguments string          `json:"arguments"`
+		CallID    string          `json:"call_id"`
+		Output    json.RawMessage `json:"output"`
+	} `json:"input"`
+}
+
+// serveResponses answers a Responses API request (Codex) with the
+// script's text, streamed.
+func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	var rr responsesRequest
+	if err == nil {
+		err = json.Unmarshal(body, &rr)
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	req := Request{Model: rr.Model, Stream: true}
+	for _, in := range rr.Input {
+		switch in.Type {
+		case "message", "":
+			m := Message{Role: in.Role}
+			for _, c := range in.Content {
+				m.Content = append(m.Content, Block{Type: "text", Text: c.Text})
+			}
+			req.Messages = append(req.Messages, m)
+		case "function_call":
+			req.Messages = append(req.Messages, Message{Role: "assistant", Content: []Block{{Type: "tool_use", ID: in.CallID, Name: in.Name, Input: json.RawMessage(strconv.Quote(in.Arguments))}}})
+		case "function_call_output":
+			req.Messages = append(req.Messages, Message{Role: "user", Content: []Block{{Type: "tool_result", ToolUseID: in.CallID, Content: in.Output}}})
+		}
+	}
+	s.mu.Lock()
+	s.reqs = append(s.reqs, req)
+	n := len(s.reqs)
+	s.mu.Unlock()
+	reply := s.script(req)
+	w.Header().Set("Content-Type", "text/event-stream")
+	flusher, _ := w.(http.Flusher)
+	send := func(data map[string]any) {
+		b, _ := json.Marshal(data)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", data["type"], b)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	id := fmt.Sprintf("msg_%d", n)
+	send(map[string]any{"type": "response.created", "response": map[string]any{"id": fmt.Sprintf("resp_%d", n)}})
+	send(map[string]any{"type": "response.output_item.added", "item": map[string]any{"type": "message", "role": "assistant", "id": id, "content": []any{}}})
+	send(map[string]any{"type": "response.output_text.delta", "item_id": id, "delta": reply.Text})
+	send(map[string]any{"type": "response.output_item.done", "item": map[string]any{"type": "message", "role": "assistant", "id": id,
+		"content": []any{map[string]any{"type": "output_text", "text": reply.Text}}}})
+	send(map[string]any{"type": "response.completed", "response": map[string]any{"id": fmt.Sprintf("resp_%d", n),
+		"usage": map[string]any{"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}}})
+}
+
+// CodexPinnedVersion is the Codex CLI version .ci/run installs.
+const CodexPinnedVersion = "0.171.0"
+
+// CodexEnv names the variable that points the tests at the Codex CLI.
+const CodexEnv = "LOOPRIG_TEST_CODEX"
+
+// Codex returns the path of the Codex CLI the tests run, as Claude does
+// for Claude Code; it skips the test, saying so, when there is none.
+func Codex(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv(CodexEnv); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("%s=%s: %v", CodexEnv, p, err)
+		}
+		return p
+	}
+	if cache, err := os.UserCacheDir(); err == nil {
+		p := filepath.Join(cache, "looprig-ci", "codex-"+CodexPinnedVersion, "node_modules", ".bin", "codex")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("codex"); err == nil {
+		return p
+	}
+	t.Skipf("agent test skipped: the Codex CLI was not found (set %s, or install @openai/codex@%s: .ci/run does)", CodexEnv, CodexPinnedVersion)
+	return ""
+}
+
+// CodexHome makes a Codex home under dir whose model provider is s, and
+// returns the environment the CLI runs with there.
+func CodexHome(t testing.TB, s *Server, dir string) []string {
+	t.Helper()
+	home := filepath.Join(dir, ".codex")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	conf := fmt.Sprintf(`model_provider = "scripted"
+model = "gpt-test"
+[model_providers.scripted]
+name = "scripted"
+base_url = %q
+env_key = "OPENAI_API_KEY"
+wire_api = "responses"
+supports_websockets = false
+`, s.URL+"/v1")
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"CODEX_HOME=" + home, "OPENAI_API_KEY=sk-looprig-test"}
 }

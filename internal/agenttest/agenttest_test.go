@@ -15,4 +15,7 @@ func TestCIInstallsThePinnedVersion(t *testing.T) {
 	if !strings.Contains(string(b), "CLAUDE_VERSION="+PinnedVersion+" ") {
 		t.Errorf(".ci/run does not install Claude Code %s (PinnedVersion)", PinnedVersion)
 	}
+	if !strings.Contains(string(b), "CODEX_VERSION="+CodexPinnedVersion+" ") {
+		t.Errorf(".ci/run does not install Codex %s (CodexPinnedVersion)", CodexPinnedVersion)
+	}
 }

@@ -88,10 +88,16 @@ type AgentNotFoundError struct {
 	Agent   string
 	Command string
 	Err     error
+	// Install is how to install it ("": Claude Code's npm package).
+	Install string
 }
 
 func (e *AgentNotFoundError) Error() string {
-	return fmt.Sprintf("%s: %q not found (%v): install it (npm install -g @anthropic-ai/claude-code) or set agent_command in the profile", e.Agent, e.Command, e.Err)
+	install := e.Install
+	if install == "" {
+		install = "npm install -g @anthropic-ai/claude-code"
+	}
+	return fmt.Sprintf("%s: %q not found (%v): install it (%s) or set agent_command in the profile", e.Agent, e.Command, e.Err, install)
 }
 
 func (e *AgentNotFoundError) Unwrap() error { return e.Err }

@@ -40,6 +40,9 @@ type claude struct {
 // NewClaude returns the "claude" engine configured by cfg's Agent fields.
 func NewClaude(cfg Config) Engine {
 	cfg = cfg.withDefaults()
+	if cfg.AgentCommand == "" {
+		cfg.AgentCommand = "claude"
+	}
 	sh := &shell{grace: cfg.ShellGrace, maxLine: maxAgentLine + 1, noTTY: true, term: cfg.Term, path: DefaultShell}
 	pty := &shell{grace: cfg.ShellGrace, maxLine: cfg.MaxLine, term: cfg.Term, path: DefaultShell}
 	return &claude{command: cfg.AgentCommand, allow: cfg.AgentAllow, gateTimeout: cfg.AgentGateTimeout, hook: cfg.HookCommand,

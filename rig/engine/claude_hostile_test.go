@@ -152,3 +152,34 @@ func TestHookHolderGone(t *testing.T) {
 		t.Errorf("notification answered %q", out)
 	}
 }
+
+// Codex's stream: the same rules.
+func TestCodexStreamHostile(t *testing.T) {
+	sink := newAgentSink()
+	c := newCodexStream(sink)
+	esc := "\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2J"
+	exit := 3
+	for _, l := range []map[string]any{
+		{"type": "thread.started", "thread_id": "../../etc" + esc},
+		{"type": "item.completed", "item": map[string]any{"type": "agent_message", "text": "hi" + esc}},
+		{"type": "item.completed", "item": map[string]any{"type": "command_execution", "command": strings.Repeat("c", 10_000) + esc, "aggregated_output": esc + "\nmore", "exit_code": exit}},
+		{"type": "item.completed", "item": map[string]any{"type": "file_change", "changes": []any{map[string]any{"path": "a" + esc, "kind": "add"}}}},
+		{"type": "turn.failed", "error": map[string]any{"message": "bad" + esc}},
+	} {
+		b, _ := json.Marshal(l)
+		c.Output(Stdout, string(b)+"\n")
+	}
+	c.finish()
+	out := sink.text(Stdout)
+	if hasControl(out) || hasControl(c.failed) {
+		t.Errorf("control characters reached the output: %q / %q", out, c.failed)
+	}
+	for _, want := range []string{"hi^[]52", "⏺ Bash(ccc", "(exit 3)", "⏺ add a^[", "… +1 lines"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if len(sink.conversations) != 0 {
+		t.Errorf("a thread id that is no UUID was reported: %q", sink.conversations)
+	}
+}

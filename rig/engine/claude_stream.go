@@ -35,6 +35,9 @@ type claudeStream struct {
 	result *claudeResult
 	// conversation is the id the agent reported.
 	conversation string
+	// onMessage, when set, reads each JSON line instead of message (another
+	// agent's stream on the same line handling); false: not a message.
+	onMessage func(line []byte) bool
 }
 
 // validConversation reports whether id is a Claude Code conversation id (a
@@ -107,6 +110,13 @@ func (c *claudeStream) endLine() {
 		return
 	}
 	if len(bytes.TrimSpace(line)) == 0 {
+		return
+	}
+	if c.onMessage != nil {
+		if !c.onMessage(line) {
+			c.newline()
+			c.emit(Stdout, textsafe.Sanitize(string(line))+"\n")
+		}
 		return
 	}
 	var msg claudeMessage

@@ -301,7 +301,7 @@ type Config struct {
 	// "Shell -c INPUT" ("": DefaultShell). See CheckShell and UserShell.
 	Shell string
 	// AgentCommand is the agent engine's program: a path, or a name looked
-	// up in $PATH ("": "claude").
+	// up in $PATH ("": the engine's own, "claude" or "codex").
 	AgentCommand string
 	// AgentAllow lists the tool patterns an agent may use without a gate
 	// (nil: DefaultAgentAllow; an empty non-nil slice: every tool asks).
@@ -340,9 +340,6 @@ func (c Config) withDefaults() Config {
 	if c.Shell == "" {
 		c.Shell = DefaultShell
 	}
-	if c.AgentCommand == "" {
-		c.AgentCommand = "claude"
-	}
 	if c.AgentAllow == nil {
 		c.AgentAllow = DefaultAgentAllow
 	}
@@ -356,6 +353,7 @@ var builtins = map[string]func(Config) Engine{
 	"shell":  NewShell,
 	"demo":   NewDemo,
 	"claude": NewClaude,
+	"codex":  NewCodex,
 }
 
 // Names lists the built-in engine names, sorted.

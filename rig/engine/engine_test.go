@@ -147,7 +147,7 @@ func await(t *testing.T, ch <-chan runResult, d time.Duration) runResult {
 }
 
 func TestLookup(t *testing.T) {
-	for _, name := range []string{"shell", "demo", "claude"} {
+	for _, name := range []string{"shell", "demo", "claude", "codex"} {
 		e, err := Lookup(name, Config{})
 		if err != nil || e.Name() != name {
 			t.Fatalf("Lookup(%q) = %v, %v", name, e, err)
@@ -158,10 +158,10 @@ func TestLookup(t *testing.T) {
 	if !errors.As(err, &ue) {
 		t.Fatalf("Lookup(nope) err = %v, want *UnknownEngineError", err)
 	}
-	if ue.Name != "nope" || !reflect.DeepEqual(ue.Known, []string{"claude", "demo", "shell"}) {
+	if ue.Name != "nope" || !reflect.DeepEqual(ue.Known, []string{"claude", "codex", "demo", "shell"}) {
 		t.Fatalf("got %+v", ue)
 	}
-	if !strings.Contains(err.Error(), "claude, demo, shell") {
+	if !strings.Contains(err.Error(), "claude, codex, demo, shell") {
 		t.Fatalf("message %q does not list known engines", err)
 	}
 }
