@@ -11,7 +11,7 @@
 //	notify_after = "10s"         # a finished turn notifies when it ran at least this long
 //
 //	[profiles.work]
-//	engine = "shell"             # shell | demo            (default shell)
+//	engine = "shell"             # shell | demo | claude | codex (default shell)
 //	placement = "exclusive"      # session | exclusive | shared (default session)
 //	root = "~/src/project"       # required for exclusive and shared
 //	gate_policy = ["rm -rf", "sudo", "git push --force"]
@@ -30,7 +30,7 @@
 //	                             # workspace's own .looprigignore
 //
 //	[profiles.agent]
-//	engine = "claude"            # each turn is a prompt to Claude Code, in one conversation
+//	engine = "claude"            # each turn is a prompt to Claude Code, in one conversation (or "codex")
 //	agent_command = "claude"     # the agent's program: a name in $PATH or a path (default claude)
 //	agent_allow = ["Read", "Grep", "Bash(git status*)"] # tools used without a gate (default:
 //	                             # the read-only ones); every other tool call is a gate
