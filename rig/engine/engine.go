@@ -1,6 +1,6 @@
 // Package engine defines how a turn is run: the Engine interface, the Sink
-// an engine streams into, and the built-in engines, "shell", "demo" and
-// "claude".
+// an engine streams into, and the built-in engines, "shell", "demo",
+// "claude" and "codex".
 //
 // The session runtime (package rig) owns everything around a turn: it
 // records events, checkpoints output into the journal, resolves gates and
@@ -145,7 +145,15 @@
 // approval denies the tool. Its output is sanitized text: the agent's
 // streamed text, a line per tool call and per result (see
 // claude_stream.go). An error the agent reports is *AgentFailedError; a
-// missing program *AgentNotFoundError.
+// missing program *AgentNotFoundError. With Config.AgentInteractive the
+// turn is the agent's own interface on the turn's pseudo-terminal instead.
+//
+// # The codex engine
+//
+// "codex" is an Agent whose conversations Codex names itself: the first
+// turn starts one (NewConversation returns "") and reports its id, later
+// ones resume it (codex exec resume). Its tool calls are not gates (see
+// codex.go).
 package engine
 
 import (
