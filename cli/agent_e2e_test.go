@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"looprig/internal/agenttest"
-	"looprig/natsstore/embedded"
 )
 
 // agentScript is the scripted model of the agent tests: "use the tool"
@@ -202,15 +201,7 @@ func TestAgentNotLoggedIn(t *testing.T) {
 // turns, from the transcript in the store.
 func TestAgentTravelsBetweenHomes(t *testing.T) {
 	claude := agenttest.Claude(t)
-	srv, err := embedded.Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	a, b := newHarness(t), newHome(t)
-	a.store, b.store = srv.URL(), srv.URL()
-	t.Cleanup(a.killHosts)
-	t.Cleanup(b.killHosts)
+	a, b := twoHomesOnNATS(t)
 	script := newAgentScript()
 	model := agenttest.NewServer(t, script.answer)
 	t.Cleanup(func() { close(script.hanging) })
@@ -223,20 +214,29 @@ func TestAgentTravelsBetweenHomes(t *testing.T) {
 	<-script.hung
 	a.killHostOf(id)
 
-	var r result
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		if r = b.run("run", id, "--rig", "agent", "--", "what was the word?"); r.code == 0 || time.Now().After(deadline) {
-			break
-		}
-	}
-	if r.code != 0 {
-		t.Fatalf("run on B: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-	}
+	b.runOnceFree(id, "--rig", "agent", "--", "what was the word?")
 	reqs := model.Requests()
 	if last := reqs[len(reqs)-1]; !last.Carries("remember the word tangerine") {
 		t.Errorf("B's request does not carry A's conversation: %+v", last.Messages)
 	}
 	b.must(0, "stop", id)
+}
+
+// runOnceFree runs looprig run ID ARGS... until it succeeds, for at most
+// 30 s: the session is free once the store has seen its dead holder's
+// lease expire (NATS) or its lock released.
+func (h *harness) runOnceFree(id string, args ...string) result {
+	h.t.Helper()
+	var r result
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if r = h.run(append([]string{"run", id}, args...)...); r.code == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if r.code != 0 {
+		h.t.Fatalf("run %s: exit %d\n%s\n%s", id, r.code, r.stdout, r.stderr)
+	}
+	return r
 }
 
 // codexHome makes h's sessions of profile "codex" Codex sessions against
@@ -259,15 +259,7 @@ func codexHome(t *testing.T, h *harness, srv *agenttest.Server, codex string) {
 // host is SIGKILLed B's turn resumes it from the stored transcript.
 func TestCodexTravelsBetweenHomes(t *testing.T) {
 	codex := agenttest.Codex(t)
-	srv, err := embedded.Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	a, b := newHarness(t), newHome(t)
-	a.store, b.store = srv.URL(), srv.URL()
-	t.Cleanup(a.killHosts)
-	t.Cleanup(b.killHosts)
+	a, b := twoHomesOnNATS(t)
 	model := agenttest.NewServer(t, func(req agenttest.Request) agenttest.Reply {
 		return agenttest.Reply{Text: "codex heard: " + strings.TrimSpace(req.Prompt())}
 	})
@@ -291,15 +283,7 @@ func TestCodexTravelsBetweenHomes(t *testing.T) {
 	}
 	a.killHostOf(id)
 
-	var r result
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		if r = b.run("run", id, "--rig", "codex", "--", "what was the word?"); r.code == 0 || time.Now().After(deadline) {
-			break
-		}
-	}
-	if r.code != 0 {
-		t.Fatalf("run on B: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-	}
+	b.runOnceFree(id, "--rig", "codex", "--", "what was the word?")
 	reqs := model.Requests()
 	if last := reqs[len(reqs)-1]; !last.Carries("remember the word quince") {
 		t.Errorf("B's request does not carry A's conversation")

@@ -11,6 +11,23 @@ import (
 	"looprig/natsstore/embedded"
 )
 
+// twoHomesOnNATS is two homes sharing one store on an embedded NATS
+// server, as two machines sharing it; their hosts are killed when the test
+// ends.
+func twoHomesOnNATS(t *testing.T) (a, b *harness) {
+	t.Helper()
+	srv, err := embedded.Start(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	a, b = newHarness(t), newHome(t)
+	a.store, b.store = srv.URL(), srv.URL()
+	t.Cleanup(a.killHosts)
+	t.Cleanup(b.killHosts)
+	return a, b
+}
+
 // describeTree is a turn that prints every entry of the workspace (path,
 // mode, type, link target) and the SHA-256 of every regular file, sorted:
 // equal output, equal trees.
@@ -21,15 +38,7 @@ const describeTree = `find . -mindepth 1 -printf '%p %m %y %l\n' | LC_ALL=C sort
 // inner link, an executable) come back on B, identical, after A's host is
 // SIGKILLed, and B's next turn runs in them.
 func TestWorkspaceTravelsBetweenHomes(t *testing.T) {
-	srv, err := embedded.Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	a, b := newHarness(t), newHome(t)
-	a.store, b.store = srv.URL(), srv.URL()
-	t.Cleanup(a.killHosts)
-	t.Cleanup(b.killHosts)
+	a, b := twoHomesOnNATS(t)
 
 	id, _ := a.detached()
 	a.must(0, "run", id, "--", `printf 'notes\n' > notes.txt && head -c 3000000 /dev/urandom > big.bin &&
@@ -66,15 +75,7 @@ printf '#!/bin/sh\necho ran\n' > tool && chmod 750 tool`)
 // other. A holder that is stopped (SIGSTOP) does not answer: take gives
 // up after --timeout and names the lease break that would force it.
 func TestTakeBetweenHomes(t *testing.T) {
-	srv, err := embedded.Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	a, b := newHarness(t), newHome(t)
-	a.store, b.store = srv.URL(), srv.URL()
-	t.Cleanup(a.killHosts)
-	t.Cleanup(b.killHosts)
+	a, b := twoHomesOnNATS(t)
 
 	id, aPID := a.detached()
 	turn := strings.TrimSpace(a.must(0, "run", id, "--detach", "--", "printf 'from A\n' > a.txt && sleep 1.5 && echo done-on-a").stdout)

@@ -19,7 +19,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -36,22 +35,30 @@ const ClaudeEnv = "LOOPRIG_TEST_CLAUDE"
 // the test, saying so, when there is none.
 func Claude(t testing.TB) string {
 	t.Helper()
-	if p := os.Getenv(ClaudeEnv); p != "" {
+	return findCLI(t, ClaudeEnv, "claude", PinnedVersion, "@anthropic-ai/claude-code")
+}
+
+// findCLI finds an agent's CLI for a test: $env, else the cache .ci/run
+// installs version into (looprig-ci/NAME-VERSION), else name in $PATH;
+// it skips the test, naming pkg, when there is none.
+func findCLI(t testing.TB, env, name, version, pkg string) string {
+	t.Helper()
+	if p := os.Getenv(env); p != "" {
 		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("%s=%s: %v", ClaudeEnv, p, err)
+			t.Fatalf("%s=%s: %v", env, p, err)
 		}
 		return p
 	}
 	if cache, err := os.UserCacheDir(); err == nil {
-		p := filepath.Join(cache, "looprig-ci", "claude-"+PinnedVersion, "node_modules", ".bin", "claude")
+		p := filepath.Join(cache, "looprig-ci", name+"-"+version, "node_modules", ".bin", name)
 		if _, err := os.Stat(p); err == nil {
 			return p
 		}
 	}
-	if p, err := exec.LookPath("claude"); err == nil {
+	if p, err := exec.LookPath(name); err == nil {
 		return p
 	}
-	t.Skipf("agent test skipped: the Claude Code CLI was not found (set %s, or install @anthropic-ai/claude-code@%s: .ci/run does)", ClaudeEnv, PinnedVersion)
+	t.Skipf("agent test skipped: the %s CLI was not found (set %s, or install %s@%s: .ci/run does)", name, env, pkg, version)
 	return ""
 }
 
@@ -211,13 +218,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK) // the CLI's reachability probes
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 	var req Request
-	if err == nil {
-		err = json.Unmarshal(body, &req)
-	}
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	if !decodeBody(w, r, &req) {
 		return
 	}
 	if !req.Stream { // side requests (titles, summaries)
@@ -225,20 +227,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"id":"msg_side","type":"message","role":"assistant","model":%q,"content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}`, req.Model)
 		return
 	}
-	s.mu.Lock()
-	s.reqs = append(s.reqs, req)
-	n := len(s.reqs)
-	s.mu.Unlock()
+	n := s.record(req)
 	reply := s.script(req)
-	w.Header().Set("Content-Type", "text/event-stream")
-	flusher, _ := w.(http.Flusher)
-	send := func(name string, data any) {
-		b, _ := json.Marshal(data)
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
-		if flusher != nil {
-			flusher.Flush()
-		}
-	}
+	send := eventStream(w)
 	usage := map[string]int{"input_tokens": 1, "output_tokens": 1}
 	send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": fmt.Sprintf("msg_%d", n), "type": "message", "role": "assistant", "model": req.Model,
@@ -282,123 +273,38 @@ func Env(s *Server, home string) []string {
 	}
 }
 
-// responsesRequest is the part of a Responses API request the server
-// reads: its input items.
-type responsesRequest struct {
-	Model string `json:"model"`
-	Input []struct {
-		Type    string `json:"type"`
-		Role    string `json:"role"`
-		Content []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"content"`
-		Name      string          `json:"name"`
-		Arguments string          `json:"arguments"`
-		CallID    string          `json:"call_id"`
-		Output    json.RawMessage `json:"output"`
-	} `json:"input"`
-}
-
-// serveResponses answers a Responses API request (Codex) with the
-// script's text, streamed.
-func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
+// decodeBody reads r's JSON body into v; on failure it answers 400 and
+// returns false.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
-	var rr responsesRequest
 	if err == nil {
-		err = json.Unmarshal(body, &rr)
+		err = json.Unmarshal(body, v)
 	}
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
+		return false
 	}
-	req := Request{Model: rr.Model, Stream: true}
-	for _, in := range rr.Input {
-		switch in.Type {
-		case "message", "":
-			m := Message{Role: in.Role}
-			for _, c := range in.Content {
-				m.Content = append(m.Content, Block{Type: "text", Text: c.Text})
-			}
-			req.Messages = append(req.Messages, m)
-		case "function_call":
-			req.Messages = append(req.Messages, Message{Role: "assistant", Content: []Block{{Type: "tool_use", ID: in.CallID, Name: in.Name, Input: json.RawMessage(strconv.Quote(in.Arguments))}}})
-		case "function_call_output":
-			req.Messages = append(req.Messages, Message{Role: "user", Content: []Block{{Type: "tool_result", ToolUseID: in.CallID, Content: in.Output}}})
-		}
-	}
+	return true
+}
+
+// record keeps req and returns its number (from 1).
+func (s *Server) record(req Request) int {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.reqs = append(s.reqs, req)
-	n := len(s.reqs)
-	s.mu.Unlock()
-	reply := s.script(req)
+	return len(s.reqs)
+}
+
+// eventStream starts a server-sent event stream on w and returns the
+// function that sends one event, flushed.
+func eventStream(w http.ResponseWriter) func(name string, data any) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	flusher, _ := w.(http.Flusher)
-	send := func(data map[string]any) {
+	return func(name string, data any) {
 		b, _ := json.Marshal(data)
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", data["type"], b)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
 		if flusher != nil {
 			flusher.Flush()
 		}
 	}
-	id := fmt.Sprintf("msg_%d", n)
-	send(map[string]any{"type": "response.created", "response": map[string]any{"id": fmt.Sprintf("resp_%d", n)}})
-	send(map[string]any{"type": "response.output_item.added", "item": map[string]any{"type": "message", "role": "assistant", "id": id, "content": []any{}}})
-	send(map[string]any{"type": "response.output_text.delta", "item_id": id, "delta": reply.Text})
-	send(map[string]any{"type": "response.output_item.done", "item": map[string]any{"type": "message", "role": "assistant", "id": id,
-		"content": []any{map[string]any{"type": "output_text", "text": reply.Text}}}})
-	send(map[string]any{"type": "response.completed", "response": map[string]any{"id": fmt.Sprintf("resp_%d", n),
-		"usage": map[string]any{"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}}})
-}
-
-// CodexPinnedVersion is the Codex CLI version .ci/run installs.
-const CodexPinnedVersion = "0.171.0"
-
-// CodexEnv names the variable that points the tests at the Codex CLI.
-const CodexEnv = "LOOPRIG_TEST_CODEX"
-
-// Codex returns the path of the Codex CLI the tests run, as Claude does
-// for Claude Code; it skips the test, saying so, when there is none.
-func Codex(t testing.TB) string {
-	t.Helper()
-	if p := os.Getenv(CodexEnv); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("%s=%s: %v", CodexEnv, p, err)
-		}
-		return p
-	}
-	if cache, err := os.UserCacheDir(); err == nil {
-		p := filepath.Join(cache, "looprig-ci", "codex-"+CodexPinnedVersion, "node_modules", ".bin", "codex")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("codex"); err == nil {
-		return p
-	}
-	t.Skipf("agent test skipped: the Codex CLI was not found (set %s, or install @openai/codex@%s: .ci/run does)", CodexEnv, CodexPinnedVersion)
-	return ""
-}
-
-// CodexHome makes a Codex home under dir whose model provider is s, and
-// returns the environment the CLI runs with there.
-func CodexHome(t testing.TB, s *Server, dir string) []string {
-	t.Helper()
-	home := filepath.Join(dir, ".codex")
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	conf := fmt.Sprintf(`model_provider = "scripted"
-model = "gpt-test"
-[model_providers.scripted]
-name = "scripted"
-base_url = %q
-env_key = "OPENAI_API_KEY"
-wire_api = "responses"
-supports_websockets = false
-`, s.URL+"/v1")
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return []string{"CODEX_HOME=" + home, "OPENAI_API_KEY=sk-looprig-test"}
 }
