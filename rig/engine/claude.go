@@ -194,17 +194,24 @@ func (c *claude) Run(ctx context.Context, turn Turn, sink Sink) (Result, error) 
 }
 
 // settings is the --settings file: the hooks, each `looprig hook`, with a
-// timeout longer than the gate's so that the gate's denial arrives first.
+// timeout longer than the gate's so that the gate's denial arrives first:
+// PreToolUse and Notification, and for the interactive interface
+// SessionStart (its conversation) and Stop (it waits for the user).
 func (c *claude) settings() []byte {
 	wait := c.gateTimeout + hookSlack
 	cmd := shellQuoteAll(append(c.hookArgv(), "--wait", wait.String()))
 	hook := []map[string]any{{"type": "command", "command": cmd, "timeout": int((wait + hookSlack).Seconds())}}
-	b, _ := json.Marshal(map[string]any{"hooks": map[string]any{
+	hooks := map[string]any{
 		"PreToolUse":   []map[string]any{{"matcher": "*", "hooks": hook}},
 		"Notification": []map[string]any{{"hooks": hook}},
-		"SessionStart": []map[string]any{{"hooks": hook}},
-		"Stop":         []map[string]any{{"hooks": hook}},
-	}})
+	}
+	if c.interactive {
+		// Headless turns report the conversation in their stream and end
+		// where the agent stops: these would only cost a process each.
+		hooks["SessionStart"] = []map[string]any{{"hooks": hook}}
+		hooks["Stop"] = []map[string]any{{"hooks": hook}}
+	}
+	b, _ := json.Marshal(map[string]any{"hooks": hooks})
 	return b
 }
 

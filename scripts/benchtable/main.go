@@ -135,6 +135,7 @@ var figures = []figure{
 	{name: "agent turn through looprig (`looprig run`: host, journal, hooks, checkpoint, transcript stored; vs `claude -p` run directly on the same scripted model)", ours: m("BenchmarkAgentTurn", "ours-ms"), base: p("BenchmarkAgentTurn", "base-ms"), kind: "ms"},
 	{name: "what looprig adds to an agent turn (median of ours less the CLI's)", ours: m("BenchmarkAgentTurn", "added-ms"), kind: "ms", target: "≤ 50 ms", check: atMost(50)},
 	{name: "agent tool call with a durable gate answered by a script, p99 (vs the call allowed by agent_allow)", ours: m("BenchmarkAgentGate", "gated-p99-ms"), base: p("BenchmarkAgentGate", "allowed-p99-ms"), kind: "ms"},
+	{name: "what the gate's round trip adds to a tool call, median", ours: m("BenchmarkAgentGate", "gate-p50-added-ms"), kind: "ms"},
 	{name: "what the gate's round trip adds to a tool call, p99 (hook → GateOpened journaled → approve → the agent)", ours: m("BenchmarkAgentGate", "gate-p99-added-ms"), kind: "ms", target: "≤ 100 ms", check: atMost(100)},
 	{name: "hub publish ephemeral, 1 sub never reading (vs raw channel fan-out)", ours: m("BenchmarkPublishEphemeral/01subs", "ns/op"), base: p("BenchmarkRawFanout/01subs", "ns/op"), kind: "ns"},
 	{name: "hub publish ephemeral, 4 subs, 1 never reading", ours: m("BenchmarkPublishEphemeral/04subs", "ns/op"), base: p("BenchmarkRawFanout/04subs", "ns/op"), kind: "ns"},
