@@ -134,7 +134,7 @@ func TestAgentSession(t *testing.T) {
 		h.must(0, "run", id, "--detach", "--", "please use the tool")
 		h.waitCount(id, "GateOpened", i+1)
 		r := h.must(0, "gate", id, answer)
-		if !strings.Contains(r.stdout, "Bash: echo made > made.txt && echo done") {
+		if !strings.Contains(r.stdout, "if not answered): echo made > made.txt && echo done") {
 			t.Errorf("gate %s: %q", answer, r.stdout)
 		}
 		recs := h.waitTurnEnd(id, 2+i)

@@ -117,8 +117,10 @@ func (t *transcript) apply(env event.Envelope) {
 	case event.HandedOff:
 		t.line(at, clsRestore, "session handed over to "+ev.To)
 	case event.AgentConversation:
+		t.flushPending() // mid-turn: after the output before it
 		t.line(at, clsMuted, ev.Agent+" conversation "+ev.ID)
 	case event.AgentTranscript:
+		t.flushPending()
 		t.line(at, clsMuted, fmt.Sprintf("%s transcript stored: %s bytes", ev.Agent, commas(uint64(max(ev.Bytes, 0)))))
 	default:
 		t.line(at, clsMuted, string(env.Event.Type()))

@@ -210,9 +210,10 @@ func (h *hookServer) toolUse(in hookInput) string {
 // would do, and when it is denied if nobody answers. Sanitized, one line,
 // bounded: it is the agent's (the model's) text.
 func toolGatePrompt(tool, arg string, deadline time.Time) string {
-	q := fmt.Sprintf("claude wants to use %s: %s", tool, arg)
-	q = bound(textsafe.Line(q), maxGatePrompt)
-	return q + fmt.Sprintf(" (denied at %s if not answered)", deadline.Format("15:04:05"))
+	// The deadline before the argument, which can be long: a pane that
+	// cuts the line still shows it.
+	q := fmt.Sprintf("claude wants to use %s (denied at %s if not answered): %s", tool, deadline.Format("15:04:05"), arg)
+	return bound(textsafe.Line(q), maxGatePrompt)
 }
 
 // permission is a PreToolUse hook's answer.

@@ -113,7 +113,7 @@ func TestClaudeToolGate(t *testing.T) {
 				t.Fatalf("Run: %v", err)
 			}
 			gates := sink.gateCalls()
-			if len(gates) != 1 || !strings.Contains(gates[0], "Bash: echo made > made.txt; echo done") || !strings.Contains(gates[0], "denied at") {
+			if len(gates) != 1 || !strings.Contains(gates[0], "Bash (denied at ") || !strings.Contains(gates[0], "if not answered): echo made > made.txt; echo done") {
 				t.Fatalf("gates %q", gates)
 			}
 			_, statErr := os.Stat(filepath.Join(r.dir, "made.txt"))
