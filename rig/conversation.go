@@ -1,12 +1,9 @@
 package rig
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -105,18 +102,17 @@ func (s *Session) prepareConversation(ctx context.Context) (id string, resume bo
 // there begins with it (it is the same transcript, or one the agent
 // continued since: an interrupted turn on this machine).
 func (s *Session) placeTranscript(ctx context.Context, path string, tr *event.AgentTranscript) error {
-	want, err := storage.ParseDigest(tr.Blob)
+	d, err := storage.ParseDigest(tr.Blob)
 	if err != nil {
 		return err
 	}
-	if continues(path, want, tr.Bytes) {
+	m, err := loadTranscript(ctx, s.rig.store, d)
+	if err != nil {
+		return err
+	}
+	if continues(path, m.SHA256, m.Size) {
 		return nil
 	}
-	r, err := s.rig.store.GetBlob(ctx, want)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
@@ -125,7 +121,7 @@ func (s *Session) placeTranscript(ctx context.Context, path string, tr *event.Ag
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	_, err = io.Copy(tmp, r)
+	err = writeTranscript(ctx, s.rig.store, m, tmp)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -133,21 +129,6 @@ func (s *Session) placeTranscript(ctx context.Context, path string, tr *event.Ag
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
-}
-
-// continues reports whether the file at path holds at least n bytes and
-// its first n hash to d.
-func continues(path string, d storage.Digest, n int64) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	h := sha256.New()
-	if got, err := io.CopyN(h, f, n); err != nil || got != n {
-		return false
-	}
-	return bytes.Equal(h.Sum(nil), d[:])
 }
 
 // saveTranscript stores the agent's transcript of the conversation after
@@ -181,15 +162,15 @@ func (s *Session) saveTranscript(ctx context.Context, turnID string) {
 		return
 	}
 	defer f.Close()
-	info, err := s.rig.store.PutBlob(ctx, f)
+	d, size, err := putTranscript(ctx, s.rig.store, f)
 	if err != nil {
 		s.rig.log.Warn("agent transcript not stored", "session", s.id, "path", path, "err", err)
 		return
 	}
-	if c.Transcript != nil && c.Transcript.Blob == info.Digest.String() {
+	if c.Transcript != nil && c.Transcript.Blob == d.String() {
 		return
 	}
-	if _, err := s.hub.Publish(ctx, "", event.AgentTranscript{Agent: a.Name(), ID: c.ID, Blob: info.Digest.String(), Bytes: info.Size, TurnID: turnID}); err != nil {
+	if _, err := s.hub.Publish(ctx, "", event.AgentTranscript{Agent: a.Name(), ID: c.ID, Blob: d.String(), Bytes: size, TurnID: turnID}); err != nil {
 		s.rig.log.Warn("agent transcript not journaled", "session", s.id, "err", err)
 	}
 }

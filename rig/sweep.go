@@ -73,7 +73,7 @@ func SweepBlobs(ctx context.Context, store storage.Store, grace time.Duration) (
 
 // referencedBlobs is every blob a journal references: the manifests of
 // the checkpoints any session's journal names and their files, and the
-// last agent transcript it names.
+// last agent transcript it names with its chunks.
 func referencedBlobs(ctx context.Context, store storage.Store) (map[storage.Digest]bool, error) {
 	ids, err := sessionIDs(ctx, store)
 	if err != nil {
@@ -87,7 +87,15 @@ func referencedBlobs(ctx context.Context, store storage.Store) (map[storage.Dige
 			return nil, fmt.Errorf("sweep blobs: the checkpoints of session %s: %w", ShortID(s), err)
 		}
 		for _, d := range transcripts {
+			m, err := loadTranscript(ctx, store, d)
+			if err != nil {
+				return nil, fmt.Errorf("sweep blobs: a transcript of session %s: %w", ShortID(s), err)
+			}
 			refs[d] = true
+			for _, c := range m.Chunks {
+				cd, _ := storage.ParseDigest(c)
+				refs[cd] = true
+			}
 		}
 		for _, d := range manifests {
 			if refs[d] {

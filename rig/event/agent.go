@@ -25,8 +25,8 @@ type AgentConversation struct {
 type AgentTranscript struct {
 	Agent string `json:"agent"`
 	ID    string `json:"id"` // the conversation
-	// Blob is the transcript's digest (64 hex characters) and Bytes its
-	// size.
+	// Blob is the digest (64 hex characters) of the transcript's manifest,
+	// which lists its content in chunks, and Bytes the content's size.
 	Blob   string `json:"blob"`
 	Bytes  int64  `json:"bytes"`
 	TurnID string `json:"turn_id"`

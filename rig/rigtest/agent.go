@@ -168,8 +168,8 @@ func testAgentSweep(t *testing.T, e *env) {
 		t.Fatalf("transcripts %+v", trs)
 	}
 	res, err := rig.SweepBlobs(t.Context(), e.raw, 0)
-	if err != nil || res.Deleted != 2 {
-		t.Fatalf("sweep: %+v, %v; want the two older transcripts deleted", res, err)
+	if err != nil || res.Deleted != 4 {
+		t.Fatalf("sweep: %+v, %v; want the two older transcripts deleted (a manifest and a chunk each)", res, err)
 	}
 	for i, tr := range trs {
 		d, _ := storage.ParseDigest(tr.Blob)
