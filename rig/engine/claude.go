@@ -137,15 +137,11 @@ func (c *claude) Run(ctx context.Context, turn Turn, sink Sink) (Result, error) 
 		return none, fmt.Errorf("claude: %w", err)
 	}
 	defer os.RemoveAll(private)
-	prompt := filepath.Join(private, "prompt")
-	if err := os.WriteFile(prompt, []byte(turn.Input), 0o600); err != nil {
-		return none, fmt.Errorf("claude: %w", err)
-	}
 	hooks, err := startHooks(ctx, private, sink, c.allow, c.gateTimeout, c.interactive)
 	if err != nil {
 		return none, fmt.Errorf("claude: %w", err)
 	}
-	defer hooks.close()
+	defer hooks.close() // no gate outlives the agent
 	settings := filepath.Join(private, "settings.json")
 	if err := os.WriteFile(settings, c.settings(), 0o600); err != nil {
 		return none, fmt.Errorf("claude: %w", err)
@@ -165,32 +161,39 @@ func (c *claude) Run(ctx context.Context, turn Turn, sink Sink) (Result, error) 
 			args = append(args, "--", turn.Input)
 		}
 		agentTurn.Input = "exec " + shellQuoteAll(args)
-		res, err := c.pty.run(ctx, agentTurn, sink)
-		hooks.close()
-		return res, err
+		return c.pty.run(ctx, agentTurn, sink)
+	}
+	prompt := filepath.Join(private, "prompt")
+	if err := os.WriteFile(prompt, []byte(turn.Input), 0o600); err != nil {
+		return none, fmt.Errorf("claude: %w", err)
 	}
 	args := append([]string{program, "-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages", "--settings", settings}, pin...)
 	agentTurn.Input = "exec " + shellQuoteAll(args) + " < " + shellQuote(prompt)
 	stream := newClaudeStream(sink)
 	res, err := c.sh.run(ctx, agentTurn, stream)
-	hooks.close() // no gate outlives the agent
 	stream.finish()
 	if err != nil {
 		return res, err
 	}
-	r := stream.result
+	return res, stream.result.err(res.ExitCode)
+}
+
+// err is the error of a headless turn that ended with result r (nil when
+// the agent printed none): nil for a success, else *AgentFailedError with
+// the agent's reason.
+func (r *claudeResult) err(exitCode int) error {
 	switch {
 	case r == nil:
-		return res, &AgentFailedError{Agent: "claude", ExitCode: res.ExitCode,
-			Reason: fmt.Sprintf("it exited with code %d before its result", res.ExitCode)}
+		return &AgentFailedError{Agent: "claude", ExitCode: exitCode,
+			Reason: fmt.Sprintf("it exited with code %d before its result", exitCode)}
 	case r.IsError:
 		reason := r.Result
 		if reason == "" {
 			reason = r.Subtype
 		}
-		return res, &AgentFailedError{Agent: "claude", ExitCode: res.ExitCode, Reason: bound(textsafe.Line(reason), maxToolLine)}
+		return &AgentFailedError{Agent: "claude", ExitCode: exitCode, Reason: bound(textsafe.Line(reason), maxToolLine)}
 	}
-	return res, nil
+	return nil
 }
 
 // settings is the --settings file: the hooks, each `looprig hook`, with a
