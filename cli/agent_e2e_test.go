@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -179,6 +180,21 @@ func TestAgentSession(t *testing.T) {
 	}
 	if len(convs) != 2 || convs[0] != "" || convs[1] == "" {
 		t.Errorf("AgentConversation records (turn ids) %q: want the minted one, then the first turn's", convs)
+	}
+	var rows []struct {
+		ID           string `json:"id"`
+		Conversation *struct {
+			Agent string `json:"agent"`
+			ID    string `json:"id"`
+		} `json:"conversation"`
+	}
+	if err := json.Unmarshal([]byte(h.must(0, "ls", "--json").stdout), &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Conversation == nil || rows[0].Conversation.Agent != "claude" || len(rows[0].Conversation.ID) != 36 ||
+		!strings.Contains(h.must(0, "log", id, "--json").stdout, `"type":"AgentConversation"`) ||
+		!strings.Contains(h.must(0, "log", id).stdout, "claude conversation "+rows[0].Conversation.ID) {
+		t.Errorf("ls --json names the conversation %+v; want the journaled one", rows[0].Conversation)
 	}
 }
 

@@ -72,12 +72,16 @@ Flags:
                 "open_gate","updated","reason","engine","shell","turns","last_seq","created",
                 "turn_since","gate_since",
                 "last_end":{"turn_id","index","outcome","exit_code","reason","started","ended"}|null,
-                "attention":{"reason","text","since","turn_id"}|null}
+                "attention":{"reason","text","since","turn_id"}|null,
+                "checkpoint":{"manifest","files","bytes","at"}|null,
+                "conversation":{"agent","id"}|null}
                attention: the running turn asked for you (its program rang the
                bell, reason "bell", or sent a desktop notification, "osc9" or
                "osc777", or an agent asked for you, "agent"; its text is
                "text") since anyone last looked at the
-               session (attach, the terminal UI); since: its first unseen call
+               session (attach, the terminal UI); since: its first unseen call.
+               conversation: an agent session's (engine claude or codex)
+               conversation id, as the agent's own --resume takes it
   -l, --long   show full ids instead of the first 8 characters
 
 Example:

@@ -203,6 +203,16 @@ type sessionJSON struct {
 	LastEnd    *turnEndJSON     `json:"last_end"`   // how the last turn that ended ended; null before any did
 	Attention  *attentionJSON   `json:"attention"`  // what the running turn asked of the user since anyone looked; null for nothing
 	Checkpoint *checkpointJSON  `json:"checkpoint"` // the latest checkpoint of the workspace; null before any
+	// Conversation is an agent session's conversation; null for other
+	// engines (and for codex before its first turn named it).
+	Conversation *conversationJSON `json:"conversation"`
+}
+
+// conversationJSON is an agent session's conversation
+// (rig.CatalogConversation).
+type conversationJSON struct {
+	Agent string `json:"agent"`
+	ID    string `json:"id"`
 }
 
 // checkpointJSON is the latest checkpoint of a session's workspace
@@ -268,6 +278,9 @@ func newSessionJSON(in rig.SessionInfo) sessionJSON {
 	}
 	if cp := in.Checkpoint; cp != nil {
 		s.Checkpoint = &checkpointJSON{Manifest: cp.Manifest, Files: cp.Files, Bytes: cp.Bytes, At: jsonTime(cp.At)}
+	}
+	if cv := in.Conversation; cv != nil {
+		s.Conversation = &conversationJSON{Agent: cv.Agent, ID: cv.ID}
 	}
 	return s
 }

@@ -69,9 +69,13 @@ type CatalogEntry struct {
 	// Checkpoint summarizes the workspace pointer (State.Checkpoint); nil
 	// before any checkpoint.
 	Checkpoint *CatalogCheckpoint `json:"checkpoint,omitempty"`
-	Turns      int                `json:"turns"`
-	Created    time.Time          `json:"created"`
-	Updated    time.Time          `json:"updated"`
+	// Conversation is an agent session's conversation
+	// (State.Conversation); nil for other engines, and before an agent
+	// that names its conversations itself (codex) has named it.
+	Conversation *CatalogConversation `json:"conversation,omitempty"`
+	Turns        int                  `json:"turns"`
+	Created      time.Time            `json:"created"`
+	Updated      time.Time            `json:"updated"`
 }
 
 // CatalogCheckpoint is the latest checkpoint of a session's workspace as
@@ -82,6 +86,14 @@ type CatalogCheckpoint struct {
 	Files    int       `json:"files"`
 	Bytes    int64     `json:"bytes"`
 	At       time.Time `json:"at"`
+}
+
+// CatalogConversation is an agent session's conversation as its catalog
+// entry keeps it: which agent, and the agent's own id for it (what
+// `claude --resume ID` or `codex resume ID` take).
+type CatalogConversation struct {
+	Agent string `json:"agent"`
+	ID    string `json:"id"`
 }
 
 const catalogVersion = 1

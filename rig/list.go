@@ -74,10 +74,13 @@ type SessionInfo struct {
 	// Checkpoint: the latest checkpoint of the workspace (nil before any,
 	// or when the entry predates checkpoints).
 	Checkpoint *CatalogCheckpoint
-	LastSeq    uint64
-	Turns      int
-	Created    time.Time
-	Updated    time.Time
+	// Conversation: an agent session's conversation (nil for other
+	// engines, or when the entry predates it).
+	Conversation *CatalogConversation
+	LastSeq      uint64
+	Turns        int
+	Created      time.Time
+	Updated      time.Time
 }
 
 // ShortID is the first eight characters of the id.
@@ -153,7 +156,7 @@ func ListSessions(ctx context.Context, store storage.Store, opts ...ListOption) 
 		info.Epoch = max(c.Epoch, st.Epoch)
 		info.OpenTurn, info.Turn, info.OpenGate = c.OpenTurn, c.TurnIndex, c.OpenGate
 		info.TurnSince, info.GateSince, info.LastEnd, info.GatePrompt = c.TurnSince, c.GateSince, c.LastEnd, c.GatePrompt
-		info.Attention, info.Checkpoint = c.Attention, c.Checkpoint
+		info.Attention, info.Checkpoint, info.Conversation = c.Attention, c.Checkpoint, c.Conversation
 		info.LastSeq, info.Turns, info.Created, info.Updated = c.LastSeq, c.Turns, c.Created, c.Updated
 		switch {
 		case st.Held:

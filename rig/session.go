@@ -578,8 +578,11 @@ type Status struct {
 	// Checkpoint is the workspace pointer (State.Checkpoint), nil before
 	// any checkpoint.
 	Checkpoint *Checkpoint
-	Fault      error
-	Closed     bool
+	// Conversation is an agent session's conversation
+	// (State.Conversation), nil for other engines.
+	Conversation *Conversation
+	Fault        error
+	Closed       bool
 }
 
 // TurnStatus describes the running turn.
@@ -625,6 +628,10 @@ func (s *Session) Status() Status {
 		c := *cp
 		st.Checkpoint = &c
 	}
+	if cv := s.state.Conversation; cv != nil {
+		c := *cv
+		st.Conversation = &c
+	}
 	return st
 }
 
@@ -644,6 +651,9 @@ func (s *Session) catalogEntry(state CatalogState) CatalogEntry {
 	}
 	if cp := st.Checkpoint; cp != nil {
 		c.Checkpoint = &CatalogCheckpoint{Manifest: cp.Manifest, Files: cp.Files, Bytes: cp.Bytes, At: cp.At.UTC()}
+	}
+	if cv := st.Conversation; cv != nil {
+		c.Conversation = &CatalogConversation{Agent: cv.Agent, ID: cv.ID}
 	}
 	return c
 }

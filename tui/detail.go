@@ -123,6 +123,13 @@ func (d *detailPane) lines(c common, v *sessView, unseen bool) []kv {
 		eng = v.transcript.fold.Engine
 	}
 	add("profile", clean(prof)+" · engine "+clean(eng), st.text)
+	switch cv := v.transcript.fold.Conversation; {
+	case cv != nil:
+		add("agent", clean(cv.Agent)+" conversation "+clean(cv.ID), st.text)
+	case v.listing.info.Conversation != nil:
+		lc := v.listing.info.Conversation
+		add("agent", clean(lc.Agent)+" conversation "+clean(lc.ID), st.text)
+	}
 	place := v.transcript.fold.Placement
 	root := v.transcript.fold.Root
 	if v.attached() {
