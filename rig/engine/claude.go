@@ -56,8 +56,9 @@ func (c *claude) NewConversation() string { return uuid.NewString() }
 
 // TranscriptPath implements Agent: Claude Code keeps a conversation in
 // CONFIG/projects/SLUG/ID.jsonl, CONFIG being $CLAUDE_CONFIG_DIR or
-// ~/.claude and SLUG the working directory's absolute path with every
-// character but ASCII letters and digits turned into '-' (see claudeSlug).
+// ~/.claude and SLUG the working directory's absolute path, symbolic
+// links resolved, with every character but ASCII letters and digits
+// turned into '-' (see claudeSlug).
 func (c *claude) TranscriptPath(dir, id string) (string, error) {
 	if _, err := uuid.Parse(id); err != nil {
 		return "", fmt.Errorf("claude: conversation id %q: %w", id, err)
@@ -73,6 +74,11 @@ func (c *claude) TranscriptPath(dir, id string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", err
+	}
+	// The agent names the directory it runs in as the kernel does: with
+	// its symbolic links resolved (macOS's /tmp, a linked home).
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
 	}
 	return filepath.Join(config, "projects", claudeSlug(abs), id+".jsonl"), nil
 }

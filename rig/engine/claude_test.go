@@ -46,7 +46,14 @@ func newClaudeRig(t *testing.T, script agenttest.Script, cfg Config) *claudeRig 
 	cfg.HookCommand = []string{"env", helperEnv + "=hook", os.Args[0]}
 	srv := agenttest.NewServer(t, script)
 	home := t.TempDir()
-	return &claudeRig{t: t, eng: NewClaude(cfg), srv: srv, dir: t.TempDir(), env: agenttest.Env(srv, home), convID: uuid.NewString()}
+	env := agenttest.Env(srv, home)
+	// TranscriptPath, in this process, looks where the agent writes.
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "CLAUDE_CONFIG_DIR="); ok {
+			t.Setenv("CLAUDE_CONFIG_DIR", v)
+		}
+	}
+	return &claudeRig{t: t, eng: NewClaude(cfg), srv: srv, dir: t.TempDir(), env: env, convID: uuid.NewString()}
 }
 
 func (r *claudeRig) run(input string, resume bool, sink *agentSink) (Result, error) {
@@ -89,8 +96,7 @@ func TestClaudeTurnStreamsText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	withHome := filepath.Join(strings.TrimPrefix(r.env[1], "CLAUDE_CONFIG_DIR="), "projects")
-	if _, err := os.Stat(path); err != nil && strings.HasPrefix(path, withHome) {
+	if _, err := os.Stat(path); err != nil {
 		t.Errorf("transcript not where TranscriptPath says: %v", err)
 	}
 	// The next turn resumes: its request carries the first prompt.
@@ -326,5 +332,26 @@ func TestClaudeInteractive(t *testing.T) {
 	reqs := r.srv.Requests()
 	if last := reqs[len(reqs)-1]; !last.Carries("say hello") || !last.Carries("and again") {
 		t.Errorf("the resumed interface's request does not carry the conversation")
+	}
+}
+
+// A workspace reached through a symbolic link: the agent names its
+// transcript's directory after the real path, and TranscriptPath finds it.
+func TestClaudeTranscriptPathThroughALink(t *testing.T) {
+	r := newClaudeRig(t, toolScript(""), Config{})
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(r.dir, link); err != nil {
+		t.Fatal(err)
+	}
+	r.dir = link
+	if _, err := r.run("say hello", false, newAgentSink()); err != nil {
+		t.Fatal(err)
+	}
+	path, err := r.eng.(Agent).TranscriptPath(link, r.convID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("transcript not where TranscriptPath says for a linked workspace: %v", err)
 	}
 }
