@@ -162,7 +162,15 @@ func (s *Session) saveTranscript(ctx context.Context, turnID string) {
 		return
 	}
 	defer f.Close()
-	d, size, err := putTranscript(ctx, s.rig.store, f)
+	var prev *transcriptManifest // its chunks are stored: not put again
+	if c.Transcript != nil {
+		if pd, err := storage.ParseDigest(c.Transcript.Blob); err == nil {
+			if m, err := loadTranscript(ctx, s.rig.store, pd); err == nil {
+				prev = &m
+			}
+		}
+	}
+	d, size, err := putTranscript(ctx, s.rig.store, f, prev)
 	if err != nil {
 		s.rig.log.Warn("agent transcript not stored", "session", s.id, "path", path, "err", err)
 		return

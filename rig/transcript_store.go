@@ -40,19 +40,25 @@ const transcriptManifestVersion = 1
 
 // putTranscript stores the content of f (read from its start) as chunks
 // and a manifest; it returns the manifest's digest and the content's size.
-func putTranscript(ctx context.Context, store storage.BlobStore, f io.Reader) (storage.Digest, int64, error) {
+// A chunk that prev (the transcript stored before, nil for none) holds at
+// the same place is not put again: it is stored, and referenced by the
+// manifest on record, which a sweep keeps.
+func putTranscript(ctx context.Context, store storage.BlobStore, f io.Reader, prev *transcriptManifest) (storage.Digest, int64, error) {
 	m := transcriptManifest{V: transcriptManifestVersion}
 	whole := sha256.New()
 	buf := make([]byte, transcriptChunk)
-	for {
+	for i := 0; ; i++ {
 		n, err := io.ReadFull(f, buf)
 		if n > 0 {
 			whole.Write(buf[:n])
-			info, perr := store.PutBlob(ctx, bytes.NewReader(buf[:n]))
-			if perr != nil {
-				return storage.Digest{}, 0, perr
+			sum := sha256.Sum256(buf[:n])
+			digest := hex.EncodeToString(sum[:])
+			if prev == nil || i >= len(prev.Chunks) || prev.Chunks[i] != digest {
+				if _, perr := store.PutBlob(ctx, bytes.NewReader(buf[:n])); perr != nil {
+					return storage.Digest{}, 0, perr
+				}
 			}
-			m.Chunks = append(m.Chunks, info.Digest.String())
+			m.Chunks = append(m.Chunks, digest)
 			m.Size += int64(n)
 		}
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {

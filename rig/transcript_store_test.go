@@ -4,11 +4,23 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"io"
 	"testing"
 
 	"looprig/rig/storage"
 	"looprig/rig/storage/memstore"
 )
+
+// countingStore counts the blobs put.
+type countingStore struct {
+	storage.BlobStore
+	puts int
+}
+
+func (c *countingStore) PutBlob(ctx context.Context, r io.Reader) (storage.BlobInfo, error) {
+	c.puts++
+	return c.BlobStore.PutBlob(ctx, r)
+}
 
 func blobCount(t *testing.T, st storage.BlobStore) int {
 	t.Helper()
@@ -20,13 +32,14 @@ func blobCount(t *testing.T, st storage.BlobStore) int {
 }
 
 // A transcript the agent appended to stores only its new chunks (the last
-// one again) and a manifest; it comes back byte for byte.
+// one again) and a manifest, and puts only those; it comes back byte for
+// byte.
 func TestTranscriptChunksAreShared(t *testing.T) {
 	ctx := context.Background()
-	st := memstore.New()
+	st := &countingStore{BlobStore: memstore.New()}
 	first := make([]byte, 2*transcriptChunk+100)
 	rand.Read(first)
-	d1, n1, err := putTranscript(ctx, st, bytes.NewReader(first))
+	d1, n1, err := putTranscript(ctx, st, bytes.NewReader(first), nil)
 	if err != nil || n1 != int64(len(first)) {
 		t.Fatal(n1, err)
 	}
@@ -34,9 +47,17 @@ func TestTranscriptChunksAreShared(t *testing.T) {
 		t.Fatalf("%d blobs after the first transcript, want 4", got)
 	}
 	second := append(append([]byte(nil), first...), []byte("one more turn\n")...)
-	d2, _, err := putTranscript(ctx, st, bytes.NewReader(second))
+	prev, err := loadTranscript(ctx, st, d1)
 	if err != nil {
 		t.Fatal(err)
+	}
+	st.puts = 0
+	d2, _, err := putTranscript(ctx, st, bytes.NewReader(second), &prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.puts != 2 { // the grown last chunk and the manifest
+		t.Errorf("%d blobs put for the grown transcript, want 2: the chunks on record were put again", st.puts)
 	}
 	if got := blobCount(t, st); got != 6 { // + the grown last chunk, + a manifest
 		t.Fatalf("%d blobs after the grown transcript, want 6: full chunks are not shared", got)
