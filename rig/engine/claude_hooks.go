@@ -80,7 +80,7 @@ type hookServer struct {
 	ctx         context.Context
 	cancel      context.CancelFunc
 	wg          sync.WaitGroup
-	gateMu      sync.Mutex // one gate at a time
+	gate        chan struct{} // holds a token while a gate is open: one at a time
 }
 
 // startHooks listens on dir/hook.sock for the hooks of a turn whose output
@@ -99,7 +99,8 @@ func startHooks(ctx context.Context, dir string, sink Sink, allow []string, gate
 		_ = ln.Close()
 		return nil, err
 	}
-	h := &hookServer{ln: ln, path: path, token: hex.EncodeToString(token), sink: sink, allow: allow, gateTimeout: gateTimeout, interactive: interactive}
+	h := &hookServer{ln: ln, path: path, token: hex.EncodeToString(token), sink: sink, allow: allow, gateTimeout: gateTimeout,
+		interactive: interactive, gate: make(chan struct{}, 1)}
 	h.ctx, h.cancel = context.WithCancel(ctx)
 	h.wg.Add(1)
 	go h.serve()
@@ -189,14 +190,22 @@ func (h *hookServer) toolUse(in hookInput) string {
 	if toolAllowed(h.allow, in.Tool, arg) {
 		return permission("allow", "allowed by the profile's agent_allow")
 	}
-	h.gateMu.Lock()
-	defer h.gateMu.Unlock()
+	// The time to answer runs from the request, also while it waits for
+	// the gate before it: the hook's own deadline does.
 	deadline := time.Now().Add(h.gateTimeout)
 	ctx, cancel := context.WithDeadline(h.ctx, deadline)
 	defer cancel()
+	select {
+	case h.gate <- struct{}{}:
+		defer func() { <-h.gate }()
+	case <-ctx.Done():
+	}
+	if ctx.Err() != nil { // never asked: its time ran out behind another gate
+		return denial(fmt.Sprintf("nobody answered looprig's gate within %s", h.gateTimeout))
+	}
 	approved, err := h.sink.Gate(ctx, toolGatePrompt(in.Tool, arg, deadline))
 	switch {
-	case errors.Is(err, context.DeadlineExceeded) || (err == nil && ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded)):
+	case errors.Is(err, context.DeadlineExceeded):
 		return denial(fmt.Sprintf("nobody answered looprig's gate within %s", h.gateTimeout))
 	case err != nil:
 		return denial("looprig's gate was closed: " + err.Error())

@@ -183,3 +183,47 @@ func TestCodexStreamHostile(t *testing.T) {
 		t.Errorf("a thread id that is no UUID was reported: %q", sink.conversations)
 	}
 }
+
+// Gates are asked one at a time, and a request's time to be answered runs
+// from its arrival: one that waited out its time behind an unanswered gate
+// is denied without being asked.
+func TestHookGatesQueueWithinTheirTime(t *testing.T) {
+	sink := newAgentSink()
+	var mu sync.Mutex
+	var asked []string
+	sink.gate = func(ctx context.Context, prompt string) (bool, error) {
+		mu.Lock()
+		asked = append(asked, prompt)
+		mu.Unlock()
+		<-ctx.Done()
+		return false, ctx.Err()
+	}
+	h, err := startHooks(context.Background(), t.TempDir(), sink, nil, 300*time.Millisecond, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.close()
+	env := map[string]string{}
+	for _, kv := range h.env() {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	outs := make(chan string, 2)
+	for _, cmd := range []string{"first", "second"} {
+		go func() {
+			b, _ := json.Marshal(map[string]any{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": map[string]any{"command": cmd}})
+			out, _ := RunHook(context.Background(), strings.NewReader(string(b)), func(k string) string { return env[k] }, 10*time.Second)
+			outs <- out
+		}()
+	}
+	for range 2 {
+		if out := <-outs; !strings.Contains(out, `"permissionDecision":"deny"`) || !strings.Contains(out, "nobody answered") {
+			t.Errorf("answer %s", out)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 1 {
+		t.Errorf("%d gates asked, want 1: the second's time ran out behind the first: %q", len(asked), asked)
+	}
+}
