@@ -2,42 +2,26 @@ package engine
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
-
-	"looprig/internal/textsafe"
 )
 
 // claudeStream reads Claude Code's streamed JSON (-p --output-format
-// stream-json --verbose --include-partial-messages), one message a line,
-// from the turn's stdout, and turns it into the turn's output: the
-// assistant's text as it streams, a line for each tool call and for its
-// result. Everything it writes is sanitized (textsafe) and tool lines are
-// bounded: the agent's output is model output and tool output, which
-// looprig does not control. Its stderr is passed on sanitized. It is the
-// engine.Sink the shell machinery streams into, so its Output calls come
-// from one goroutine.
+// stream-json --verbose --include-partial-messages), one message a line:
+// the assistant's text as it streams, a line for each tool call and for
+// its result, and the turn's result. The lines and what is written of
+// them are agentOutput's.
 type claudeStream struct {
-	sink    Sink
-	line    []byte // the unterminated line so far
-	skipped int    // bytes of a line over maxAgentLine being skipped
+	*agentOutput
 	// streamed: text arrived as deltas since the last assistant message,
 	// whose text blocks then repeat it.
 	streamed bool
-	// midLine: the output so far does not end with a newline.
-	midLine bool
 	// result is the turn's result message, nil until it arrives.
 	result *claudeResult
-	// conversation is the id the agent reported.
-	conversation string
-	// onMessage, when set, reads each JSON line instead of message (another
-	// agent's stream on the same line handling); false: not a message.
-	onMessage func(line []byte) bool
 }
 
 // validConversation reports whether id is a Claude Code conversation id (a
@@ -56,76 +40,20 @@ type claudeResult struct {
 	Session string `json:"session_id"`
 }
 
-func newClaudeStream(sink Sink) *claudeStream { return &claudeStream{sink: sink} }
-
-// Output implements Sink: stdout is the JSON stream, stderr passes.
-func (c *claudeStream) Output(stream Stream, text string) {
-	if stream == Stderr {
-		c.emit(Stderr, textsafe.Sanitize(text))
-		return
-	}
-	data := []byte(text)
-	for len(data) > 0 {
-		nl := bytes.IndexByte(data, '\n')
-		piece := data
-		if nl >= 0 {
-			piece = data[:nl]
-		}
-		switch {
-		case c.skipped > 0 || len(c.line)+len(piece) > maxAgentLine:
-			c.skipped += len(c.line) + len(piece)
-			c.line = c.line[:0]
-		default:
-			c.line = append(c.line, piece...)
-		}
-		if nl < 0 {
-			return
-		}
-		data = data[nl+1:]
-		c.endLine()
-	}
+func newClaudeStream(sink Sink) *claudeStream {
+	c := &claudeStream{}
+	c.agentOutput = &agentOutput{sink: sink, agent: "claude", parse: c.parse}
+	return c
 }
 
-// Gate implements Sink.
-func (c *claudeStream) Gate(ctx context.Context, prompt string) (bool, error) {
-	return c.sink.Gate(ctx, prompt)
-}
-
-// finish handles an unterminated last line and ends the output with a
-// newline.
-func (c *claudeStream) finish() {
-	if len(c.line) > 0 || c.skipped > 0 {
-		c.endLine()
-	}
-	c.newline()
-}
-
-func (c *claudeStream) endLine() {
-	line := c.line
-	c.line = c.line[:0]
-	if c.skipped > 0 {
-		n := c.skipped
-		c.skipped = 0
-		c.say(fmt.Sprintf("[claude: a message of %d bytes was skipped: over %d bytes]", n, maxAgentLine))
-		return
-	}
-	if len(bytes.TrimSpace(line)) == 0 {
-		return
-	}
-	if c.onMessage != nil {
-		if !c.onMessage(line) {
-			c.newline()
-			c.emit(Stdout, textsafe.Sanitize(string(line))+"\n")
-		}
-		return
-	}
+// parse handles one line; false: not a message of the stream.
+func (c *claudeStream) parse(line []byte) bool {
 	var msg claudeMessage
 	if err := json.Unmarshal(line, &msg); err != nil || msg.Type == "" {
-		c.newline()
-		c.emit(Stdout, textsafe.Sanitize(string(line))+"\n") // not the stream: a message of the program's own
-		return
+		return false
 	}
 	c.message(&msg, line)
+	return true
 }
 
 // claudeMessage is the part of a streamed message the engine reads.
@@ -163,7 +91,6 @@ func (c *claudeStream) message(msg *claudeMessage, line []byte) {
 	switch msg.Type {
 	case "system":
 		if msg.Subtype == "init" && validConversation(msg.Session) {
-			c.conversation = msg.Session
 			if a, ok := c.sink.(AgentSink); ok {
 				a.Conversation(msg.Session)
 			}
@@ -203,33 +130,6 @@ func (c *claudeStream) message(msg *claudeMessage, line []byte) {
 			c.result = &r
 		}
 	}
-}
-
-// text writes assistant text.
-func (c *claudeStream) text(s string) {
-	s = textsafe.Sanitize(s)
-	c.emit(Stdout, s)
-}
-
-// say writes one line of its own (a tool call, a result), bounded and
-// sanitized, on a line of its own.
-func (c *claudeStream) say(line string) {
-	c.newline()
-	c.emit(Stdout, bound(textsafe.Line(line), maxToolLine)+"\n")
-}
-
-func (c *claudeStream) newline() {
-	if c.midLine {
-		c.emit(Stdout, "\n")
-	}
-}
-
-func (c *claudeStream) emit(stream Stream, s string) {
-	if s == "" {
-		return
-	}
-	c.sink.Output(stream, s)
-	c.midLine = !strings.HasSuffix(s, "\n")
 }
 
 // toolArgument is what a tool call is shown with: the command of a Bash

@@ -1,38 +1,27 @@
 package engine
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 
 	"looprig/internal/textsafe"
 )
 
-// codexStream reads the Codex CLI's JSON lines (codex exec --json) from
-// the turn's stdout and turns them into the turn's output: the agent's
-// messages, a line for each command it ran and for its result, a line for
-// each file change. Like claudeStream, everything is sanitized and tool
-// lines are bounded; it reuses claudeStream's line splitting and output.
+// codexStream reads the Codex CLI's JSON lines (codex exec --json): the
+// agent's messages, a line for each command it ran and for its result, a
+// line for each file change, and how the turn ended. The lines and what is
+// written of them are agentOutput's.
 type codexStream struct {
-	lines     *claudeStream // the line reader and writer (its messages are not Claude's here)
-	completed bool          // turn.completed arrived
-	failed    string        // turn.failed's message, sanitized
+	*agentOutput
+	completed bool   // turn.completed arrived
+	failed    string // turn.failed's message, sanitized
 }
 
 func newCodexStream(sink Sink) *codexStream {
 	c := &codexStream{}
-	c.lines = newClaudeStream(sink)
-	c.lines.onMessage = c.message
+	c.agentOutput = &agentOutput{sink: sink, agent: "codex", parse: c.message}
 	return c
 }
-
-func (c *codexStream) Output(stream Stream, text string) { c.lines.Output(stream, text) }
-
-func (c *codexStream) Gate(ctx context.Context, prompt string) (bool, error) {
-	return c.lines.Gate(ctx, prompt)
-}
-
-func (c *codexStream) finish() { c.lines.finish() }
 
 // codexEvent is the part of a Codex event the engine reads.
 type codexEvent struct {
@@ -63,10 +52,9 @@ func (c *codexStream) message(line []byte) bool {
 	if json.Unmarshal(line, &ev) != nil || ev.Type == "" {
 		return false
 	}
-	out := c.lines
 	switch ev.Type {
 	case "thread.started":
-		if a, ok := out.sink.(AgentSink); ok && validConversation(ev.Thread) {
+		if a, ok := c.sink.(AgentSink); ok && validConversation(ev.Thread) {
 			a.Conversation(ev.Thread)
 		}
 	case "item.completed":
@@ -76,22 +64,22 @@ func (c *codexStream) message(line []byte) bool {
 		}
 		switch it.Type {
 		case "agent_message":
-			out.newline()
-			out.text(it.Text)
-			out.newline()
+			c.newline()
+			c.text(it.Text)
+			c.newline()
 		case "command_execution":
-			out.say("⏺ Bash(" + it.Command + ")")
+			c.say("⏺ Bash(" + it.Command + ")")
 			summary := resultSummary(mustJSON(it.Output), it.ExitCode != nil && *it.ExitCode != 0)
 			if it.ExitCode != nil && *it.ExitCode != 0 {
 				summary += fmt.Sprintf(" (exit %d)", *it.ExitCode)
 			}
-			out.say("  ⎿ " + summary)
+			c.say("  ⎿ " + summary)
 		case "file_change":
 			for _, ch := range it.Changes {
-				out.say("⏺ " + ch.Kind + " " + ch.Path)
+				c.say("⏺ " + ch.Kind + " " + ch.Path)
 			}
 		case "error":
-			out.say("! " + it.Message)
+			c.say("! " + it.Message)
 		}
 	case "turn.completed":
 		c.completed = true
@@ -102,7 +90,7 @@ func (c *codexStream) message(line []byte) bool {
 		}
 		c.failed = bound(textsafe.Line(msg), maxToolLine)
 	case "error":
-		out.say("! " + ev.Message)
+		c.say("! " + ev.Message)
 	}
 	return true
 }
