@@ -49,14 +49,7 @@ func (s *agentScript) answer(req agenttest.Request) agenttest.Reply {
 // against srv, with their own ~/.claude.
 func agentHome(t *testing.T, h *harness, srv *agenttest.Server, claude string) {
 	t.Helper()
-	dir := filepath.Join(h.home, "config", "looprig")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	conf := "[profiles.agent]\nengine = \"claude\"\nagent_command = \"" + claude + "\"\nagent_gate_timeout = \"1m\"\n"
-	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	h.writeConfig("[profiles.agent]\nengine = \"claude\"\nagent_command = \"" + claude + "\"\nagent_gate_timeout = \"1m\"\n")
 	for _, kv := range agenttest.Env(srv, h.home) {
 		if !strings.HasPrefix(kv, "HOME=") {
 			h.env = append(h.env, kv)
@@ -259,14 +252,7 @@ func (h *harness) runOnceFree(id string, args ...string) result {
 // srv, with a Codex home of their own.
 func codexHome(t *testing.T, h *harness, srv *agenttest.Server, codex string) {
 	t.Helper()
-	dir := filepath.Join(h.home, "config", "looprig")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	conf := "[profiles.codex]\nengine = \"codex\"\nagent_command = \"" + codex + "\"\n"
-	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	h.writeConfig("[profiles.codex]\nengine = \"codex\"\nagent_command = \"" + codex + "\"\n")
 	h.env = append(h.env, agenttest.CodexHome(t, srv, h.home)...)
 }
 

@@ -53,11 +53,7 @@ func sendArgs(c *call) error {
 }
 
 func runSend(c *call) int {
-	id, err := rig.FindSession(c.ctx, c.st, c.args[0])
-	if err != nil {
-		return c.fail(err)
-	}
-	cl, err := c.connect(c.ctx, id.String())
+	id, cl, err := c.connectArg()
 	if err != nil {
 		return c.fail(err)
 	}

@@ -19,11 +19,7 @@ var cmdStop = &command{
 }
 
 func runStop(c *call) int {
-	id, err := rig.FindSession(c.ctx, c.st, c.args[0])
-	if err != nil {
-		return c.fail(err)
-	}
-	cl, err := c.connect(c.ctx, id.String())
+	id, cl, err := c.connectArg()
 	if err != nil {
 		return c.fail(err)
 	}

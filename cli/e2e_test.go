@@ -125,6 +125,19 @@ func (h *harness) command(ctx context.Context, args ...string) *exec.Cmd {
 	return cmd
 }
 
+// writeConfig makes text h's configuration file (where looprig looks by
+// default, under h's XDG_CONFIG_HOME).
+func (h *harness) writeConfig(text string) {
+	h.t.Helper()
+	dir := filepath.Join(h.home, "config", "looprig")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		h.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(text), 0o600); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
 // run runs looprig to completion (at most 30s).
 func (h *harness) run(args ...string) result {
 	h.t.Helper()

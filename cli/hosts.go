@@ -11,6 +11,8 @@ import (
 	"looprig/internal/textsafe"
 	"looprig/rig"
 	"looprig/tui"
+
+	"github.com/google/uuid"
 )
 
 // startTimeout bounds how long a client waits for a host it started to
@@ -113,6 +115,17 @@ func (e *NotHostedError) Error() string {
 }
 
 func (e *NotHostedError) Unwrap() error { return host.ErrNotHosted }
+
+// connectArg finds the session the command's first argument names (an id
+// or a prefix) and attaches to its host (see connect).
+func (c *call) connectArg() (uuid.UUID, *host.Client, error) {
+	id, err := rig.FindSession(c.ctx, c.st, c.args[0])
+	if err != nil {
+		return uuid.UUID{}, nil, err
+	}
+	cl, err := c.connect(c.ctx, id.String())
+	return id, cl, err
+}
 
 // connect attaches to the host of session id, *NotHostedError when none
 // serves it here.

@@ -30,16 +30,6 @@ type restoreFailure struct {
 // --detach` also exit the same; nothing panics.
 func TestRestoreErrorsEveryPath(t *testing.T) {
 	type setup func(h *harness) (id string)
-	writeConfig := func(h *harness, text string) {
-		h.t.Helper()
-		dir := filepath.Join(h.home, "config", "looprig")
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			h.t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(text), 0o600); err != nil {
-			h.t.Fatal(err)
-		}
-	}
 	crashed := func(h *harness, args ...string) string {
 		h.t.Helper()
 		id, pid := h.detached(args...)
@@ -75,15 +65,15 @@ func TestRestoreErrorsEveryPath(t *testing.T) {
 			return id
 		}, "cannot be restored (materialize_failed)"},
 		{"profile gone", "unknown_profile", true, func(h *harness) string {
-			writeConfig(h, "[profiles.work]\n")
+			h.writeConfig("[profiles.work]\n")
 			id := crashed(h, "--rig", "work")
-			writeConfig(h, "")
+			h.writeConfig("")
 			return id
 		}, `profile "work"`},
 		{"drift refused", "config_rejected", true, func(h *harness) string {
-			writeConfig(h, "[profiles.work]\n")
+			h.writeConfig("[profiles.work]\n")
 			id := crashed(h, "--rig", "work")
-			writeConfig(h, "[profiles.work]\nengine = \"demo\"\n")
+			h.writeConfig("[profiles.work]\nengine = \"demo\"\n")
 			return id
 		}, "configuration drifted"},
 		{"root busy", "lease_failed", true, func(h *harness) string {
@@ -91,7 +81,7 @@ func TestRestoreErrorsEveryPath(t *testing.T) {
 			if err := os.MkdirAll(root, 0o700); err != nil {
 				h.t.Fatal(err)
 			}
-			writeConfig(h, "[profiles.ex]\nplacement = \"exclusive\"\nroot = \""+root+"\"\n")
+			h.writeConfig("[profiles.ex]\nplacement = \"exclusive\"\nroot = \"" + root + "\"\n")
 			id := crashed(h, "--rig", "ex")
 			h.detached("--rig", "ex") // now holds the root
 			return id
