@@ -373,7 +373,9 @@ func (s *Session) runTurn(ctx context.Context, t *turnRun) {
 	}
 	sink.finish()
 	if s.agent() != nil {
-		bg, cancel := s.bg()
+		// Bounded as a checkpoint is: a first store of a long transcript
+		// (a new machine's) takes longer than a journal append.
+		bg, cancel := context.WithTimeout(context.Background(), checkpointTimeout)
 		s.saveTranscript(bg, t.id)
 		cancel()
 	}
