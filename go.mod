@@ -4,7 +4,12 @@ go 1.26.0
 
 require golang.org/x/sys v0.49.0
 
-require github.com/gofrs/flock v0.13.2
+require (
+	github.com/gofrs/flock v0.13.2
+	github.com/restic/chunker v0.4.0
+)
+
+require mvdan.cc/sh/v3 v3.14.1 // rig/engine: parses an agent's Bash commands for its allow rules
 
 require (
 	early.looprig.invalid/termquiet v0.0.0 // internal/termquiet: see its package documentation

@@ -64,7 +64,7 @@ func (h *harness) newAgentSession() (id, workspace string) {
 	v := decode[struct {
 		ID        string `json:"id"`
 		Workspace string `json:"workspace"`
-	}](h.t, h.must(0, "new", "--rig", "agent", "--detach", "--json").stdout)
+	}](h.t, h.must(0, "new", "--rig", "agent", "--scratch", "--detach", "--json").stdout)
 	return v.ID, v.Workspace
 }
 
@@ -283,6 +283,7 @@ func TestCodexTravelsBetweenHomes(t *testing.T) {
 	if !named {
 		t.Fatalf("no AgentConversation reported by the first turn: %+v", recs)
 	}
+	a.waitLog(id, "SessionIdle") // the turn's checkpoint is on record: the workspace travels
 	a.killHostOf(id)
 
 	b.runOnceFree(id, "--rig", "codex", "--", "what was the word?")

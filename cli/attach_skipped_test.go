@@ -47,7 +47,7 @@ func TestSkippedBeforeMatchesAFoldOfTheJournal(t *testing.T) {
 	turn("read a; read b; echo \"got $a $b\"", func() {
 		for _, line := range []string{"one\n", "two\n"} {
 			for {
-				if _, err := s.SendInput(ctx, rig.Input{Text: line, From: "test"}); err == nil {
+				if _, err := s.SendInput(ctx, rig.Input{Text: line, From: rig.ThisProcess("test")}); err == nil {
 					break
 				}
 				time.Sleep(20 * time.Millisecond)
@@ -58,7 +58,7 @@ func TestSkippedBeforeMatchesAFoldOfTheJournal(t *testing.T) {
 		for s.Status().Gate == nil {
 			time.Sleep(10 * time.Millisecond)
 		}
-		if err := s.RespondGate(ctx, s.Status().Gate.ID, false); err != nil {
+		if err := s.RespondGate(ctx, s.Status().Gate.ID, false, rig.ThisProcess("test")); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -42,15 +42,26 @@ func (a *attentionSeer) shown(ctx context.Context, batch []event.Envelope) {
 	}
 }
 
+// seenTries is how many times a look is sent before it is given up: a
+// host slow to journal it (a loaded machine) is asked again.
+const seenTries = 3
+
 // tell sends the look, best effort: a host that cannot record it (the
 // session stops) changes nothing for the person following it.
 func (a *attentionSeer) tell(ctx context.Context, through uint64) {
 	if a.off {
 		return
 	}
-	sctx, cancel := context.WithTimeout(ctx, seenTimeout)
-	defer cancel()
-	if a.cl.SeeAttention(sctx, through, "cli") == nil && through > a.sent {
-		a.sent = through
+	for range seenTries {
+		sctx, cancel := context.WithTimeout(ctx, seenTimeout)
+		err := a.cl.SeeAttention(sctx, through, "cli")
+		cancel()
+		if err == nil {
+			a.sent = max(a.sent, through)
+			return
+		}
+		if ctx.Err() != nil || a.cl.Err() != nil {
+			return
+		}
 	}
 }

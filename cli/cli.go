@@ -30,6 +30,7 @@ import (
 	_ "early.looprig.invalid/termquiet"
 
 	"looprig/config"
+	"looprig/host"
 	"looprig/internal/textsafe"
 	"looprig/rig"
 	"looprig/tui"
@@ -68,6 +69,13 @@ type env struct {
 	// session a failure names as held (failRestore): the hint then says to
 	// attach to it rather than to break its lease.
 	holderHost int
+	// checkedOnly: the restore a failure names was only checked (take
+	// checks before it asks the holder): nothing was written at all.
+	checkedOnly bool
+
+	// given is the --rig, --placement and --root the command was given
+	// (quoted for a shell), which a hint that names a restore repeats.
+	given givenProfile
 }
 
 // A command is a subcommand, in the manner of cmd/go's base.Command: it
@@ -125,6 +133,8 @@ type opts struct {
 	title, seed   string        // new --title, --seed
 	profile       profileFlags  // new, run, restore --rig, --placement, --root
 	acceptDrift   bool          // run, restore --accept-drift
+	keepWorkspace bool          // run, restore, take --keep-workspace
+	useCheckpoint bool          // run, restore, take --use-checkpoint
 	create        bool          // host --new
 	acceptedBy    string        // host --accepted-by: who accepted drift
 	detach        bool          // new, run, restore --detach
@@ -139,9 +149,13 @@ type opts struct {
 	onlyCrashed   bool          // host --only-crashed, and each restore of --all-crashed
 	diffTurn      string        // diff --turn
 	diffStat      bool          // diff --stat
+	revertTurn    string        // revert --turn
 	takeInterrupt bool          // take --interrupt
 	takeTimeout   time.Duration // take --timeout
+	withoutWS     bool          // take --without-workspace
 	hookWait      time.Duration // hook --wait
+	hookSocket    string        // hook --socket
+	hookTokenFile string        // hook --token-file
 	gateID        string        // gate --gate
 }
 
@@ -160,6 +174,9 @@ type call struct {
 	ctx context.Context // ends with sig's first signal and the timeout
 
 	ack *ackWriter // run: the LOOPRIG_ACK_FD channel, nil when unset
+	// rep is a host's ready descriptor (host started by host.Start),
+	// which its restore's progress goes to; nil elsewhere.
+	rep *host.Reporter
 }
 
 // commands is the command table, in the order 'looprig --help' lists
@@ -167,7 +184,7 @@ type call struct {
 var commands []*command
 
 func init() {
-	commands = []*command{cmdLs, cmdNew, cmdRun, cmdRestore, cmdAttach, cmdSend, cmdGate, cmdWait, cmdStop, cmdTake, cmdLog, cmdDiff, cmdRm, cmdGC, cmdLease, cmdDemo, cmdHost, cmdHook, cmdVersion, cmdHelp}
+	commands = []*command{cmdLs, cmdNew, cmdRun, cmdRestore, cmdAttach, cmdSend, cmdGate, cmdWait, cmdStop, cmdTake, cmdLog, cmdDiff, cmdRevert, cmdFork, cmdRm, cmdGC, cmdLease, cmdDemo, cmdHost, cmdHook, cmdVersion, cmdHelp}
 }
 
 var cmdHelp = &command{name: "help", brief: "show help for a command", help: helpHelp, run: runHelp}
@@ -210,6 +227,7 @@ func (cmd *command) invoke(e *env, args []string) int {
 		e.json = e.json || cmd.json && jsonAsked(args) // a flag after the bad one was not parsed
 		return fail(usageErr(e.cmd, flagMessage(fs, err)))
 	}
+	e.given = c.givenProfile()
 	if cmd.args != nil {
 		if err := cmd.args(c); err != nil {
 			return fail(err)
@@ -264,8 +282,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	c := lookup(name)
 	if c == nil {
-		return e.fail(&UsageError{Msg: fmt.Sprintf("unknown command %q", name),
-			Hint: "run 'looprig --help' for the list of commands"})
+		return e.fail(unknownCommand(name))
 	}
 	e.cmd = name
 	return c.invoke(e, rest[1:])
@@ -437,8 +454,7 @@ func runHelp(c *call) int {
 	}
 	cmd := lookup(name)
 	if cmd == nil {
-		return c.fail(&UsageError{Msg: fmt.Sprintf("unknown command %q", name),
-			Hint: "run 'looprig --help' for the list of commands"})
+		return c.fail(unknownCommand(name))
 	}
 	fmt.Fprint(c.stdout, cmd.help)
 	return exitOK
@@ -488,9 +504,9 @@ func runTUI(e *env) int {
 	defer stop()
 	err = tui.Run(ctx, tui.Options{
 		Store: st, StoreDir: st.Dir(), Workspaces: st.WorkspacesDir(),
-		StoreKey: key, StartHost: e.tuiStartHost(st),
+		StoreKey: key, StartHost: e.tuiStartHost(st, cfg),
 		Profiles: profiles, DefaultProfile: cfg.DefaultProfile,
-		Theme: theme, ConfigDir: configDir,
+		Theme: theme, ConfigDir: configDir, Dir: startDir(),
 		LogPath: filepath.Join(st.LocalDir(), "tui.log"),
 		Version: Version,
 		Notify:  cfg.Notify, NotifyAfter: cfg.NotifyAfter,
@@ -521,4 +537,14 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// startDir is the current directory, where n in the TUI offers to create
+// a session; "" (a scratch directory) when it cannot be told.
+func startDir() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	return wd
 }

@@ -58,7 +58,7 @@ func errorShapeCases() []errorShapeCase {
 			map[string]any{"path": "/s", "hint": "chmod 700 /s"}},
 		{"lease held", &rig.RestoreError{Kind: rig.RestoreLeaseFailed, Session: id, Cause: fmt.Errorf("acquire: %w",
 			&storage.LeaseHeldError{Name: "sessions/x", HolderEpoch: 7, Holder: storage.Holder{PID: 42, Host: "box"}})}, 4, "RestoreError", "lease_failed",
-			map[string]any{"session": id.String(), "holder_epoch": 7.0, "holder": map[string]any{"pid": 42.0, "host": "box"}}},
+			map[string]any{"session": id.String(), "holder_epoch": 7.0, "holder": map[string]any{"acquired": nil, "pid": 42.0, "host": "box"}}},
 		{"discovery", &rig.RestoreError{Kind: rig.RestoreDiscoveryFailed, Session: id, Cause: errors.New("no journal")}, 3, "RestoreError", "discovery_failed",
 			map[string]any{"session": id.String()}},
 		{"unknown prefix", &rig.RestoreError{Kind: rig.RestoreDiscoveryFailed, Cause: &rig.UnknownSessionError{Input: "abcd"}}, 3, "RestoreError", "discovery_failed",
@@ -78,12 +78,12 @@ func errorShapeCases() []errorShapeCase {
 		{"unknown session id", &rig.UnknownSessionError{Input: "abcd"}, 1, "UnknownSessionError", "unknown_session", nil},
 		{"profile gone", &rig.ProfileGoneError{Session: id.String(), Profile: "w", Known: []string{"default"}}, 3, "ProfileGoneError", "unknown_profile",
 			map[string]any{"session": id.String(), "profile": "w", "known": []any{"default"}}},
-		{"session held", fmt.Errorf("delete: %w", &storage.LeaseHeldError{Name: storage.SessionName(id.String()), HolderEpoch: 3, Holder: storage.Holder{PID: 7, Host: "h"}}),
-			4, "LeaseHeldError", "lease_held", map[string]any{"session": id.String(), "holder_epoch": 3.0, "holder": map[string]any{"pid": 7.0, "host": "h"}}},
+		{"session held", fmt.Errorf("delete: %w", &storage.LeaseHeldError{Name: storage.SessionName(id.String()), HolderEpoch: 3, Holder: storage.Holder{PID: 7, Host: "h", Acquired: time.Date(2026, 1, 2, 3, 4, 5, 5e8, time.UTC)}}),
+			4, "LeaseHeldError", "lease_held", map[string]any{"session": id.String(), "holder_epoch": 3.0, "holder": map[string]any{"acquired": "2026-01-02T03:04:05.5Z", "pid": 7.0, "host": "h"}}},
 		{"restore: root busy", &rig.RestoreError{Kind: rig.RestoreLeaseFailed, Session: id, Cause: &rig.WorkspaceRootBusyError{Root: "/r", HolderEpoch: 5,
 			Cause: &storage.LeaseHeldError{Name: storage.RootLeaseName("ab"), HolderEpoch: 5, Holder: storage.Holder{PID: 9, Host: "b"}}}}, 4, "RestoreError", "lease_failed",
-			map[string]any{"cause_type": "WorkspaceRootBusyError", "root": "/r", "holder_epoch": 5.0, "holder": map[string]any{"pid": 9.0, "host": "b"}}},
-		{"restore: epoch file", &rig.RestoreError{Kind: rig.RestoreLeaseFailed, Session: id, Cause: &storage.CorruptError{Path: "/s/x.epoch", Offset: -1}}, 3,
+			map[string]any{"cause_type": "WorkspaceRootBusyError", "root": "/r", "holder_epoch": 5.0, "holder": map[string]any{"acquired": nil, "pid": 9.0, "host": "b"}}},
+		{"restore: epoch file", &rig.RestoreError{Kind: rig.RestoreLeaseFailed, Session: id, Cause: &storage.CorruptError{Path: "/s/x.epoch", Offset: -1, EpochFile: true}}, 3,
 			"RestoreError", "lease_failed", map[string]any{"cause_type": "CorruptError", "path": "/s/x.epoch"}},
 		{"engine unresponsive", &rig.EngineUnresponsiveError{Session: id, Turn: "t", Waited: 2 * time.Second}, 1, "EngineUnresponsiveError", "engine_unresponsive",
 			map[string]any{"session": id.String(), "turn_id": "t", "waited_ms": 2000.0}},
@@ -196,6 +196,55 @@ func TestHostErrorsDescribedAsOwn(t *testing.T) {
 			hostCode, hosts := described(fromHost(t, tt.err))
 			if hostCode != code || !reflect.DeepEqual(hosts, own) {
 				t.Errorf("from a host: exit %d %v\nwant exit %d %v", hostCode, hosts, code, own)
+			}
+		})
+	}
+}
+
+// A failure a host reports is printed with --json byte for byte as the
+// same failure in this process (but for its message): its fields in the
+// same order (host.AppendErrorJSON's name order, which a host's error,
+// decoded into a map, keeps).
+func TestHostErrorsPrintedAsOwn(t *testing.T) {
+	id := uuid.MustParse("0b9e3a4e-1111-4222-8333-444455556666")
+	cases := append(errorShapeCases(),
+		errorShapeCase{name: "replay", err: &rig.RestoreError{Kind: rig.RestoreReplayFailed, Session: id, Cause: errors.New("io")}},
+		errorShapeCase{name: "busy", err: &rig.BusyError{TurnID: "t", Index: 2, Checkpointing: true}},
+	)
+	printed := func(err error) string {
+		e, out, _ := testEnv(true)
+		e.fail(err)
+		dec := json.NewDecoder(bytes.NewReader(out.Bytes()))
+		var v map[string]json.RawMessage
+		if jerr := dec.Decode(&v); jerr != nil {
+			t.Fatalf("%s: %v", out, jerr)
+		}
+		// The members of the error object, in order, but the message's value.
+		dec = json.NewDecoder(bytes.NewReader(v["error"]))
+		var b strings.Builder
+		if _, jerr := dec.Token(); jerr != nil {
+			t.Fatal(jerr)
+		}
+		for dec.More() {
+			k, _ := dec.Token()
+			var raw json.RawMessage
+			if jerr := dec.Decode(&raw); jerr != nil {
+				t.Fatal(jerr)
+			}
+			if k == "message" {
+				raw = json.RawMessage(`"…"`)
+			}
+			fmt.Fprintf(&b, "%q:%s,", k, raw)
+		}
+		return b.String()
+	}
+	for _, tt := range cases {
+		if !explain.Explain(tt.err).Classified() {
+			continue // the CLI's own input, never a host's failure
+		}
+		t.Run(tt.name, func(t *testing.T) {
+			if own, hosts := printed(tt.err), printed(fromHost(t, tt.err)); hosts != own {
+				t.Errorf("from a host: %s\nwant        %s", hosts, own)
 			}
 		})
 	}

@@ -6,19 +6,21 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
+
 	"looprig/internal/textsafe"
 	"looprig/rig"
 )
 
 // attachTail is how many journal records before the tip attach replays
-// first.
+// first, of a long journal (rig.ReplayStart).
 const attachTail = 50
 
 // connectTimeout bounds dialing a host and its hello.
 const connectTimeout = 10 * time.Second
 
 var cmdAttach = &command{
-	name: "attach", brief: "follow a live session's events; Ctrl-C detaches, the session keeps running", help: helpAttach,
+	name: "attach", brief: "be a live session's terminal: its output, your input, a prompt between turns; Ctrl-] detaches", help: helpAttach,
 	json: true, args: oneID, needs: needsStore, interrupts: true,
 	run: runAttach,
 }
@@ -35,65 +37,112 @@ func runAttach(c *call) int {
 		return c.fail(err)
 	}
 	defer cl.Close()
-	after := uint64(0)
-	if tip > attachTail {
-		after = tip - attachTail
-	}
+	h := &hostTurn{c: c, cl: cl, id: id.String()}
+	after := rig.ReplayStart(tip, attachTail)
 	sctx, cancel := context.WithTimeout(c.ctx, connectTimeout)
-	f, err := rig.Follow(sctx, cl, after)
+	st, err := cl.Status(sctx)
+	var f *rig.Follower
+	if err == nil {
+		f, err = rig.Follow(sctx, endsNoted{h}, after)
+	}
 	cancel()
 	if err != nil {
+		if ff := h.fault(); ff != nil {
+			err = ff
+		}
 		return c.fail(err)
 	}
 	defer f.Close()
 	p := newEventPrinter(c.env)
+	// attached ends with c.ctx (SIGINT, SIGTERM) and with attach's keys.
+	attached, detach := context.WithCancel(c.ctx)
+	defer detach()
+	term := newAttachTerm(c, h, p, st, detach)
 	if !c.json {
-		short := rig.ShortID(id.String())
-		fmt.Fprintf(c.stderr, "looprig: attached to session %s (host pid %d); Ctrl-C detaches, the session keeps running\n",
-			short, cl.Hello().PID)
-		if after > 0 {
-			// The records before the replay are said, not shown; the turn
-			// the replay begins inside gets its header.
-			sk, err := skippedBefore(c.ctx, c.st, id, after, skipChunk)
-			fmt.Fprintf(c.stderr, "looprig: %s\n", sk.note(fmt.Sprintf("'looprig %slog %s'", c.globalArgs(), short)))
-			if err != nil {
-				fmt.Fprintf(c.stderr, "looprig: warning: %s\n", textsafe.Sanitize(err.Error()))
-			}
-			if sk.open != nil {
-				p.header(sk.open.Index, sk.open.Input)
-			}
+		c.attachBanner(id, cl.Hello().PID, after, p, term != nil)
+	}
+	if term != nil {
+		stop := term.start(attached)
+		defer stop()
+	}
+	return c.attachLoop(attached, h, f, p, term)
+}
+
+// attachBanner says what attach shows, and how to leave it.
+func (c *call) attachBanner(id uuid.UUID, pid int, after uint64, p *eventPrinter, term bool) {
+	short := rig.ShortID(id.String())
+	keys := "Ctrl-C detaches"
+	if term {
+		keys = "what you type goes to the running turn; Ctrl-C interrupts it; Ctrl-] detaches"
+	}
+	fmt.Fprintf(c.stderr, "looprig: attached to session %s (host pid %d); %s, the session keeps running\n", short, pid, keys)
+	if after > 0 {
+		// The records before the replay are said, not shown; the turn
+		// the replay begins inside gets its header.
+		sk, err := skippedBefore(c.ctx, c.st, id, after, skipChunk)
+		fmt.Fprintf(c.stderr, "looprig: %s\n", sk.note(fmt.Sprintf("'looprig %slog %s'", c.globalArgs(), short)))
+		if err != nil {
+			fmt.Fprintf(c.stderr, "looprig: warning: %s\n", textsafe.Sanitize(err.Error()))
+		}
+		if sk.open != nil {
+			p.header(sk.open.Index, sk.open.Input)
 		}
 	}
-	seer := c.attentionSeer(cl)
+}
+
+// attachLoop prints the session's events until attached ends (a detach),
+// the session stops, or its host is lost; term, when not nil, is the
+// terminal attach is.
+func (c *call) attachLoop(attached context.Context, h *hostTurn, f *rig.Follower, p *eventPrinter, term *attachTerm) int {
+	short := rig.ShortID(h.id)
+	seer := c.attentionSeer(h.cl)
 	seer.attached(c.ctx)
 	for {
-		batch, err := f.Next(c.ctx)
+		batch, err := f.Next(attached)
 		for _, env := range batch {
+			if term != nil {
+				term.before(env)
+			}
 			p.print(env)
+			if term != nil {
+				term.after(env)
+			}
 		}
 		seer.shown(c.ctx, batch)
-		switch {
-		case err == nil:
+		if err == nil {
+			if term != nil {
+				term.settled()
+			}
 			continue
-		case c.ctx.Err() != nil:
-			p.flush()
+		}
+		p.flush()
+		if term != nil {
+			term.end()
+		}
+		switch {
+		case attached.Err() != nil && h.fault() == nil:
 			dctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			cl.Detach(dctx)
+			h.cl.Detach(dctx)
 			cancel()
 			if !c.json {
 				fmt.Fprintf(c.stderr, "looprig: detached; session %s keeps running (looprig %sattach %s)\n",
-					rig.ShortID(id.String()), c.globalArgs(), rig.ShortID(id.String()))
+					short, c.globalArgs(), short)
 			}
 			return exitOK
 		case errors.Is(err, rig.ErrFollowEnded):
-			p.flush()
+			h.settle(c.ctx)
+			if ff := h.fault(); ff != nil {
+				return c.fail(ff)
+			}
 			if !c.json {
-				fmt.Fprintf(c.stderr, "looprig: session %s stopped\n", rig.ShortID(id.String()))
+				fmt.Fprintf(c.stderr, "looprig: session %s stopped\n", short)
 			}
 			return exitOK
 		default:
-			p.flush()
-			return c.fail(remoteFault(id.String(), err))
+			if ff := h.fault(); ff != nil {
+				return c.fail(ff)
+			}
+			return c.fail(remoteFault(h.id, err))
 		}
 	}
 }

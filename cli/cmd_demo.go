@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"looprig/internal/textsafe"
 	"looprig/rig"
 	"looprig/rig/event"
 )
@@ -95,15 +96,29 @@ func runDemo(c *call) int {
 		c.writeJSON(demoJSON{ID: id, ShortID: short, Title: demoTitle, HelperPID: child.Process.Pid})
 		return exitOK
 	}
-	g := c.globalArgs()
+	self := selfCommand(exe) + " " + c.globalArgs()
 	fmt.Fprintf(c.stdout, `A session crashed mid-turn: helper process %d ran
   %s
 in session %s %q and was killed with SIGKILL after its output reached %q.
 
-See it (state crashed):  looprig %sls
-Restore it:              looprig %srestore %s
-`, child.Process.Pid, demoInput, short, demoTitle, demoReadyLine, g, g, short)
+See it (state crashed):  %sls
+Restore it:              %srestore %s
+`, child.Process.Pid, demoInput, short, demoTitle, demoReadyLine, self, self, short)
 	return exitOK
+}
+
+// selfCommand is how a hint names the looprig that runs (exe, from
+// os.Executable): "looprig" when that is what the PATH finds, else exe's
+// path quoted for a shell (./looprig built in a checkout, not installed).
+func selfCommand(exe string) string {
+	if onPath, err := exec.LookPath("looprig"); err == nil {
+		a, aerr := os.Stat(onPath)
+		b, berr := os.Stat(exe)
+		if aerr == nil && berr == nil && os.SameFile(a, b) {
+			return "looprig"
+		}
+	}
+	return textsafe.Line(shellQuote(exe))
 }
 
 // demoChild runs in the helper process of `demo`.

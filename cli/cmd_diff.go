@@ -3,6 +3,7 @@ package cli
 import (
 	"flag"
 	"fmt"
+	"strings"
 	"time"
 
 	"looprig/internal/textsafe"
@@ -37,10 +38,20 @@ func runDiff(c *call) int {
 	if err != nil {
 		return c.fail(fmt.Errorf("diff of turn %d of session %s: %w", tc.Index, rig.ShortID(id.String()), err))
 	}
+	// What the checkpoint after the turn left out: named, never shown.
+	after, err := checkpoint.Load(c.ctx, c.st, tc.After)
+	if err != nil {
+		return c.fail(fmt.Errorf("diff of turn %d of session %s: %w", tc.Index, rig.ShortID(id.String()), err))
+	}
 	if c.json {
-		c.writeJSON(newDiffJSON(id.String(), tc, changes))
+		out := newDiffJSON(id.String(), tc, changes)
+		for _, x := range after.Excluded {
+			out.Excluded = append(out.Excluded, excludedPath(x))
+		}
+		c.writeJSON(out)
 		return exitOK
 	}
+	defer c.printExcluded(after.Excluded)
 	if len(changes) == 0 {
 		fmt.Fprintf(c.stdout, "turn %d changed nothing in the workspace\n", tc.Index)
 		return exitOK
@@ -59,6 +70,34 @@ func runDiff(c *call) int {
 	return exitOK
 }
 
+// maxExcludedShown bounds the excluded paths diff names.
+const maxExcludedShown = 20
+
+// excludedPath is x as diff shows it: a directory with a trailing slash.
+func excludedPath(x checkpoint.ExcludedPath) string {
+	if x.IsDir {
+		return x.Path + "/"
+	}
+	return x.Path
+}
+
+// printExcluded names the paths the checkpoint left out (secrets, ignored
+// files): kept on the machine they are on, never stored, never shown.
+func (c *call) printExcluded(xs []checkpoint.ExcludedPath) {
+	if len(xs) == 0 {
+		return
+	}
+	names := make([]string, 0, min(len(xs), maxExcludedShown))
+	for _, x := range xs[:min(len(xs), maxExcludedShown)] {
+		names = append(names, textsafe.Line(excludedPath(x)))
+	}
+	more := ""
+	if len(xs) > maxExcludedShown {
+		more = fmt.Sprintf(" and %d more", len(xs)-maxExcludedShown)
+	}
+	fmt.Fprintf(c.stdout, " excluded (never stored; see checkpoint_include): %s%s\n", strings.Join(names, ", "), more)
+}
+
 // diffJSON is what diff --json prints.
 type diffJSON struct {
 	ID      string           `json:"id"`
@@ -67,6 +106,9 @@ type diffJSON struct {
 	Before  string           `json:"before"` // manifest digest, "" for the empty workspace
 	After   string           `json:"after"`
 	Changes []diffChangeJSON `json:"changes"`
+	// Excluded names what the checkpoint after the turn left out (a
+	// directory ends in "/"); their content is never stored.
+	Excluded []string `json:"excluded"`
 }
 
 type diffChangeJSON struct {
@@ -84,7 +126,7 @@ type diffChangeJSON struct {
 }
 
 func newDiffJSON(id string, tc rig.TurnCheckpoints, changes []checkpoint.FileChange) diffJSON {
-	out := diffJSON{ID: id, TurnID: tc.TurnID, Turn: tc.Index, After: tc.After.String(), Changes: []diffChangeJSON{}}
+	out := diffJSON{ID: id, TurnID: tc.TurnID, Turn: tc.Index, After: tc.After.String(), Changes: []diffChangeJSON{}, Excluded: []string{}}
 	if !tc.Before.IsZero() {
 		out.Before = tc.Before.String()
 	}

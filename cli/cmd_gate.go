@@ -61,7 +61,7 @@ func runGate(c *call) int {
 		return c.fail(&rig.NoGateError{GateID: gateID, Open: open})
 	}
 	approve := c.args[1] == "approve"
-	if err := cl.RespondGate(c.ctx, gateID, approve); err != nil {
+	if err := cl.RespondGate(c.ctx, gateID, approve, "cli"); err != nil {
 		return c.fail(err)
 	}
 	out := gateJSON{ID: id.String(), ShortID: rig.ShortID(id.String()), Gate: gateID, Prompt: st.Gate.Prompt, Approve: approve}
@@ -81,8 +81,14 @@ const helpGate = `Usage: looprig gate ID approve|deny [--gate GATE] [--json]
 
 Answer the gate session ID waits at, as the TUI's a and d keys do: approve
 lets the gated command (or the agent's tool call) run, deny refuses it.
-Both answers are journaled. The session must be live in a host (new
+Both answers are journaled with who gave them: "cli", this process's pid
+and whether it had a terminal. The session must be live in a host (new
 --detach, run --detach, restore --detach, or the TUI).
+
+Only a person answers a gate: gate run by a process inside one of the
+session's own turns (a command the turn or an agent's tool ran, which
+carries its LOOPRIG_SESSION, or is in its process group) is refused
+(from_turn, exit 1), and the attempt is journaled; the gate stays open.
 
 Flags:
   --gate GATE   answer only this gate; refused when another one is open

@@ -16,7 +16,7 @@ var cmdGC = &command{
 }
 
 func runGC(c *call) int {
-	res, err := rig.SweepBlobs(c.ctx, c.st, rig.SweepGrace)
+	res, err := rig.SweepBlobs(c.ctx, c.st, rig.SweepOptions{Grace: rig.SweepGrace, Workspaces: c.st.WorkspacesDir()})
 	if err != nil {
 		return c.fail(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -21,6 +20,9 @@ var cmdHost = &command{
 	flags: func(fs *flag.FlagSet, o *opts) {
 		restoreFlags(fs, o)
 		fs.BoolVar(&o.create, "new", false, "create a new session instead of restoring ID")
+		fs.BoolVar(&o.profile.scratch, "scratch", false, "a new session's workspace is a private directory in the store")
+		fs.Var(&o.profile.worktree, "worktree", "a new session gets a git worktree of its own (--worktree=BRANCH names its branch)")
+		fs.StringVar(&o.profile.dir, "dir", "", "the directory a new session lives in when nothing else places it (new ran there)")
 		fs.BoolVar(&o.onlyCrashed, "only-crashed", false, "restore ID only if it is still crashed once its lease is held (restore --all-crashed)")
 		fs.StringVar(&o.title, "title", "", "title of a new session")
 		fs.StringVar(&o.seed, "seed", "", "directory copied into a new session's workspace")
@@ -44,6 +46,7 @@ func hostArgs(c *call) error {
 // terminal that started it. Started by host.Start, it reports on its
 // ready descriptor; run by hand, it says where it serves on stdout.
 func runHost(c *call) int {
+	host.LimitMemory()
 	rep, err := host.OpenReporter()
 	if err != nil {
 		return c.fail(usageErr(c.cmd, err.Error()))
@@ -52,6 +55,7 @@ func runHost(c *call) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	c.ctx = ctx
+	c.rep = rep // a restore's progress goes to the client waiting for it
 
 	// Before the session is created or restored: a host that cannot serve
 	// it must leave nothing behind (no new session, no restore).
@@ -84,7 +88,11 @@ func runHost(c *call) int {
 		log.Warn("host: " + lingerHint)
 	}
 	rd := host.Ready{Created: c.create, Log: logPath, Restored: s.Restored()}
-	err = host.Run(ctx, s, key, rep, rd, host.WithVersion(Version), host.WithLogger(log))
+	opts := []host.Option{host.WithVersion(Version), host.WithLogger(log)}
+	if testHostOptions != nil {
+		opts = append(opts, testHostOptions()...)
+	}
+	err = host.Run(ctx, s, key, rep, rd, opts...)
 	log.Info("host: done", "err", err)
 	if err != nil {
 		return c.fail(err)
@@ -117,20 +125,9 @@ func (c *call) hostedSession() (*rig.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p, err = c.profile.apply(c.cmd, p); err != nil {
+	if p, err = c.profile.placeNew(c.cmd, p, c.profile.dir); err != nil {
 		return nil, err
 	}
-	r, err := defineRig(c.st, p, nil)
-	if err != nil {
-		return nil, err
-	}
-	opts := []rig.SessionOption{rig.WithTitle(c.title)}
-	if c.seed != "" {
-		abs, err := filepath.Abs(c.seed)
-		if err != nil {
-			return nil, usageErr(c.cmd, fmt.Sprintf("--seed %s: %v", c.seed, err))
-		}
-		opts = append(opts, rig.WithSeedSnapshot(abs))
-	}
-	return r.NewSession(c.ctx, opts...)
+	_, s, err := c.createSession(p)
+	return s, err
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"looprig/host"
 	"looprig/internal/textsafe"
 	"looprig/rig"
 	"looprig/rig/storage"
@@ -79,7 +80,8 @@ func runLeaseBreak(c *call) int {
 			out.Epoch, out.Fenced = res.Epoch, &res.Fenced
 		}
 		if res.Held {
-			out.PreviousEpoch, out.PreviousHolder = &res.PreviousEpoch, &holderJSON{Host: res.PreviousHolder.Host, PID: res.PreviousHolder.PID}
+			prev := host.HolderOf(res.PreviousHolder)
+			out.PreviousEpoch, out.PreviousHolder = &res.PreviousEpoch, &prev
 		}
 		if t := res.Turn; t != nil {
 			out.Turn = &brokenTurnJSON{ID: t.ID, Index: t.Index, Epoch: t.Epoch, PGID: t.PGID, Host: t.Host, Here: t.Here,

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,7 +12,6 @@ import (
 	"looprig/internal/textsafe"
 	"looprig/rig"
 	"looprig/rig/event"
-	"looprig/rig/journal"
 )
 
 // followEvery is how often `log --follow` looks for new records.
@@ -33,7 +33,7 @@ func runLog(c *call) int {
 		return c.fail(err)
 	}
 	if c.follow {
-		err := rig.FollowRecords(c.ctx, c.st, id, 0, followEvery, func(rec journal.Record) error {
+		err := rig.FollowRecords(c.ctx, c.st, id, 0, followEvery, func(rec rig.Record) error {
 			c.printRecord(rec)
 			return nil
 		})
@@ -61,7 +61,7 @@ func runLog(c *call) int {
 
 // printRecord prints one journal record: a JSON line, or
 // "seq  kind  type  summary".
-func (e *env) printRecord(rec journal.Record) {
+func (e *env) printRecord(rec rig.Record) {
 	if e.json {
 		o, err := recordJSON(rec)
 		if err != nil {
@@ -72,11 +72,11 @@ func (e *env) printRecord(rec journal.Record) {
 	}
 	typ, sum := "", ""
 	switch rec.Kind {
-	case journal.KindFence:
+	case rig.RecordFence:
 		typ, sum = "fence", fmt.Sprintf("epoch %d", rec.Epoch)
-	case journal.KindEvent:
-		typ, sum = string(rec.Event.Type()), eventSummary(rec.Event)
-	case journal.KindCommand:
+	case rig.RecordEvent:
+		typ, sum = string(rec.Event.Event.Type()), eventSummary(rec.Event.Event)
+	case rig.RecordCommand:
 		typ, sum = rec.Command.Name, commandSummary(rec.Command)
 	}
 	line := fmt.Sprintf("%6d  %-7s  %-20s  %s", rec.Seq, rec.Kind, typ, sum)
@@ -102,15 +102,15 @@ func outputQuote(s string, n int) string {
 	return shortQuote(strings.Join(lines, "\n"), n)
 }
 
-func commandSummary(c *journal.Command) string {
+func commandSummary(c *rig.Command) string {
 	switch c.Name {
-	case journal.CommandSubmit:
+	case rig.CommandSubmit:
 		return fmt.Sprintf("turn %s %s", rig.ShortID(c.TurnID), shortQuote(c.Input, 60))
-	case journal.CommandInterrupt:
+	case rig.CommandInterrupt:
 		return "turn " + rig.ShortID(c.TurnID)
-	case journal.CommandRespondGate:
+	case rig.CommandRespondGate:
 		return fmt.Sprintf("gate %s %s", rig.ShortID(c.GateID), textsafe.Line(c.Action))
-	case journal.CommandInput:
+	case rig.CommandInput:
 		from := ""
 		if c.From != "" {
 			from = " from " + textsafe.Line(c.From)
@@ -125,7 +125,7 @@ func commandSummary(c *journal.Command) string {
 			return fmt.Sprintf("turn %s input, %d bytes%s", rig.ShortID(c.TurnID), c.Bytes, from)
 		}
 		return fmt.Sprintf("turn %s %s%s", rig.ShortID(c.TurnID), shortQuote(c.Input, 60), from)
-	case journal.CommandInputWritten:
+	case rig.CommandInputWritten:
 		return inputWrittenSummary(c)
 	}
 	return ""
@@ -133,7 +133,7 @@ func commandSummary(c *journal.Command) string {
 
 // inputWrittenSummary says what went in of the input command that c
 // follows: its text, or that it was hidden, and why not all of it went in.
-func inputWrittenSummary(c *journal.Command) string {
+func inputWrittenSummary(c *rig.Command) string {
 	s := fmt.Sprintf("turn %s input %d ", rig.ShortID(c.TurnID), c.InputSeq)
 	var what string
 	switch {
@@ -147,9 +147,9 @@ func inputWrittenSummary(c *journal.Command) string {
 	switch c.Reason {
 	case "":
 		return s + "written: " + what
-	case journal.InputTimedOut:
+	case rig.InputTimedOut:
 		s += "not read in time, "
-	case journal.InputTurnEnded:
+	case rig.InputTurnEnded:
 		s += "cut off by the turn's end, "
 	default:
 		s += "refused by the terminal, "
@@ -177,11 +177,18 @@ func eventSummary(ev event.Event) string {
 		if v.Root != "" {
 			s += ", root " + l(v.Root)
 		}
+		if f := v.ForkedFrom; f != nil {
+			s += fmt.Sprintf(", forked from %s at turn %d", rig.ShortID(l(f.Session)), f.TurnIndex)
+		}
 		return s
 	case event.RestoreStarted:
 		return fmt.Sprintf("epoch %d", v.Epoch)
 	case event.RestoreDone:
-		return fmt.Sprintf("epoch %d, interrupted %s, closed %s", v.Epoch, plural(len(v.Interrupted), "turn"), plural(len(v.GatesClosed), "gate"))
+		s := fmt.Sprintf("epoch %d, interrupted %s, closed %s", v.Epoch, plural(len(v.Interrupted), "turn"), plural(len(v.GatesClosed), "gate"))
+		if v.Holder != "" {
+			s += ", holder " + l(v.Holder)
+		}
+		return s
 	case event.RestoreErrored:
 		return l(v.Kind) + ": " + clip(l(v.Message), 120)
 	case event.ConfigurationAdopted:
@@ -213,13 +220,21 @@ func eventSummary(ev event.Event) string {
 	case event.GateOpened:
 		return fmt.Sprintf("gate %s turn %s: %s", rig.ShortID(v.GateID), rig.ShortID(v.TurnID), clip(l(v.Prompt), 100))
 	case event.GateResolved:
+		if v.By != nil {
+			return fmt.Sprintf("gate %s %s by %s", rig.ShortID(v.GateID), l(v.Action), clientText(v.By))
+		}
 		return fmt.Sprintf("gate %s %s (%s)", rig.ShortID(v.GateID), l(v.Action), l(v.Reason))
 	case event.Attention:
+		if v.Reason == event.AttentionAgent {
+			return fmt.Sprintf("turn %s %s", rig.ShortID(v.TurnID), agentWords(v.Agent, v.Text, 100))
+		}
 		s := fmt.Sprintf("turn %s %s", rig.ShortID(v.TurnID), l(v.Reason))
 		if v.Text != "" {
 			s += " " + shortQuote(v.Text, 100)
 		}
 		return s
+	case event.Refused:
+		return refusedText(v)
 	case event.AttentionSeen:
 		return fmt.Sprintf("through seq %d by %s", v.Through, l(v.From))
 	case event.WorkspaceCheckpointed:
@@ -230,15 +245,98 @@ func eventSummary(ev event.Event) string {
 		return s
 	case event.WorkspaceCheckpointSkipped:
 		return fmt.Sprintf("%s at %s: %s", l(v.Trigger), turnOrNone(v.TurnID), clip(l(v.Reason), 120))
+	case event.WorkspaceReverted:
+		what := fmt.Sprintf("to before turn %d", v.TurnIndex)
+		if v.Undo {
+			what = fmt.Sprintf("undo of the revert of turn %d", v.TurnIndex)
+		}
+		return fmt.Sprintf("%s on %s: %d changed, %d removed, manifest %s (was %s)", what, l(v.Host), v.Changed, v.Removed,
+			v.Manifest[:min(12, len(v.Manifest))], v.From[:min(12, len(v.From))])
 	case event.HandedOff:
-		return "to " + l(v.To)
+		return "to the take of " + l(v.To)
+	case event.WorkspaceReconciled:
+		s := fmt.Sprintf("%s on %s: %d differed from manifest %s", l(v.Action), l(v.Host), v.Differs, v.Manifest[:min(12, len(v.Manifest))])
+		if v.MovedTo != "" {
+			s += ", moved aside to " + l(v.MovedTo)
+		}
+		return s
 	case event.AgentConversation:
 		if v.TurnID == "" {
 			return fmt.Sprintf("%s conversation %s, minted", l(v.Agent), l(v.ID))
 		}
 		return fmt.Sprintf("%s conversation %s, reported at %s", l(v.Agent), l(v.ID), turnOrNone(v.TurnID))
+	case event.WorktreeAdded:
+		return fmt.Sprintf("git worktree %s on branch %s of %s", l(v.Path), l(v.Branch), l(v.Repo))
 	case event.AgentTranscript:
 		return fmt.Sprintf("%s conversation %s at %s: %d bytes, blob %s", l(v.Agent), l(v.ID), turnOrNone(v.TurnID), v.Bytes, v.Blob[:min(12, len(v.Blob))])
 	}
 	return ""
+}
+
+// clientText names a client for people: its kind, pid and whether it had
+// a terminal ("cli pid 4242 (terminal)").
+func clientText(c *event.Client) string {
+	if c == nil {
+		return "an unknown client"
+	}
+	term := "no terminal"
+	if c.Terminal {
+		term = "terminal"
+	}
+	pid := "pid unknown"
+	if c.PID > 0 {
+		pid = fmt.Sprintf("pid %d", c.PID)
+	}
+	return fmt.Sprintf("%s %s (%s)", textsafe.Line(c.Kind), pid, term)
+}
+
+// agentWords is an agent's notification for people, as the agent's words,
+// never looprig's: `claude says: "…"`, or "claude waits for you" when it
+// said nothing.
+func agentWords(agent, text string, n int) string {
+	if agent == "" {
+		agent = "the agent"
+	}
+	if text == "" {
+		return textsafe.Line(agent) + " waits for you"
+	}
+	return textsafe.Line(agent) + " says: " + shortQuote(text, n)
+}
+
+// fromTurnText says why a client's answer or input was refused.
+func fromTurnText(reason string, via, pid int) string {
+	switch reason {
+	case event.FromTurnGone:
+		return "the process that connected is gone, or is another one now"
+	case event.FromTurnUnknown:
+		return "whether it runs inside the session's turns cannot be told"
+	}
+	who := "it"
+	if via != pid && via > 0 {
+		who = fmt.Sprintf("its ancestor pid %d", via)
+	}
+	if reason == event.FromTurnGroup {
+		return "it runs inside the session's turn (" + who + " is in the turn's process group)"
+	}
+	return "it runs inside the session's turns (" + who + " carries LOOPRIG_SESSION)"
+}
+
+// refusedText is a Refused record for people.
+func refusedText(v event.Refused) string {
+	l := textsafe.Line
+	pid := 0
+	if v.By != nil {
+		pid = v.By.PID
+	}
+	switch v.What {
+	case event.RefusedGateAnswer:
+		return fmt.Sprintf("%s of gate %s refused, from %s: %s", l(v.Action), rig.ShortID(v.GateID), clientText(v.By), fromTurnText(v.Reason, v.Via, pid))
+	case event.RefusedInput:
+		return fmt.Sprintf("input to %s refused, from %s: %s", turnOrNone(v.TurnID), clientText(v.By), fromTurnText(v.Reason, v.Via, pid))
+	case event.RefusedHook:
+		return fmt.Sprintf("%s hook event %s at %s refused: the turn did not ask for it", l(v.Agent), strconv.Quote(l(v.Hook)), turnOrNone(v.TurnID))
+	case event.RefusedConversation:
+		return fmt.Sprintf("%s conversation %s, reported by the %s at %s, refused: not the session's, not adopted", l(v.Agent), l(v.ID), l(v.Source), turnOrNone(v.TurnID))
+	}
+	return l(v.What) + " refused"
 }

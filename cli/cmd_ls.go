@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -14,6 +15,7 @@ import (
 	"looprig/host"
 	"looprig/internal/textsafe"
 	"looprig/rig"
+	"looprig/rig/event"
 	"looprig/rig/storage"
 )
 
@@ -38,7 +40,7 @@ func runLs(c *call) int {
 			if i > 0 {
 				out = append(out, ',', '\n')
 			}
-			out = append(out, jsonBytes(newSessionJSON(in))...)
+			out = append(out, jsonBytes(newSessionJSON(in, c.st.WorkspacesDir()))...)
 		}
 		c.stdout.Write(append(out, "]\n"...))
 		return exitOK
@@ -57,7 +59,7 @@ func runLs(c *call) int {
 	}
 	head := "STATE\t%s\tTITLE\tPROFILE\tEPOCH\tHOLDER\tTURN\tUPDATED"
 	if c.long {
-		head += "\tCHECKPOINT"
+		head += "\tCHECKPOINT\tDIR\tBRANCH\tFORKED FROM"
 	}
 	fmt.Fprintf(w, head+"\n", idHead)
 	var notes []string
@@ -71,7 +73,8 @@ func runLs(c *call) int {
 			holder = fmt.Sprintf("%d@%s", in.Holder.PID, textsafe.Line(in.Holder.Host))
 		}
 		turn := "-"
-		if in.OpenTurn != "" {
+		switch {
+		case in.OpenTurn != "":
 			turn = "#" + strconv.Itoa(in.Turn)
 			if in.OpenGate != "" {
 				turn += " gate"
@@ -79,11 +82,22 @@ func runLs(c *call) int {
 			if in.Attention != nil {
 				turn += " asks"
 			}
+		case in.Checkpointing != nil:
+			// The turn ended; its workspace is being checkpointed, and
+			// the next turn waits for it.
+			turn = "checkpointing"
+			if d := in.Checkpointing.Done(); d != "" {
+				turn += ": " + d
+			}
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s", stateLabel(in.State), id, orDash(clip(textsafe.Line(in.Title), 40)),
 			orDash(textsafe.Line(in.Profile)), in.Epoch, holder, turn, ago(in.Updated, now))
 		if c.long {
-			fmt.Fprintf(w, "\t%s", checkpointCell(in.Checkpoint, now))
+			branch := "-"
+			if in.Worktree != nil {
+				branch = textsafe.Line(in.Worktree.Branch)
+			}
+			fmt.Fprintf(w, "\t%s\t%s\t%s\t%s", checkpointCell(in.Checkpoint, now), orDash(textsafe.Line(sessionDir(in, c.st.WorkspacesDir()))), branch, forkCell(in.ForkedFrom))
 		}
 		fmt.Fprintln(w)
 		if in.Reason != "" {
@@ -133,6 +147,15 @@ func checkpointCell(cp *rig.CatalogCheckpoint, now time.Time) string {
 }
 
 // byteSize is n bytes for people: 512 B, 1.5 KiB, 3.0 MiB, 2.1 GiB.
+// forkCell is where a fork came from, "1a2b3c4d turn 3" ("-" for a
+// session that is not one).
+func forkCell(f *event.ForkedFrom) string {
+	if f == nil {
+		return "-"
+	}
+	return rig.ShortID(textsafe.Line(f.Session)) + " turn " + strconv.Itoa(f.TurnIndex)
+}
+
 func byteSize(n int64) string {
 	const unit = 1024
 	if n < unit {
@@ -195,4 +218,17 @@ func shortIDs(ids []string) string {
 		s[i] = rig.ShortID(id)
 	}
 	return strings.Join(s, ", ")
+}
+
+// sessionDir is the directory session in works in: its root, or its
+// private directory in workspaces (the store's); "" when its entry
+// predates placements.
+func sessionDir(in rig.SessionInfo, workspaces string) string {
+	switch {
+	case in.Root != "":
+		return in.Root
+	case in.Placement == rig.PlacementSession:
+		return filepath.Join(workspaces, in.ID)
+	}
+	return ""
 }

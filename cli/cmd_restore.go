@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -96,10 +95,7 @@ func runRestore(c *call) int {
 func newRestoreJSON(id string, info *rig.RestoreInfo) restoreJSON {
 	out := restoreJSON{ID: id, Epoch: info.Epoch, Interrupted: nonNil(info.Interrupted), GatesClosed: nonNil(info.GatesClosed),
 		ShortID: rig.ShortID(id), Records: info.Records, Adopted: changes(info.Adopted), AdoptedBy: info.AdoptedBy}
-	if w := info.Workspace; w != nil {
-		out.Workspace = &workspaceFoundJSON{Materialized: w.Materialized, Files: w.Files, Bytes: w.Bytes,
-			Differs: w.Differs, Paths: nonNil(w.Paths), Error: w.Err}
-	}
+	out.Workspace = newWorkspaceFoundJSON(info.Workspace)
 	return out
 }
 
@@ -126,29 +122,17 @@ func (c *call) printRestored(id uuid.UUID, title string, info *rig.RestoreInfo) 
 }
 
 // printWorkspaceFound says how the restore found the workspace against
-// its last checkpoint.
+// its last checkpoint, and what it did.
 func (c *call) printWorkspaceFound(w *rig.WorkspaceFound) {
-	switch {
-	case w.Materialized:
-		fmt.Fprintf(c.stdout, "  workspace brought back from its last checkpoint: %s, %s\n", plural(w.Files, "file"), byteSize(w.Bytes))
-	case w.Err != "":
-		fmt.Fprintf(c.stdout, "  workspace not compared with its last checkpoint: %s\n", textsafe.Line(w.Err))
-	case w.Differs > 0:
-		paths := make([]string, len(w.Paths))
-		for i, p := range w.Paths {
-			paths[i] = textsafe.Line(p)
-		}
-		more := ""
-		if w.Differs > len(w.Paths) {
-			more = ", …"
-		}
-		what := "1 entry differs"
-		if w.Differs != 1 {
-			what = strconv.Itoa(w.Differs) + " entries differ"
-		}
-		fmt.Fprintf(c.stdout, "  workspace kept as found; %s from its last checkpoint (by size, mode or presence): %s%s\n",
-			what, strings.Join(paths, ", "), more)
+	if r := workspaceReport(w); r != "" {
+		fmt.Fprintf(c.stdout, "  %s\n", r)
 	}
+}
+
+// workspaceReport is what a restore found of the workspace and did, in a
+// sentence safe to print; "" when there is nothing to say.
+func workspaceReport(w *rig.WorkspaceFound) string {
+	return textsafe.Line(w.Summary())
 }
 
 // restoreDetached restores the session in a new background host and
@@ -193,7 +177,7 @@ func (c *call) restoreFlagArgs() []string {
 	if c.acceptDrift {
 		args = append(args, "--accept-drift")
 	}
-	return args
+	return append(args, c.workspaceArgs()...)
 }
 
 // placementArgs repeats --placement and --root as given (the root made
@@ -213,11 +197,37 @@ func (c *call) placementArgs() []string {
 	return args
 }
 
+// givenProfile is the profile flags a command was given, each a word
+// quoted for a shell and safe to print: the --rig, and the --placement
+// and --root (the root made absolute).
+type givenProfile struct {
+	rig       []string
+	placement []string
+}
+
+// all is every flag given, --rig first.
+func (g givenProfile) all() []string { return append(append([]string{}, g.rig...), g.placement...) }
+
+// givenProfile is what --rig, --placement and --root c was given.
+func (c *call) givenProfile() givenProfile {
+	var g givenProfile
+	if c.profile.rig != "" {
+		g.rig = []string{"--rig", textsafe.Line(shellQuote(c.profile.rig))}
+	}
+	args := c.placementArgs()
+	for i := 1; i < len(args); i += 2 {
+		g.placement = append(g.placement, args[i-1], textsafe.Line(shellQuote(args[i])))
+	}
+	return g
+}
+
 // adoptedHeading says who accepted the drift a restore adopted.
 func adoptedHeading(source string) string {
 	switch source {
 	case acceptDriftSource:
 		return "adopted configuration drift (--accept-drift); it is the baseline from now on"
+	case acceptRootSource:
+		return "moved to the root --root named; it is the baseline from now on"
 	case "default":
 		return "adopted info-level configuration drift (the engine and the workspace are unchanged); it is the baseline from now on"
 	}

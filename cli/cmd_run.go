@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -80,6 +81,11 @@ func runInProcess(c *call) int {
 	if info := s.Restored(); info != nil && len(info.Interrupted) > 0 && !c.json {
 		fmt.Fprintf(c.stderr, "looprig: restored session %s at epoch %d; closed %s left open by a crash\n",
 			rig.ShortID(s.SessionID().String()), info.Epoch, plural(len(info.Interrupted), "interrupted turn"))
+	}
+	if info := s.Restored(); info != nil && !c.json {
+		if r := workspaceReport(info.Workspace); r != "" {
+			fmt.Fprintf(c.stderr, "looprig: %s\n", r)
+		}
 	}
 	tr := &turnRunner{c: c, s: localTurn{s}}
 	code := tr.run(strings.Join(c.input, " "))
@@ -155,12 +161,20 @@ func (s localTurn) settle(context.Context) {}
 
 func (s localTurn) tty(context.Context) (bool, error) { return s.Status().TTY, nil }
 
+// client is this process, which answers the session's gates and types
+// into its turns as "cli".
+func (s localTurn) client() rig.Client { return rig.ThisProcess("cli") }
+
+func (s localTurn) RespondGate(ctx context.Context, gateID string, approve bool) error {
+	return s.Session.RespondGate(ctx, gateID, approve, s.client())
+}
+
 func (s localTurn) SendInput(ctx context.Context, text string) (bool, error) {
-	return s.Session.SendInput(ctx, rig.Input{Text: text, From: "cli"})
+	return s.Session.SendInput(ctx, rig.Input{Text: text, From: s.client()})
 }
 
 func (s localTurn) SendEOF(ctx context.Context) error {
-	_, err := s.Session.SendInput(ctx, rig.Input{EOF: true, From: "cli"})
+	_, err := s.Session.SendInput(ctx, rig.Input{EOF: true, From: s.client()})
 	return err
 }
 
@@ -207,8 +221,15 @@ type turnRunner struct {
 	exact      bool // the turn is on pipes: its output is printed as it is where no terminal shows it
 	stopTurn   context.CancelFunc
 	input      *termInput // stdin forwarded to the turn, nil when not a terminal
+	// submitted is closed once Submit returned: what is typed before
+	// (while the submit waits for the checkpoint of the last turn) waits
+	// for the turn, rather than going to none.
+	submitted chan struct{}
 
 	gateWG sync.WaitGroup
+	// lastOutput is when the turn last printed (unix nanoseconds; the
+	// run's start before it printed): forwardPipe reads it.
+	lastOutput atomic.Int64
 }
 
 func (t *turnRunner) run(input string) int {
@@ -216,16 +237,8 @@ func (t *turnRunner) run(input string) int {
 	if f, ok := e.stdout.(*os.File); ok && !e.json && isTerminal(f) {
 		t.live = newLiveLine(f)
 	}
-	fctx, cancel := context.WithTimeout(e.sig.ctx, connectTimeout)
-	f, err := s.follow(fctx)
-	if tty, terr := s.tty(fctx); err == nil && terr == nil {
-		t.exact = !tty
-	}
-	cancel()
+	f, err := t.follow()
 	if err != nil {
-		if ff := s.fault(); ff != nil {
-			err = ff
-		}
 		return e.failRun(err)
 	}
 	defer f.Close()
@@ -236,17 +249,24 @@ func (t *turnRunner) run(input string) int {
 		t.gateWG.Wait()
 	}()
 
+	t.submitted = make(chan struct{})
+	t.lastOutput.Store(time.Now().UnixNano())
 	stopInput := t.startInput(gctx)
 	defer stopInput()
+	stopPipe := t.startPipe(gctx)
+	defer stopPipe()
 	t.started = time.Now()
 	ti, err := s.Submit(e.sig.ctx, input)
+	if err == nil {
+		t.turnID, t.index = ti.ID, ti.Index
+	}
+	close(t.submitted)
 	if err != nil {
 		if f := s.fault(); f != nil {
 			err = f
 		}
 		return e.failRun(err)
 	}
-	t.turnID, t.index = ti.ID, ti.Index
 
 	// stopCtx ends on the first interrupt, or when our stdout is gone (a
 	// reader like "| head" exited): both interrupt the turn.
@@ -310,29 +330,58 @@ func (t *turnRunner) run(input string) int {
 			return fail(fmt.Errorf("the session stopped before turn %d ended", t.index))
 		}
 		interrupting = true
-		if !e.json && !t.outputGone {
-			fmt.Fprintln(t.stderr(), "looprig: interrupting the turn (press Ctrl-C again to exit at once)")
-		}
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			s.Interrupt(ctx) // the turn's end arrives as TurnInterrupted
-		}()
-		// From here on, wait for the turn's end, a second interrupt,
-		// or the session stopping.
-		next, cancelNext = context.WithCancel(context.Background())
+		next, cancelNext = t.interrupt(stopWatch)
 		defer cancelNext()
-		go func(cancel context.CancelFunc) {
-			select {
-			case <-e.sig.force:
-			case <-s.Done():
-			case <-stopWatch:
-				return
-			}
-			cancel()
-		}(cancelNext)
 	}
 	return t.finish()
+}
+
+// follow follows the session's events, and learns whether the turn runs
+// on pipes (exact). A failure is the session's fault when it has one.
+func (t *turnRunner) follow() (*rig.Follower, error) {
+	e, s := t.c, t.s
+	fctx, cancel := context.WithTimeout(e.sig.ctx, connectTimeout)
+	f, err := s.follow(fctx)
+	if tty, terr := s.tty(fctx); err == nil && terr == nil {
+		t.exact = !tty
+	}
+	cancel()
+	if err != nil {
+		if ff := s.fault(); ff != nil {
+			err = ff
+		}
+		return nil, err
+	}
+	return f, nil
+}
+
+// interrupt interrupts the turn on the first interrupt (its end arrives
+// as TurnInterrupted) and returns what bounds each wait for events from
+// then on: it ends with a second interrupt or the session stopping (or
+// once stopWatch closes).
+func (t *turnRunner) interrupt(stopWatch <-chan struct{}) (context.Context, context.CancelFunc) {
+	e, s := t.c, t.s
+	if !e.json && !t.outputGone {
+		fmt.Fprintln(t.stderr(), "looprig: interrupting the turn (press Ctrl-C again to exit at once)")
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		s.Interrupt(ctx) // the turn's end arrives as TurnInterrupted
+	}()
+	// From here on, wait for the turn's end, a second interrupt,
+	// or the session stopping.
+	next, cancelNext := context.WithCancel(context.Background())
+	go func(cancel context.CancelFunc) {
+		select {
+		case <-e.sig.force:
+		case <-s.Done():
+		case <-stopWatch:
+			return
+		}
+		cancel()
+	}(cancelNext)
+	return next, cancelNext
 }
 
 // turnOf returns the turn an event is about, "" for none.
@@ -439,16 +488,7 @@ func (t *turnRunner) gate(gctx context.Context, g rig.OpenGate) {
 }
 
 // respond answers gate g.
-func (t *turnRunner) respond(g rig.OpenGate, approve bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := t.s.RespondGate(ctx, g.ID, approve); err != nil {
-		var noGate *rig.NoGateError
-		if !errors.As(err, &noGate) {
-			fmt.Fprintf(t.stderr(), "looprig: answer gate: %s\n", textsafe.Sanitize(err.Error()))
-		}
-	}
-}
+func (t *turnRunner) respond(g rig.OpenGate, approve bool) { respondGate(t.s, t.stderr(), g, approve) }
 
 // write prints turn output for people: through the turn's renderer for
 // our stdout, or stderr for the turn's stderr, each line once it is final
@@ -460,6 +500,7 @@ func (t *turnRunner) write(stderr bool, text string) {
 	if text == "" || t.outputGone {
 		return
 	}
+	t.lastOutput.Store(time.Now().UnixNano())
 	p, w, to := &t.outP, t.c.stdout, t.c.stdout
 	if stderr {
 		p, w, to = &t.errP, t.c.stderr, t.stderr()
@@ -524,22 +565,14 @@ func (t *turnRunner) flush() {
 func (t *turnRunner) finish() int {
 	e := t.c
 	elapsed := time.Since(t.started)
-	var code int
 	var line string
+	code := turnExitCode(t.end)
 	switch end := t.end; end.Outcome {
 	case rig.TurnOutcomeDone:
-		code = end.ExitCode
-		if code < 0 {
-			code = exitError
-		} else if code > 255 {
-			code = 255
-		}
 		line = fmt.Sprintf("turn %d exited %d in %s", t.index, end.ExitCode, roundDuration(end.Duration()))
 	case rig.TurnOutcomeFailed:
-		code = exitError
 		line = fmt.Sprintf("turn %d failed after %s: %s", t.index, roundDuration(elapsed), textsafe.Line(end.Reason))
 	case rig.TurnOutcomeInterrupted:
-		code = exitInterrupted
 		line = fmt.Sprintf("turn %d interrupted (%s) after %s", t.index, textsafe.Line(end.Reason), roundDuration(elapsed))
 	}
 	t.flush()
@@ -547,6 +580,27 @@ func (t *turnRunner) finish() int {
 		fmt.Fprintf(e.stderr, "looprig: %s\n", line)
 	}
 	return code
+}
+
+// turnExitCode is the exit code of run (and of wait for a turn's end)
+// for how a turn ended, as 'docker run' does: a done turn's own code
+// (128+N for a command killed by signal N, clamped to 0..255), 130 for an
+// interrupted turn, 1 for a failed one (or one denied at a gate).
+func turnExitCode(end *rig.TurnEnd) int {
+	switch end.Outcome {
+	case rig.TurnOutcomeDone:
+		switch code := end.ExitCode; {
+		case code < 0:
+			return exitError
+		case code > 255:
+			return 255
+		default:
+			return code
+		}
+	case rig.TurnOutcomeInterrupted:
+		return exitInterrupted
+	}
+	return exitError
 }
 
 func roundDuration(d time.Duration) time.Duration {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"looprig/host"
 	"looprig/rig"
 )
 
@@ -67,10 +68,22 @@ func runSend(c *call) int {
 			return c.fail(err)
 		}
 		out.Bytes = len(text)
-		out.Hidden, err = cl.SendInput(c.ctx, text, "cli")
+		var sent host.Sent
+		sent, err = cl.Send(c.ctx, text, "cli")
+		out.Hidden, out.PromptEcho = sent.Hidden, sent.PromptEcho
 	}
 	if err != nil {
 		return c.fail(err)
+	}
+	switch {
+	case out.PromptEcho && out.Hidden:
+		fmt.Fprintf(c.stderr, "looprig: warning: the turn printed what looks like a password prompt while its terminal still echoed input; "+
+			"the text waited for the program to turn echo off and went in hidden, but a program that prompts before it turns echo off "+
+			"can echo what a fast sender types: prompt with echo already off (bash: read -rsp 'Password: ' VAR)\n")
+	case out.PromptEcho:
+		fmt.Fprintf(c.stderr, "looprig: warning: the turn's last output looks like a password prompt, but its terminal echoed the text: "+
+			"it is in the turn's output and its journal (looprig log); if it was a secret, change it, and have the program turn echo off "+
+			"before it prompts (bash: read -rsp 'Password: ' VAR)\n")
 	}
 	if out.Hidden && c.dash {
 		fmt.Fprintf(c.stderr, "looprig: warning: the turn's terminal has echo off (a password prompt), and the text was on looprig's command line, "+
@@ -145,4 +158,7 @@ type sendJSON struct {
 	Bytes   int    `json:"bytes"`
 	EOF     bool   `json:"eof"`
 	Hidden  bool   `json:"hidden"`
+	// PromptEcho: the turn's last output looked like a password prompt
+	// while its terminal still echoed (send warns on stderr).
+	PromptEcho bool `json:"prompt_echo"`
 }

@@ -14,11 +14,13 @@ import (
 	"looprig/rig"
 	"looprig/rig/event"
 	"looprig/rig/explain"
+	"looprig/rig/fault"
 )
 
 // wait: block until a session reaches a state (a turn's end, idle, a
 // gate, a call for the user), from its host's events when it is live here, else from its
-// journal. Exit codes beyond 0, 1 and 2 are WaitError's.
+// journal. A turn's end exits as run does (turnExitCode); other exit codes
+// beyond 0, 1 and 2 are WaitError's.
 
 const (
 	exitWaitLeaseLost = exitLease // another process took the session's lease
@@ -64,22 +66,28 @@ func (e *WaitError) Error() string {
 }
 
 // waiter checks the state after every event: the session's rig.State,
-// and the end of every turn it saw end (--turn names any of them).
+// which keeps the end of every turn it saw end (--turn names any of them;
+// newWaitState).
 type waiter struct {
 	c      *call
 	id     uuid.UUID
 	what   string
 	target string // turn-end: the turn waited for ("": the next to start)
 	st     rig.State
-	ends   map[string]rig.TurnEnd
 }
+
+// newWaitState is the fold a wait starts from: nothing known yet, and
+// every turn's end kept.
+func newWaitState() rig.State { return rig.State{KeepEnds: true} }
 
 // reached reports whether the state is reached and what to print then.
 func (w *waiter) reached() (bool, waitJSON) {
 	out := waitJSON{ID: w.id.String(), ShortID: rig.ShortID(w.id.String()), For: w.what}
 	switch w.what {
 	case waitIdle:
-		return w.st.Turn() == nil, out
+		// Not before the checkpoint that follows a turn's end is over:
+		// until then the next turn waits too (SessionIdle comes after it).
+		return w.st.Idle(), out
 	case waitGate:
 		if g := w.st.Gate(); g != nil {
 			out.GateID, out.Prompt, out.TurnID = g.ID, g.Prompt, g.TurnID
@@ -88,7 +96,7 @@ func (w *waiter) reached() (bool, waitJSON) {
 		return false, out
 	case waitAttn:
 		if a := w.st.Attention; a != nil {
-			out.TurnID, out.Reason, out.Text = a.TurnID, a.Reason, a.Text
+			out.TurnID, out.Reason, out.Text, out.Agent = a.TurnID, a.Reason, a.Text, a.Agent
 			return true, out
 		}
 		return false, out
@@ -96,12 +104,13 @@ func (w *waiter) reached() (bool, waitJSON) {
 	if w.target == "" {
 		return false, out
 	}
-	end, ok := w.ends[w.target]
-	if !ok {
+	end := w.st.End(w.target)
+	if end == nil {
 		return false, out
 	}
 	out.TurnID = w.target
 	out.End = string(end.Outcome)
+	out.code = turnExitCode(end)
 	switch end.Outcome {
 	case rig.TurnOutcomeDone:
 		code := end.ExitCode
@@ -133,16 +142,22 @@ func runWait(c *call) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	w := &waiter{c: c, id: id, what: c.waitFor}
-	tip, err := w.readJournal(ctx)
+	w := &waiter{c: c, id: id, what: c.waitFor, st: newWaitState()}
+	f, err := w.readJournal(ctx)
 	if err != nil {
 		return c.fail(w.ended(ctx, err))
 	}
-	if w.st.Turn() != nil || w.st.Gate() != nil {
-		// The journal says a turn runs: only if someone holds the session.
-		// Otherwise its holder died with it (a restore closes it).
+	defer f.Close()
+	if w.st.Turn() != nil || w.st.Gate() != nil || w.st.Active {
+		// The journal says a turn runs, or its checkpoint: only if someone
+		// holds the session. Otherwise its holder died with it (a restore
+		// closes it); one that died checkpointing after the turn's end
+		// left the session as idle as it will be.
 		if ls, err := rig.ProbeSession(ctx, c.st, id); err == nil && !ls.Held {
-			return c.fail(w.ended(ctx, errNotRunning))
+			if w.st.Turn() != nil || w.st.Gate() != nil {
+				return c.fail(w.ended(ctx, errNotRunning))
+			}
+			w.st.Active = false
 		}
 	}
 	if w.what == waitTurnEnd {
@@ -157,12 +172,12 @@ func runWait(c *call) int {
 	var notHosted *NotHostedError
 	switch {
 	case errors.As(err, &notHosted):
-		err = w.followJournal(ctx, tip)
+		err = w.followJournal(ctx, f)
 	case err != nil:
 		return c.fail(w.ended(ctx, err))
 	default:
 		defer cl.Close()
-		err = w.follow(ctx, cl, tip)
+		err = w.followHost(ctx, cl, f.LastSeq())
 	}
 	if err != nil {
 		return c.fail(w.ended(ctx, err))
@@ -171,17 +186,27 @@ func runWait(c *call) int {
 	return w.print(out)
 }
 
-// readJournal folds the whole journal; it returns its last sequence.
-func (w *waiter) readJournal(ctx context.Context) (uint64, error) {
-	rp, err := rig.ReadEvents(ctx, w.c.st, w.id, 0)
+// readJournal folds the journal up to its tip through a Follower of it
+// (rig.JournalFeed), and returns that Follower, to follow the journal on
+// from there.
+func (w *waiter) readJournal(ctx context.Context) (*rig.Follower, error) {
+	f, err := rig.Follow(ctx, rig.JournalFeed(w.c.st, w.id, waitPoll), 0)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	defer rp.Close()
-	for rp.Next() {
-		w.see(rp.Envelope())
+	for {
+		batch, tip, err := f.NextOrTip(ctx)
+		for _, env := range batch {
+			w.see(env)
+		}
+		switch {
+		case err != nil:
+			f.Close()
+			return nil, err
+		case tip:
+			return f, nil
+		}
 	}
-	return max(w.st.LastSeq, rp.LastSeq()), rp.Err()
 }
 
 // pickTurn chooses the turn --for turn-end waits for: --turn, else the
@@ -208,8 +233,8 @@ func (w *waiter) findTurn(p string) string {
 	if t := w.st.Turn(); t != nil && (p == t.ID || len(p) >= 4 && len(t.ID) > len(p) && t.ID[:len(p)] == p) {
 		return t.ID
 	}
-	for t := range w.ends {
-		if t == p || len(p) >= 4 && len(t) > len(p) && t[:len(p)] == p {
+	for e := w.st.Ends; e != nil; e = e.Prev {
+		if t := e.TurnID; t == p || len(p) >= 4 && len(t) > len(p) && t[:len(p)] == p {
 			return t
 		}
 	}
@@ -219,27 +244,26 @@ func (w *waiter) findTurn(p string) string {
 // see folds one event; a turn-end wait for "the next turn" takes the first
 // turn that starts.
 func (w *waiter) see(env event.Envelope) {
-	last := w.st.LastEnd
 	w.st.Apply(env)
-	if e := w.st.LastEnd; e != last && e != nil {
-		if w.ends == nil {
-			w.ends = map[string]rig.TurnEnd{}
-		}
-		w.ends[e.TurnID] = *e
-	}
 	if ts, ok := env.Event.(event.TurnStarted); ok && w.what == waitTurnEnd && w.target == "" {
 		w.target = ts.TurnID
 	}
 }
 
-// follow follows the session's events after tip from feed until the state
-// is reached (nil) or the session stops (errStopped).
-func (w *waiter) follow(ctx context.Context, feed rig.Feed, tip uint64) error {
-	f, err := rig.Follow(ctx, feed, tip)
+// followHost follows the session's events after sequence after through
+// its host (c).
+func (w *waiter) followHost(ctx context.Context, c rig.Feed, after uint64) error {
+	f, err := rig.Follow(ctx, c, after)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
+	return w.follow(ctx, f)
+}
+
+// follow folds what f reads until the state is reached (nil) or the
+// session stops (errStopped).
+func (w *waiter) follow(ctx context.Context, f *rig.Follower) error {
 	for {
 		batch, err := f.Next(ctx)
 		for _, env := range batch {
@@ -265,8 +289,8 @@ var errStopped = errors.New("the session stopped")
 
 // followJournal follows the journal of a session no host here serves:
 // held by another process (another machine), it may go on; not held, it
-// cannot.
-func (w *waiter) followJournal(ctx context.Context, tip uint64) error {
+// cannot. f read it up to its tip (readJournal) and follows it on.
+func (w *waiter) followJournal(ctx context.Context, f *rig.Follower) error {
 	ls, err := rig.ProbeSession(ctx, w.c.st, w.id)
 	if err != nil {
 		return err
@@ -291,7 +315,7 @@ func (w *waiter) followJournal(ctx context.Context, tip uint64) error {
 			}
 		}
 	}()
-	err = w.follow(fctx, rig.JournalFeed(w.c.st, w.id, waitPoll), tip)
+	err = w.follow(fctx, f)
 	if err != nil && fctx.Err() != nil && ctx.Err() == nil {
 		return context.Cause(fctx)
 	}
@@ -322,10 +346,12 @@ func (w *waiter) ended(ctx context.Context, err error) error {
 	if !errors.Is(err, errNotRunning) && !w.released(bg) {
 		return err
 	}
-	w.st, w.ends = rig.State{}, nil
-	if _, rerr := w.readJournal(bg); rerr != nil {
+	w.st = newWaitState()
+	f, rerr := w.readJournal(bg)
+	if rerr != nil {
 		return err
 	}
+	f.Close()
 	if w.st.Stopped {
 		we.Outcome, we.Code, we.Reason = "stopped", exitWaitStopped, "it is not running (restore it to go on)"
 		return we
@@ -347,12 +373,14 @@ func (w *waiter) released(ctx context.Context) bool {
 }
 
 // isLeaseLost reports whether the host said its session lost its lease.
-func isLeaseLost(err error) bool { return explain.Explain(err).Kind == explain.KindLeaseLost }
+func isLeaseLost(err error) bool { return explain.Explain(err).Kind == fault.KindLeaseLost }
 
+// print prints the state reached and returns wait's exit code: 0, or for
+// a turn's end the turn's outcome as run exits with it (turnExitCode).
 func (w *waiter) print(out waitJSON) int {
 	if w.c.json {
 		w.c.writeJSON(out)
-		return exitOK
+		return out.code
 	}
 	e := w.c
 	switch {
@@ -360,6 +388,8 @@ func (w *waiter) print(out waitJSON) int {
 		fmt.Fprintf(e.stdout, "session %s is at a gate: %s\n", out.ShortID, textsafe.Line(out.Prompt))
 	case out.For == waitIdle:
 		fmt.Fprintf(e.stdout, "session %s is idle\n", out.ShortID)
+	case out.For == waitAttn && out.Reason == event.AttentionAgent:
+		fmt.Fprintf(e.stdout, "session %s asks for you: %s\n", out.ShortID, agentWords(out.Agent, out.Text, event.MaxAttentionText))
 	case out.For == waitAttn && out.Text != "":
 		fmt.Fprintf(e.stdout, "session %s asks for you (%s): %s\n", out.ShortID, textsafe.Line(out.Reason), textsafe.Line(out.Text))
 	case out.For == waitAttn:
@@ -371,7 +401,7 @@ func (w *waiter) print(out waitJSON) int {
 	default:
 		fmt.Fprintf(e.stdout, "turn %s was interrupted (%s)\n", rig.ShortID(out.TurnID), textsafe.Line(out.Reason))
 	}
-	return exitOK
+	return out.code
 }
 
 // waitJSON is what wait prints when the state is reached.
@@ -386,5 +416,8 @@ type waitJSON struct {
 	Reason   string `json:"reason,omitempty"`
 	GateID   string `json:"gate_id,omitempty"`
 	Prompt   string `json:"prompt,omitempty"`
-	Text     string `json:"text,omitempty"` // attention: the notification's
+	Text     string `json:"text,omitempty"`  // attention: the notification's
+	Agent    string `json:"agent,omitempty"` // attention of reason agent: the agent whose words Text is
+
+	code int // wait's exit code: 0, or a turn's end's (turnExitCode)
 }

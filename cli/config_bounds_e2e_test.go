@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"looprig/internal/tomlscan/tomlscantest"
 )
 
 // maxConfigRSS is what `looprig ls` may take with any configuration file
@@ -18,7 +20,8 @@ import (
 const maxConfigRSS = 64 << 20
 
 // Configuration files whose shape costs the TOML decoder gigabytes (40 KB
-// of nested inline tables, a 200 KB dotted key) are refused as any mistake
+// of nested inline tables, a 200 KB dotted key; 40 KB and 1 MB of nesting
+// behind each byte-order mark the decoder skips) are refused as any mistake
 // in the file is, naming the file and the line (exit 1), and the largest
 // the limits let through is decoded, by a process whose peak RSS stays
 // under maxConfigRSS. The process runs with its address
@@ -40,6 +43,18 @@ func TestHostileConfigShapes(t *testing.T) {
 		// The most the limits let through, near the 1 MiB a file may be:
 		// decoded, then refused for what it says.
 		{"within.toml", withinLimits(), ":1: profiles.p0.abcdefghij: unknown key"},
+	}
+	// The same shapes, of 40 KB and 1 MB, behind each byte-order mark the
+	// decoder skips (one once hid the rest of the file from the check).
+	for _, m := range tomlscantest.Marks()[1:] {
+		for _, size := range []int{40 << 10, 1_000_000} {
+			nested := tomlscantest.Shapes(size)[0] // nested inline tables
+			cases = append(cases, struct{ name, doc, want string }{
+				strings.ReplaceAll(fmt.Sprintf("%s-%d.toml", m.Name, size), " ", "-"),
+				string(tomlscantest.Doc(m.Bytes, "# hostile\n", nested.Body)),
+				":2: values nested deeper than 8 levels",
+			})
+		}
 	}
 	for _, c := range cases {
 		path := filepath.Join(dir, c.name)

@@ -70,8 +70,11 @@ func TestDiffOfTurns(t *testing.T) {
 		Referenced int `json:"referenced"`
 		Deleted    int `json:"deleted"`
 	}](t, h.must(0, "gc", "--json").stdout)
-	if gc.Referenced < 7 || gc.Deleted != 0 {
-		t.Errorf("gc --json: %+v; want the 2 manifests and 5 contents kept, nothing deleted", gc)
+	if gc.Referenced < 5 || gc.Deleted != 0 {
+		t.Errorf("gc --json: %+v; want the 2 snapshots, their 2 tree packs and the packs of the files kept, nothing deleted", gc)
+	}
+	if d := h.must(0, "diff", id, "--turn", "0", "--stat").stdout; d != first {
+		t.Errorf("diff --turn 0 --stat after gc:\n%s\nbefore:\n%s", d, first)
 	}
 	if r := h.run("diff", id, "--turn", "7"); r.code == 0 || !strings.Contains(r.stderr, "has no turn 7") {
 		t.Errorf("diff of a turn that does not exist: exit %d, %s", r.code, r.stderr)

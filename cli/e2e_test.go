@@ -23,6 +23,7 @@ import (
 	"github.com/google/uuid"
 
 	"looprig/host"
+	"looprig/internal/testbin"
 )
 
 var binary string
@@ -34,21 +35,14 @@ func TestMain(m *testing.M) {
 	if os.Getenv(host.ReadyFDEnv) != "" {
 		os.Exit(3)
 	}
-	dir, err := os.MkdirTemp("", "looprig-e2e-")
-	if err != nil {
+	// The build tag looprig_e2e builds in the tests' hooks (testhooks_e2e.go).
+	var err error
+	if binary, err = testbin.Build("looprig_e2e"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	binary = filepath.Join(dir, "looprig")
-	build := exec.Command("go", "build", "-o", binary, ".")
-	build.Dir = ".." // the module root: package main
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building looprig: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	testbin.Cleanup()
 	os.Exit(code)
 }
 
@@ -59,7 +53,10 @@ type harness struct {
 	store   string
 	home    string
 	runtime string
-	env     []string // more environment for every command (an agent's server)
+	// cwd is where commands run: a project directory of the test's own,
+	// where 'new' puts a session (never the package's source tree).
+	cwd string
+	env []string // more environment for every command (an agent's server)
 }
 
 func newHarness(t *testing.T) *harness {
@@ -81,7 +78,10 @@ func newHome(t *testing.T) *harness {
 	if err := os.Chmod(rt, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, store: filepath.Join(root, "store"), home: filepath.Join(root, "home"), runtime: rt}
+	h := &harness{t: t, store: filepath.Join(root, "store"), home: filepath.Join(root, "home"), runtime: rt, cwd: filepath.Join(root, "project")}
+	if err := os.Mkdir(h.cwd, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		h.killHosts()
 		os.RemoveAll(rt)
@@ -119,6 +119,7 @@ type result struct {
 
 func (h *harness) command(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, binary, append([]string{"--store", h.store}, args...)...)
+	cmd.Dir = h.cwd
 	cmd.Env = append(os.Environ(), "HOME="+h.home, "XDG_CONFIG_HOME="+filepath.Join(h.home, "config"),
 		"XDG_STATE_HOME="+filepath.Join(h.home, "state"), "LOOPRIG_STORE=", "XDG_RUNTIME_DIR="+h.runtime)
 	cmd.Env = append(cmd.Env, h.env...)
@@ -223,6 +224,8 @@ type record struct {
 	Reason   string `json:"reason"`
 	TurnID   string `json:"turn_id"`
 	ExitCode *int   `json:"exit_code"`
+	Holder   string `json:"holder"` // RestoreDone's
+	To       string `json:"to"`     // HandedOff's
 }
 
 type errorShape struct {
@@ -249,9 +252,13 @@ type change struct {
 	Level     string `json:"level"`
 }
 
+// newSession creates a session (idle) and returns its id; in a scratch
+// directory of its own in the store unless args place it (--root,
+// --placement or --rig): a test makes many, and TestNewWorksInTheCurrentDirectory
+// tests the default place.
 func (h *harness) newSession(args ...string) string {
 	h.t.Helper()
-	r := h.must(0, append([]string{"new", "--json"}, args...)...)
+	r := h.must(0, append([]string{"new", "--json"}, scratchUnlessPlaced(args)...)...)
 	v := decode[struct {
 		ID    string `json:"id"`
 		Epoch uint64 `json:"epoch"`
@@ -726,6 +733,9 @@ func TestBadInputs(t *testing.T) {
 		{"run without --", []string{"run", id, "echo", "hi"}, 2, []string{`put the input after "--"`}},
 		{"run without id", []string{"run"}, 2, []string{"missing session id"}},
 		{"unknown command", []string{"frobnicate"}, 2, []string{`unknown command "frobnicate"`, "looprig --help"}},
+		{"typo'd command", []string{"stpo", id}, 2, []string{`unknown command "stpo"; did you mean "stop"?`, "looprig --help"}},
+		{"typo'd command, two edits", []string{"resotr"}, 2, []string{`unknown command "resotr"; did you mean "restore"?`}},
+		{"typo'd help", []string{"help", "wiat"}, 2, []string{`did you mean "wait"?`}},
 		{"unknown flag", []string{"ls", "--frob"}, 2, []string{"unknown flag --frob", "looprig ls --help"}},
 		{"unknown global flag", []string{"--frob", "ls"}, 2, []string{"unknown flag --frob"}},
 		{"placement without root", []string{"new", "--placement", "exclusive"}, 2, []string{"--placement exclusive needs --root"}},
@@ -786,8 +796,20 @@ func TestDemo(t *testing.T) {
 		t.Fatalf("ls after demo: %+v", rows)
 	}
 	short := rows[0].ShortID
-	if !strings.Contains(r.stdout, "looprig --store "+h.store+" restore "+short) {
-		t.Fatalf("demo output does not show how to restore:\n%s", r.stdout)
+	// The hints name the binary that ran: the test's looprig is not on the
+	// PATH (as ./looprig built in a checkout is not).
+	if !strings.Contains(r.stdout, binary+" --store "+h.store+" restore "+short) {
+		t.Fatalf("demo output does not show how to restore with %s:\n%s", binary, r.stdout)
+	}
+	// When the PATH finds it (by a link named looprig), its name is enough.
+	h2 := newHome(t)
+	bin := t.TempDir()
+	if err := os.Symlink(binary, filepath.Join(bin, "looprig")); err != nil {
+		t.Fatal(err)
+	}
+	h2.env = append(h2.env, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if r := h2.must(0, "demo"); !strings.Contains(r.stdout, " looprig --store "+h2.store+" restore ") {
+		t.Fatalf("demo output with looprig on the PATH:\n%s", r.stdout)
 	}
 	r = h.must(0, "restore", short)
 	if !strings.Contains(r.stdout, "interrupted 1 turn") || !strings.Contains(r.stdout, "| line 3") {
@@ -1169,4 +1191,17 @@ func TestRm(t *testing.T) {
 	if rows := h.ls(); len(rows) != 1 || rows[0].ID != keep {
 		t.Fatalf("ls after removing the damaged session: %+v", rows)
 	}
+}
+
+// scratchUnlessPlaced is args with --scratch, unless they say where the
+// session works (--root, --placement) or choose a profile (--rig), which
+// may pin its placement.
+func scratchUnlessPlaced(args []string) []string {
+	for _, a := range args {
+		switch a {
+		case "--root", "--placement", "--rig", "--scratch":
+			return args
+		}
+	}
+	return append([]string{"--scratch"}, args...)
 }

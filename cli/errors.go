@@ -5,18 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"looprig/host"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"looprig/config"
 	"looprig/fsstore"
+	"looprig/host"
 	"looprig/internal/textsafe"
 	"looprig/rig"
 	"looprig/rig/event"
 	"looprig/rig/explain"
-	"looprig/rig/storage"
+	"looprig/rig/fault"
 )
 
 // UsageError is a command line that looprig cannot run.
@@ -74,10 +74,10 @@ func (e *LeaseLostError) Error() string {
 
 func (e *LeaseLostError) Unwrap() error { return e.Err }
 
-// Explanation classifies it for describe (explain.Explainer).
-func (e *LeaseLostError) Explanation() explain.Explanation {
-	return explain.Of(explain.KindLeaseLost, explain.Field{Name: "session", Value: e.Session}, explain.Field{Name: "epoch", Value: e.Epoch},
-		explain.Field{Name: "new_epoch", Value: e.NewEpoch}, explain.Field{Name: "reason", Value: e.Reason})
+// Explanation classifies it for describe (fault.Explainer).
+func (e *LeaseLostError) Explanation() fault.Explanation {
+	return fault.Of(fault.KindLeaseLost, fault.Field{Name: "session", Value: e.Session}, fault.Field{Name: "epoch", Value: e.Epoch},
+		fault.Field{Name: "new_epoch", Value: e.NewEpoch}, fault.Field{Name: "reason", Value: e.Reason})
 }
 
 // leaseLost turns a fault that explain classifies as a lost lease (a
@@ -87,17 +87,13 @@ func (e *LeaseLostError) Explanation() explain.Explanation {
 func leaseLost(id string, err error) error {
 	x := explain.Explain(err)
 	var lost *LeaseLostError
-	if x.Kind != explain.KindLeaseLost || errors.As(err, &lost) {
+	if x.Kind != fault.KindLeaseLost || errors.As(err, &lost) {
 		return err
 	}
-	le := &LeaseLostError{Session: id, Err: err}
-	epoch, _ := x.Number("epoch")
-	newEpoch, _ := x.Number("new_epoch")
-	le.Epoch, le.NewEpoch = uint64(epoch), uint64(newEpoch)
-	reason, _ := x.Field("reason")
-	le.Reason, _ = reason.(string)
-	if root, ok := x.Field("root"); ok {
-		le.Reason = fmt.Sprintf("workspace root lease %v", root)
+	f := explain.FactsOf(x)
+	le := &LeaseLostError{Session: id, Epoch: f.Epoch, NewEpoch: f.NewEpoch, Reason: f.Reason, Err: err}
+	if f.Root != "" {
+		le.Reason = "workspace root lease " + f.Root
 	}
 	return le
 }
@@ -112,10 +108,10 @@ func (e *NotFoundError) Error() string {
 	return fmt.Sprintf("no session %q in store %s", e.Input, e.Store)
 }
 
-// Explanation classifies it for describe (explain.Explainer): kind
+// Explanation classifies it for describe (fault.Explainer): kind
 // unknown_session, as the runtime's *rig.UnknownSessionError.
-func (e *NotFoundError) Explanation() explain.Explanation {
-	return explain.Of(explain.KindUnknownSession)
+func (e *NotFoundError) Explanation() fault.Explanation {
+	return fault.Of(fault.KindUnknownSession)
 }
 
 // described is an error as the CLI reports it.
@@ -124,20 +120,17 @@ type described struct {
 	typ     string
 	kind    string
 	message string
-	fields  []kv   // typed fields, in order
-	detail  string // extra lines for people (a drift table)
-	hint    string // one line
+	fields  []fault.Field // typed fields (host.AppendErrorJSON writes them in name order)
+	detail  string        // extra lines for people (a drift table)
+	hint    string        // one line
 }
 
-type kv struct {
-	k string
-	v any
-}
-
-// describe classifies err for the running command: the errors of the
-// CLI's own input (its command line, configuration file and store) here,
-// everything else through explain.Explain (describeRuntime words them).
-// The commands its hints suggest repeat the global flags given.
+// describe words err for the running command. What a failure is, is said
+// by its type: explain.Explain for the runtime's errors (describeRuntime
+// words them), and the CLI's own errors (its command line, configuration
+// file, store, a wait's outcome) by their describe methods. describe only
+// orders them: the first that applies wins. The commands its hints
+// suggest repeat the global flags given.
 func (e *env) describe(err error) described {
 	var (
 		usage    *UsageError
@@ -146,111 +139,145 @@ func (e *env) describe(err error) described {
 		storeErr *StoreError
 		waitErr  *WaitError
 		notLive  *NotHostedError
+		wtErr    *WorktreeError
 	)
 	x := explain.Explain(err)
 	switch {
 	case errors.As(err, &usage):
-		help := "looprig --help"
-		if usage.Cmd != "" {
-			help = "looprig " + usage.Cmd + " --help"
-			if usage.Cmd == "lease" {
-				help = "looprig lease break --help"
-			}
-		}
-		hint := usage.Hint
-		if hint == "" {
-			hint = "see '" + help + "'"
-		}
-		return described{code: exitUsage, typ: "UsageError", kind: "usage", message: prefixCmd(usage.Cmd, usage.Msg), hint: hint}
-	case x.Type == explain.TypeBadIDError, x.Type == explain.TypeAmbiguousIDError:
+		return usage.describe(e)
+	case x.Type == fault.TypeBadIDError, x.Type == fault.TypeAmbiguousIDError:
 		return e.describeRuntime(err, x)
 	case errors.As(err, &unknownP):
 		return described{code: exitUsage, typ: "UnknownProfileError", kind: "unknown_profile", message: err.Error(),
-			fields: []kv{{"profile", unknownP.Name}, {"known", unknownP.Known}},
+			fields: []fault.Field{fault.Fact("profile", unknownP.Name), fault.Fact("known", unknownP.Known)},
 			hint:   "define profiles in the configuration file ([profiles.NAME] tables); see 'looprig new --help'"}
-	case x.Type == explain.TypeProfileGoneError:
+	case x.Type == fault.TypeProfileGoneError:
 		return e.describeRuntime(err, x)
-	case x.Type == explain.TypePersistenceOverlapError: // before cfgErr: the file's overlap wraps it
+	case x.Type == fault.TypePersistenceOverlapError: // before cfgErr: the file's overlap wraps it
 		d := e.describeRuntime(err, x)
 		if errors.As(err, &cfgErr) {
-			d.fields = append(d.fields, kv{"file", cfgErr.File}, kv{"line", cfgErr.Line}, kv{"field", cfgErr.Field})
+			d.fields = append(d.fields, fault.Fact("file", cfgErr.File), fault.Fact("line", cfgErr.Line), fault.Fact("field", cfgErr.Field))
 		}
 		return d
 	case errors.As(err, &cfgErr):
 		return described{code: exitError, typ: "ConfigError", kind: "config_invalid", message: err.Error(),
-			fields: []kv{{"file", cfgErr.File}, {"line", cfgErr.Line}, {"field", cfgErr.Field}},
+			fields: []fault.Field{fault.Fact("file", cfgErr.File), fault.Fact("line", cfgErr.Line), fault.Fact("field", cfgErr.Field)},
 			hint:   "fix the file, or point --config at another one"}
 	case errors.As(err, &storeErr):
-		kind := "store_unavailable"
-		hint := "choose another store directory with --store DIR or $LOOPRIG_STORE"
-		var unsafe *fsstore.UnsafeStoreError
-		var format *fsstore.FormatError
-		switch {
-		case errors.As(err, &unsafe):
-			kind = "unsafe_store"
-			if unsafe.Fix != "" {
-				hint = unsafe.Fix
-			}
-		case errors.As(err, &format):
-			kind = "unsupported_format"
-			if format.Found == "" {
-				hint = "that directory is not a looprig store; choose an empty or new directory with --store DIR"
-			}
-		case errors.Is(err, fs.ErrPermission):
-			kind = "permission_denied"
-		}
-		return described{code: exitError, typ: "StoreError", kind: kind, message: err.Error(),
-			fields: []kv{{"path", storeErr.Path}}, hint: hint}
+		return storeErr.describe(err)
+	case errors.As(err, &wtErr):
+		return wtErr.describe(e.globalArgs())
 	case errors.As(err, &waitErr):
-		return described{code: waitErr.Code, typ: "WaitError", kind: waitErr.Outcome, message: err.Error(),
-			fields: []kv{{"session", waitErr.Session}, {"for", waitErr.For}}}
+		return waitErr.describe(err)
 	case !x.Classified() && errors.As(err, &notLive):
-		g, short := e.globalArgs(), rig.ShortID(notLive.Session)
-		return described{code: exitError, typ: "NotHostedError", kind: "not_live", message: err.Error(),
-			fields: []kv{{"session", notLive.Session}},
-			hint: fmt.Sprintf("make it live in a host with 'looprig %srestore %s --detach' (or run a turn in it: 'looprig %srun %s -- INPUT'); 'looprig %sls' shows its state",
-				g, short, g, short, g)}
+		return notLive.describe(e, err)
 	}
 	return e.describeRuntime(err, x)
+}
+
+// describe says how a usage error is reported: exit 2, with its own hint
+// or the command's --help.
+func (u *UsageError) describe(e *env) described {
+	help := "looprig --help"
+	if u.Cmd != "" {
+		help = "looprig " + u.Cmd + " --help"
+		if u.Cmd == "lease" {
+			help = "looprig lease break --help"
+		}
+	}
+	hint := u.Hint
+	if hint == "" {
+		hint = "see '" + help + "'"
+	}
+	return described{code: exitUsage, typ: "UsageError", kind: "usage", message: prefixCmd(u.Cmd, u.Msg), hint: hint}
+}
+
+// describe says how a store that cannot be opened is reported (err is the
+// whole chain, for its message): its kind and hint are its cause's.
+func (s *StoreError) describe(err error) described {
+	kind, hint := s.kind()
+	return described{code: exitError, typ: "StoreError", kind: kind, message: err.Error(),
+		fields: []fault.Field{fault.Fact("path", s.Path)}, hint: hint}
+}
+
+// kind is what is wrong with the store, by its cause: unsafe, of a format
+// this looprig does not read, not permitted, or unavailable otherwise;
+// and what to do about it.
+func (s *StoreError) kind() (kind, hint string) {
+	kind, hint = "store_unavailable", "choose another store directory with --store DIR or $LOOPRIG_STORE"
+	var unsafe *fsstore.UnsafeStoreError
+	var format *fsstore.FormatError
+	switch {
+	case errors.As(s.Err, &unsafe):
+		kind = "unsafe_store"
+		if unsafe.Fix != "" {
+			hint = unsafe.Fix
+		}
+	case errors.As(s.Err, &format):
+		kind = "unsupported_format"
+		if format.Found == "" {
+			hint = "that directory is not a looprig store; choose an empty or new directory with --store DIR"
+		}
+	case errors.Is(s.Err, fs.ErrPermission):
+		kind = "permission_denied"
+	}
+	return kind, hint
+}
+
+// describe says how a wait that gave up is reported: its outcome is its
+// kind, and its exit code its own.
+func (w *WaitError) describe(err error) described {
+	return described{code: w.Code, typ: "WaitError", kind: w.Outcome, message: err.Error(),
+		fields: []fault.Field{fault.Fact("session", w.Session), fault.Fact("for", w.For)}}
+}
+
+// describe says how a session that no host serves is reported, with how
+// to make it live.
+func (n *NotHostedError) describe(e *env, err error) described {
+	g, short := e.globalArgs(), rig.ShortID(n.Session)
+	return described{code: exitError, typ: "NotHostedError", kind: "not_live", message: err.Error(),
+		fields: []fault.Field{fault.Fact("session", n.Session)},
+		hint: fmt.Sprintf("make it live in a host with 'looprig %srestore %s --detach' (or run a turn in it: 'looprig %srun %s -- INPUT'); 'looprig %sls' shows its state",
+			g, short, g, short, g)}
 }
 
 // describeRuntime words the runtime's error err, which explain classified
 // as x: the message and the hint are the CLI's, the type, kind, typed
 // fields and what the hint is about are explain's.
-func (e *env) describeRuntime(err error, x explain.Explanation) described {
-	d := described{code: exitError, typ: x.Type.String(), kind: x.Kind.String(), message: err.Error(), fields: fieldsOf(x)}
+func (e *env) describeRuntime(err error, x fault.Explanation) described {
+	d := described{code: exitError, typ: x.Type.String(), kind: x.Kind.String(), message: err.Error(), fields: x.Fields}
 	if !x.Classified() {
 		return d
 	}
-	session, _ := x.Field("session")
-	id, _ := session.(string)
-	short := rig.ShortID(id)
+	f := explain.FactsOf(x)
+	short := rig.ShortID(f.Session)
 	switch x.Type {
-	case explain.TypeBadIDError, explain.TypeAmbiguousIDError:
+	case fault.TypeBadIDError, fault.TypeAmbiguousIDError:
 		d.code = exitUsage
-	case explain.TypeProfileGoneError, explain.TypeConfigMismatchError:
+	case fault.TypeProfileGoneError:
 		d.code = exitRestore
-	case explain.TypeRestoreRejectedError:
+	case fault.TypeConfigMismatchError:
 		d.code = exitRestore
-		source, _ := x.Field("source")
-		d.message = fmt.Sprintf("restore of session %s refused: its configuration drifted from the profile (rejected by the %v decider)",
-			short, source)
-		if cause, ok := x.Field("cause"); ok {
-			d.message += fmt.Sprintf(": %v", cause)
+		d.message += "; " + e.refusalWrote(x)
+	case fault.TypeRestoreRejectedError:
+		d.code = exitRestore
+		d.message = fmt.Sprintf("restore of session %s refused: its configuration drifted from the profile (rejected by the %s decider)",
+			short, f.Source)
+		if f.Cause != "" {
+			d.message += ": " + f.Cause
 		}
-		changes, _ := x.Field("changes")
-		cs, _ := changes.([]event.Change)
-		d.detail = driftTable(cs)
-	case explain.TypeRestoreError:
+		d.message += "; " + e.refusalWrote(x)
+		d.detail = driftTable(f.Changes)
+	case fault.TypeRestoreError:
 		d.code = exitRestore
-		if x.Remedy == explain.RemedyWaitOrBreakLease || x.Remedy == explain.RemedyShutDownRootHolder || x.Remedy == explain.RemedyStopEarlierTurn {
+		if x.Remedy == fault.RemedyWaitOrBreakLease || x.Remedy == fault.RemedyShutDownRootHolder || x.Remedy == fault.RemedyStopEarlierTurn {
 			d.code = exitLease
 		}
-		d.message = restoreMessage(err, x, short)
-		if x.Remedy == explain.RemedyWaitOrBreakLease && e.holderHost > 0 {
+		d.message = e.restoreMessage(err, x, short)
+		if x.Remedy == fault.RemedyWaitOrBreakLease && e.holderHost > 0 {
 			d.message = fmt.Sprintf("session %s is live in host pid %d on this machine: restore refused (%s)", short, e.holderHost, x.Kind)
 		}
-	case explain.TypeLeaseHeldError, explain.TypeLeaseLostError:
+	case fault.TypeLeaseHeldError, fault.TypeLeaseLostError, fault.TypeHostUnresponsiveError, fault.TypeHandOffTimeoutError:
 		d.code = exitLease
 	}
 	d.hint = e.hint(x, short)
@@ -259,32 +286,51 @@ func (e *env) describeRuntime(err error, x explain.Explanation) described {
 
 // hint words the remedy of x, a failure of session short (a short id, ""
 // when it names none): the CLI's words for every remedy, in one place.
-func (e *env) hint(x explain.Explanation, short string) string {
+// rootBusyHint is the way out of a root another session holds: for a
+// restore, shut it down or restore elsewhere; for a new session, a
+// worktree of its own when the directory is a git work tree, else another
+// directory or a scratch one.
+func (e *env) rootBusyHint(inRestore bool, root, short string) string {
 	cmd, g := e.cmd, e.globalArgs()
-	inRestore := x.Type == explain.TypeRestoreError
+	if inRestore {
+		return fmt.Sprintf("shut down the session working in that root (see 'looprig %sls'), or restore it into another directory: %s",
+			g, e.restoreCommand(short, append(append([]string{}, e.given.rig...), "--placement", string(rig.PlacementExclusive), "--root DIR --accept-drift")...))
+	}
+	if (cmd == "new" || cmd == "host") && inGitWorkTree(root) {
+		return "another session works in that directory, a git work tree: give this session a worktree of its own with 'looprig " + g +
+			"new --worktree' (a new branch beside the repository), or shut the other one down ('looprig " + g + "ls' shows it)"
+	}
+	return "another session works in that directory; shut it down ('looprig " + g + "ls' shows it), work elsewhere (--root DIR), or use --scratch"
+}
+
+func (e *env) hint(x fault.Explanation, short string) string {
+	cmd, g := e.cmd, e.globalArgs()
+	f := explain.FactsOf(x)
+	inRestore := x.Type == fault.TypeRestoreError
 	switch x.Remedy {
-	case explain.RemedyListSessions:
-		if _, named := x.Field("input"); inRestore && !named {
+	case fault.RemedyListSessions:
+		if inRestore && f.Input == nil {
 			return "list the sessions of this store with 'looprig ls'; is --store the right store?"
 		}
 		return "list the sessions and their ids with 'looprig ls'"
-	case explain.RemedyLongerPrefix:
+	case fault.RemedyLongerPrefix:
 		return "give more characters of the id"
-	case explain.RemedyChooseProfile:
-		return fmt.Sprintf("restore it with another profile: looprig %s %s --rig NAME", orCmd(cmd, "restore"), short)
-	case explain.RemedyMoveStoreOrRoot:
-		return "move the store (--store DIR / $LOOPRIG_STORE) or the root so neither contains the other"
-	case explain.RemedyReviewDrift:
-		return fmt.Sprintf("restore it with the profile it was made with (--rig NAME, --placement/--root), or accept the drift on purpose: looprig %s%s %s --accept-drift",
-			g, orCmd(cmd, "restore"), short)
-	case explain.RemedyOriginalProfile:
-		return "this session records only a fingerprint of its profile; restore it with exactly that profile (--rig NAME)"
-	case explain.RemedyShutDownRootHolder:
-		if inRestore {
-			return fmt.Sprintf("shut down the session working in that root (see 'looprig %sls'), or restore it into another root: looprig %srestore %s --root DIR --accept-drift", g, g, short)
+	case fault.RemedyChooseProfile:
+		return "restore it with another profile: " + e.restoreCommand(short, "--rig NAME")
+	case fault.RemedyMoveStoreOrRoot:
+		if cmd == "new" {
+			return "move the store (--store DIR / $LOOPRIG_STORE) or the root so neither contains the other; or use --scratch for a private directory in the store"
 		}
-		return "another session works in that root; shut it down, or use another root"
-	case explain.RemedyWaitOrBreakLease:
+		return "move the store (--store DIR / $LOOPRIG_STORE) or the root so neither contains the other"
+	case fault.RemedyChooseProjectRoot:
+		return "cd into a project directory first (or give --root ~/src/myproject), or use --scratch for a private directory in the store"
+	case fault.RemedyReviewDrift:
+		return e.driftHint(f.Changes, short)
+	case fault.RemedyOriginalProfile:
+		return "this session records only a fingerprint of its profile; restore it with exactly that profile (--rig NAME)"
+	case fault.RemedyShutDownRootHolder:
+		return e.rootBusyHint(inRestore, f.Root, short)
+	case fault.RemedyWaitOrBreakLease:
 		if inRestore && e.holderHost > 0 {
 			return fmt.Sprintf("it is live in its host: attach to it with 'looprig %sattach %s', run a turn with 'looprig %srun %s -- INPUT', or stop it with 'looprig %sstop %s'",
 				g, short, g, short, g, short)
@@ -293,51 +339,145 @@ func (e *env) hint(x explain.Explanation, short string) string {
 			return fmt.Sprintf("wait for that process or stop it; if it is wedged, take the lease by force: looprig %slease break %s --yes", g, short)
 		}
 		return "shut it down in the process that holds it (or wait for it); see 'looprig ls'"
-	case explain.RemedySeeHolder:
+	case fault.RemedySeeHolder:
 		return "another process broke the lease ('looprig lease break'); see who holds it with 'looprig ls'"
-	case explain.RemedyInspectJournal:
-		_, damaged := x.Field("cause_type")
+	case fault.RemedyInspectJournal:
 		switch {
-		case inRestore && damaged:
+		case inRestore && f.CauseType != "":
 			return fmt.Sprintf("looprig never repairs a journal on its own; see what is intact with 'looprig %slog %s' and README: broken journal", g, short)
 		case inRestore:
 			return fmt.Sprintf("the session is broken; read what is intact with 'looprig %slog %s' (see README: broken journal)", g, short)
-		case x.Type == explain.TypeRecordDecodeError:
+		case x.Type == fault.TypeRecordDecodeError:
 			return "the journal cannot be trusted from this record on; the records before it are intact (see README: broken journal)"
 		}
 		return "looprig never repairs damaged data on its own; see README: broken journal"
-	case explain.RemedyRepairEpochFile:
-		path, _ := x.Field("path")
-		p, _ := path.(string)
+	case fault.RemedyRepairEpochFile:
 		if inRestore {
-			return epochFileHint(p, g, short)
+			return epochFileHint(f.Path, g, short)
 		}
-		return epochFileHint(p, g, "ID")
-	case explain.RemedyRetry:
+		return epochFileHint(f.Path, g, "ID")
+	case fault.RemedyRetry:
 		if inRestore {
 			return fmt.Sprintf("see the journal with 'looprig %slog %s'", g, short)
 		}
-	case explain.RemedyCheckWorkspace:
+	case fault.RemedyCheckWorkspace:
 		return "its workspace cannot be prepared; check the profile's root, or --placement/--root"
-	case explain.RemedyFixProfile:
+	case fault.RemedyResolveDivergence:
+		keep, use := e.restoreCommand(short, "--keep-workspace"), e.restoreCommand(short, "--use-checkpoint")
+		if cmd == "take" {
+			keep = fmt.Sprintf("looprig %stake %s --keep-workspace", g, orID(short))
+			use = fmt.Sprintf("looprig %stake %s --use-checkpoint", g, orID(short))
+		}
+		return fmt.Sprintf("keep this directory as the session's workspace: %s; or take the checkpoint (this directory is moved aside, never deleted): %s",
+			keep, use)
+	case fault.RemedyFixProfile:
 		return "fix the profile in the configuration file"
-	case explain.RemedyFixSeed:
+	case fault.RemedyFixSeed:
 		return "fix the seed directory, or create the session without --seed"
-	case explain.RemedyDefineEngine:
-		name, _ := x.Field("engine")
-		known, _ := x.Field("known")
-		ks, _ := known.([]string)
+	case fault.RemedyDefineEngine:
 		return fmt.Sprintf("engine %q is not available here (known: %s): run it where that engine is, or choose a profile with a known one (--rig NAME)",
-			name, strings.Join(ks, ", "))
-	case explain.RemedyRestoreIt:
+			f.Engine, strings.Join(f.Known, ", "))
+	case fault.RemedyRestoreIt:
 		return fmt.Sprintf("the turn's engine ignored the interrupt; the session is listed as crashed: restore it with 'looprig %srestore %s'", g, short)
-	case explain.RemedyRestoreWhenStopped:
+	case fault.RemedyRestoreWhenStopped:
 		return fmt.Sprintf("the session is shutting down; restore it once it has stopped to go on: looprig %srestore %s", g, orID(short))
-	case explain.RemedyStopEarlierTurn:
+	case fault.RemedyStopEarlierTurn:
 		return fmt.Sprintf("wait for that turn to end, or stop it (SIGTERM to its process group, SIGKILL after 3 s): looprig %slease break %s --yes; then restore again",
 			g, orID(short))
+	case fault.RemedyAnswerAsAPerson:
+		do := fmt.Sprintf("answer it yourself, in a terminal outside the session: the TUI (a/d), or 'looprig %sgate %s approve|deny'", g, orID(short))
+		if f.Request == rig.RequestInput {
+			do = fmt.Sprintf("type it yourself, in a terminal outside the session: the TUI (f), or 'looprig %ssend %s -- TEXT'", g, orID(short))
+		}
+		return fmt.Sprintf("%s; the attempt is in 'looprig %slog %s'", do, g, orID(short))
+	case fault.RemedyBreakLease:
+		if x.Type == fault.TypeHandOffTimeoutError {
+			return fmt.Sprintf("take it again later (with --interrupt, its running turn is interrupted rather than awaited), or take it by force: looprig %slease break %s --yes, then looprig %stake %s",
+				g, orID(short), g, orID(short))
+		}
+		wake := ""
+		if f.PID > 0 {
+			wake = fmt.Sprintf("if it was stopped (^Z, SIGSTOP), 'kill -CONT %d' wakes it; ", f.PID)
+		}
+		return fmt.Sprintf("%sor take the session from it by force (it is fenced off and its turn stopped): looprig %slease break %s --yes",
+			wake, g, orID(short))
+	case fault.RemedyFixSocketDir:
+		if f.Fix != "" {
+			return f.Fix
+		}
+		return "make the directory's parent writable, or set XDG_RUNTIME_DIR to a directory of your own with mode 0700"
+	case fault.RemedyTakeWithoutWorkspace:
+		anyway := fmt.Sprintf("take it anyway with 'looprig %stake %s --without-workspace'", g, orID(short))
+		if f.Placement == string(rig.PlacementShared) {
+			return anyway + " (its turns here run in this machine's shared root)"
+		}
+		return fmt.Sprintf("%s, or set checkpoint = \"stop\" in profile %q (the holder then checkpoints the workspace when it hands the session over)",
+			anyway, f.Profile)
 	}
 	return ""
+}
+
+// restoreCommand is the command line that restores session short (a
+// short id, "" for ID) with flags, as the command that failed would run
+// it: `looprig [--store …] restore ID FLAGS`, or run's, which needs its
+// input too (`-- INPUT`). Every hint that names a restore is one of these,
+// so that what it says runs.
+func (e *env) restoreCommand(short string, flags ...string) string {
+	c := orCmd(e.cmd, "restore")
+	line := "looprig " + e.globalArgs() + c + " " + orID(short)
+	for _, f := range flags {
+		line += " " + f
+	}
+	if c == "run" {
+		line += " -- INPUT"
+	}
+	return line
+}
+
+// driftHint says how to go on from a restore refused for configuration
+// drift cs: restore it as it was made (the profile it recorded, and the
+// placement and root it worked in, which the drift names), or accept
+// the drift on purpose. A drift of placement or root moves the workspace
+// (rig.PlacementBefore): the accepted restore then works in the new place,
+// and the hint says the files stay where they were.
+func (e *env) driftHint(cs []event.Change, short string) string {
+	accept := e.restoreCommand(short, append(e.given.all(), "--accept-drift")...)
+	var made []string // the flags of a restore as it was made
+	other := false    // warn-level drift besides the workspace's place
+	profileKnown := false
+	for _, c := range cs {
+		switch {
+		case c.Field == "profile" && c.Persisted != "":
+			made = append(made, "--rig", textsafe.Line(shellQuote(c.Persisted)))
+			profileKnown = true
+		case c.Field == "placement" || c.Field == "root":
+		case c.Level == event.LevelWarn:
+			other = true
+		}
+	}
+	placement, root, moved := rig.PlacementBefore(cs)
+	if !moved {
+		if !profileKnown {
+			made = append(made, "--rig NAME")
+		}
+		return fmt.Sprintf("restore it with the profile it was made with: %s; or accept the drift on purpose: %s",
+			e.restoreCommand(short, made...), accept)
+	}
+	if other && !profileKnown {
+		made = append(made, "--rig NAME")
+	}
+	if placement != "" {
+		made = append(made, "--placement", string(placement))
+	}
+	if root != "" && placement != rig.PlacementSession {
+		made = append(made, "--root", textsafe.Line(shellQuote(root)))
+	}
+	where := "where it was made"
+	if other {
+		where = "with the profile it was made with, where it was made"
+	}
+	return fmt.Sprintf("restore it %s: %s; or accept the drift on purpose (its workspace moves, and the files where it worked stay there): %s",
+		where, e.restoreCommand(short, made...), accept)
 }
 
 // orID is a short session id, or "ID" for a failure that names none.
@@ -349,41 +489,40 @@ func orID(short string) string {
 }
 
 // restoreMessage says why a restore failed, for people.
-func restoreMessage(err error, x explain.Explanation, short string) string {
+func (e *env) restoreMessage(err error, x fault.Explanation, short string) string {
+	f := explain.FactsOf(x)
 	var cause any = err
-	if c, ok := x.Field("cause"); ok {
-		cause = c // the same words whether the restore ran here or in a host
+	if f.Cause != "" {
+		cause = f.Cause // the same words whether the restore ran here or in a host
 	}
 	kind := x.Kind
-	field := func(name string) any { v, _ := x.Field(name); return v }
-	_, damaged := x.Field("cause_type")
 	switch x.Remedy {
-	case explain.RemedyShutDownRootHolder:
+	case fault.RemedyShutDownRootHolder:
 		who := "another session"
-		if h, ok := field("holder").(storage.Holder); ok && h.PID != 0 {
+		if h := f.Holder; h.PID != 0 {
 			who = fmt.Sprintf("another session (pid %d@%s)", h.PID, h.Host)
 		}
-		root, _ := field("root").(string)
-		return fmt.Sprintf("session %s cannot be restored (%s): its workspace root %s is held by %s at root-lease epoch %d; nothing was changed",
-			short, kind, textsafe.Line(root), who, field("holder_epoch"))
-	case explain.RemedyRepairEpochFile:
+		return fmt.Sprintf("session %s cannot be restored (%s): its workspace root %s is held by %s at root-lease epoch %d; %s",
+			short, kind, textsafe.Line(f.Root), who, f.HolderEpoch, e.refusalWrote(x))
+	case fault.RemedyRepairEpochFile:
 		return fmt.Sprintf("session %s cannot be restored (%s): its lease epoch file is unreadable: %v", short, kind, cause)
-	case explain.RemedyInspectJournal:
-		if damaged {
+	case fault.RemedyInspectJournal:
+		if f.CauseType != "" {
 			return fmt.Sprintf("session %s cannot be restored (%s): its journal is damaged: %v", short, kind, cause)
 		}
 		return fmt.Sprintf("session %s cannot be restored (%s): its journal is unreadable: %v", short, kind, cause)
-	case explain.RemedyWaitOrBreakLease:
+	case fault.RemedyWaitOrBreakLease:
 		who := "another process"
-		if h, ok := field("holder").(storage.Holder); ok && h.PID != 0 {
+		if h := f.Holder; h.PID != 0 {
 			who = fmt.Sprintf("pid %d@%s", h.PID, h.Host)
 		}
-		return fmt.Sprintf("session %s is held by %s at epoch %d: restore refused (%s)", short, who, field("holder_epoch"), kind)
-	case explain.RemedyStopEarlierTurn:
-		host, _ := field("host").(string)
-		return fmt.Sprintf("session %s cannot be restored (%s): turn %v of its holder at epoch %v still runs on this machine (%s) as process group %v; nothing was changed",
-			short, kind, field("index"), field("epoch"), textsafe.Line(host), field("pgid"))
-	case explain.RemedyListSessions:
+		return fmt.Sprintf("session %s is held by %s at epoch %d: restore refused (%s)", short, who, f.HolderEpoch, kind)
+	case fault.RemedyStopEarlierTurn:
+		return fmt.Sprintf("session %s cannot be restored (%s): turn %d of its holder at epoch %d still runs on this machine (%s) as process group %d; %s",
+			short, kind, f.Index, f.Epoch, textsafe.Line(f.Host), f.PGID, e.refusalWrote(x))
+	case fault.RemedyResolveDivergence:
+		return fmt.Sprintf("session %s cannot be restored (%s): %v; %s", short, kind, cause, e.refusalWrote(x))
+	case fault.RemedyListSessions:
 		var unknown *rig.UnknownSessionError
 		if errors.As(err, &unknown) {
 			return fmt.Sprintf("restore refused (%s): %s", kind, unknown.Error())
@@ -392,25 +531,24 @@ func restoreMessage(err error, x explain.Explanation, short string) string {
 	return fmt.Sprintf("session %s cannot be restored (%s): %v", short, kind, cause)
 }
 
-// fieldsOf turns explain's typed fields into the CLI's JSON fields: a
-// holder is {"pid","host"}, a drift its changes' objects.
-func fieldsOf(x explain.Explanation) []kv {
-	out := make([]kv, len(x.Fields))
-	for i, f := range x.Fields {
-		v := f.Value
-		switch t := v.(type) {
-		case storage.Holder:
-			v = holderJSON{Host: t.Host, PID: t.PID}
-		case []event.Change:
-			v = changes(t)
-		}
-		out[i] = kv{f.Name, v}
+// refusalWrote says what a restore refused before it changed anything
+// (drift, a busy root, a turn still running, a diverged workspace) left
+// behind:
+// the record of the refusal in the journal, or nothing when the journal
+// records this very refusal already; nothing at all when the restore was
+// only checked (checkedOnly).
+func (e *env) refusalWrote(x fault.Explanation) string {
+	if e.checkedOnly {
+		return "nothing was asked or written"
 	}
-	return out
+	if explain.FactsOf(x).Journaled {
+		return "nothing was changed: its journal records the refusal (a fence and RestoreErrored)"
+	}
+	return "nothing was written (its journal records this refusal already)"
 }
 
 func orCmd(cmd, def string) string {
-	if cmd == "run" || cmd == "restore" {
+	if cmd == "run" || cmd == "restore" || cmd == "take" {
 		return cmd
 	}
 	return def
@@ -465,14 +603,14 @@ func (e *env) failRun(err error) int {
 
 func (e *env) report(d described) {
 	if e.json {
-		o := newObj().set("type", d.typ).set("kind", d.kind).set("message", d.message)
-		for _, f := range d.fields {
-			o.set(f.k, f.v)
+		// The one error object of the wire and the ready report.
+		o, err := host.AppendErrorJSON(nil, d.typ, d.kind, d.message, d.fields, d.hint)
+		if err != nil {
+			// A field no JSON holds (none of explain's typed facts): the
+			// error without its fields, rather than no error.
+			o, _ = host.AppendErrorJSON(nil, d.typ, d.kind, d.message, nil, d.hint)
 		}
-		if d.hint != "" {
-			o.set("hint", d.hint)
-		}
-		e.writeJSON(newObj().raw("error", o.bytes()))
+		e.writeJSON(newObj().raw("error", o))
 		return
 	}
 	var b strings.Builder
@@ -504,11 +642,9 @@ func epochFileHint(path, g, short string) string {
 // use it, rather than suggesting to break a healthy host's lease.
 func (c *call) failRestore(err error) int {
 	x := explain.Explain(err)
-	session, _ := x.Field("session")
-	id, _ := session.(string)
-	holder, _ := x.Field("holder")
-	h, _ := holder.(storage.Holder)
-	if x.Remedy == explain.RemedyWaitOrBreakLease && id != "" && h.PID > 0 {
+	f := explain.FactsOf(x)
+	id, h := f.Session, f.Holder
+	if x.Remedy == fault.RemedyWaitOrBreakLease && id != "" && h.PID > 0 {
 		if key, kerr := storeKey(c.st); kerr == nil {
 			ctx, cancel := context.WithTimeout(c.ctx, 2*time.Second)
 			if hello, perr := host.Probe(ctx, key, id, host.WithClientVersion(Version)); perr == nil && hello.PID == h.PID {

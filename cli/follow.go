@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"looprig/internal/textsafe"
@@ -15,13 +16,21 @@ import (
 // live deltas and the checkpoints carried it), rendered line by line
 // (render.go), and a line for each event a person follows a session by.
 type eventPrinter struct {
-	e   *env
-	tr  rig.Transcript
-	out turnOutputs
+	e      *env
+	tr     rig.Transcript
+	out    turnOutputs
+	w, err io.Writer // its lines and notes (beside a live line)
 }
 
 func newEventPrinter(e *env) *eventPrinter {
-	return &eventPrinter{e: e, out: turnOutputs{w: e.stdout}}
+	return &eventPrinter{e: e, out: turnOutputs{w: e.stdout}, w: e.stdout, err: e.stderr}
+}
+
+// live makes the printer draw the line the output is on before it is
+// complete (attach on a terminal), and write its lines beside it.
+func (p *eventPrinter) live(l *liveLine) {
+	p.out.live = l
+	p.w, p.err = asideWriter{l, p.e.stdout}, asideWriter{l, p.e.stderr}
 }
 
 func (p *eventPrinter) print(env event.Envelope) {
@@ -43,9 +52,9 @@ func (p *eventPrinter) print(env event.Envelope) {
 		p.summary(env)
 	case event.TurnOutput:
 		if ev.Elided > 0 {
-			fmt.Fprintf(e.stderr, "looprig: %d bytes of turn output were not kept (the per-turn journal limit was reached)\n", ev.Elided)
+			fmt.Fprintf(p.err, "looprig: %d bytes of turn output were not kept (the per-turn journal limit was reached)\n", ev.Elided)
 		}
-	case event.GateOpened, event.GateResolved, event.SessionStopped, event.SessionFaulted, event.RestoreDone:
+	case event.GateOpened, event.GateResolved, event.Refused, event.SessionStopped, event.SessionFaulted, event.RestoreDone:
 		p.summary(env)
 	}
 }
@@ -53,11 +62,11 @@ func (p *eventPrinter) print(env event.Envelope) {
 // header is the line that starts turn index, whose input (TurnStarted's,
 // the command it runs; never what was typed into it) is input.
 func (p *eventPrinter) header(index int, input string) {
-	fmt.Fprintf(p.e.stdout, "── turn %d: %s\n", index, textsafe.Line(input))
+	fmt.Fprintf(p.w, "── turn %d: %s\n", index, textsafe.Line(input))
 }
 
 func (p *eventPrinter) summary(env event.Envelope) {
-	fmt.Fprintf(p.e.stdout, "── %s  %s\n", env.Event.Type(), strings.TrimSpace(eventSummary(env.Event)))
+	fmt.Fprintf(p.w, "── %s  %s\n", env.Event.Type(), strings.TrimSpace(eventSummary(env.Event)))
 }
 
 // flush prints the output lines still open, before the command exits.

@@ -56,7 +56,9 @@ Run 'looprig COMMAND --help' for the details of a command.
 const helpLs = `Usage: looprig ls [--json] [-l|--long]
 
 List every session of the store: state, id, title, profile, lease epoch,
-holder (pid@host) when held, the open turn and the last update. It never
+holder (pid@host) when held, the open turn (or "checkpointing: 7,421 of
+10,000 files" while its holder checkpoints the workspace after a turn,
+before the next one can start) and the last update. It never
 takes a lease and never waits for one, so it works while other processes
 hold sessions; a session whose records cannot be read is listed as broken
 with the reason.
@@ -72,17 +74,26 @@ Flags:
                 "open_gate","updated","reason","engine","shell","turns","last_seq","created",
                 "turn_since","gate_since",
                 "last_end":{"turn_id","index","outcome","exit_code","reason","started","ended"}|null,
-                "attention":{"reason","text","since","turn_id"}|null,
+                "attention":{"reason","text","since","turn_id","agent"?}|null,
                 "checkpoint":{"manifest","files","bytes","at"}|null,
-                "conversation":{"agent","id"}|null}
+                "conversation":{"agent","id"}|null,
+                "checkpointing":{"trigger","turn_id","since","files","files_done",
+                 "bytes","bytes_done"}|null,
+                "dir","branch"}
+               dir: the directory it works in; branch: its git worktree's
+               branch (new --worktree), "" for any other directory.
                attention: the running turn asked for you (its program rang the
                bell, reason "bell", or sent a desktop notification, "osc9" or
                "osc777", or an agent asked for you, "agent"; its text is
-               "text") since anyone last looked at the
+               "text", for an agent its own words, "agent" naming it) since
+               anyone last looked at the
                session (attach, the terminal UI); since: its first unseen call.
                conversation: an agent session's (engine claude or codex)
-               conversation id, as the agent's own --resume takes it
-  -l, --long   show full ids instead of the first 8 characters
+               conversation id, as the agent's own --resume takes it;
+               checkpointing: the checkpoint of the workspace its holder is
+               taking (trigger turn, stop or handoff), as it last wrote it
+  -l, --long   show full ids instead of the first 8 characters, and add the
+               latest checkpoint, the directory and the git worktree's branch
 
 Example:
   looprig ls --json | jq -r '.[] | select(.state == "crashed") | .id'
@@ -91,45 +102,98 @@ Example:
 `
 
 const helpNew = `Usage: looprig new [--rig NAME] [--title T] [--seed DIR] [--detach]
-                   [--placement session|exclusive|shared --root DIR] [--json]
+                   [--scratch | --root DIR | --placement session|exclusive|shared --root DIR]
+                   [--worktree [BRANCH]] [--json]
 
-Create a session from a profile, print its id on stdout, and shut it down
-cleanly (state idle); with --detach, leave it live in a background host
-instead. Use 'looprig run ID -- INPUT' to run turns in it.
+Create a session, print its id on stdout, and shut it down cleanly (state
+idle); with --detach, leave it live in a background host instead. Use
+'looprig run ID -- INPUT' to run turns in it.
+
+Where it works: in the current directory, as tmux opens a window where you
+stand. The directory is the session's exclusive root: while the session is
+live no other session may work there (a root lease), and each turn's end
+is checkpointed into the store (files ignored by .gitignore and
+.looprigignore, and secrets such as .env and keys, left out), so the
+session can travel to another machine and back. Every restore puts the
+session back in that directory (it is recorded); only a profile that pins
+another placement is drift. "/", your home directory itself and the store
+are refused: cd into a project directory first, or use --scratch.
+
+A worktree per session: in a git repository, --worktree gives the session
+a git worktree of its own on a new branch (BRANCH, default looprig/<short
+id>), made with your git (git worktree add -b BRANCH PATH HEAD, from the
+commit checked out where new runs) beside the repository, in
+<repo>.worktrees/<branch> (/src/app.worktrees/looprig/1a2b3c4d for
+/src/app). The worktree is the session's exclusive root, so a second
+session in a busy repository runs beside the first; the refusal of a
+second session in a git work tree says so. 'looprig rm' removes the
+worktree and its branch when they hold nothing uncommitted (git status)
+and no commit that is on no other branch or remote-tracking branch, and
+otherwise keeps them and says what it keeps.
 
 Flags:
   --rig NAME         the profile (default: default_profile of the configuration,
                      else "default"; built in: "default" runs turns in your shell,
-                     "demo" runs the demo engine)
+                     "demo" runs the demo engine in a scratch directory)
   --title T          the session's title
+  --scratch          a private, empty directory in the store instead of the
+                     current directory
+  --root DIR         work in DIR instead of the current directory
+  --worktree [BRANCH]
+                     work in a new git worktree of the repository the directory
+                     is in, on the new branch BRANCH (default looprig/<short id>;
+                     also --worktree=BRANCH); not with --scratch or --seed
+  --placement P      where the workspace is: session (as --scratch), exclusive (DIR,
+                     one session at a time) or shared (DIR, no lease, never
+                     checkpointed); exclusive and shared need --root
   --seed DIR         copy DIR into the new, empty workspace first (not with shared
                      placement; symlinks leaving DIR and special files refuse it)
-  --placement P      where the workspace is: session (a directory of its own in the
-                     store), exclusive (DIR, one session at a time) or shared (DIR,
-                     no lease); exclusive and shared need --root
-  --root DIR         the workspace root of exclusive and shared placement
   --detach           keep the session live in a background host ('looprig host'),
                      which outlives this terminal; 'looprig stop ID' shuts it down
   --json             print {"id","epoch","short_id","title","profile","shell","workspace"}
-                     (with --detach also "pid", the host's, and "detached":true)
+                     (with --worktree also "branch"; with --detach also "pid", the
+                     host's, and "detached":true)
+
+A profile whose configuration names a placement (placement = ...) places
+every session it creates there, unless a flag above says otherwise.
 
 The shell: a turn runs as SHELL -c INPUT, SHELL being the profile's shell
 (key shell in the configuration file, an absolute path), else $SHELL when
 it is the absolute path of an executable file, else /bin/sh. new prints the
-shell it chose, and the session records it: a restore under which the shell
-resolves differently (another $SHELL) is drift, like a changed term, and is
-adopted and journaled.
-
-A session created with --placement/--root records them; restore it with the
-same flags (or --accept-drift), since its profile says otherwise.
+shell it chose, and the session records and keeps it: a restore by a
+process with another $SHELL (a cron job's /bin/sh) still runs its turns in
+the recorded shell; a profile whose shell key names another changes it, as
+drift, adopted and journaled. Each turn is a fresh 'SHELL -c': it reads what
+a non-interactive shell reads ($ENV for sh, $BASH_ENV for bash; not
+.bashrc), so aliases are not there, and a cd or an export does not carry
+over to the next turn (write 'cd sub && make'). A profile with
+shell_interactive = true runs 'SHELL -i -c INPUT', which reads ~/.bashrc or
+~/.zshrc: your aliases and functions work.
 
 Examples:
-  id=$(looprig new --title "nightly build")
-  looprig new --rig demo --json
+  cd ~/src/myproject && id=$(looprig new --title "nightly build")
+  looprig run "$id" -- make test
+  looprig new --scratch --rig demo --json
+`
+
+// helpWorkspaceOptions are the options of run and restore about the
+// workspace a restore brings back.
+const helpWorkspaceOptions = `  --placement P, --root DIR   override the placement the session recorded (a
+                    session is restored where it was created): --root DIR
+                    alone moves a session that works in a directory to DIR,
+                    its files brought from its checkpoint (accepted without
+                    --accept-drift; a DIR holding other files is refused)
+  --keep-workspace  if the workspace directory here has changes no checkpoint
+                    has while the session moved on elsewhere (a restore
+                    refuses it: workspace_diverged), keep it as the session's
+                    workspace (journaled as an adoption, checkpointed at once)
+  --use-checkpoint  in that case, move the directory aside to
+                    DIR.diverged-TIME (never deleted) and bring the last
+                    checkpoint back
 `
 
 const helpRun = `Usage: looprig run ID [--json] [--detach|--in-process] [--rig NAME] [--accept-drift]
-                   [--placement P --root DIR] -- INPUT...
+                   [--placement P --root DIR] [--keep-workspace|--use-checkpoint] -- INPUT...
 
 Run INPUT (the words after "--" joined with spaces) as one turn of session
 ID (a full id or a unique prefix of at least 4 characters), stream its
@@ -138,8 +202,16 @@ output until the turn ends, and exit with the turn's exit code, as
 interrupted turn 130, a failed turn (or one denied at a gate) 1. When
 looprig itself fails (restore refused, lease held, session busy, store
 unreadable) it exits 125 and prints the error; usage errors exit 2.
-INPUT runs as SHELL -c INPUT: the profile's shell, else $SHELL of the
-process that hosts the session, else /bin/sh ('looprig new --help').
+Standard input: on a terminal, run is the turn's terminal (lines typed go
+to the turn, ^D at the start of a line is an end of file); otherwise (a
+script, a pipe, a file, /dev/null) the turn gets it, then an end of file,
+as 'ssh host cmd' does: a command that asks a question reads the script's
+answer instead of waiting; a pipe that gives nothing while the turn prints
+nothing for 5 s is said on stderr, with the send that answers it. A gate is only answered at a terminal.
+
+INPUT runs as SHELL -c INPUT in the shell the session recorded when it was
+created (the profile's shell, else the $SHELL of 'new', else /bin/sh); a
+restore never switches it to this process's $SHELL ('looprig new --help').
 
 Where the turn runs: in the session's host, a background process that
 does not depend on this terminal. When the session is live in a host on
@@ -151,7 +223,14 @@ exit 125). Either way the session stays live in its host afterwards:
 'looprig stop ID' shuts it down. A hangup (an SSH connection that drops,
 the terminal closed) or a kill ends run only: the turn runs on in the
 host, and 'looprig attach ID' or 'looprig wait ID' picks it up. A session
-running another turn refuses it (exit 125, "busy"). If the host dies
+running another turn refuses it (exit 125, "busy"). A session whose host
+checkpoints the workspace after the last turn (of a big workspace, this
+takes a while) queues the turn until the checkpoint is over, and run says
+so on stderr: "looprig: waiting for the checkpoint of the last turn:
+7,421 of 10,000 files…" (redrawn on a terminal, once on a pipe); it gives
+up only on a host that says nothing for 45 s. A restore that brings the
+workspace back from its checkpoint draws its progress on a terminal, as
+'looprig restore' does. If the host dies
 during the turn, run exits 125 and the session is crashed: restore it with
 'looprig restore ID'. --rig, --placement, --root and --accept-drift apply
 to a restore only.
@@ -207,8 +286,7 @@ Flags:
   --rig NAME        restore with this profile instead of the recorded one
   --accept-drift    restore even when the profile changed (recorded in the
                     journal as ConfigurationAdopted)
-  --placement P, --root DIR   override the profile's placement, as for 'new'
-
+` + helpWorkspaceOptions + `
 Examples:
   looprig run 1a2b3c4d -- make test
   looprig run 1a2b3c4d --json -- 'for i in 1 2 3; do echo $i; done'
@@ -217,7 +295,7 @@ Examples:
 `
 
 const helpRestore = `Usage: looprig restore ID [--json] [--accept-drift] [--hold|--detach] [--rig NAME]
-                       [--placement P --root DIR]
+                       [--placement P --root DIR] [--keep-workspace|--use-checkpoint]
        looprig restore --all-crashed [--detach] [--json] [--accept-drift]
 
 Restore session ID (a full id or a unique prefix of at least 4 characters):
@@ -225,6 +303,17 @@ take its lease at a new epoch, replay its journal, close what a crash left
 open (a running turn becomes TurnInterrupted{crash}, an open gate is closed),
 print the outcome and shut down cleanly — or, with --detach, leave it live in
 a background host.
+
+The workspace: a missing workspace directory is brought back from the
+last checkpoint. One that exists is compared with it and never rolled
+back: when it is the last checkpoint it is used; when it is an older
+checkpoint of the session with no changes of its own (the session moved
+on on another machine) it is brought up to date, writing only what
+differs; when it holds changes made here after the last checkpoint they
+are kept and named; anything else (changes no checkpoint has, while the
+session moved on elsewhere) is refused before anything is written
+(workspace_diverged, naming the paths and both checkpoints): choose with
+--keep-workspace or --use-checkpoint. restore (run, take) says which.
 
 --all-crashed restores every crashed session (after a reboot), several at
 once, printing each outcome as it completes: restored, skipped (another
@@ -252,12 +341,13 @@ Flags:
   --detach          restore it in a background host ('looprig host') and leave
                     it live there: it outlives this terminal; 'looprig attach ID'
                     follows it, 'looprig stop ID' shuts it down. JSON adds "pid"
-                    (the host's) and "detached":true
+                    (the host's) and "detached":true. The host's progress in
+                    bringing the workspace back from its checkpoint is drawn
+                    here, on a terminal, as without --detach
   --accept-drift    restore even when the profile changed since the session was
                     created (recorded as ConfigurationAdopted)
   --rig NAME        restore with this profile instead of the recorded one
-  --placement P, --root DIR   override the profile's placement, as for 'new'
-
+` + helpWorkspaceOptions + `
 Examples:
   looprig restore 1a2b3c4d
   looprig restore 1a2b3c4d --hold          (Ctrl-C to release it)
@@ -289,7 +379,9 @@ Examples:
   looprig log 1a2b3c4d --follow
 `
 
-const helpTake = `Usage: looprig take ID [--interrupt] [--timeout D] [--json]
+const helpTake = `Usage: looprig take ID [--interrupt] [--timeout D] [--without-workspace]
+                    [--accept-drift] [--rig NAME] [--placement P --root DIR]
+                    [--keep-workspace|--use-checkpoint] [--json]
 
 Take session ID over and serve it in a background host on this machine,
 from the process that holds it, on this machine or another sharing the
@@ -301,12 +393,58 @@ checkpoint when this machine does not have it, and prints how to attach.
 At every moment one process owns the session. A session nobody holds is
 simply restored here; one a host here serves already is an error saying
 so. A holder that does not answer within --timeout (a stopped or wedged
-process) is an error naming the lease break that would force it.
+process, or a turn that runs on) is HandOffTimeoutError (exit 4) naming
+the lease break that would force it; a holder checkpointing the
+workspace answers (take says it waits for the checkpoint, with how far it
+is, and the timeout runs from its last progress). The restore here draws
+its progress on a terminal.
+
+take's request is withdrawn whenever take gives up (its timeout, ^C), and
+take renews it while it waits: the holder calls the hand-over off when
+the request is gone (or no longer renewed: its take died), so a take that
+gave up never shuts the session down later. Once the holder has agreed
+(it journals HandedOff next), the request can no longer be withdrawn and
+take waits for it. With a shared store, a holder that is stopped or cut
+off does not answer, and its lease expires: take then restores the
+session all the same, and says so: no hand-over and no final checkpoint
+happened, the workspace is the session's last checkpoint, and the turn it
+ran is recorded as crashed (--json: "handed_over": false). The journal
+names who asked (HandedOff's "to": this take) and the new holder
+(RestoreDone's "holder": the host here); an --interrupt is recorded as
+TurnInterrupted{handoff}.
+
+A session whose holder does not checkpoint its workspace (its profile's
+checkpoint = "off", the default of exclusive placement, or a shared
+workspace) would come without its files: take refuses it before the
+holder is asked (HandOffWithoutWorkspaceError, exit 1), unless
+--without-workspace says to take it anyway.
+
+take is all or nothing: before the holder is asked, take makes here the
+checks a restore makes (the configuration against the session's record,
+the placement and its root, the workspace directory against the last
+checkpoint), with the restore flags given, and refuses as restore would
+(drift, a root another session holds, a diverged workspace), the session
+staying where it is served. What the holder does after that check (its
+last checkpoint) may still make the restore here fail: take then says that
+nobody serves the session and how to serve it again, and 'looprig ls'
+shows the failure beside the session until a restore succeeds.
 
 Flags:
-  --interrupt    interrupt the holder's running turn rather than wait for it
-  --timeout D    how long the holder has to hand over (default 2m)
-  --json         {"id","short_id","from","pid","epoch"}
+  --interrupt          interrupt the holder's running turn rather than wait for it
+  --timeout D          how long the holder has to hand over (default 2m)
+  --without-workspace  take a session whose holder does not checkpoint its
+                       workspace: its files stay behind, and take says where
+                       its turns run here
+  --accept-drift       restore here even when the profile changed since the
+                       session was recorded (as for restore)
+  --rig NAME           restore here with this profile instead of the recorded one
+  --placement P, --root DIR   override the profile's placement, as for 'new'
+  --keep-workspace     if the workspace directory here has changes no
+                       checkpoint has, keep it (journaled as an adoption)
+  --use-checkpoint     if it has, move it aside (never deleted) and bring the
+                       last checkpoint back
+  --json               {"id","short_id","from","pid","epoch","workspace",
+                       "without_workspace","dir","handed_over","previous"}
 
 Examples:
   looprig --store nats://nats.internal:4222 take 1a2b3c4d
@@ -318,40 +456,15 @@ const helpGC = `Usage: looprig gc [--json]
 Delete the blobs of the store that no checkpoint on record references:
 those of deleted sessions, and those a checkpoint left when it crashed
 before it was journaled. Every checkpoint any session's journal records is
-kept, with its files, so looprig diff works for every turn. A blob put in
-the last 10 minutes is spared (a checkpoint in progress, on any machine,
-may be about to reference it). It reads every journal of the store, and
-deletes nothing when one of them or a checkpoint's manifest cannot be
-read (that error is printed). looprig rm runs it after it deletes.
+kept, with its files, so looprig diff works for every turn; so is what a
+checkpoint index on this machine names. A blob put or renewed in the last
+10 minutes is spared (a checkpoint in progress, on any machine, may be
+about to reference it). It reads every journal of the store, and deletes
+nothing when one of them or a checkpoint's manifest cannot be read (that
+error is printed). looprig rm deletes a session's own blobs at once.
 
 Flags:
   --json   {"referenced","deleted","deleted_bytes","recent"}
-`
-
-const helpDiff = `Usage: looprig diff ID [--turn N] [--stat] [--json]
-
-Show what a turn changed in session ID's workspace: the difference between
-the checkpoint of the workspace before the turn started and the one taken
-when it ended (see "Workspaces travel with their sessions" in the README).
-Read-only, from the store: it works on any machine that shares it, while
-the session is live, idle or crashed. Text files get a unified diff; a
-binary or very large file, an added or removed one, a mode change or a
-link get one line each. Edits made between the turn before and this one
-count as this turn's. A turn that runs, or whose checkpoint was skipped or
-never taken (checkpoint = "off" or "stop" in the profile), is an error
-that says so.
-
-Flags:
-  --turn N       the turn: its number, as ls and the TUI show it (#N), or a
-                 prefix of its id (default: the last turn)
-  --stat         one line per file: lines added and removed
-  --json         {"id","turn_id","turn","before","after","changes":[{"path",
-                 "kind","old_mode","new_mode","old_size","new_size","binary",
-                 "lines_added","lines_removed","patch","summary"}]}
-
-Examples:
-  looprig diff 1a2b3c4d
-  looprig diff 1a2b3c4d --turn 3 --stat
 `
 
 const helpLease = `Usage: looprig lease break ID [--yes] [--json]
@@ -380,18 +493,30 @@ const helpRm = `Usage: looprig rm ID... --yes [--json]
 Delete sessions for good: the journal, the catalog entry and the session's
 own workspace directory (<store>/workspaces/<id>, with every file its turns
 wrote there). The root of an exclusive or shared placement belongs to you
-and is never touched. Without --yes it only says what it would delete and
-exits 2.
+and is never touched, but for a git worktree made by new --worktree: rm
+removes it (git worktree remove) and its branch (git branch -D) when they
+hold nothing uncommitted (git status --porcelain: changed, staged or
+untracked files; ignored ones go with it) and no commit on no other branch
+or remote-tracking branch; otherwise it keeps both and says what it keeps
+and why. Without --yes it only says what it would delete and exits 2.
 
 A session held by any process (live, or held elsewhere: see 'looprig ls')
 is refused with exit 4; shut it down first. rm takes the session's lease
 while it works, so nothing restores the session meanwhile; if rm is
 stopped midway the session stays listed, and rm again finishes the job.
 
+The blobs of the session's checkpoints and agent transcript go at once,
+but those another session's checkpoints reference too, and those put
+again since its last checkpoint (another session's checkpoint in progress
+may use them; 'looprig gc' deletes them after 10 minutes if nothing does):
+rm says what it kept and why. A workspace directory moved aside by
+--use-checkpoint (DIR.diverged-TIME) is yours and stays.
+
 Flags:
   --yes     really delete
-  --json    print one {"id","deleted","epoch","journal","catalog","workspace"}
-            per session
+  --json    print one {"id","deleted","epoch","journal","catalog","workspace",
+            "blobs_deleted","blobs_deleted_bytes","blobs_shared","blobs_renewed",
+            "worktree":{"path","branch","repo","removed","kept"?}|null} per session
 
 Examples:
   looprig rm 1a2b3c4d --yes
@@ -405,7 +530,9 @@ helper process (this binary, re-executed) creates a session titled
 "demo: crashed mid-turn" with the default profile and runs
   for i in $(seq 60); do echo "line $i"; sleep 1; done
 Once two seconds of output are durable in the journal, the helper is killed
-with SIGKILL. Takes about 3 seconds. Then:
+with SIGKILL. Takes about 3 seconds. Then (demo prints these commands with
+this binary's path instead of looprig when the PATH does not find it, as
+for a ./looprig built in a checkout):
 
   looprig ls                   shows it "crashed"
   looprig restore SHORT_ID     restores it: the turn is interrupted (crash),
@@ -437,30 +564,43 @@ Example:
 
 const helpAttach = `Usage: looprig attach ID [--json]
 
-Follow a live session: one served by a host on this machine (started by
-the terminal UI, by 'run', or by 'new' or 'restore' with --detach). Prints
-the last records of its journal, then its events as they happen, turn
-output included, with nothing missed or repeated between the two. Of a
-journal longer than 50 records it replays the last 50: a note on stderr
-says which records and turns it does not show ('looprig log ID' shows
-them), and when the replay begins inside a turn, that turn's header (its
-number and input) comes before its output. Ctrl-C detaches: the session
-and its running turn go on. With --json, each event is one line shaped
-like 'run --json' lines (no note, no header). Attaching (without --json)
-counts as looking at the session: a call for you by its turn (a bell, a
-notification; see 'ls') is marked seen, and so is every one that comes
-while attached.
+Attach to a live session (served by a host on this machine): print the
+last records of its journal, then its events as they happen, turn output
+included, nothing missed or repeated. Of a journal longer than 62 records
+it replays the last 50, saying on stderr what it does not show ('looprig
+log ID' does), with the header of the turn the replay begins inside.
 
-Exit codes: 0 detached or the session stopped, 1 not live here (see
-'looprig ls': "live" sessions can be attached), 4 the session lost its
-lease.
+In a terminal, attach is the session's terminal: the output's line shows
+before it is complete; each line typed goes to the running turn (^D at a
+line's start: end of file), your echo following the turn's (off at a
+password prompt: journaled as hidden), the turn's window size yours; a
+gate asks approve? [y/N]. Between turns the prompt 'looprig ID › ' takes
+a line that starts a turn. Ctrl-] detaches (the session goes on); Ctrl-C
+interrupts the running turn, and at the prompt detaches, as ^D does.
+Other clients see the turn's echo of what you type. A full-screen
+program's screen is a notice line, as in 'run'.
+
+With --json, or off a terminal, attach only follows (--json: one event a
+line, as 'run --json'), and Ctrl-C detaches. Attached (without --json),
+the turn's calls for you (see 'ls') are marked seen as they come.
+
+Exit codes: 0 detached or session stopped, 1 not live here (see 'ls')
+or its host lost (restore it), 4 the session lost its lease.
 `
 
 const helpStop = `Usage: looprig stop ID [--json]
 
 Shut down a live session: its host journals SessionStopped (after
 interrupting a running turn), releases the lease and exits. The session
-is then idle and can be restored. Waits for the host to exit (up to 30 s).
+is then idle and can be restored. A checkpoint of the workspace in
+progress (after the last turn, or the shutdown's own) is waited for, and
+stop says so on stderr with how far it is ("looprig: waiting for the
+checkpoint of the last turn: 7,421 of 10,000 files…"). A host says it is
+alive every quarter of a second while it shuts down; one that says nothing
+for 9 s (the shutdown grace, 8 s, and a second: not even its hello) is
+stopped (SIGSTOP, ^Z) or wedged: stop gives up with HostUnresponsiveError
+(exit 4), whose hint is 'kill -CONT PID' or 'looprig lease break ID --yes'.
+Waits for the host to exit (up to 30 s).
 
 JSON: {"id","short_id","pid"} (pid: the host's).
 `
@@ -503,39 +643,59 @@ arrived or was written: then only "hidden input, N bytes" is journaled,
 and nothing of the text is kept. Input the turn did not read in time is
 journaled as written only as far as it went in.
 
-Fails when the session is not live here (not_hosted), no turn is running
-(no_turn), the turn has no terminal (no_terminal: its profile has
-tty = false), or the turn does not read its input within 5 s
-(input_timeout).
+A program that prints its prompt before it turns echo off (echo
+"Password:"; read -s) leaves a moment in which what is sent is echoed.
+When the turn's last output line looks like a password prompt (it names a
+password, passphrase, PIN, token or key and ends like a prompt) while its
+terminal still echoes, the host waits up to 0.5 s for the echo to go off
+before it writes the text, and send warns on standard error: that the
+text went in hidden after the wait, or that it was echoed (into the turn's
+output and journal). Prompt with echo already off (read -rsp 'Password: '
+VAR; getpass, sudo and ssh do) and neither happens.
 
-JSON: {"id","short_id","bytes","eof","hidden"}.
+Fails when the session is not live here (not_hosted), no turn is running
+(no_turn), send runs inside one of the session's own turns (from_turn:
+only a person types into a turn; the attempt is journaled), the turn has
+no terminal (no_terminal: its profile has tty = false), or the turn does
+not read its input within 5 s (input_timeout).
+
+JSON: {"id","short_id","bytes","eof","hidden","prompt_echo"} (prompt_echo:
+the prompt above was met with echo on).
 `
 
 const helpWait = `Usage: looprig wait ID [--for turn-end|idle|gate|attention] [--turn TURN] [--timeout D] [--json]
 
-Wait until session ID reaches a state, then print it and exit 0:
+Wait until session ID reaches a state, then print it and exit 0 (for a
+turn's end: with the turn's outcome, as run exits with it):
 
   turn-end  (the default) the running turn ends; with no turn running, the
             last turn's end is reported at once (--turn TURN: that turn,
             by id or prefix, e.g. the id 'run --detach' printed); a session
             that has run no turn waits for the next one
-  idle      no turn is running
+  idle      no turn is running, and the checkpoint of the workspace that
+            follows a turn's end is over (the next turn would start at once)
   gate      a gate is open (its question is printed)
   attention the running turn asks for you: its program rang the bell or
-            sent a desktop notification (OSC 9, OSC 777), and nobody has
-            looked at the session since (at once when that is so already)
+            sent a desktop notification (OSC 9, OSC 777), or its agent
+            asked (printed as the agent's words: claude says: ...), and
+            nobody has looked at the session since (at once when that is
+            so already)
 
 It follows the session's host when the session is live here, else its
 journal (a session held on another machine sharing the store).
 
-Exit codes: 0 the state was reached; 124 --timeout passed; 5 the session
+Exit codes: 0 the state was reached; for turn-end, the turn's outcome as
+run exits with it: its exit code (128+N for a command killed by signal N),
+130 interrupted, 1 failed or denied at a gate (with --json, "end" tells a
+turn's code from wait's own below); 124 --timeout passed; 5 the session
 crashed (its host or holder died) before the state; 6 the session is not
 running or was shut down, so the state cannot come; 4 another process took
 its lease; 1 and 2 as for every command.
 
 JSON: {"id","short_id","for","turn_id","end","exit_code","error","reason",
-"gate_id","prompt","text"} (the fields that apply; end is done, failed or
-interrupted; for attention, reason is bell, osc9 or osc777 and text the
-notification's). A failure: {"error":{"type":"WaitError","kind":"timeout"|
+"gate_id","prompt","text","agent"} (the fields that apply; end is done,
+failed or interrupted; for attention, reason is bell, osc9, osc777 or
+agent and text the notification's: for agent the agent's own words, agent
+naming it). A failure: {"error":{"type":"WaitError","kind":"timeout"|
 "crashed"|"stopped"|"lease_lost",...}}.
 `

@@ -18,7 +18,7 @@ import (
 // and the host's pid.
 func (h *harness) detached(args ...string) (string, int) {
 	h.t.Helper()
-	r := h.must(0, append([]string{"new", "--detach", "--json"}, args...)...)
+	r := h.must(0, append([]string{"new", "--detach", "--json"}, scratchUnlessPlaced(args)...)...)
 	v := decode[struct {
 		ID       string `json:"id"`
 		PID      int    `json:"pid"`

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"looprig/config"
 	"looprig/host"
 	"looprig/internal/textsafe"
 	"looprig/rig"
@@ -58,27 +59,35 @@ func (e *env) hostArgv(st *openedStore, args ...string) []string {
 
 // startHost starts a detached host (looprig host ...args) and waits until
 // it serves its session. It warns first (not in --json) when logind will
-// kill the host at logout.
+// kill the host at logout. A restore that brings the workspace back from
+// its checkpoint draws its progress on the terminal, as this process's
+// own restore would.
 func (c *call) startHost(ctx context.Context, st *openedStore, args ...string) (host.Ready, error) {
 	c.warnIfLogindKillsHosts()
-	return c.env.startDetachedHost(ctx, st, args...)
+	bar := newProgressBar(c.stderr, materializeWhat)
+	defer bar.finish()
+	return c.env.startDetachedHost(ctx, st, hostProgress(bar), args...)
 }
 
 // startDetachedHost starts a detached host (looprig host ...args) and
-// waits until it serves its session. An unusable socket directory fails it
-// before the host starts: nothing is created, restored or taken.
-func (e *env) startDetachedHost(ctx context.Context, st *openedStore, args ...string) (host.Ready, error) {
+// waits until it serves its session; progress (may be nil) is told what
+// the host reports of its restore meanwhile. An unusable socket directory
+// fails it before the host starts: nothing is created, restored or taken.
+func (e *env) startDetachedHost(ctx context.Context, st *openedStore, progress func(host.Progress), args ...string) (host.Ready, error) {
 	if err := checkSocketDir(st); err != nil {
 		return host.Ready{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
-	return host.Start(ctx, host.StartSpec{Args: e.hostArgv(st, args...)})
+	return host.Start(ctx, host.StartSpec{Args: e.hostArgv(st, args...), Progress: progress})
 }
 
 // tuiStartHost is the TUI's way to start hosts.
-func (e *env) tuiStartHost(st *openedStore) func(ctx context.Context, req tui.HostRequest) (host.Ready, error) {
+func (e *env) tuiStartHost(st *openedStore, cfg *config.Config) func(ctx context.Context, req tui.HostRequest) (host.Ready, error) {
 	return func(ctx context.Context, req tui.HostRequest) (host.Ready, error) {
+		if req.Fork != "" {
+			return e.tuiFork(ctx, st, cfg, req)
+		}
 		var args []string
 		if req.Session == "" {
 			args = append(args, "--new", "--title", req.Title)
@@ -88,6 +97,15 @@ func (e *env) tuiStartHost(st *openedStore) func(ctx context.Context, req tui.Ho
 			if req.Seed != "" {
 				args = append(args, "--seed", req.Seed)
 			}
+			switch {
+			case req.Scratch:
+				args = append(args, "--scratch")
+			case req.Dir != "":
+				args = append(args, "--dir", req.Dir)
+			}
+			if req.Worktree {
+				args = append(args, "--worktree")
+			}
 		} else {
 			if req.AcceptDrift {
 				args = append(args, "--accept-drift", "--accepted-by", tuiAcceptSource)
@@ -95,10 +113,36 @@ func (e *env) tuiStartHost(st *openedStore) func(ctx context.Context, req tui.Ho
 			if req.OnlyIfCrashed {
 				args = append(args, "--only-crashed")
 			}
+			switch req.Workspace {
+			case rig.WorkspaceKeep:
+				args = append(args, "--keep-workspace")
+			case rig.WorkspaceUseCheckpoint:
+				args = append(args, "--use-checkpoint")
+			}
 			args = append(args, req.Session)
 		}
-		return e.startDetachedHost(ctx, st, args...)
+		return e.startDetachedHost(ctx, st, req.Progress, args...)
 	}
+}
+
+// tuiFork makes the fork req asks for here (forkIt, as `looprig fork`
+// does), then starts a host that serves it; the TUI attaches to it as to
+// a session it created.
+func (e *env) tuiFork(ctx context.Context, st *openedStore, cfg *config.Config, req tui.HostRequest) (host.Ready, error) {
+	id, err := uuid.Parse(req.Fork)
+	if err != nil {
+		return host.Ready{}, err
+	}
+	fk, err := e.forkIt(ctx, cfg, st, id, req.ForkTurn, req.Title, "")
+	if err != nil {
+		return host.Ready{}, err
+	}
+	rd, err := e.startDetachedHost(ctx, st, req.Progress, append(placeArgs(fk.p), fk.id)...)
+	if err != nil {
+		return rd, fmt.Errorf("fork %s was created, but its host did not start (r restores it): %w", rig.ShortID(fk.id), err)
+	}
+	rd.Created = true
+	return rd, nil
 }
 
 // tuiAcceptSource is who accepted drift in the TUI's confirm dialog, as the
@@ -118,12 +162,15 @@ func (e *NotHostedError) Unwrap() error { return host.ErrNotHosted }
 
 // connectArg finds the session the command's first argument names (an id
 // or a prefix) and attaches to its host (see connect).
-func (c *call) connectArg() (uuid.UUID, *host.Client, error) {
-	id, err := rig.FindSession(c.ctx, c.st, c.args[0])
+func (c *call) connectArg() (uuid.UUID, *host.Client, error) { return c.connectArgCtx(c.ctx) }
+
+// connectArgCtx is connectArg bounded by ctx.
+func (c *call) connectArgCtx(ctx context.Context) (uuid.UUID, *host.Client, error) {
+	id, err := rig.FindSession(ctx, c.st, c.args[0])
 	if err != nil {
 		return uuid.UUID{}, nil, err
 	}
-	cl, err := c.connect(c.ctx, id.String())
+	cl, err := c.connect(ctx, id.String())
 	return id, cl, err
 }
 

@@ -7,16 +7,16 @@ import (
 	"slices"
 	"time"
 
+	"looprig/host"
 	"looprig/rig"
 	"looprig/rig/event"
-	"looprig/rig/journal"
 )
 
 // obj builds a JSON object whose fields are known only at run time (a
-// journal record's, an error's typed fields), with its keys in insertion
-// order; a key set twice keeps its first value. The shapes with fixed
-// fields are the struct types below; event lines are the event codec's
-// (event.MarshalEnvelope).
+// journal record's), with its keys in insertion order; a key set twice
+// keeps its first value. The shapes with fixed fields are the struct
+// types below; event lines are the event codec's
+// (event.MarshalEnvelope); an error is host.AppendErrorJSON's object.
 type obj struct {
 	b    bytes.Buffer
 	seen []string // keys set or skipped: a handful, so a slice beats a map
@@ -163,8 +163,8 @@ func (t jsonTime) MarshalJSON() ([]byte, error) {
 // The shapes of --json output that have fixed fields, which README
 // ("JSON") documents. They are a public contract: fields may be added,
 // never renamed, and they print in the order declared. Event and journal
-// lines, whose fields are their payload's, and errors, whose typed fields
-// are their explanation's, are built with obj.
+// lines, whose fields are their payload's, are built with obj; errors,
+// whose typed fields are their explanation's, by host.AppendErrorJSON.
 
 // newJSON is what new prints.
 type newJSON struct {
@@ -175,6 +175,7 @@ type newJSON struct {
 	Profile   string `json:"profile"`
 	Shell     string `json:"shell"` // the shell its turns run in
 	Workspace string `json:"workspace"`
+	Branch    string `json:"branch,omitempty"`   // with --worktree: the worktree's branch
 	PID       int    `json:"pid,omitempty"`      // with --detach: the host's
 	Detached  bool   `json:"detached,omitempty"` // with --detach: live in a background host
 }
@@ -187,7 +188,7 @@ type sessionJSON struct {
 	Title      string           `json:"title"`
 	Profile    string           `json:"profile"`
 	Epoch      uint64           `json:"epoch"`
-	Holder     *lsHolderJSON    `json:"holder"`     // null when nobody holds it
+	Holder     *host.Holder     `json:"holder"`     // null when nobody holds it
 	OpenTurn   *string          `json:"open_turn"`  // null when no turn is open
 	TurnIndex  *int             `json:"turn_index"` // the open turn's, else null
 	OpenGate   *string          `json:"open_gate"`  // null when no gate is open
@@ -206,6 +207,47 @@ type sessionJSON struct {
 	// Conversation is an agent session's conversation; null for other
 	// engines (and for codex before its first turn named it).
 	Conversation *conversationJSON `json:"conversation"`
+	// Checkpointing is how far the checkpoint its holder is taking is (as
+	// the holder last wrote it, about every second); null when it takes
+	// none.
+	Checkpointing *checkpointingJSON `json:"checkpointing"`
+	// Dir is the directory it works in (its root, or its private
+	// directory in the store); "" when its entry predates placements.
+	Dir string `json:"dir"`
+	// Branch is its git worktree's branch (new --worktree); "" for a
+	// session in any other directory.
+	Branch string `json:"branch"`
+	// ForkedFrom is where a session `fork` made came from; null for every
+	// other session.
+	ForkedFrom *forkedFromJSON `json:"forked_from"`
+}
+
+// forkedFromJSON is where a fork came from (rig.SessionInfo.ForkedFrom).
+type forkedFromJSON struct {
+	Session      string `json:"session"`
+	TurnIndex    int    `json:"turn_index"`
+	TurnID       string `json:"turn_id"`
+	Checkpoint   string `json:"checkpoint"`
+	Conversation string `json:"conversation,omitempty"`
+}
+
+// newForkedFromJSON is f's JSON, nil for nil.
+func newForkedFromJSON(f *event.ForkedFrom) *forkedFromJSON {
+	if f == nil {
+		return nil
+	}
+	return &forkedFromJSON{Session: f.Session, TurnIndex: f.TurnIndex, TurnID: f.TurnID, Checkpoint: f.Checkpoint, Conversation: f.Conversation}
+}
+
+// checkpointingJSON is a checkpoint in progress (rig.CheckpointProgress).
+type checkpointingJSON struct {
+	Trigger   string   `json:"trigger"` // turn | stop | handoff
+	TurnID    string   `json:"turn_id"` // the turn whose end it follows, "" for none
+	Since     jsonTime `json:"since"`
+	Files     int      `json:"files"` // 0 until the workspace is walked
+	FilesDone int      `json:"files_done"`
+	Bytes     int64    `json:"bytes"`
+	BytesDone int64    `json:"bytes_done"`
 }
 
 // conversationJSON is an agent session's conversation
@@ -226,10 +268,11 @@ type checkpointJSON struct {
 
 // attentionJSON is what a session's turn asked of the user (rig.Attention).
 type attentionJSON struct {
-	Reason string   `json:"reason"` // bell | osc9 | osc777
-	Text   string   `json:"text"`   // the notification's, "" for a bell
+	Reason string   `json:"reason"` // bell | osc9 | osc777 | agent
+	Text   string   `json:"text"`   // the notification's, "" for a bell; the agent's words for agent
 	Since  jsonTime `json:"since"`  // its first call not seen
 	TurnID string   `json:"turn_id"`
+	Agent  string   `json:"agent,omitempty"` // reason agent: the agent ("claude") whose words text is
 }
 
 // turnEndJSON is how a session's last turn ended (rig.TurnEnd).
@@ -243,12 +286,18 @@ type turnEndJSON struct {
 	Ended    jsonTime        `json:"ended"`
 }
 
-func newSessionJSON(in rig.SessionInfo) sessionJSON {
+// newSessionJSON is session in as ls --json lists it; workspaces is the
+// store's directory of private workspaces.
+func newSessionJSON(in rig.SessionInfo, workspaces string) sessionJSON {
 	s := sessionJSON{ID: in.ID, ShortID: in.ShortID(), State: in.State, Title: in.Title, Profile: in.Profile,
 		Epoch: in.Epoch, Updated: jsonTime(in.Updated), Reason: in.Reason, Engine: in.Engine, Shell: in.Shell, Turns: in.Turns,
-		LastSeq: in.LastSeq, Created: jsonTime(in.Created)}
+		LastSeq: in.LastSeq, Created: jsonTime(in.Created), Dir: sessionDir(in, workspaces)}
+	if in.Worktree != nil {
+		s.Branch = in.Worktree.Branch
+	}
 	if h := in.Holder; h != nil {
-		s.Holder = &lsHolderJSON{Acquired: jsonTime(h.Acquired), Host: h.Host, PID: h.PID}
+		hj := host.HolderOf(*h)
+		s.Holder = &hj
 	}
 	if in.OpenTurn != "" {
 		s.OpenTurn, s.TurnIndex = &in.OpenTurn, &in.Turn
@@ -274,7 +323,7 @@ func newSessionJSON(in rig.SessionInfo) sessionJSON {
 		s.LastEnd = j
 	}
 	if a := in.Attention; a != nil {
-		s.Attention = &attentionJSON{Reason: a.Reason, Text: a.Text, Since: jsonTime(a.Since), TurnID: a.TurnID}
+		s.Attention = &attentionJSON{Reason: a.Reason, Text: a.Text, Since: jsonTime(a.Since), TurnID: a.TurnID, Agent: a.Agent}
 	}
 	if cp := in.Checkpoint; cp != nil {
 		s.Checkpoint = &checkpointJSON{Manifest: cp.Manifest, Files: cp.Files, Bytes: cp.Bytes, At: jsonTime(cp.At)}
@@ -282,21 +331,12 @@ func newSessionJSON(in rig.SessionInfo) sessionJSON {
 	if cv := in.Conversation; cv != nil {
 		s.Conversation = &conversationJSON{Agent: cv.Agent, ID: cv.ID}
 	}
+	s.ForkedFrom = newForkedFromJSON(in.ForkedFrom)
+	if p := in.Checkpointing; p != nil {
+		s.Checkpointing = &checkpointingJSON{Trigger: p.Trigger, TurnID: p.TurnID, Since: jsonTime(p.Since), Files: p.Files,
+			FilesDone: p.FilesDone, Bytes: p.Bytes, BytesDone: p.BytesDone}
+	}
 	return s
-}
-
-// lsHolderJSON is the holder of a session's lease in ls. Its keys, like
-// holderJSON's, are in alphabetical order: the order they first printed in.
-type lsHolderJSON struct {
-	Acquired jsonTime `json:"acquired"`
-	Host     string   `json:"host"`
-	PID      int      `json:"pid"`
-}
-
-// holderJSON is the holder of a lease in errors and in lease break.
-type holderJSON struct {
-	Host string `json:"host"`
-	PID  int    `json:"pid"`
 }
 
 // restoreJSON is what restore prints (first, with --hold).
@@ -321,9 +361,33 @@ type workspaceFoundJSON struct {
 	Materialized bool     `json:"materialized"` // missing, brought back from the checkpoint
 	Files        int      `json:"files"`
 	Bytes        int64    `json:"bytes"`
-	Differs      int      `json:"differs"` // entries found that differ (presence, kind, size, mode), kept as they are
-	Paths        []string `json:"paths"`   // the first few of them
-	Error        string   `json:"error"`   // why it could not be compared
+	Matches      bool     `json:"matches"`    // the directory is the last checkpoint
+	Updated      bool     `json:"updated"`    // it was an older checkpoint (from), brought up to date
+	From         string   `json:"from"`       // that checkpoint ("checkpoint of turn 7 on box"), "" when none
+	Changed      int      `json:"changed"`    // entries written to bring it up to date
+	Kept         bool     `json:"kept"`       // it holds this machine's changes after the last checkpoint, kept
+	Adopted      bool     `json:"adopted"`    // it had diverged and was kept (--keep-workspace)
+	MovedTo      string   `json:"moved_to"`   // it had diverged and was moved there (--use-checkpoint)
+	Differs      int      `json:"differs"`    // entries that differ from the last checkpoint, kept as they are
+	Paths        []string `json:"paths"`      // the first few of them
+	Error        string   `json:"error"`      // why it could not be compared
+	New          bool     `json:"new"`        // accepted drift moved it to a new, empty directory
+	MovedFrom    string   `json:"moved_from"` // the root it worked in before ("" when none)
+}
+
+// newWorkspaceFoundJSON is w as restore, run and take --json print it; nil
+// for nil.
+func newWorkspaceFoundJSON(w *rig.WorkspaceFound) *workspaceFoundJSON {
+	if w == nil {
+		return nil
+	}
+	out := &workspaceFoundJSON{Materialized: w.Materialized, Files: w.Files, Bytes: w.Bytes, Matches: w.Matches,
+		Updated: w.Updated, Changed: w.Changed, Kept: w.Kept, Adopted: w.Adopted, MovedTo: w.MovedTo,
+		Differs: w.Differs, Paths: nonNil(w.Paths), Error: w.Err, New: w.New, MovedFrom: w.MovedFrom}
+	if w.From != nil {
+		out.From = w.From.String()
+	}
+	return out
 }
 
 // changeJSON is one change of configuration drift (restore's adopted, a
@@ -357,7 +421,7 @@ type breakJSON struct {
 	Broken         bool            `json:"broken"`
 	Epoch          uint64          `json:"epoch"`
 	PreviousEpoch  *uint64         `json:"previous_epoch,omitempty"`
-	PreviousHolder *holderJSON     `json:"previous_holder"`
+	PreviousHolder *host.Holder    `json:"previous_holder"`
 	Fenced         *bool           `json:"fenced,omitempty"`
 	Turn           *brokenTurnJSON `json:"turn,omitempty"`
 	Interrupted    []string        `json:"interrupted,omitempty"`
@@ -387,6 +451,25 @@ type rmJSON struct {
 	Journal   bool    `json:"journal"`   // whether there was one to remove
 	Catalog   bool    `json:"catalog"`   // whether there was one to remove
 	Workspace *string `json:"workspace"` // the directory removed, null for none
+	// Of the blobs the session's checkpoints and transcript referenced:
+	// deleted, kept because another session references them, kept
+	// because they were put again since (gc deletes them later).
+	BlobsDeleted      int   `json:"blobs_deleted"`
+	BlobsDeletedBytes int64 `json:"blobs_deleted_bytes"`
+	BlobsShared       int   `json:"blobs_shared"`
+	BlobsRenewed      int   `json:"blobs_renewed"`
+	// Worktree is the session's git worktree (new --worktree): removed
+	// with its branch, or kept and why; null for a session without one.
+	Worktree *rmWorktreeJSON `json:"worktree"`
+}
+
+// rmWorktreeJSON is what rm did with a session's git worktree.
+type rmWorktreeJSON struct {
+	Path    string `json:"path"`
+	Branch  string `json:"branch"`
+	Repo    string `json:"repo"`
+	Removed bool   `json:"removed"`
+	Kept    string `json:"kept,omitempty"` // why it was kept, in a sentence
 }
 
 // demoJSON is what demo prints.
@@ -416,20 +499,20 @@ func envelopeJSON(env event.Envelope) (rawJSON, error) {
 
 // recordJSON is one line of `log --json`:
 // {"seq","kind","type","epoch"(fences),"at","loop_id"(loop events),...payload}.
-func recordJSON(rec journal.Record) (*obj, error) {
+func recordJSON(rec rig.Record) (*obj, error) {
 	o := newObj().set("seq", rec.Seq).set("kind", string(rec.Kind))
 	switch rec.Kind {
-	case journal.KindFence:
+	case rig.RecordFence:
 		o.set("type", "fence").set("epoch", rec.Epoch).set("at", jsonTime(rec.At))
-	case journal.KindEvent:
-		o.set("type", string(rec.Event.Type())).set("at", jsonTime(rec.At))
-		if rec.LoopID != "" {
-			o.set("loop_id", rec.LoopID)
+	case rig.RecordEvent:
+		o.set("type", string(rec.Event.Event.Type())).set("at", jsonTime(rec.At))
+		if rec.Event.LoopID != "" {
+			o.set("loop_id", rec.Event.LoopID)
 		}
-		if err := o.payload(rec.Event); err != nil {
+		if err := o.payload(rec.Event.Event); err != nil {
 			return nil, err
 		}
-	case journal.KindCommand:
+	case rig.RecordCommand:
 		o.set("type", rec.Command.Name).set("at", jsonTime(rec.At)).skip("name")
 		if err := o.merge(marshal(rec.Command)); err != nil {
 			return nil, err

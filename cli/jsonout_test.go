@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"looprig/rig"
 	"looprig/rig/event"
-	"looprig/rig/journal"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
@@ -62,21 +62,21 @@ func TestJSONLinesGolden(t *testing.T) {
 	for i, ev := range jsonEvents() {
 		add(envelopeJSON(event.Envelope{Seq: uint64(i), Session: "s", LoopID: "L", At: at, Event: ev}))
 		add(envelopeJSON(event.Envelope{Session: jsonHard[i%len(jsonHard)], Event: ev}))
-		add(recordJSON(journal.Record{Seq: uint64(i), Kind: journal.KindEvent, At: at, LoopID: "L", Event: ev}))
-		add(recordJSON(journal.Record{Seq: uint64(i), Kind: journal.KindEvent, Event: ev}))
+		add(recordJSON(rig.Record{Seq: uint64(i), Kind: rig.RecordEvent, At: at, Event: event.Envelope{LoopID: "L", Event: ev}}))
+		add(recordJSON(rig.Record{Seq: uint64(i), Kind: rig.RecordEvent, Event: event.Envelope{Event: ev}}))
 	}
-	add(recordJSON(journal.Record{Seq: 1, Kind: journal.KindFence, Epoch: 3, At: at}))
+	add(recordJSON(rig.Record{Seq: 1, Kind: rig.RecordFence, Epoch: 3, At: at}))
 	for _, s := range jsonHard {
-		for _, cmd := range []journal.Command{
-			{Name: journal.CommandSubmit, LoopID: "L", TurnID: s, Input: s},
-			{Name: journal.CommandInterrupt, LoopID: s},
-			{Name: journal.CommandRespondGate, LoopID: "L", GateID: s, Action: "approve"},
-			{Name: journal.CommandShutdown},
-			{Name: journal.CommandInput, LoopID: "L", TurnID: "t", Input: s, Bytes: len(s), From: s},
-			{Name: journal.CommandInput, LoopID: "L", TurnID: "t", Hidden: true, Bytes: 9, From: "cli"},
-			{Name: journal.CommandInput, LoopID: "L", TurnID: "t", EOF: true},
+		for _, cmd := range []rig.Command{
+			{Name: rig.CommandSubmit, LoopID: "L", TurnID: s, Input: s},
+			{Name: rig.CommandInterrupt, LoopID: s},
+			{Name: rig.CommandRespondGate, LoopID: "L", GateID: s, Action: "approve"},
+			{Name: rig.CommandShutdown},
+			{Name: rig.CommandInput, LoopID: "L", TurnID: "t", Input: s, Bytes: len(s), From: s},
+			{Name: rig.CommandInput, LoopID: "L", TurnID: "t", Hidden: true, Bytes: 9, From: "cli"},
+			{Name: rig.CommandInput, LoopID: "L", TurnID: "t", EOF: true},
 		} {
-			add(recordJSON(journal.Record{Seq: 2, Kind: journal.KindCommand, At: at, Command: &cmd}))
+			add(recordJSON(rig.Record{Seq: 2, Kind: rig.RecordCommand, At: at, Command: &cmd}))
 		}
 		o := newObj().set("type", "E"+s).set("kind", "k").set("message", s).set(s, s).set("n", 3).set("at", jsonTime(at)).set("none", jsonTime{})
 		add(newObj().raw("error", o.bytes()), nil)

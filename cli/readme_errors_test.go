@@ -12,21 +12,22 @@ import (
 	"strings"
 	"testing"
 
-	"looprig/rig/explain"
+	"looprig/config"
+	"looprig/rig/fault"
 )
 
 // The README's list of JSON errors names every type and kind a command
-// can print, as the code has them: every rig/explain Type and Kind (what
+// can print, as the code has them: every rig/fault Type and Kind (what
 // the runtime and the hosts classify), and the CLI's own, read from
 // describe's source (errors.go) and from the outcomes wait gives up with;
 // and it names no type that is none of these.
 func TestREADMEListsEveryErrorType(t *testing.T) {
 	section := readmeErrors(t)
 	types, kinds := cliErrorNames(t)
-	for _, typ := range explain.Types() {
+	for _, typ := range fault.Types() {
 		types = append(types, typ.String())
 	}
-	for _, k := range explain.Kinds() {
+	for _, k := range fault.Kinds() {
 		kinds = append(kinds, k.String())
 	}
 	for _, name := range types {
@@ -159,20 +160,45 @@ func cliErrorNames(t *testing.T) (types, kinds []string) {
 	return types, kinds
 }
 
-// causeTypes are the cause_type values rig/explain gives a restore's
-// failure (its explain.go).
+// causeTypes are the cause_type values a restore's failure explains
+// itself with (rig/explanations.go).
 func causeTypes(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "rig", "explain", "explain.go"))
+	b, err := os.ReadFile(filepath.Join("..", "rig", "explanations.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []string
-	for _, m := range regexp.MustCompile(`"cause_type", "([A-Za-z]+)"`).FindAllStringSubmatch(string(b), -1) {
+	for _, m := range regexp.MustCompile(`Add\("cause_type", "([A-Za-z]+)"\)`).FindAllStringSubmatch(string(b), -1) {
 		out = append(out, m[1])
 	}
 	if !slices.Contains(out, "WorkspaceRootBusyError") {
-		t.Fatalf("read the cause types %v from rig/explain: WorkspaceRootBusyError is not among them", out)
+		t.Fatalf("read the cause types %v from rig/explanations.go: WorkspaceRootBusyError is not among them", out)
 	}
 	return out
+}
+
+// The README's configuration section names every key the configuration
+// file accepts (config.TopLevelKeys, config.ProfileKeys), and its example
+// of an unknown key's error lists the profile keys as the code does.
+func TestREADMEListsEveryConfigKey(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "\n## Configuration\n")
+	if !ok {
+		t.Fatal(`the README has no "## Configuration" section`)
+	}
+	section, _, _ := strings.Cut(rest, "\n## ")
+	for _, k := range append(config.TopLevelKeys(), config.ProfileKeys()...) {
+		if !strings.Contains(section, "`"+k+"`") && !strings.Contains(section, "["+k+".") {
+			t.Errorf("the README's configuration section does not name the key `%s`", k)
+		}
+	}
+	want := "(known keys: " + strings.Join(config.ProfileKeys(), ", ") + ")"
+	m := regexp.MustCompile(`\(known keys: [^)]*\)`).FindString(strings.Join(strings.Fields(section), " "))
+	if m != want {
+		t.Errorf("the README's example of an unknown key's error lists %q, the code %q", m, want)
+	}
 }

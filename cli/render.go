@@ -143,6 +143,10 @@ func (p *outputPrinter) print(lines []string, open bool) error {
 type turnOutputs struct {
 	w io.Writer
 	p map[string]*outputPrinter // by turn id
+	// live, on a terminal, shows the line the output is on before it is
+	// final (attach); a last line the output did not end is ended at the
+	// turn's end.
+	live *liveLine
 }
 
 // write prints output of turn id. A write error is not reported: a closed
@@ -158,6 +162,9 @@ func (o *turnOutputs) write(id, text string) {
 			o.p = map[string]*outputPrinter{}
 		}
 		p = newOutputPrinter(o.w, outputProfile(o.w))
+		if o.live != nil {
+			p.live, p.leaveOpen = o.live, true
+		}
 		o.p[id] = p
 	}
 	p.write(text)
@@ -167,6 +174,9 @@ func (o *turnOutputs) write(id, text string) {
 func (o *turnOutputs) end(id string) {
 	if p := o.p[id]; p != nil {
 		p.flush()
+		if p.open {
+			io.WriteString(o.w, "\n")
+		}
 		delete(o.p, id)
 	}
 }

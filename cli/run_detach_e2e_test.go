@@ -21,7 +21,7 @@ func TestRunDetachIDForWait(t *testing.T) {
 	cmd := h.command(ctx) // its environment: the harness's store and runtime directory
 	script := `t=$("$LR" --store "$STORE" run "$ID" --detach -- 'sleep 0.5; exit 7') || exit 90
 printf '%s\n' "$t" >"$OUT"
-"$LR" --store "$STORE" wait "$ID" --turn "$t"`
+"$LR" --store "$STORE" wait "$ID" --turn "$t"; code=$?; [ "$code" = 7 ] || { echo "wait exited $code, want 7 (the turn's)"; exit 91; }`
 	out := t.TempDir() + "/turn"
 	cmd.Path, cmd.Args = "/bin/sh", []string{"sh", "-c", script}
 	cmd.Env = append(cmd.Env, "LR="+binary, "STORE="+h.store, "ID="+id, "OUT="+out)
@@ -38,7 +38,8 @@ printf '%s\n' "$t" >"$OUT"
 	if _, err := uuid.Parse(turn); err != nil {
 		t.Fatalf("run --detach printed %q on stdout, want the turn's id", turn)
 	}
-	// wait reports the end of that turn: the one that exits 7.
+	// wait reports the end of that turn, the one that exits 7, and exits
+	// with its code.
 	if got := stdout.String(); !strings.Contains(got, "exited 7") {
 		t.Errorf("wait --turn $t printed %q, want the turn's exit code 7", got)
 	}

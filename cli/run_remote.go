@@ -13,6 +13,7 @@ import (
 	"looprig/rig"
 	"looprig/rig/event"
 	"looprig/rig/explain"
+	"looprig/rig/fault"
 )
 
 // run through a host: `run` submits the turn to the session's host and
@@ -175,7 +176,7 @@ func (c *call) liveHost(id string) (cl *host.Client, rd *host.Ready, err error) 
 		}
 		// Another client may have started a host meanwhile: its restore
 		// won the lease, and ours was refused for it.
-		if explain.Explain(err).Remedy == explain.RemedyWaitOrBreakLease {
+		if explain.Explain(err).Remedy == fault.RemedyWaitOrBreakLease {
 			ctx, cancel := context.WithTimeout(c.ctx, connectTimeout)
 			cl, cerr := c.connect(ctx, id)
 			cancel()
@@ -188,6 +189,11 @@ func (c *call) liveHost(id string) (cl *host.Client, rd *host.Ready, err error) 
 	if info := ready.Restored; info != nil && len(info.Interrupted) > 0 && !c.json {
 		fmt.Fprintf(c.stderr, "looprig: restored session %s at epoch %d in host pid %d; closed %s left open by a crash\n",
 			rig.ShortID(id), info.Epoch, ready.PID, plural(len(info.Interrupted), "interrupted turn"))
+	}
+	if info := ready.Restored; info != nil && !c.json {
+		if r := workspaceReport(info.Workspace); r != "" {
+			fmt.Fprintf(c.stderr, "looprig: %s\n", r)
+		}
 	}
 	ctx, cancel = context.WithTimeout(c.ctx, connectTimeout)
 	defer cancel()
@@ -289,19 +295,31 @@ func (h *hostTurn) settle(ctx context.Context) {
 	}
 }
 
+// submitSilence bounds how long a submit waits for its host to answer or
+// say how far the checkpoint it waits for is: past the host's own bound
+// of a request (30 s), which it reports on.
+const submitSilence = 45 * time.Second
+
 // Submit submits the turn. It is not given up on a first Ctrl-C: the
 // host may have started the turn already, and the runner interrupts it
-// once it has its id.
+// once it has its id. A turn submitted while the host checkpoints the
+// workspace after the last turn waits for the checkpoint, saying so on
+// stderr with how far it is; it is given up on only when the host says
+// nothing for submitSilence.
 func (h *hostTurn) Submit(ctx context.Context, input string) (rig.TurnInfo, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), connectTimeout)
-	defer cancel()
-	ti, err := h.cl.Submit(ctx, input)
+	var line *waitLine
+	if !h.c.json {
+		line = newWaitLine(h.c.stderr)
+	}
+	ti, err := h.cl.Submit(context.WithoutCancel(ctx), input, host.WithSilence(submitSilence), host.WithProgress(line.update))
+	line.finish()
 	if err == nil {
 		return ti, nil
 	}
 	var busy *rig.BusyError
 	if errors.As(err, &busy) {
-		return ti, &SessionBusyError{Session: h.id, TurnID: busy.TurnID, Index: busy.Index, Follow: h.c.globalArgs(), Err: err}
+		return ti, &SessionBusyError{Session: h.id, TurnID: busy.TurnID, Index: busy.Index, Checkpointing: busy.Checkpointing,
+			Follow: h.c.globalArgs(), Err: err}
 	}
 	return ti, remoteFault(h.id, err)
 }
@@ -309,7 +327,7 @@ func (h *hostTurn) Submit(ctx context.Context, input string) (rig.TurnInfo, erro
 func (h *hostTurn) Interrupt(ctx context.Context) error { return h.cl.Interrupt(ctx) }
 
 func (h *hostTurn) RespondGate(ctx context.Context, gateID string, approve bool) error {
-	return h.cl.RespondGate(ctx, gateID, approve)
+	return h.cl.RespondGate(ctx, gateID, approve, "cli")
 }
 
 func (h *hostTurn) Done() <-chan struct{} { return h.cl.Done() }
@@ -353,7 +371,7 @@ func (h *hostTurn) fault() error {
 		return remoteFault(h.id, closed)
 	case errors.As(err, &re):
 		switch re.Kind {
-		case explain.KindLeaseLost, explain.KindPersistenceFault:
+		case fault.KindLeaseLost, fault.KindPersistenceFault:
 			return remoteFault(h.id, re)
 		}
 		if h.cl.Err() == nil {
@@ -384,9 +402,9 @@ func (e *HostLostError) Error() string {
 
 func (e *HostLostError) Unwrap() error { return e.Err }
 
-// Explanation classifies it for describe (explain.Explainer).
-func (e *HostLostError) Explanation() explain.Explanation {
-	return explain.Of(explain.KindHostLost, explain.Field{Name: "session", Value: e.Session}, explain.Field{Name: "pid", Value: e.PID})
+// Explanation classifies it for describe (fault.Explainer).
+func (e *HostLostError) Explanation() fault.Explanation {
+	return fault.Of(fault.KindHostLost, fault.Field{Name: "session", Value: e.Session}, fault.Field{Name: "pid", Value: e.PID})
 }
 
 // SessionBusyError: run submitted to a host whose session runs another
@@ -395,20 +413,31 @@ type SessionBusyError struct {
 	Session string
 	TurnID  string
 	Index   int
-	Follow  string // the global flags of the attach command suggested
-	Err     error
+	// Checkpointing: the turn has ended, and the host still checkpoints
+	// the workspace after it (past the checkpoint's own bound).
+	Checkpointing bool
+	Follow        string // the global flags of the attach command suggested
+	Err           error
 }
 
 func (e *SessionBusyError) Error() string {
 	short := rig.ShortID(e.Session)
+	if e.Checkpointing {
+		return fmt.Sprintf("session %s is busy: its host is still checkpointing the workspace after turn %d (%s), past the checkpoint's bound; see its log, or wait with 'looprig %swait %s --for idle'",
+			short, e.Index, e.TurnID, e.Follow, short)
+	}
 	return fmt.Sprintf("session %s is busy: turn %d (%s) is still running in its host; wait for it, or follow it with 'looprig %sattach %s'",
 		short, e.Index, e.TurnID, e.Follow, short)
 }
 
 func (e *SessionBusyError) Unwrap() error { return e.Err }
 
-// Explanation classifies it for describe (explain.Explainer).
-func (e *SessionBusyError) Explanation() explain.Explanation {
-	return explain.Of(explain.KindBusy, explain.Field{Name: "session", Value: e.Session}, explain.Field{Name: "turn_id", Value: e.TurnID},
-		explain.Field{Name: "index", Value: e.Index})
+// Explanation classifies it for describe (fault.Explainer).
+func (e *SessionBusyError) Explanation() fault.Explanation {
+	x := fault.Of(fault.KindBusy, fault.Field{Name: "session", Value: e.Session}, fault.Field{Name: "turn_id", Value: e.TurnID},
+		fault.Field{Name: "index", Value: e.Index})
+	if e.Checkpointing {
+		x.Fields = append(x.Fields, fault.Field{Name: "checkpointing", Value: true})
+	}
+	return x
 }

@@ -18,6 +18,7 @@ import (
 	"looprig/natsstore"
 	"looprig/rig"
 	"looprig/rig/engine"
+	"looprig/rig/event"
 	"looprig/rig/storage"
 )
 
@@ -219,12 +220,57 @@ type profileFlags struct {
 	rig       string
 	placement string
 	root      string
+	// scratch and dir are new's (and host --new's): a private directory
+	// in the store, or the directory the session lives in when nothing
+	// else says (placeNew).
+	scratch bool
+	dir     string
+	// worktree is new's (and host --new's) --worktree [BRANCH].
+	worktree worktreeFlag
 }
 
 func (pf *profileFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&pf.rig, "rig", "", "profile name")
 	fs.StringVar(&pf.placement, "placement", "", "session | exclusive | shared")
 	fs.StringVar(&pf.root, "root", "", "workspace root of exclusive and shared placement")
+}
+
+// addNew adds the flags of a new session's place.
+func (pf *profileFlags) addNew(fs *flag.FlagSet) {
+	pf.add(fs)
+	fs.BoolVar(&pf.scratch, "scratch", false, "a private directory in the store instead of the current directory")
+	fs.Var(&pf.worktree, "worktree", "a git worktree of its own beside the repository, on a new branch (--worktree BRANCH; default looprig/<short id>)")
+}
+
+// placeNew is where a new session of profile p lives: --placement and
+// --root as given (--root alone, with a profile that pins no placement:
+// exclusive there), else rig.PlaceNew: --scratch, the placement p pins,
+// else dir (where new ran; "" is the current directory).
+func (pf *profileFlags) placeNew(cmd string, p rig.Profile, dir string) (rig.Profile, error) {
+	given := pf.placement != "" || pf.root != ""
+	switch {
+	case pf.scratch && given:
+		return p, usageErr(cmd, "--scratch does not go with --placement or --root")
+	case given:
+		if pf.placement == "" && !p.PlacementPinned {
+			p.Placement = rig.PlacementExclusive
+		}
+		return pf.apply(cmd, p)
+	case pf.scratch || p.PlacementPinned:
+		return rig.PlaceNew(p, "", pf.scratch), nil
+	}
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return p, usageErr(cmd, fmt.Sprintf("cannot tell the current directory (%v): give --root DIR, or --scratch", err))
+		}
+		dir = wd
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return p, usageErr(cmd, fmt.Sprintf("%s: %v", dir, err))
+	}
+	return rig.PlaceNew(p, abs, false), nil
 }
 
 // apply overrides the placement and root of p.
@@ -276,6 +322,9 @@ func defineRig(st *openedStore, p rig.Profile, d rig.Decider, extra ...rig.Optio
 	if d != nil {
 		opts = append(opts, rig.WithDecider(d))
 	}
+	if testRigOptions != nil { // end-to-end test builds only
+		opts = append(opts, testRigOptions()...)
+	}
 	return rig.Define(append(opts, extra...)...)
 }
 
@@ -300,18 +349,82 @@ func (c *call) findExisting(input string) (uuid.UUID, uint64, error) {
 func restoreFlags(fs *flag.FlagSet, o *opts) {
 	o.profile.add(fs)
 	fs.BoolVar(&o.acceptDrift, "accept-drift", false, "accept configuration drift")
+	workspaceFlags(fs, o)
+}
+
+// workspaceFlags registers the flags that resolve a workspace that
+// diverged from the session's checkpoints (run, restore, take, host).
+func workspaceFlags(fs *flag.FlagSet, o *opts) {
+	fs.BoolVar(&o.keepWorkspace, "keep-workspace", false, "if the workspace directory has changes no checkpoint has, keep it as the session's workspace (journaled as an adoption)")
+	fs.BoolVar(&o.useCheckpoint, "use-checkpoint", false, "if the workspace directory has changes no checkpoint has, move it aside (never deleted) and bring the last checkpoint back")
+}
+
+// workspaceChoice is what the workspace flags ask for; both at once is a
+// usage error.
+func (c *call) workspaceChoice() (rig.WorkspaceChoice, error) {
+	switch {
+	case c.keepWorkspace && c.useCheckpoint:
+		return "", usageErr(c.cmd, "--keep-workspace and --use-checkpoint contradict each other: give one")
+	case c.keepWorkspace:
+		return rig.WorkspaceKeep, nil
+	case c.useCheckpoint:
+		return rig.WorkspaceUseCheckpoint, nil
+	}
+	return rig.WorkspaceRefuse, nil
+}
+
+// workspaceArgs repeats the workspace flags given, for a host.
+func (c *call) workspaceArgs() []string {
+	switch {
+	case c.keepWorkspace:
+		return []string{"--keep-workspace"}
+	case c.useCheckpoint:
+		return []string{"--use-checkpoint"}
+	}
+	return nil
 }
 
 // acceptDriftSource is who --accept-drift says accepted drift, as
 // ConfigurationAdopted records it.
 const acceptDriftSource = "cli --accept-drift"
 
+// acceptRootSource is who accepted a move to the root --root named.
+const acceptRootSource = "cli --root"
+
+// acceptRootMove accepts drift whose only warn-level change is the root:
+// --root asked for it, as a session travels to a machine where its
+// project lives elsewhere. The session moves there (rig/moved.go: a
+// missing or empty directory gets its last checkpoint; one holding files
+// is used only when it is that checkpoint, else refused as diverged). Any
+// other warn-level change still needs --accept-drift.
+func acceptRootMove() rig.Decider {
+	return rig.DeciderFunc(func(_ context.Context, a rig.Assessment) (rig.Decision, error) {
+		for _, ch := range a.Changes {
+			if ch.Level == event.LevelWarn && ch.Field != "root" {
+				return rig.Decision{Source: acceptRootSource, Reason: "warn-level configuration drift other than the root needs an explicit accept"}, nil
+			}
+		}
+		return rig.Decision{Accept: true, Source: acceptRootSource}, nil
+	})
+}
+
+// recordedProfile is the profile session id restores with here when no
+// --rig says otherwise: the one it recorded, from the configuration
+// (rig.ProfileFor; *rig.ProfileGoneError when it is not defined here).
+func (c *call) recordedProfile(id uuid.UUID) (rig.Profile, error) {
+	lookup := func(name string) (rig.Profile, bool) {
+		p, err := c.cfg.Profile(name)
+		return p, err == nil
+	}
+	return rig.ProfileFor(c.ctx, c.st, id, lookup, c.cfg.Names())
+}
+
 // restoreSession resolves input and restores that session with the
 // profile flags given. Every failure to find the session is a
 // *rig.RestoreError{discovery_failed}, except malformed or ambiguous input
 // (usage errors).
 func (c *call) restoreSession(input string) (*rig.Session, error) {
-	ctx, st, cfg := c.ctx, c.st, c.cfg
+	ctx, st := c.ctx, c.st
 	id, err := rig.FindSession(ctx, st, input)
 	if err != nil {
 		var unknown *rig.UnknownSessionError
@@ -320,42 +433,62 @@ func (c *call) restoreSession(input string) (*rig.Session, error) {
 		}
 		return nil, err
 	}
-	var p rig.Profile
-	if c.profile.rig != "" {
-		if p, err = cfg.Profile(c.profile.rig); err != nil {
-			return nil, err
-		}
-	} else {
-		lookup := func(name string) (rig.Profile, bool) {
-			p, err := cfg.Profile(name)
-			return p, err == nil
-		}
-		if p, err = rig.ProfileFor(ctx, st, id, lookup, cfg.Names()); err != nil {
-			return nil, err
-		}
+	// A workspace brought back from its checkpoint shows its progress on
+	// a terminal when it takes more than a second; a host started by a
+	// client reports it to that client, which shows it the same way.
+	progress := c.materializeProgress()
+	defer progress.finish()
+	update := progress.update
+	if testMaterializeProgress != nil { // end-to-end test builds only
+		update = testMaterializeProgress(update)
 	}
-	if p, err = c.profile.apply(c.cmd, p); err != nil {
+	r, opts, err := c.restoreRig(id, rig.WithMaterializeProgress(update))
+	if err != nil {
 		return nil, err
 	}
+	return r.RestoreSession(ctx, id, opts...)
+}
+
+// restoreRig is the rig session id restores with as the restore flags say
+// (--rig, else the profile it recorded, placed where the session recorded
+// unless it pins a placement; --placement and --root;
+// --accept-drift) and the restore options of the workspace flags.
+func (c *call) restoreRig(id uuid.UUID, ropts ...rig.Option) (*rig.Rig, []rig.RestoreOption, error) {
+	var p rig.Profile
+	var err error
+	if c.profile.rig != "" {
+		if p, err = c.cfg.Profile(c.profile.rig); err != nil {
+			return nil, nil, err
+		}
+		p = rig.AsRecorded(c.ctx, c.st, id, p)
+	} else if p, err = c.recordedProfile(id); err != nil {
+		return nil, nil, err
+	}
+	if p, err = c.profile.apply(c.cmd, p); err != nil {
+		return nil, nil, err
+	}
 	var d rig.Decider
-	if c.acceptDrift {
+	switch {
+	case c.acceptDrift:
 		by := acceptDriftSource
 		if c.acceptedBy != "" {
 			by = c.acceptedBy
 		}
 		d = rig.AcceptAll(by)
+	case c.profile.root != "":
+		d = acceptRootMove()
 	}
-	// A workspace brought back from its checkpoint shows its progress on
-	// a terminal when it takes more than a second.
-	bar := newProgressBar(c.stderr, "bringing the workspace back from its checkpoint")
-	defer bar.finish()
-	r, err := defineRig(st, p, d, rig.WithMaterializeProgress(bar.update))
+	r, err := defineRig(c.st, p, d, ropts...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var opts []rig.RestoreOption
+	choice, err := c.workspaceChoice()
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := []rig.RestoreOption{rig.OnDiverged(choice)}
 	if c.onlyCrashed {
 		opts = append(opts, rig.OnlyIfCrashed())
 	}
-	return r.RestoreSession(ctx, id, opts...)
+	return r, opts, nil
 }

@@ -140,17 +140,31 @@ func TestShellFromProfile(t *testing.T) {
 	}
 }
 
-// A session restored where the shell resolves differently drifts, at info
-// level: restore adopts it, says so with the change, and journals it; the
-// next turn runs in the new shell.
+// A session keeps the shell it was created with: restored by a process
+// whose $SHELL is another (a cron job's /bin/sh, another login's bash),
+// it runs its turns in its own, with nothing adopted. A profile that
+// names another shell changes it, as info-level drift: restore adopts it,
+// says so with the change, and journals it; the next turn runs in the new
+// shell. A recorded shell that is not an executable here (a session from
+// another machine) gives way to $SHELL, adopted the same way.
 func TestShellDrift(t *testing.T) {
 	needBash(t)
 	h := newHarness(t)
 	id := decode[newShellJSON](t, h.mustShell(0, "/bin/sh", "new", "--json").stdout).ID
-	r := h.mustShell(0, "/bin/bash", "restore", id)
+	r := h.mustShell(0, "/bin/bash", "restore", id, "--json")
+	if !strings.Contains(r.stdout, `"adopted":[]`) {
+		t.Errorf("restore under another $SHELL: %s, want nothing adopted", r.stdout)
+	}
+	r = h.mustShell(0, "/bin/bash", "run", "--in-process", id, "--", `echo "zero=$0"`)
+	if !strings.Contains(r.stdout, "zero=/bin/sh") {
+		t.Errorf("a turn after a restore under another $SHELL printed %q, want its own /bin/sh", r.stdout)
+	}
+
+	h.writeConfig("[profiles.b]\nshell = \"/bin/bash\"\n")
+	r = h.mustShell(0, "/bin/sh", "restore", id, "--rig", "b")
 	if !strings.Contains(r.stdout, "adopted info-level configuration drift") ||
 		!strings.Contains(r.stdout, "shell") || !strings.Contains(r.stdout, "/bin/sh") || !strings.Contains(r.stdout, "/bin/bash") {
-		t.Errorf("restore under another $SHELL: %s, want the shell change adopted", r.stdout)
+		t.Errorf("restore under a profile naming bash: %s, want the shell change adopted", r.stdout)
 	}
 	adopted := 0
 	for _, rec := range h.log(id) {
@@ -161,13 +175,25 @@ func TestShellDrift(t *testing.T) {
 	if adopted != 1 {
 		t.Errorf("%d ConfigurationAdopted records, want 1", adopted)
 	}
-	r = h.mustShell(0, "/bin/bash", "run", "--in-process", id, "--", `echo "bash=[$BASH_VERSION]"`)
+	r = h.mustShell(0, "/bin/sh", "run", "--in-process", id, "--", `echo "bash=[$BASH_VERSION]"`)
 	if strings.Contains(r.stdout, "bash=[]") {
 		t.Errorf("turn after adopting bash printed %q", r.stdout)
 	}
-	// Restored under the same shell again: nothing to adopt.
-	r = h.mustShell(0, "/bin/bash", "restore", id, "--json")
+	// Restored again, under any $SHELL: nothing to adopt.
+	r = h.mustShell(0, "/bin/sh", "restore", id, "--json")
 	if !strings.Contains(r.stdout, `"adopted":[]`) {
-		t.Errorf("restore under the adopted shell: %s, want nothing adopted", r.stdout)
+		t.Errorf("restore after adopting bash: %s, want nothing adopted", r.stdout)
+	}
+
+	// A shell that is gone: $SHELL it is, adopted.
+	gone := filepath.Join(t.TempDir(), "myshell")
+	if err := os.WriteFile(gone, []byte("#!/bin/sh\nexec /bin/sh \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	id = decode[newShellJSON](t, h.mustShell(0, gone, "new", "--json").stdout).ID
+	os.Remove(gone)
+	r = h.mustShell(0, "/bin/bash", "restore", id)
+	if !strings.Contains(r.stdout, "adopted info-level configuration drift") || !strings.Contains(r.stdout, "myshe") || !strings.Contains(r.stdout, "/bin/bash") {
+		t.Errorf("restore of a session whose shell is gone: %s, want $SHELL adopted", r.stdout)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"looprig/internal/tmuxtest"
 )
 
 // The README's password prompt, typed by a person into `looprig run` in a
@@ -22,24 +24,11 @@ func TestTmuxRunBashPasswordPrompt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("tmux end-to-end tests are slow; skipped with -short")
 	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed (.ci/run installs it)")
-	}
 	needBash(t)
+	srv := tmuxtest.New(t)
 	h := newHarness(t)
 	id := decode[newShellJSON](t, h.mustShell(0, "/bin/bash", "new", "--json").stdout).ID
 	h.stopWhenDone(id)
-
-	socket := fmt.Sprintf("looprig-shell-%d-%d", os.Getpid(), time.Now().UnixNano())
-	tmux := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command("tmux", append([]string{"-L", socket, "-f", "/dev/null"}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	t.Cleanup(func() { exec.Command("tmux", "-L", socket, "kill-server").Run() })
 
 	const secret = "hunter22-s3cret"
 	input := `read -s -p "password: " p; echo got ${#p}`
@@ -47,9 +36,9 @@ func TestTmuxRunBashPasswordPrompt(t *testing.T) {
 		h.home, filepath.Join(h.home, "config"), filepath.Join(h.home, "state"), h.runtime)
 	quoted := "'" + strings.ReplaceAll(input, "'", `'\''`) + "'" // for the pane's sh: no expansion
 	line := fmt.Sprintf("env %s %q --store %q run %s -- %s; echo \"[exit $?]\"; exec sleep 3600", env, binary, h.store, id, quoted)
-	tmux("new-session", "-d", "-s", "pw", "-x", "120", "-y", "30", "/bin/sh", "-c", line)
+	srv.Start("pw", 120, 30, "/bin/sh", "-c", line)
 
-	screen := func() string { return tmux("capture-pane", "-p", "-t", "pw") }
+	screen := func() string { return srv.Screen("pw") }
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
 		for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(50 * time.Millisecond) {
@@ -70,13 +59,13 @@ func TestTmuxRunBashPasswordPrompt(t *testing.T) {
 		st, err := c.Status(ctx)
 		return err == nil && st.Terminal && st.EchoOff
 	})
-	tty := strings.TrimSpace(tmux("display-message", "-p", "-t", "pw", "#{pane_tty}"))
+	tty := srv.Display("pw", "#{pane_tty}")
 	waitFor("the pane's echo to go off", func() bool {
 		out, err := exec.Command("stty", "-a", "-F", tty).Output()
 		return err == nil && strings.Contains(" "+string(out), " -echo ")
 	})
-	tmux("send-keys", "-t", "pw", "-l", secret)
-	tmux("send-keys", "-t", "pw", "Enter")
+	srv.Type("pw", secret)
+	srv.Send("pw", "Enter")
 	waitFor("the turn's answer", func() bool { return strings.Contains(screen(), "[exit 0]") })
 
 	s := screen()

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -86,7 +87,12 @@ func waitReadable(ctx context.Context, f *os.File) error {
 
 // readLine reads one line from f (a terminal in canonical mode delivers a
 // line per read), stopping early when ctx ends.
-func readLine(ctx context.Context, f *os.File) (string, error) {
+func readLine(ctx context.Context, f *os.File) (string, error) { return readLineTo(ctx, f, "") }
+
+// readLineTo is readLine where each byte of keys ends a line too (a
+// terminal's VEOL, VEOL2: attach's keys); such a line is returned with
+// the key at its end.
+func readLineTo(ctx context.Context, f *os.File, keys string) (string, error) {
 	var line []byte
 	buf := make([]byte, 256)
 	for {
@@ -98,6 +104,9 @@ func readLine(ctx context.Context, f *os.File) (string, error) {
 		for i, c := range line {
 			if c == '\n' {
 				return string(line[:i]), nil
+			}
+			if strings.IndexByte(keys, c) >= 0 {
+				return string(line[:i+1]), nil
 			}
 		}
 		if err != nil {

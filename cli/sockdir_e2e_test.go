@@ -40,6 +40,23 @@ func TestUnusableSocketDirLeavesNothing(t *testing.T) {
 	if r.code == 0 || !strings.Contains(r.stderr, top) {
 		t.Fatalf("restore --detach with an unusable socket directory: exit %d, stderr %s", r.code, r.stderr)
 	}
+	// Typed in --json, with the directory and the fix.
+	for _, args := range [][]string{{"new", "--detach", "--json"}, {"restore", "--detach", "--json", crashed}} {
+		r := h.run(args...)
+		e := decode[struct {
+			Error struct {
+				Type string `json:"type"`
+				Kind string `json:"kind"`
+				Path string `json:"path"`
+				Fix  string `json:"fix"`
+				Hint string `json:"hint"`
+			} `json:"error"`
+		}](t, r.stdout)
+		if r.code == 0 || e.Error.Type != "UnsafeSocketDirError" || e.Error.Kind != "unsafe_socket_dir" || e.Error.Path != top ||
+			!strings.Contains(e.Error.Fix, "chmod 700") || e.Error.Hint != e.Error.Fix {
+			t.Errorf("%v with an unusable socket directory: exit %d, %s", args, r.code, r.stdout)
+		}
+	}
 	rows := h.ls()
 	if len(rows) != 1 || rows[0].ID != crashed || rows[0].State != "crashed" {
 		t.Fatalf("ls after the failed starts: %+v, want only the crashed session, still crashed", rows)

@@ -6,3 +6,6 @@ const (
 	termiosGet = unix.TIOCGETA
 	termiosSet = unix.TIOCSETA
 )
+
+// vdisable disables a terminal's special character (_POSIX_VDISABLE).
+const vdisable = 0xff

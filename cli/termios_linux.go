@@ -6,3 +6,6 @@ const (
 	termiosGet = unix.TCGETS
 	termiosSet = unix.TCSETS
 )
+
+// vdisable disables a terminal's special character (_POSIX_VDISABLE).
+const vdisable = 0

@@ -25,13 +25,17 @@ func TestWait(t *testing.T) {
 	started := decode[struct {
 		TurnID string `json:"turn_id"`
 	}](t, h.must(0, "run", id, "--detach", "--json", "--", "sleep 0.3; exit 3").stdout)
-	w := decode[waitOut](t, h.must(0, "wait", id, "--json").stdout)
+	// It exits as run would have: with the turn's exit code.
+	w := decode[waitOut](t, h.must(3, "wait", id, "--json").stdout)
 	if w.TurnID != started.TurnID || w.End != "done" || w.ExitCode == nil || *w.ExitCode != 3 {
 		t.Fatalf("wait = %+v, want turn %s done with exit code 3", w, started.TurnID)
 	}
 	// It ended: waiting for it again, or for the last turn, answers at once.
-	if w := decode[waitOut](t, h.must(0, "wait", id, "--json", "--turn", started.TurnID[:8]).stdout); w.End != "done" {
+	if w := decode[waitOut](t, h.must(3, "wait", id, "--json", "--turn", started.TurnID[:8]).stdout); w.End != "done" {
 		t.Fatalf("wait --turn = %+v", w)
+	}
+	if r := h.must(3, "wait", id); !strings.Contains(r.stdout, "exited 3") {
+		t.Fatalf("wait: %q", r.stdout)
 	}
 	h.must(0, "wait", id, "--for", "idle")
 	h.must(2, "wait", id, "--for", "sometime")
@@ -47,6 +51,12 @@ func TestWait(t *testing.T) {
 	if !strings.Contains(r.stdout, `"kind":"timeout"`) {
 		t.Errorf("wait timeout: %s", r.stdout)
 	}
+	// Denied at the gate, the turn failed: wait exits 1, as run does.
+	h.must(0, "gate", id, "deny")
+	if w := decode[waitOut](t, h.must(1, "wait", id, "--json").stdout); w.End != "failed" {
+		t.Fatalf("wait for a turn denied at its gate = %+v, want failed", w)
+	}
+	h.must(0, "run", id, "--detach", "--", "sleep 30") // busy again, for what follows
 
 	// The host dies while wait waits: 5, crashed.
 	p := h.start("wait", id, "--for", "idle")

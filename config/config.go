@@ -12,7 +12,9 @@
 //
 //	[profiles.work]
 //	engine = "shell"             # shell | demo | claude | codex (default shell)
-//	placement = "exclusive"      # session | exclusive | shared (default session)
+//	placement = "exclusive"      # session | exclusive | shared (default: none pinned; a
+//	                             # session is exclusive in the directory 'new' ran in, or
+//	                             # session with 'new --scratch', and restores as recorded)
 //	root = "~/src/project"       # required for exclusive and shared
 //	gate_policy = ["rm -rf", "sudo", "git push --force"]
 //	seed = "~/templates/project" # copied into each new session's workspace
@@ -20,19 +22,24 @@
 //	                             # false: pipes and /dev/null stdin, bytes exactly as printed
 //	term = "xterm-256color"      # TERM under the pseudo-terminal (the default)
 //	shell = "/bin/bash"          # turns run as SHELL -c INPUT; an absolute path to an
-//	                             # executable (default $SHELL when it is one, else /bin/sh)
+//	                             # executable (default $SHELL when it is one, else /bin/sh,
+//	                             # for a new session; a restore keeps the session's)
+//	shell_interactive = true     # SHELL -i -c INPUT: turns read your ~/.bashrc or ~/.zshrc
+//	                             # (aliases, functions); default false
 //	checkpoint = "turn"          # turn | stop | off: when the workspace is checkpointed into
-//	                             # the store (default turn for session placement, else off;
-//	                             # shared placement: off only)
+//	                             # the store (default turn; shared placement: off only)
 //	checkpoint_max = "1GiB"      # a bigger workspace is not checkpointed (a visible warning);
 //	                             # bytes, or a string with B, KB, MB, GB, KiB, MiB or GiB
 //	checkpoint_exclude = ["node_modules/", "*.o"] # left out (gitignore syntax), beside the
-//	                             # workspace's own .looprigignore
+//	                             # workspace's own .looprigignore and, in a git work tree,
+//	                             # .gitignore files
+//	checkpoint_include = [".env.local"] # taken back from every exclusion (gitignore syntax),
+//	                             # the default secrets too (checkpoint.DefaultExcludes)
 //
 //	[profiles.agent]
 //	engine = "claude"            # each turn is a prompt to Claude Code, in one conversation (or "codex")
 //	agent_command = "claude"     # the agent's program: a name in $PATH or a path (default claude)
-//	agent_allow = ["Read", "Grep", "Bash(git status*)"] # tools used without a gate (default:
+//	agent_allow = ["Read", "Grep", "Bash(git status:*)"] # tools used without a gate (default:
 //	                             # the read-only ones); every other tool call is a gate
 //	agent_gate_timeout = "10m"   # a tool's gate nobody answers is denied after this (default 10m)
 //	agent_interactive = false    # true: each turn is the agent's own full-screen interface (f to type)
@@ -60,6 +67,7 @@ import (
 
 	"looprig/internal/tomlscan"
 	"looprig/rig"
+	"looprig/rig/checkpoint"
 	"looprig/rig/engine"
 )
 
@@ -178,9 +186,17 @@ func Load(path string, mustExist bool) (*Config, error) {
 }
 
 // keys of a profile table, in the order they are documented.
-var profileKeys = []string{"engine", "placement", "root", "gate_policy", "seed", "tty", "term", "shell", "checkpoint", "checkpoint_max", "checkpoint_exclude", "agent_command", "agent_allow", "agent_gate_timeout", "agent_interactive"}
+var profileKeys = []string{"engine", "placement", "root", "gate_policy", "seed", "tty", "term", "shell", "shell_interactive", "checkpoint", "checkpoint_max", "checkpoint_exclude", "checkpoint_include", "agent_command", "agent_allow", "agent_gate_timeout", "agent_interactive"}
 
 var topKeys = []string{"default_profile", "theme", "notify", "notify_after", "profiles"}
+
+// ProfileKeys returns the keys a profile table accepts, in the order they
+// are documented (and listed by an unknown key's error).
+func ProfileKeys() []string { return slices.Clone(profileKeys) }
+
+// TopLevelKeys returns the keys the file accepts outside a profile table,
+// "profiles" (the tables) last.
+func TopLevelKeys() []string { return slices.Clone(topKeys) }
 
 var profileName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
@@ -279,182 +295,277 @@ func Parse(path string, data []byte) (*Config, error) {
 	return c, nil
 }
 
+// parseProfile parses the table t of profile name in file, key by key
+// (each group of keys by its own method), then checks the keys agree.
 func parseProfile(file, name string, t map[string]any, loc *locator, fail func(string, ...string) error) (rig.Profile, error) {
-	p := rig.Profile{Name: name, Engine: "shell", Placement: rig.PlacementSession}
-	str := func(k string) (string, error) {
-		v := t[k]
-		s, ok := v.(string)
-		if !ok {
-			return "", fail(fmt.Sprintf("must be a string, not %s", typeName(v)), "profiles", name, k)
-		}
-		return s, nil
+	pp := &profileParser{
+		p: rig.Profile{Name: name, Engine: "shell", Placement: rig.PlacementSession},
+		t: t, name: name, base: filepath.Dir(file), fail: fail,
 	}
-	base := filepath.Dir(file)
 	for _, k := range sortedKeys(t, loc, "profiles", name) {
 		var err error
 		switch k {
-		case "engine":
-			if p.Engine, err = str(k); err != nil {
-				return p, err
-			}
-			if !slices.Contains(engine.Names(), p.Engine) {
-				return p, fail(fmt.Sprintf("unknown engine %q (known engines: %s)", p.Engine, strings.Join(engine.Names(), ", ")), "profiles", name, k)
-			}
-		case "placement":
-			s, err := str(k)
-			if err != nil {
-				return p, err
-			}
-			switch pl := rig.Placement(s); pl {
-			case rig.PlacementSession, rig.PlacementExclusive, rig.PlacementShared:
-				p.Placement = pl
-			default:
-				return p, fail(fmt.Sprintf("must be session, exclusive or shared, not %q", s), "profiles", name, k)
-			}
-		case "root":
-			s, err := str(k)
-			if err != nil {
-				return p, err
-			}
-			if p.Root, err = ExpandPath(s, base); err != nil {
-				return p, fail(err.Error(), "profiles", name, k)
-			}
-		case "seed":
-			s, err := str(k)
-			if err != nil {
-				return p, err
-			}
-			if p.Seed, err = ExpandPath(s, base); err != nil {
-				return p, fail(err.Error(), "profiles", name, k)
-			}
-		case "tty":
-			b, ok := t[k].(bool)
-			if !ok {
-				return p, fail(fmt.Sprintf("must be true or false, not %s", typeName(t[k])), "profiles", name, k)
-			}
-			p.NoTTY = !b
-		case "term":
-			s, err := str(k)
-			if err != nil {
-				return p, err
-			}
-			if s == "" || strings.ContainsAny(s, "\x00=\n") {
-				return p, fail(fmt.Sprintf("must name a terminal type such as \"xterm-256color\", not %q", s), "profiles", name, k)
-			}
-			p.Term = s
-		case "shell":
-			s, err := str(k)
-			if err != nil {
-				return p, err
-			}
-			if err := engine.CheckShell(s); err != nil {
-				reason := err.Error()
-				var se *engine.ShellError
-				if errors.As(err, &se) {
-					reason = fmt.Sprintf("%q %s", s, se.Reason)
-				}
-				return p, fail(reason+`; write the absolute path of an executable shell, such as "/bin/bash"`, "profiles", name, k)
-			}
-			p.Shell = s
-		case "checkpoint":
-			s, err := str(k)
-			if err != nil {
-				return p, err
-			}
-			switch m := rig.CheckpointMode(s); m {
-			case rig.CheckpointTurn, rig.CheckpointStop, rig.CheckpointOff:
-				p.Checkpoint = m
-			default:
-				return p, fail(fmt.Sprintf("must be turn, stop or off, not %q", s), "profiles", name, k)
-			}
-		case "checkpoint_max":
-			n, err := parseBytes(t[k])
-			if err != nil {
-				return p, fail(err.Error(), "profiles", name, k)
-			}
-			p.CheckpointMax = n
-		case "checkpoint_exclude":
-			arr, ok := t[k].([]any)
-			if !ok {
-				return p, fail(fmt.Sprintf("must be an array of strings, not %s", typeName(t[k])), "profiles", name, k)
-			}
-			for i, v := range arr {
-				s, ok := v.(string)
-				if !ok || s == "" {
-					return p, fail(fmt.Sprintf("element %d must be a non-empty string, not %s", i+1, typeName(v)), "profiles", name, k)
-				}
-				p.CheckpointExclude = append(p.CheckpointExclude, s)
-			}
-		case "agent_command":
-			s, err := str(k)
-			if err != nil {
-				return p, err
-			}
-			if s == "" || strings.ContainsAny(s, "\x00\n") {
-				return p, fail(fmt.Sprintf("must name the agent's program, such as \"claude\", not %q", s), "profiles", name, k)
-			}
-			if strings.Contains(s, "/") || strings.HasPrefix(s, "~") {
-				if s, err = ExpandPath(s, base); err != nil {
-					return p, fail(err.Error(), "profiles", name, k)
-				}
-			}
-			p.AgentCommand = s
-		case "agent_allow":
-			arr, ok := t[k].([]any)
-			if !ok {
-				return p, fail(fmt.Sprintf("must be an array of strings, not %s", typeName(t[k])), "profiles", name, k)
-			}
-			p.AgentAllow = make([]string, 0, len(arr)) // empty means: every tool asks
-			for i, v := range arr {
-				s, ok := v.(string)
-				if !ok || s == "" {
-					return p, fail(fmt.Sprintf("element %d must be a non-empty string such as \"Read\" or \"Bash(git status*)\", not %s", i+1, typeName(v)), "profiles", name, k)
-				}
-				p.AgentAllow = append(p.AgentAllow, s)
-			}
-		case "agent_interactive":
-			b, ok := t[k].(bool)
-			if !ok {
-				return p, fail(fmt.Sprintf("must be true or false, not %s", typeName(t[k])), "profiles", name, k)
-			}
-			p.AgentInteractive = b
-		case "agent_gate_timeout":
-			s, err := str(k)
-			if err != nil {
-				return p, err
-			}
-			d, err := time.ParseDuration(s)
-			if err != nil || d < time.Second || d > 24*time.Hour {
-				return p, fail(fmt.Sprintf("must be a duration from 1s to 24h such as \"10m\", not %q", s), "profiles", name, k)
-			}
-			p.AgentGateTimeout = d
-		case "gate_policy":
-			arr, ok := t[k].([]any)
-			if !ok {
-				return p, fail(fmt.Sprintf("must be an array of strings, not %s", typeName(t[k])), "profiles", name, k)
-			}
-			p.GatePolicy = make([]string, 0, len(arr)) // empty means: no gates
-			for i, v := range arr {
-				s, ok := v.(string)
-				if !ok {
-					return p, fail(fmt.Sprintf("element %d must be a string, not %s", i+1, typeName(v)), "profiles", name, k)
-				}
-				p.GatePolicy = append(p.GatePolicy, s)
-			}
+		case "engine", "tty", "term", "shell", "shell_interactive", "gate_policy":
+			err = pp.runKey(k)
+		case "placement", "root", "seed":
+			err = pp.placeKey(k)
+		case "checkpoint", "checkpoint_max", "checkpoint_exclude", "checkpoint_include":
+			err = pp.checkpointKey(k)
+		case "agent_command", "agent_allow", "agent_interactive", "agent_gate_timeout":
+			err = pp.agentKey(k)
 		default:
-			return p, fail(fmt.Sprintf("unknown key %q (known keys: %s)", k, strings.Join(profileKeys, ", ")), "profiles", name, k)
+			err = fail(fmt.Sprintf("unknown key %q (known keys: %s)", k, strings.Join(profileKeys, ", ")), "profiles", name, k)
+		}
+		if err != nil {
+			return pp.p, err
 		}
 	}
+	return pp.p, pp.check()
+}
+
+// profileParser parses the keys of one profile table t into p; fail
+// words an error at a key (base: the directory of the file, paths are
+// relative to).
+type profileParser struct {
+	p    rig.Profile
+	t    map[string]any
+	name string
+	base string
+	fail func(string, ...string) error
+}
+
+// failAt is fail at key k of the profile.
+func (pp *profileParser) failAt(k, msg string) error { return pp.fail(msg, "profiles", pp.name, k) }
+
+// str is the string value of key k.
+func (pp *profileParser) str(k string) (string, error) {
+	v := pp.t[k]
+	s, ok := v.(string)
+	if !ok {
+		return "", pp.failAt(k, fmt.Sprintf("must be a string, not %s", typeName(v)))
+	}
+	return s, nil
+}
+
+// runKey parses a key of how turns run: the engine, the terminal, the
+// shell, the gate policy.
+func (pp *profileParser) runKey(k string) error {
+	p, t := &pp.p, pp.t
+	switch k {
+	case "engine":
+		var err error
+		if p.Engine, err = pp.str(k); err != nil {
+			return err
+		}
+		if !slices.Contains(engine.Names(), p.Engine) {
+			return pp.failAt(k, fmt.Sprintf("unknown engine %q (known engines: %s)", p.Engine, strings.Join(engine.Names(), ", ")))
+		}
+	case "tty", "shell_interactive":
+		b, ok := t[k].(bool)
+		if !ok {
+			return pp.failAt(k, fmt.Sprintf("must be true or false, not %s", typeName(t[k])))
+		}
+		if k == "tty" {
+			p.NoTTY = !b
+		} else {
+			p.ShellInteractive = b
+		}
+	case "term":
+		s, err := pp.str(k)
+		if err != nil {
+			return err
+		}
+		if s == "" || strings.ContainsAny(s, "\x00=\n") {
+			return pp.failAt(k, fmt.Sprintf("must name a terminal type such as \"xterm-256color\", not %q", s))
+		}
+		p.Term = s
+	case "shell":
+		s, err := pp.str(k)
+		if err != nil {
+			return err
+		}
+		if err := engine.CheckShell(s); err != nil {
+			reason := err.Error()
+			var se *engine.ShellError
+			if errors.As(err, &se) {
+				reason = fmt.Sprintf("%q %s", s, se.Reason)
+			}
+			return pp.failAt(k, reason+`; write the absolute path of an executable shell, such as "/bin/bash"`)
+		}
+		p.Shell = s
+	case "gate_policy":
+		arr, ok := t[k].([]any)
+		if !ok {
+			return pp.failAt(k, fmt.Sprintf("must be an array of strings, not %s", typeName(t[k])))
+		}
+		p.GatePolicy = make([]string, 0, len(arr)) // empty means: no gates
+		for i, v := range arr {
+			s, ok := v.(string)
+			if !ok {
+				return pp.failAt(k, fmt.Sprintf("element %d must be a string, not %s", i+1, typeName(v)))
+			}
+			p.GatePolicy = append(p.GatePolicy, s)
+		}
+	}
+	return nil
+}
+
+// placeKey parses a key of the workspace's place: its placement, its
+// root, the seed copied into it.
+func (pp *profileParser) placeKey(k string) error {
+	p := &pp.p
+	s, err := pp.str(k)
+	if err != nil {
+		return err
+	}
+	switch k {
+	case "placement":
+		switch pl := rig.Placement(s); pl {
+		case rig.PlacementSession, rig.PlacementExclusive, rig.PlacementShared:
+			p.Placement, p.PlacementPinned = pl, true
+		default:
+			return pp.failAt(k, fmt.Sprintf("must be session, exclusive or shared, not %q", s))
+		}
+	case "root":
+		if p.Root, err = ExpandPath(s, pp.base); err != nil {
+			return pp.failAt(k, err.Error())
+		}
+	case "seed":
+		if p.Seed, err = ExpandPath(s, pp.base); err != nil {
+			return pp.failAt(k, err.Error())
+		}
+	}
+	return nil
+}
+
+// checkpointKey parses a key of the workspace's checkpoints: when, how
+// big at most, what is left out and taken back.
+func (pp *profileParser) checkpointKey(k string) error {
+	p, t := &pp.p, pp.t
+	switch k {
+	case "checkpoint":
+		s, err := pp.str(k)
+		if err != nil {
+			return err
+		}
+		switch m := rig.CheckpointMode(s); m {
+		case rig.CheckpointTurn, rig.CheckpointStop, rig.CheckpointOff:
+			p.Checkpoint = m
+		default:
+			return pp.failAt(k, fmt.Sprintf("must be turn, stop or off, not %q", s))
+		}
+	case "checkpoint_max":
+		n, err := parseBytes(t[k])
+		if err != nil {
+			return pp.failAt(k, err.Error())
+		}
+		p.CheckpointMax = n
+	case "checkpoint_exclude", "checkpoint_include":
+		arr, ok := t[k].([]any)
+		if !ok {
+			return pp.failAt(k, fmt.Sprintf("must be an array of strings, not %s", typeName(t[k])))
+		}
+		var patterns []string
+		for i, v := range arr {
+			s, ok := v.(string)
+			if !ok || s == "" {
+				return pp.failAt(k, fmt.Sprintf("element %d must be a non-empty string, not %s", i+1, typeName(v)))
+			}
+			if reason := checkPattern(s); reason != "" {
+				return pp.failAt(k, fmt.Sprintf("element %d %s", i+1, reason))
+			}
+			patterns = append(patterns, s)
+		}
+		if k == "checkpoint_exclude" {
+			p.CheckpointExclude = patterns
+		} else {
+			p.CheckpointInclude = patterns
+		}
+	}
+	return nil
+}
+
+// agentKey parses a key of an agent engine: its program, the tools it
+// uses without a gate, whether it runs interactive, its gates' timeout.
+func (pp *profileParser) agentKey(k string) error {
+	p, t := &pp.p, pp.t
+	switch k {
+	case "agent_command":
+		s, err := pp.str(k)
+		if err != nil {
+			return err
+		}
+		if s == "" || strings.ContainsAny(s, "\x00\n") {
+			return pp.failAt(k, fmt.Sprintf("must name the agent's program, such as \"claude\", not %q", s))
+		}
+		if strings.Contains(s, "/") || strings.HasPrefix(s, "~") {
+			if s, err = ExpandPath(s, pp.base); err != nil {
+				return pp.failAt(k, err.Error())
+			}
+		}
+		p.AgentCommand = s
+	case "agent_allow":
+		arr, ok := t[k].([]any)
+		if !ok {
+			return pp.failAt(k, fmt.Sprintf("must be an array of strings, not %s", typeName(t[k])))
+		}
+		p.AgentAllow = make([]string, 0, len(arr)) // empty means: every tool asks
+		for i, v := range arr {
+			s, ok := v.(string)
+			if !ok || s == "" {
+				return pp.failAt(k, fmt.Sprintf("element %d must be a non-empty string such as \"Read\" or \"Bash(git status:*)\", not %s", i+1, typeName(v)))
+			}
+			p.AgentAllow = append(p.AgentAllow, s)
+		}
+	case "agent_interactive":
+		b, ok := t[k].(bool)
+		if !ok {
+			return pp.failAt(k, fmt.Sprintf("must be true or false, not %s", typeName(t[k])))
+		}
+		p.AgentInteractive = b
+	case "agent_gate_timeout":
+		s, err := pp.str(k)
+		if err != nil {
+			return err
+		}
+		d, err := time.ParseDuration(s)
+		if err != nil || d < time.Second || d > 24*time.Hour {
+			return pp.failAt(k, fmt.Sprintf("must be a duration from 1s to 24h such as \"10m\", not %q", s))
+		}
+		p.AgentGateTimeout = d
+	}
+	return nil
+}
+
+// check makes the checks between keys, once all are parsed: placement,
+// root and checkpoint agree.
+func (pp *profileParser) check() error {
+	p := &pp.p
 	if p.Placement != rig.PlacementSession && p.Root == "" {
-		return p, fail(fmt.Sprintf("root is required for %s placement", p.Placement), "profiles", name, "root")
+		return pp.failAt("root", fmt.Sprintf("root is required for %s placement", p.Placement))
 	}
 	if p.Placement == rig.PlacementSession && p.Root != "" {
-		return p, fail("root needs placement = \"exclusive\" or \"shared\" (session placement gives every session its own directory)", "profiles", name, "root")
+		return pp.failAt("root", "root needs placement = \"exclusive\" or \"shared\" (session placement gives every session its own directory)")
 	}
 	if p.Placement == rig.PlacementShared && p.Checkpoint != "" && p.Checkpoint != rig.CheckpointOff {
-		return p, fail("a shared workspace is never checkpointed (other sessions write it at the same time); use placement = \"exclusive\", or checkpoint = \"off\"", "profiles", name, "checkpoint")
+		return pp.failAt("checkpoint", "a shared workspace is never checkpointed (other sessions write it at the same time); use placement = \"exclusive\", or checkpoint = \"off\"")
 	}
-	return p, nil
+	return nil
+}
+
+// checkPattern says what is wrong with a checkpoint_exclude or
+// checkpoint_include pattern, or "".
+func checkPattern(s string) string {
+	if len(s) > rig.MaxCheckpointPattern {
+		return fmt.Sprintf("is longer than %d bytes", rig.MaxCheckpointPattern)
+	}
+	if _, err := checkpoint.ParseIgnore([]string{s}); err != nil {
+		if inner := errors.Unwrap(err); inner != nil {
+			err = inner
+		}
+		return fmt.Sprintf("%q is not a gitignore pattern: %v", s, err)
+	}
+	return ""
 }
 
 // ExpandPath expands a leading "~/" (or a lone "~") to the home directory

@@ -50,6 +50,7 @@ term = "vt100"
 checkpoint = "stop"
 checkpoint_max = "1.5 GiB"
 checkpoint_exclude = ["node_modules/", "*.o"]
+checkpoint_include = [".env.local", ".ssh/"]
 
 [profiles.small]
 checkpoint_max = 4096
@@ -65,7 +66,7 @@ checkpoint_max = 4096
 		t.Fatalf("built-in notify %q after %v, want bell after 10s", b.Notify, b.NotifyAfter)
 	}
 	home, _ := os.UserHomeDir()
-	want := rig.Profile{Name: "work", Engine: "shell", Placement: rig.PlacementExclusive,
+	want := rig.Profile{Name: "work", Engine: "shell", Placement: rig.PlacementExclusive, PlacementPinned: true,
 		Root: filepath.Join(dir, "project"), GatePolicy: []string{"rm -rf", "sudo"}, Seed: filepath.Join(home, "seed")}
 	got, err := c.Profile("")
 	if err != nil || !reflect.DeepEqual(got, want) {
@@ -82,10 +83,11 @@ checkpoint_max = 4096
 		t.Fatalf("vt = %+v, %v; want a pseudo-terminal with TERM vt100", p, err)
 	}
 	if p, err := c.Profile("travel"); err != nil || p.Checkpoint != rig.CheckpointStop || p.CheckpointMax != 3<<29 ||
-		!reflect.DeepEqual(p.CheckpointExclude, []string{"node_modules/", "*.o"}) {
-		t.Fatalf("travel = %+v, %v; want checkpoints at stop, at most 1.5 GiB, two excludes", p, err)
+		!reflect.DeepEqual(p.CheckpointExclude, []string{"node_modules/", "*.o"}) ||
+		!reflect.DeepEqual(p.CheckpointInclude, []string{".env.local", ".ssh/"}) {
+		t.Fatalf("travel = %+v, %v; want checkpoints at stop, at most 1.5 GiB, two excludes, two includes", p, err)
 	}
-	if p, err := c.Profile("small"); err != nil || p.Checkpoint != "" || p.CheckpointMax != 4096 {
+	if p, err := c.Profile("small"); err != nil || p.Checkpoint != "" || p.CheckpointMax != 4096 || p.PlacementPinned {
 		t.Fatalf("small = %+v, %v; want the default mode, at most 4096 bytes", p, err)
 	}
 	if d, _ := c.Profile("default"); !reflect.DeepEqual(d, rig.DefaultProfile()) {
@@ -126,6 +128,11 @@ func TestParseErrors(t *testing.T) {
 		{"negative checkpoint_max", "[profiles.x]\ncheckpoint_max = -1\n", 2, "profiles.x.checkpoint_max", "must be 0 or more bytes"},
 		{"checkpoint_max type", "[profiles.x]\ncheckpoint_max = true\n", 2, "profiles.x.checkpoint_max", "must be a number of bytes"},
 		{"checkpoint_exclude element", "[profiles.x]\ncheckpoint_exclude = [\"a\", \"\"]\n", 2, "profiles.x.checkpoint_exclude", "element 2 must be a non-empty string"},
+		{"checkpoint_exclude pattern", "[profiles.x]\ncheckpoint_exclude = [\"[a\"]\n", 2, "profiles.x.checkpoint_exclude", `element 1 "[a" is not a gitignore pattern: unclosed "[" class`},
+		{"checkpoint_include type", "[profiles.x]\n\ncheckpoint_include = \".env\"\n", 3, "profiles.x.checkpoint_include", "must be an array of strings, not a string"},
+		{"checkpoint_include element", "[profiles.x]\ncheckpoint_include = [\".env\", 3]\n", 2, "profiles.x.checkpoint_include", "element 2 must be a non-empty string, not an integer"},
+		{"checkpoint_include pattern", "[profiles.x]\ncheckpoint_include = [\"x\\\\\"]\n", 2, "profiles.x.checkpoint_include", `element 1 "x\\" is not a gitignore pattern: pattern ends with an unescaped "\"`},
+		{"checkpoint_include length", "[profiles.x]\ncheckpoint_include = [\"" + strings.Repeat("a", 4097) + "\"]\n", 2, "profiles.x.checkpoint_include", "element 1 is longer than 4096 bytes"},
 		{"redefine builtin", "[profiles.default]\nengine = \"demo\"\n", 1, "profiles.default", "built-in profile"},
 		{"bad default profile", "default_profile = \"wrk\"\n[profiles.work]\n", 1, "default_profile", `unknown profile "wrk"`},
 		{"profiles not a table", "profiles = 1\n", 1, "profiles", "must be a table of profiles"},

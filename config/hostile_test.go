@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -9,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"looprig/internal/tomlscan/tomlscantest"
 )
 
 // A configuration "file" that is huge, a FIFO, a device or a directory is
@@ -78,4 +81,58 @@ func TestLoadHostileShapes(t *testing.T) {
 			t.Errorf("Load(%s) allocated %d bytes for a %d-byte file, over %d", c.name, alloc, len(c.doc), max)
 		}
 	}
+}
+
+// The ceilings of issue 31 on a hostile configuration file (the time's
+// scaled under the race detector: raceSlowdown).
+const (
+	maxRefusalTime  = 100 * time.Millisecond * raceSlowdown
+	maxRefusalAlloc = 50 << 20
+)
+
+// TestLoadHostileShapesAfterMarks: a configuration file of 40 KB or 1 MB
+// of any of the shapes that cost the decoder time and memory quadratic in
+// their size (nested inline tables and arrays, dotted keys and headers,
+// long keys, many keys) or of what tomlscan cannot follow before them,
+// with or without any of the byte-order marks the decoder skips, is
+// refused with a *Error at its line, each in at most 0.1 s, allocating at
+// most 50 MiB (the file included). A byte-order mark once hid the rest of
+// a file from the shape check: 20 KB of nesting behind one took the
+// decoder 1.1 GB, 40 KB more memory than there was.
+func TestLoadHostileShapesAfterMarks(t *testing.T) {
+	dir := t.TempDir()
+	var slowest time.Duration
+	var most uint64
+	for _, size := range []int{40 << 10, 1_000_000} {
+		for _, m := range tomlscantest.Marks() {
+			for _, sh := range tomlscantest.Shapes(size) {
+				doc := tomlscantest.Doc(m.Bytes, "theme = \"dark\"\n", sh.Body)
+				if len(doc) > MaxFileSize {
+					t.Fatalf("%s: %d bytes, over the %d a file may be", sh.Name, len(doc), MaxFileSize)
+				}
+				path := filepath.Join(dir, "config.toml")
+				if err := os.WriteFile(path, doc, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				runtime.GC()
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				start := time.Now()
+				_, err := Load(path, true)
+				took := time.Since(start)
+				runtime.ReadMemStats(&after)
+				alloc := after.TotalAlloc - before.TotalAlloc
+				what := fmt.Sprintf("%d bytes, %s, %s", len(doc), m.Name, sh.Name)
+				var ce *Error
+				if line := sh.LineAfter(1, 1); !errors.As(err, &ce) || ce.File != path || ce.Line != line || !strings.Contains(err.Error(), sh.Reason) {
+					t.Errorf("%s: Load = %v, want a *Error at line %d saying %q", what, err, line, sh.Reason)
+				}
+				if took > maxRefusalTime || alloc > maxRefusalAlloc {
+					t.Errorf("%s: refused in %v allocating %d bytes, over %v or %d", what, took, alloc, maxRefusalTime, maxRefusalAlloc)
+				}
+				slowest, most = max(slowest, took), max(most, alloc)
+			}
+		}
+	}
+	t.Logf("the slowest refusal took %v, the largest allocated %.1f MiB", slowest, float64(most)/(1<<20))
 }

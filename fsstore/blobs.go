@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -31,7 +32,9 @@ import (
 // same content put twice, by goroutines or processes at once, is one file:
 // each put has its own temp file and the rename is atomic, so the last
 // rename leaves one intact copy. A put of content that is already there
-// drops its temp file and renews the blob's mtime (its Modified time).
+// drops its temp file and renews the blob's mtime (its Modified time), as
+// TouchBlob does. DeleteBlobs unlinks blobs a directory at a time, with
+// one fsync of each directory; GetBlobRange preads.
 //
 // Every file is reached from the store directory through descriptors of
 // its directories opened with O_NOFOLLOW: a symbolic link (or a FIFO, a
@@ -307,11 +310,46 @@ func (s *Store) GetBlob(ctx context.Context, d storage.Digest) (io.ReadCloser, e
 	if err := ctxErr(ctx); err != nil {
 		return nil, fmt.Errorf("get blob %s: %w", d, err)
 	}
+	f, size, err := s.openBlobFile("get", d)
+	if err != nil {
+		return nil, err
+	}
+	return storage.VerifyingReader(f, d, size, f.Name()), nil
+}
+
+// GetBlobRange implements storage.BlobStore. The file is opened as
+// GetBlob opens it and read with pread(2) from offset on: nothing before
+// offset is read.
+func (s *Store) GetBlobRange(ctx context.Context, d storage.Digest, offset, length int64) (io.ReadCloser, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, fmt.Errorf("get blob range %s: %w", d, err)
+	}
+	f, size, err := s.openBlobFile("get", d)
+	if err != nil {
+		return nil, err
+	}
+	if err := storage.CheckRange(d, size, offset, length, f.Name()); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("get blob range: %w", err)
+	}
+	section := struct {
+		io.Reader
+		io.Closer
+	}{io.NewSectionReader(f, offset, length), f}
+	return storage.RangeReader(section, d, offset, length, f.Name()), nil
+}
+
+// openBlobFile opens blob d's file for reading, read-only and never
+// through a symbolic link, and returns it with its size. An absent blob
+// is *storage.BlobNotFoundError; anything but a regular file under the
+// digest's name is a *storage.CorruptError. op names the operation in
+// other errors.
+func (s *Store) openBlobFile(op string, d storage.Digest) (*os.File, int64, error) {
 	sub, name := blobFile(d)
 	path := filepath.Join(s.blobDirPath(sub), name)
 	dir, err := s.openBlobDir(sub, false)
 	if err != nil {
-		return nil, s.blobDirError("get", d, err)
+		return nil, 0, s.blobDirError(op, d, err)
 	}
 	defer unix.Close(dir)
 	// O_NONBLOCK: opening a FIFO planted here must not wait for a writer.
@@ -321,26 +359,26 @@ func (s *Store) GetBlob(ctx context.Context, d storage.Digest) (io.ReadCloser, e
 	}
 	switch {
 	case err == unix.ENOENT:
-		return nil, &storage.BlobNotFoundError{Digest: d}
+		return nil, 0, &storage.BlobNotFoundError{Digest: d}
 	case err == unix.ELOOP:
-		return nil, blobCorrupt(d, path, "a symbolic link in the place of the blob file")
+		return nil, 0, blobCorrupt(d, path, "a symbolic link in the place of the blob file")
 	case err != nil:
-		return nil, fmt.Errorf("get blob: %w", &fs.PathError{Op: "open", Path: path, Err: err})
+		return nil, 0, fmt.Errorf("%s blob: %w", op, &fs.PathError{Op: "open", Path: path, Err: err})
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
-		return nil, fmt.Errorf("get blob: %w", &fs.PathError{Op: "fstat", Path: path, Err: err})
+		return nil, 0, fmt.Errorf("%s blob: %w", op, &fs.PathError{Op: "fstat", Path: path, Err: err})
 	}
 	if !isRegular(&st) {
 		unix.Close(fd)
-		return nil, blobCorrupt(d, path, "not a regular file")
+		return nil, 0, blobCorrupt(d, path, "not a regular file")
 	}
 	if err := unix.SetNonblock(fd, false); err != nil {
 		unix.Close(fd)
-		return nil, fmt.Errorf("get blob: %w", &fs.PathError{Op: "fcntl", Path: path, Err: err})
+		return nil, 0, fmt.Errorf("%s blob: %w", op, &fs.PathError{Op: "fcntl", Path: path, Err: err})
 	}
-	return storage.VerifyingReader(os.NewFile(uintptr(fd), path), d, st.Size, path), nil
+	return os.NewFile(uintptr(fd), path), st.Size, nil
 }
 
 // StatBlob implements storage.BlobStore. Anything but a regular file
@@ -396,6 +434,173 @@ func (s *Store) DeleteBlob(ctx context.Context, d storage.Digest) error {
 		return fmt.Errorf("delete blob: %w", err)
 	}
 	return nil
+}
+
+// TouchBlob implements storage.BlobStore: utimensat(2) of the blob's
+// name, never through a symbolic link, then an fsync of its directory, as
+// a put of content already stored does (see PutBlob): a blob another put
+// renamed into place a moment ago is durable once TouchBlob returns. The
+// new mtime is not synced (it matters only to a sweep running now, which
+// a crash ends too). Anything but a regular file under the digest's name
+// is a *storage.CorruptError, and is not touched.
+func (s *Store) TouchBlob(ctx context.Context, d storage.Digest) (storage.BlobInfo, error) {
+	if err := ctxErr(ctx); err != nil {
+		return storage.BlobInfo{}, fmt.Errorf("touch blob %s: %w", d, err)
+	}
+	sub, name := blobFile(d)
+	dirPath := s.blobDirPath(sub)
+	path := filepath.Join(dirPath, name)
+	dir, err := s.openBlobDir(sub, false)
+	if err != nil {
+		return storage.BlobInfo{}, s.blobDirError("touch", d, err)
+	}
+	defer unix.Close(dir)
+	// Stat before the touch, so as to touch only a blob, and after, for
+	// its new time.
+	var st unix.Stat_t
+	if err := lstatBlob(dir, name, path, d, &st); err != nil {
+		return storage.BlobInfo{}, fmt.Errorf("touch blob: %w", err)
+	}
+	switch err := utimesNow(dir, name); {
+	case err == unix.ENOENT:
+		return storage.BlobInfo{}, &storage.BlobNotFoundError{Digest: d}
+	case err != nil:
+		return storage.BlobInfo{}, fmt.Errorf("touch blob: %w", &fs.PathError{Op: "utimes", Path: path, Err: err})
+	}
+	if err := lstatBlob(dir, name, path, d, &st); err != nil {
+		return storage.BlobInfo{}, fmt.Errorf("touch blob: %w", err)
+	}
+	if err := fsutil.Fsync(dir, dirPath); err != nil {
+		return storage.BlobInfo{}, fmt.Errorf("touch blob: %w", err)
+	}
+	return storage.BlobInfo{Digest: d, Size: st.Size, Modified: statMtime(&st)}, nil
+}
+
+// lstatBlob is fstatat of blob d's file name (at path) in its open
+// directory dir: an absent blob is *storage.BlobNotFoundError, anything
+// but a regular file a *storage.CorruptError.
+func lstatBlob(dir int, name, path string, d storage.Digest, st *unix.Stat_t) error {
+	switch err := fstatat(dir, name, st); {
+	case err == unix.ENOENT:
+		return &storage.BlobNotFoundError{Digest: d}
+	case err != nil:
+		return &fs.PathError{Op: "lstat", Path: path, Err: err}
+	case !isRegular(st):
+		return blobCorrupt(d, path, "not a regular file")
+	}
+	return nil
+}
+
+// deleteParallel is how many blobs/<xx>/ directories DeleteBlobs works in
+// at once, so that their fsyncs overlap.
+const deleteParallel = 8
+
+// DeleteBlobs implements storage.BlobStore. It groups ds by their
+// blobs/<xx>/ directory and, in each, lstats and unlinks every blob
+// older than cutoff (the check and the removal a few microseconds apart:
+// a renewal in between is lost, as with any stat-then-unlink), then
+// fsyncs the directory once: a few hundred fsyncs however many blobs,
+// against one per blob for DeleteBlob. Up to deleteParallel directories
+// are done at once. Like DeleteBlob it removes whatever is under a
+// digest's name (a symbolic link, never what it points to), except a
+// directory, which is a *storage.CorruptError. The first error stops it:
+// the directories in progress finish (they are fsynced), and the blobs
+// returned are those removed in directories whose fsync succeeded.
+func (s *Store) DeleteBlobs(ctx context.Context, ds []storage.Digest, cutoff time.Time) ([]storage.BlobInfo, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, fmt.Errorf("delete blobs: %w", err)
+	}
+	bySub := map[string][]storage.Digest{}
+	seen := make(map[storage.Digest]bool, len(ds))
+	for _, d := range ds {
+		if !seen[d] {
+			seen[d] = true
+			sub, _ := blobFile(d)
+			bySub[sub] = append(bySub[sub], d)
+		}
+	}
+	if len(bySub) == 0 {
+		return nil, nil
+	}
+	root, err := s.openBlobDir("", false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("delete blobs: %w", err)
+	}
+	defer unix.Close(root)
+	subs := make([]string, 0, len(bySub))
+	for sub := range bySub {
+		subs = append(subs, sub)
+	}
+	slices.Sort(subs)
+
+	removed, err := storage.DeleteInParallel(len(subs), deleteParallel, func(i int) ([]storage.BlobInfo, error) {
+		return s.deleteInBlobDir(ctx, root, subs[i], bySub[subs[i]], cutoff)
+	})
+	if err != nil {
+		return removed, fmt.Errorf("delete blobs: %w", err)
+	}
+	return removed, nil
+}
+
+// deleteInBlobDir is DeleteBlobs in blobs/<sub>/ (root is blobs/ open):
+// it removes those of ds last modified before cutoff (all when cutoff is
+// zero), stopping at the first error, and fsyncs the directory once if it
+// removed any. It returns what it removed, none if the fsync failed.
+func (s *Store) deleteInBlobDir(ctx context.Context, root int, sub string, ds []storage.Digest, cutoff time.Time) ([]storage.BlobInfo, error) {
+	dirPath := s.blobDirPath(sub)
+	dir, err := openChildDir(root, s.blobDirPath(""), sub, false)
+	var pe *fs.PathError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case errors.Is(err, errNotDirectory) && errors.As(err, &pe):
+		return nil, blobCorrupt(ds[0], pe.Path, "not a directory (a symbolic link or a file in the way)")
+	case err != nil:
+		return nil, err
+	}
+	defer unix.Close(dir)
+	var removed []storage.BlobInfo
+	var failed error
+	for _, d := range ds {
+		if failed = ctxErr(ctx); failed != nil {
+			break
+		}
+		_, name := blobFile(d)
+		path := filepath.Join(dirPath, name)
+		var st unix.Stat_t
+		switch err := fstatat(dir, name, &st); {
+		case err == unix.ENOENT:
+			continue
+		case err != nil:
+			failed = &fs.PathError{Op: "lstat", Path: path, Err: err}
+		case st.Mode&unix.S_IFMT == unix.S_IFDIR:
+			failed = blobCorrupt(d, path, "a directory in the place of the blob file")
+		}
+		if failed != nil {
+			break
+		}
+		if mtime := statMtime(&st); cutoff.IsZero() || mtime.Before(cutoff) {
+			switch err := unix.Unlinkat(dir, name, 0); err {
+			case nil:
+				removed = append(removed, storage.BlobInfo{Digest: d, Size: st.Size, Modified: mtime})
+			case unix.ENOENT:
+			default:
+				failed = &fs.PathError{Op: "remove", Path: path, Err: err}
+			}
+			if failed != nil {
+				break
+			}
+		}
+	}
+	if len(removed) > 0 {
+		if err := fsutil.Fsync(dir, dirPath); err != nil {
+			return nil, err
+		}
+	}
+	return removed, failed
 }
 
 // blobDirError is the error of op on blob d when its directory did not
@@ -530,6 +735,16 @@ func readDirNames(fd int, path string) ([]string, error) {
 	f := os.NewFile(uintptr(dup), path)
 	defer f.Close()
 	return f.Readdirnames(-1)
+}
+
+// utimesNow sets the times of name in the open directory dir to now, never
+// through a symbolic link, retried on EINTR.
+func utimesNow(dir int, name string) error {
+	for {
+		if err := unix.UtimesNanoAt(dir, name, nil, unix.AT_SYMLINK_NOFOLLOW); err != unix.EINTR {
+			return err
+		}
+	}
 }
 
 // fstatat is lstat of name in the open directory dir, retried on EINTR.

@@ -2,6 +2,8 @@ package host
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"runtime"
@@ -76,7 +78,7 @@ func TestPartialLinesBounded(t *testing.T) {
 		conns = append(conns, c)
 		c.SetWriteDeadline(time.Now().Add(waitTimeout))
 		// A refused client's write fails: it was told why and closed.
-		c.Write([]byte(`{"type":"hello","protocol":3,"version":"raw"}` + "\n"))
+		c.Write([]byte(`{"type":"hello","protocol":6,"version":"raw"}` + "\n"))
 		c.Write(partial)
 	}
 	grown := int64(liveHeap()) - int64(before)
@@ -289,4 +291,135 @@ func init() {
 		servers.m[path] = srv
 	}
 	serveHook.Store(&h)
+}
+
+// TestReplayHeldCountsInBudget: 12 clients subscribe from the start of a
+// journal of 8 MB of 64 KiB output checkpoints and never read, with a
+// queue of 1 MiB per connection and a budget of 4 MiB. Their forwarders
+// read the journal in chunks of about 1 MiB (rig's replay), and what they
+// hold of a chunk before it is queued counts in the budget with the
+// queues: the budget is never exceeded, its use is exactly what the
+// connections queued and their forwarders hold (some of it in forwarders'
+// hands), the live heap grows by no more than the budget and, per
+// connection, its writer's chunk and buffers, and a client that reads gets
+// every event, subscribing again when it is cut.
+func TestReplayHeldCountsInBudget(t *testing.T) {
+	const stuck, queue, budget = 12, 1 << 20, 4 << 20
+	f := start(t, WithSendQueue(1024, queue), WithOutputBudget(budget))
+	ctx := wctx(t)
+	c := f.dial()
+	ti, err := c.Submit(ctx, "yes 012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012 | head -c 8000000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.Subscribe(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Alone, this client can still be cut: a live batch of the fast turn
+	// (up to the hub's 256 events, several MiB of output) and its queue
+	// may not fit the budget together.
+	readResubscribing(t, c, st, turnEnd(ti.ID))
+	st.Close()
+	journaled := f.journalEvents(0)
+	tip := journaled[len(journaled)-1].Seq
+	outputs := 0
+	for _, env := range journaled {
+		if o, ok := env.Event.(event.TurnOutput); ok && len(o.Text) >= 32<<10 {
+			outputs++
+		}
+	}
+	if outputs < 64 {
+		t.Fatalf("the journal holds %d large output checkpoints, want 64 or more", outputs)
+	}
+	base := liveHeap()
+	for range stuck {
+		stuckSub(t, f, 0)
+	}
+	eventually(t, "the stuck subscriptions", func() bool { return subscribed(f) >= stuck })
+
+	// The reading client: every durable event after 0, in order, once.
+	// Its forwarder replays the journal with those of the stuck clients,
+	// about 13 s of CPU under -race for the whole test: on a loaded machine
+	// that is well over a minute, so this read has a deadline of its own,
+	// and a failure says when the last event came (a stall, or slowness).
+	rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer rcancel()
+	began := time.Now()
+	lastAt := began
+	r := f.dial()
+	st, err = r.Subscribe(rctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last uint64
+	n, again := 0, 0
+	for last < tip {
+		env, err := st.Next(rctx)
+		var lost *StreamLostError
+		if errors.As(err, &lost) {
+			again++
+			if st, err = r.Subscribe(rctx, lost.LastSeq); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("after seq %d of %d (%d events, subscribed again %d times; the last came %v after subscribing, %v before this error): %v",
+				last, tip, n, again, lastAt.Sub(began).Round(time.Millisecond), time.Since(lastAt).Round(time.Millisecond), err)
+		}
+		lastAt = time.Now()
+		if env.Seq == 0 {
+			continue
+		}
+		if env.Seq != journaled[n].Seq || env.Event.Type() != journaled[n].Event.Type() {
+			t.Fatalf("event %d: seq %d %s, the journal's is seq %d %s", n, env.Seq, env.Event.Type(), journaled[n].Seq, journaled[n].Event.Type())
+		}
+		last = env.Seq
+		n++
+	}
+	st.Close()
+	r.Close()
+	c.Close()
+
+	srv := servers.get(f.path)
+	var used, queued, held int64
+	cut := 0
+	eventually(t, "the readers' connections gone, the budget's use what the connections hold", func() bool {
+		srv.mu.Lock()
+		defer srv.mu.Unlock()
+		if len(srv.conns) != stuck {
+			return false
+		}
+		queued, held, cut = 0, 0, 0
+		for cn := range srv.conns {
+			cn.mu.Lock()
+			defer cn.mu.Unlock()
+			queued += int64(cn.qBytes)
+			if cn.sub != nil {
+				held += int64(cn.sub.held)
+				if cn.sub.over {
+					cut++
+				}
+			}
+		}
+		used = srv.budget.used.Load()
+		return used == queued+held
+	})
+	grown := int64(liveHeap()) - int64(base)
+	peak := srv.budget.peak.Load()
+	t.Logf("reader: %d events, subscribed again %d times; %d of %d stuck clients cut; budget: %d queued + %d held = %d used, peak %d of %d; live heap grew %.1f MiB",
+		n, again, cut, stuck, queued, held, used, peak, budget, float64(grown)/(1<<20))
+	if peak > budget {
+		t.Fatalf("the budget's peak use was %d bytes, over %d", peak, budget)
+	}
+	if held == 0 {
+		t.Fatal("no forwarder holds a part of a chunk: the stuck clients' forwarders should wait, holding theirs, for room in their queues")
+	}
+	// Per connection: its writer's chunk, its reader's and writer's 64 KiB
+	// buffers and 256 KiB for the rest; and the chunks being read.
+	bound := int64(budget + stuck*(writeChunk+4*64<<10) + 4*(2<<20))
+	if grown > bound {
+		t.Fatalf("%d stuck clients on an 8 MB journal cost the host %d bytes, over %d", stuck, grown, bound)
+	}
 }

@@ -37,6 +37,17 @@ func (b *outputBudget) take(n int) bool {
 	}
 }
 
+// exchange replaces a reservation of old bytes by one of n bytes (what a
+// forwarder held of an event by its line); false, and nothing changed,
+// when the difference would go over the budget.
+func (b *outputBudget) exchange(old, n int) bool {
+	if n <= old {
+		b.release(old - n)
+		return true
+	}
+	return b.take(n - old)
+}
+
 // release gives n bytes back.
 func (b *outputBudget) release(n int) {
 	if b != nil && n != 0 {
@@ -87,10 +98,11 @@ func (c *conn) cutLocked(sub *subscription) int {
 	if sub == nil || sub != c.sub || sub.over {
 		return 0
 	}
-	freed := c.discardEventsLocked(sub)
+	freed := c.discardEventsLocked(sub) + sub.held
+	c.unholdLocked(sub, sub.held) // the forwarder lets its batch go as it sees the cut
 	sub.over = true
 	c.flushDropsLocked(sub)
-	c.sendLocked(line(lostMsg{Type: msgLost, Sub: sub.id, LastSeq: sub.lastTaken,
+	c.sendLocked(encode(&lostMsg{Sub: sub.id, LastSeq: sub.lastTaken,
 		Message: fmt.Sprintf("host: the output queued for the host's clients reached its budget (%d bytes) and this client's was given up; subscribe again after seq %d",
 			c.srv.budget.limit(), sub.lastTaken)}))
 	sub.cancel()
@@ -111,7 +123,7 @@ func (srv *server) refuseFull(c *net.UnixConn) {
 	n := srv.cfg.maxClients
 	srv.cfg.log.Warn("host: refusing a connection: too many clients", "session", srv.id, "max", n)
 	c.SetWriteDeadline(time.Now().Add(time.Second))
-	c.Write(line(errorMsg{Type: msgError, Error: protoErr(KindTooManyClients,
+	c.Write(encode(&errorMsg{Error: protoErr(KindTooManyClients,
 		fmt.Sprintf("this host serves at most %d clients at once", n), map[string]any{"max": n})}))
 	c.Close()
 }

@@ -1,20 +1,16 @@
 package host
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"looprig/rig"
-	"looprig/rig/event"
-	"looprig/rig/explain"
+	"looprig/rig/fault"
 )
 
 // DefaultStreamBuffer is how many events a Stream holds for its reader.
@@ -65,6 +61,50 @@ type Client struct {
 type call struct {
 	ch     chan replyMsg
 	stream *Stream // a subscribe's stream
+	// progress holds the latest progress the host reported for the call,
+	// when its caller asked for it (WithProgress); the reader replaces
+	// what the caller has not taken yet, never waits for it.
+	progress chan Progress
+}
+
+// CallOption configures a call to the host.
+type CallOption func(*callConfig)
+
+type callConfig struct {
+	progress func(Progress)
+	silence  time.Duration
+}
+
+// WithSilence bounds the call by the host's silence rather than by its
+// length: it gives up with *SilenceError when the host has neither
+// answered nor reported progress for d (a submit or a shutdown waiting
+// for a checkpoint of minutes reports every quarter of a second). It goes
+// with the call's context, whose end still ends it.
+func WithSilence(d time.Duration) CallOption {
+	return func(c *callConfig) { c.silence = d }
+}
+
+// SilenceError: a host neither answered a call nor said how far it was
+// for the call's bound (WithSilence). errors.Is(err,
+// context.DeadlineExceeded) holds: it is a timeout.
+type SilenceError struct {
+	Request string // the request's type: "submit", "shutdown"
+	PID     int    // the host's
+	Silent  time.Duration
+}
+
+func (e *SilenceError) Error() string {
+	return fmt.Sprintf("host pid %d neither answered the %s request nor said how far it was for %s", e.PID, e.Request, e.Silent)
+}
+
+func (e *SilenceError) Unwrap() error { return context.DeadlineExceeded }
+
+// WithProgress has progress called, on the calling goroutine, whenever the
+// host reports how far what the call waits for is (a Submit or a Shutdown
+// waiting for a checkpoint of the workspace: every quarter of a second
+// while it runs). Reports may be skipped; the last one stands.
+func WithProgress(progress func(Progress)) CallOption {
+	return func(c *callConfig) { c.progress = progress }
 }
 
 // Dial connects to the host at path and says hello. A host speaking
@@ -87,7 +127,7 @@ func Dial(ctx context.Context, path string, opts ...DialOption) (*Client, error)
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	lr := newLineReader(conn, MaxServerLine)
-	_, werr := conn.Write(requestLine(&helloRequest{Protocol: ProtocolVersion, Version: cfg.version}))
+	_, werr := conn.Write(encode(&helloRequest{Protocol: ProtocolVersion, Version: cfg.version}))
 	if werr != nil {
 		// The host may have refused us before reading: its reason is
 		// readable still.
@@ -109,11 +149,11 @@ func Dial(ctx context.Context, path string, opts ...DialOption) (*Client, error)
 		conn.Close()
 		return nil, fmt.Errorf("host: bad hello from %s: %w", path, err)
 	}
-	m, ok := msg.(helloMsg)
+	m, ok := msg.(*helloMsg)
 	switch {
 	case !ok:
 		conn.Close()
-		if e, ok := msg.(errorMsg); ok && e.Error != nil {
+		if e, ok := msg.(*errorMsg); ok && e.Error != nil {
 			if e.Error.Kind == KindProtocolMismatch {
 				e := e.Error
 				return nil, &ProtocolMismatchError{Client: ProtocolVersion, Server: int(e.num("server_protocol")),
@@ -199,8 +239,10 @@ func (c *Client) readLoop(lr *lineReader) {
 			return
 		}
 		switch m := msg.(type) {
-		case replyMsg:
-			c.reply(m)
+		case *replyMsg:
+			c.reply(*m)
+		case *progressMsg:
+			c.progressed(m)
 		case streamMsg:
 			c.mu.Lock()
 			s := c.streams[m.stream()]
@@ -208,13 +250,13 @@ func (c *Client) readLoop(lr *lineReader) {
 			if s != nil {
 				c.toStream(s, m)
 			}
-		case errorMsg:
+		case *errorMsg:
 			if m.Error == nil {
-				m.Error = &RemoteError{Type: explain.TypeError, Kind: explain.KindError, Message: "host error"}
+				m.Error = &RemoteError{Type: fault.TypeError, Kind: fault.KindError, Message: "host error"}
 			}
 			c.fail(m.Error)
 			return
-		case byeMsg:
+		case *byeMsg:
 			c.fail(&HostClosedError{Reason: m.Reason, Err: m.Error})
 			return
 		}
@@ -263,29 +305,25 @@ func (c *Client) reply(m replyMsg) {
 	}
 }
 
-func (c *Client) toStream(s *Stream, m streamMsg) {
-	switch m := m.(type) {
-	case eventMsg:
-		if s.push(m.Event) {
+// progressed hands the progress of a call to its caller, replacing a
+// report it has not taken yet; a report for a call nobody waits for any
+// more, or that asked for none, is dropped.
+func (c *Client) progressed(m *progressMsg) {
+	c.mu.Lock()
+	cl := c.pending[m.ID]
+	c.mu.Unlock()
+	if cl == nil || cl.progress == nil {
+		return
+	}
+	for {
+		select {
+		case cl.progress <- m.Progress:
 			return
-		}
-		// The stream's queue overflowed: tell the host to stop sending.
-		c.forget(s)
-		c.unsubscribeLater(s.sub)
-	case droppedMsg:
-		s.dropped(m.Count)
-	case lostMsg:
-		c.forget(s)
-		s.end(&StreamLostError{LastSeq: m.LastSeq, Message: m.Message})
-	case endMsg:
-		c.forget(s)
-		switch {
-		case m.Error != nil:
-			s.end(m.Error)
-		case m.Reason == ReasonSessionStopped:
-			s.end(ErrSessionEnded)
 		default:
-			s.end(&HostClosedError{Reason: m.Reason})
+		}
+		select {
+		case <-cl.progress:
+		default:
 		}
 	}
 }
@@ -322,7 +360,11 @@ func (c *Client) forget(s *Stream) {
 }
 
 // roundTrip sends req with a fresh id and waits for its reply.
-func (c *Client) roundTrip(ctx context.Context, req request, st *Stream) (replyMsg, error) {
+func (c *Client) roundTrip(ctx context.Context, req request, st *Stream, opts ...CallOption) (replyMsg, error) {
+	var cfg callConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
@@ -333,6 +375,9 @@ func (c *Client) roundTrip(ctx context.Context, req request, st *Stream) (replyM
 	id := c.nextID
 	req.setID(id)
 	cl := &call{ch: make(chan replyMsg, 1), stream: st}
+	if cfg.progress != nil || cfg.silence > 0 {
+		cl.progress = make(chan Progress, 1)
+	}
 	c.pending[id] = cl
 	c.mu.Unlock()
 	forget := func() {
@@ -340,20 +385,46 @@ func (c *Client) roundTrip(ctx context.Context, req request, st *Stream) (replyM
 		delete(c.pending, id)
 		c.mu.Unlock()
 	}
-	if err := c.write(ctx, requestLine(req)); err != nil {
+	if err := c.write(ctx, encode(req)); err != nil {
 		forget()
 		return replyMsg{}, err
 	}
-	select {
-	case m := <-cl.ch:
-		if m.Error != nil {
-			return m, m.Error
+	var silent <-chan time.Time // nil, never ready, without WithSilence
+	if cfg.silence > 0 {
+		t := time.NewTimer(cfg.silence)
+		defer t.Stop()
+		silent = t.C
+		prev := cfg.progress
+		cfg.progress = func(p Progress) { // the host spoke
+			t.Reset(cfg.silence)
+			if prev != nil {
+				prev(p)
+			}
 		}
-		if !m.OK {
-			return m, &RemoteError{Type: explain.TypeError, Kind: explain.KindError, Message: "host: request failed without an error"}
+	}
+	for {
+		var gaveUp error
+		select {
+		case p := <-cl.progress: // nil, never ready, without WithProgress or WithSilence
+			cfg.progress(p)
+			continue
+		case m := <-cl.ch:
+			return settled(m)
+		case <-ctx.Done():
+			gaveUp = ctx.Err()
+		case <-silent:
+			gaveUp = &SilenceError{Request: req.msgType(), PID: c.hello.PID, Silent: cfg.silence}
+		case <-c.done:
+			select { // a reply that came with the end wins
+			case m := <-cl.ch:
+				if m.Error != nil {
+					return m, m.Error
+				}
+				return m, nil
+			default:
+			}
+			return replyMsg{}, c.Err()
 		}
-		return m, nil
-	case <-ctx.Done():
 		c.mu.Lock()
 		if _, waiting := c.pending[id]; waiting && st != nil {
 			c.abandoned[id] = true
@@ -362,26 +433,24 @@ func (c *Client) roundTrip(ctx context.Context, req request, st *Stream) (replyM
 		c.mu.Unlock()
 		select { // the reply may have come meanwhile
 		case m := <-cl.ch:
-			if m.Error != nil {
-				return m, m.Error
-			}
-			if m.OK {
-				return m, nil
+			if m.Error != nil || m.OK {
+				return settled(m)
 			}
 		default:
 		}
-		return replyMsg{}, ctx.Err()
-	case <-c.done:
-		select { // a reply that came with the end wins
-		case m := <-cl.ch:
-			if m.Error != nil {
-				return m, m.Error
-			}
-			return m, nil
-		default:
-		}
-		return replyMsg{}, c.Err()
+		return replyMsg{}, gaveUp
 	}
+}
+
+// settled is the outcome of a call whose reply m came.
+func settled(m replyMsg) (replyMsg, error) {
+	if m.Error != nil {
+		return m, m.Error
+	}
+	if !m.OK {
+		return m, &RemoteError{Type: fault.TypeError, Kind: fault.KindError, Message: "host: request failed without an error"}
+	}
+	return m, nil
 }
 
 // write sends one line; a write that ctx cut short leaves a partial line,
@@ -431,8 +500,12 @@ func (c *Client) Status(ctx context.Context) (Status, error) {
 
 // Submit starts a turn running input; it returns once TurnStarted is
 // durable.
-func (c *Client) Submit(ctx context.Context, input string) (rig.TurnInfo, error) {
-	m, err := c.roundTrip(ctx, &submitRequest{Input: &input}, nil)
+//
+// A turn submitted while the workspace is checkpointed after the last
+// turn's end waits for the checkpoint in the host (as long as its own
+// bound): WithProgress says how far it is meanwhile.
+func (c *Client) Submit(ctx context.Context, input string, opts ...CallOption) (rig.TurnInfo, error) {
+	m, err := c.roundTrip(ctx, &submitRequest{Input: &input}, nil, opts...)
 	if err != nil {
 		return rig.TurnInfo{}, err
 	}
@@ -443,13 +516,50 @@ func (c *Client) Submit(ctx context.Context, input string) (rig.TurnInfo, error)
 	return ti, nil
 }
 
+// Revert puts the session's workspace back as it was before turn (its
+// index; rig.LastTurn for the last turn, or to undo a revert after it):
+// rig.Session.Revert, in the host. WithProgress says how far the
+// checkpoints it waits for and takes are.
+func (c *Client) Revert(ctx context.Context, turn int, opts ...CallOption) (Reverted, error) {
+	req := &revertRequest{}
+	if turn != rig.LastTurn {
+		req.Turn = &turn
+	}
+	m, err := c.roundTrip(ctx, req, nil, opts...)
+	if err != nil {
+		return Reverted{}, err
+	}
+	if m.Reverted == nil {
+		return Reverted{}, errors.New("host: revert reply without what it did")
+	}
+	return *m.Reverted, nil
+}
+
 // SendInput sends text to the running turn's terminal, as if typed (end a
 // line with "\n"), and reports whether it was hidden: the terminal had
 // echo off when it arrived or was written (then the journal keeps only its
 // length). from names the sender in the journal.
 func (c *Client) SendInput(ctx context.Context, text, from string) (hidden bool, err error) {
+	sent, err := c.Send(ctx, text, from)
+	return sent.Hidden, err
+}
+
+// Sent is what the host did with an input (Send).
+type Sent struct {
+	// Hidden: the turn's terminal had echo off (a password prompt): the
+	// text was journaled as hidden input, its length only.
+	Hidden bool
+	// PromptEcho: the turn's last output looked like a password prompt
+	// while its terminal still echoed; the host waited a moment for the
+	// echo to go off (rig.Sent). With Hidden it went off in time; without,
+	// the text was echoed into the turn's output and journaled.
+	PromptEcho bool
+}
+
+// Send is SendInput, reporting what the host did with the text.
+func (c *Client) Send(ctx context.Context, text, from string) (Sent, error) {
 	m, err := c.roundTrip(ctx, &inputRequest{Input: &text, From: from}, nil)
-	return m.Hidden, err
+	return Sent{Hidden: m.Hidden, PromptEcho: m.PromptEcho}, err
 }
 
 // SendEOF sends an end of file (^D) to the running turn's terminal.
@@ -471,9 +581,12 @@ func (c *Client) Interrupt(ctx context.Context) error {
 	return err
 }
 
-// RespondGate answers the open gate.
-func (c *Client) RespondGate(ctx context.Context, gateID string, approve bool) error {
-	_, err := c.roundTrip(ctx, &respondGateRequest{GateID: gateID, Approve: &approve}, nil)
+// RespondGate answers the open gate; from names the client in the
+// journal ("tui", "cli"), beside its pid and whether it has a terminal,
+// which the host asks the system. The host refuses an answer from a
+// process inside the session's own turns (*rig.FromTurnError).
+func (c *Client) RespondGate(ctx context.Context, gateID string, approve bool, from string) error {
+	_, err := c.roundTrip(ctx, &respondGateRequest{GateID: gateID, Approve: &approve, From: from}, nil)
 	return err
 }
 
@@ -485,9 +598,11 @@ func (c *Client) SeeAttention(ctx context.Context, through uint64, from string) 
 	return err
 }
 
-// Shutdown shuts the session down; the host then ends.
-func (c *Client) Shutdown(ctx context.Context) error {
-	_, err := c.roundTrip(ctx, &shutdownRequest{}, nil)
+// Shutdown shuts the session down; the host then ends. It waits for a
+// checkpoint in progress, and takes the shutdown's own: WithProgress says
+// how far they are meanwhile.
+func (c *Client) Shutdown(ctx context.Context, opts ...CallOption) error {
+	_, err := c.roundTrip(ctx, &shutdownRequest{}, nil, opts...)
 	return err
 }
 
@@ -497,224 +612,4 @@ func (c *Client) Detach(ctx context.Context) error {
 	_, err := c.roundTrip(ctx, &detachRequest{}, nil)
 	c.Close()
 	return err
-}
-
-// Subscribe opens a stream of the session's events after afterSeq: every
-// durable event after it exactly once, in sequence order, then live events
-// (output deltas may be dropped: see Stream.Dropped). It replaces the
-// client's open stream, if any. When ctx ends before the host answers and
-// the host did subscribe, the client undoes it (and the stream it
-// replaced ends with ErrStreamClosed).
-func (c *Client) Subscribe(ctx context.Context, afterSeq uint64) (*Stream, error) {
-	s := &Stream{c: c, max: c.cfg.buffer, wake: make(chan struct{}, 1), lastSeq: afterSeq, queuedSeq: afterSeq}
-	if _, err := c.roundTrip(ctx, &subscribeRequest{AfterSeq: afterSeq}, s); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-// Stream is one subscription's events. Next is for one goroutine at a
-// time.
-type Stream struct {
-	c   *Client
-	sub uint64 // set by the reader before the first event
-	max int
-
-	wake chan struct{}
-
-	mu        sync.Mutex
-	q         []item
-	err       error  // the end, after q
-	over      bool   // no more events are queued
-	drops     uint64 // dropped so far (host and client)
-	seen      uint64 // drops as of the last event Next returned
-	lastSeq   uint64 // last durable sequence Next returned
-	queuedSeq uint64 // last durable sequence queued
-}
-
-type item struct {
-	raw   json.RawMessage // the event line, decoded by Next
-	err   error
-	drops uint64
-}
-
-// envelopeHead is what push reads of an event line: the client's reader
-// must keep up with the socket, so the event itself is decoded by Next, on
-// the reader's side of the queue (and a delta dropped here is never
-// decoded at all).
-type envelopeHead struct {
-	Type event.Type `json:"type"`
-	Seq  uint64     `json:"seq"`
-}
-
-// readHead reads the head of an event line: off its start, where
-// event.MarshalEnvelope writes it ({"seq":N,"type":"T",…), without a
-// parse; any other line through encoding/json.
-func readHead(raw []byte) (envelopeHead, error) {
-	const seqKey, typeKey = `{"seq":`, `,"type":"`
-	if rest, ok := bytes.CutPrefix(raw, []byte(seqKey)); ok {
-		i := 0
-		for i < len(rest) && i < 20 && '0' <= rest[i] && rest[i] <= '9' {
-			i++
-		}
-		if i > 0 && (i == 1 || rest[0] != '0') {
-			if seq, err := strconv.ParseUint(string(rest[:i]), 10, 64); err == nil {
-				if t, ok := bytes.CutPrefix(rest[i:], []byte(typeKey)); ok {
-					// Type names are letters only: the next quote ends it.
-					if j := bytes.IndexByte(t, '"'); j > 0 && bytes.IndexByte(t[:j], '\\') < 0 {
-						return envelopeHead{Type: event.Type(t[:j]), Seq: seq}, nil
-					}
-				}
-			}
-		}
-	}
-	var head envelopeHead
-	if err := json.Unmarshal(raw, &head); err != nil {
-		return head, &EnvelopeDecodeError{Reason: "not a JSON object", Err: err}
-	}
-	return head, nil
-}
-
-// push queues an event line; false when the queue overflowed and the
-// stream is lost.
-func (s *Stream) push(raw json.RawMessage) bool {
-	head, err := readHead(raw)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.over {
-		return true
-	}
-	delta := err == nil && head.Type == event.TypeOutputDelta
-	limit := s.max
-	if delta {
-		limit -= s.max / 4
-	}
-	if len(s.q) >= limit {
-		if delta {
-			s.drops++
-			return true
-		}
-		s.over = true
-		s.err = &StreamLostError{LastSeq: s.queuedSeq, Local: true}
-		s.signal()
-		return false
-	}
-	if err == nil && head.Seq > 0 {
-		s.queuedSeq = head.Seq
-	}
-	s.q = append(s.q, item{raw: raw, err: err, drops: s.drops})
-	s.signal()
-	return true
-}
-
-func (s *Stream) dropped(n uint64) {
-	s.mu.Lock()
-	s.drops += n
-	s.mu.Unlock()
-}
-
-// end ends the stream after what is queued.
-func (s *Stream) end(err error) {
-	s.mu.Lock()
-	if !s.over {
-		s.over = true
-		s.err = err
-	}
-	s.mu.Unlock()
-	s.signal()
-}
-
-func (s *Stream) signal() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
-
-// Next returns the next event. An event the client cannot decode is
-// returned as *EnvelopeDecodeError (the stream goes on). At the end it
-// returns ErrSessionEnded (the session stopped), *StreamLostError (the
-// stream fell behind: subscribe again after its LastSeq), ErrStreamClosed,
-// *RemoteError, or the client's error.
-func (s *Stream) Next(ctx context.Context) (event.Envelope, error) {
-	env, _, err := s.next(ctx, true)
-	return env, err
-}
-
-// next is Next; without wait, it returns ok false at once when nothing is
-// queued and the stream has not ended.
-func (s *Stream) next(ctx context.Context, wait bool) (env event.Envelope, ok bool, err error) {
-	for {
-		s.mu.Lock()
-		if len(s.q) > 0 {
-			it := s.q[0]
-			s.q[0] = item{}
-			s.q = s.q[1:]
-			s.seen = it.drops
-			s.mu.Unlock()
-			if it.err != nil {
-				return event.Envelope{}, true, it.err
-			}
-			env, err := event.UnmarshalEnvelope(it.raw)
-			if err == nil && env.Seq > 0 {
-				s.mu.Lock()
-				s.lastSeq = env.Seq
-				s.mu.Unlock()
-			}
-			return env, true, err
-		}
-		if s.over {
-			err := s.err
-			s.mu.Unlock()
-			return event.Envelope{}, true, err
-		}
-		s.mu.Unlock()
-		if !wait {
-			return event.Envelope{}, false, nil
-		}
-		select {
-		case <-s.wake:
-		case <-ctx.Done():
-			return event.Envelope{}, true, ctx.Err()
-		}
-	}
-}
-
-// Dropped counts the output deltas dropped before the last event Next
-// returned (by the host, for this stream, or by the client's queue). When
-// it changes, a delta may be missing: rely on TurnOutput checkpoints.
-func (s *Stream) Dropped() uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.seen
-}
-
-// LastSeq is the sequence of the last durable event Next returned (the
-// subscription's after_seq before the first).
-func (s *Stream) LastSeq() uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lastSeq
-}
-
-// Close ends the stream at once (what was queued is discarded; Next
-// returns ErrStreamClosed) and tells the host, in the background.
-func (s *Stream) Close() error {
-	s.mu.Lock()
-	wasOver := s.over
-	s.q = nil
-	s.mu.Unlock()
-	s.end(ErrStreamClosed)
-	if wasOver {
-		return nil
-	}
-	c := s.c
-	c.mu.Lock()
-	active := c.active == s
-	c.mu.Unlock()
-	c.forget(s)
-	if active {
-		c.unsubscribeLater(s.sub)
-	}
-	return nil
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"looprig/rig/event"
-	"looprig/rig/explain"
+	"looprig/rig/fault"
 )
 
 // exchange is one line a scripted host expects from the client and the
@@ -64,7 +64,7 @@ func next(t *testing.T, got <-chan string) string {
 	return l
 }
 
-// The client writes each request as protocol version 3 spells it (the
+// The client writes each request as protocol version 4 spells it (the
 // lines of host/doc.go) and reads each host message into what its caller
 // gets. The expected lines are what the client wrote before requests and
 // host messages had a type each.
@@ -72,7 +72,7 @@ func TestClientLines(t *testing.T) {
 	const hard = "make <test> && \"q\" \\ \u2028 \xff é"
 	reply := func(id, rest string) string { return `{"type":"reply","id":` + id + `,"ok":true` + rest + `}` }
 	script := []exchange{
-		{`{"type":"hello","protocol":3,"version":"v<&>"}`, []string{`{"type":"hello","protocol":3,"version":"fake","session":"s1","pid":42,"epoch":3}`}},
+		{`{"type":"hello","protocol":6,"version":"v<&>"}`, []string{`{"type":"hello","protocol":6,"version":"fake","session":"s1","pid":42,"epoch":3}`}},
 		{`{"type":"status","id":1}`, []string{reply("1", `,"status":{"session":"s1","tip":12,"turn":{"id":"t1","index":4,"input":"x","started":"2026-01-02T03:04:05Z"},"terminal":true,"echo_off":true}`)}},
 		{`{"type":"submit","id":2,"input":"make <test> && \"q\" \\ \u2028 \ufffd é"}`, []string{reply("2", `,"turn_id":"t1","index":4`)}},
 		{`{"type":"submit","id":3,"input":""}`, []string{`{"type":"reply","id":3,"ok":false,"error":{"type":"BusyError","kind":"busy","message":"turn 4 is running","index":4,"turn_id":"t1"}}`}},
@@ -81,8 +81,8 @@ func TestClientLines(t *testing.T) {
 		{`{"type":"input","id":6,"input":"x"}`, []string{reply("6", "")}},
 		{`{"type":"resize","id":7,"cols":120,"rows":40}`, []string{reply("7", "")}},
 		{`{"type":"interrupt","id":8}`, []string{reply("8", "")}},
-		{`{"type":"respond_gate","id":9,"gate_id":"g<&>","approve":false}`, []string{reply("9", "")}},
-		{`{"type":"respond_gate","id":10,"gate_id":"g","approve":true}`, []string{reply("10", "")}},
+		{`{"type":"respond_gate","id":9,"gate_id":"g<&>","approve":false,"from":"tui"}`, []string{reply("9", "")}},
+		{`{"type":"respond_gate","id":10,"gate_id":"g","approve":true,"from":"cli"}`, []string{reply("10", "")}},
 		{`{"type":"subscribe","id":11,"after_seq":10}`, []string{reply("11", `,"sub":1`),
 			`{"type":"event","sub":1,"event":{"seq":11,"type":"TurnOutput","session":"s1","loop_id":"L","at":null,"turn_id":"t1","text":"ok\n","elided":0}}`,
 			`{"type":"dropped","sub":1,"count":2,"total":2}`,
@@ -113,7 +113,7 @@ func TestClientLines(t *testing.T) {
 	}
 	defer c.Close()
 	check()
-	if h := c.Hello(); h != (Hello{Protocol: 3, Version: "fake", Session: "s1", PID: 42, Epoch: 3}) {
+	if h := c.Hello(); h != (Hello{Protocol: 6, Version: "fake", Session: "s1", PID: 42, Epoch: 3}) {
 		t.Errorf("hello %+v", h)
 	}
 	st, err := c.Status(ctx)
@@ -128,7 +128,7 @@ func TestClientLines(t *testing.T) {
 	}
 	_, err = c.Submit(ctx, "")
 	check()
-	if re := asRemote(t, err, explain.KindBusy); re.str("turn_id") != "t1" || re.num("index") != 4 {
+	if re := asRemote(t, err, fault.KindBusy); re.str("turn_id") != "t1" || re.num("index") != 4 {
 		t.Errorf("busy: %+v", re)
 	}
 	hidden, err := c.SendInput(ctx, "yes\n", "tui")
@@ -153,11 +153,11 @@ func TestClientLines(t *testing.T) {
 		t.Error(err)
 	}
 	check()
-	if err = c.RespondGate(ctx, "g<&>", false); err != nil {
+	if err = c.RespondGate(ctx, "g<&>", false, "tui"); err != nil {
 		t.Error(err)
 	}
 	check()
-	if err = c.RespondGate(ctx, "g", true); err != nil {
+	if err = c.RespondGate(ctx, "g", true, "cli"); err != nil {
 		t.Error(err)
 	}
 	check()
@@ -222,10 +222,10 @@ func TestClientHelloRefused(t *testing.T) {
 				var pm *ProtocolMismatchError
 				return errors.As(err, &pm) && pm.Server == 3 && pm.ServerVersion == "3.0" && pm.Session == "s1" && pm.PID == 42
 			}},
-		{`{"type":"hello","protocol":4,"version":"3.0","session":"s1","pid":42,"epoch":3}`,
+		{`{"type":"hello","protocol":7,"version":"3.0","session":"s1","pid":42,"epoch":3}`,
 			func(err error) bool {
 				var pm *ProtocolMismatchError
-				return errors.As(err, &pm) && pm.Server == 4 && pm.ServerVersion == "3.0" && pm.Session == "s1" && pm.PID == 42
+				return errors.As(err, &pm) && pm.Server == 7 && pm.ServerVersion == "3.0" && pm.Session == "s1" && pm.PID == 42
 			}},
 		{`{"type":"error","error":{"type":"Error","kind":"peer_refused","message":"no"}}`,
 			func(err error) bool {
@@ -236,7 +236,7 @@ func TestClientHelloRefused(t *testing.T) {
 		{`{"type":"hello","protocol":"1"}`, func(err error) bool { return err != nil }},
 	} {
 		path := filepath.Join(privateDir(t), "h.sock")
-		scriptedHost(t, path, []exchange{{`{"type":"hello","protocol":3,"version":"devel"}`, []string{c.answer}}})
+		scriptedHost(t, path, []exchange{{`{"type":"hello","protocol":6,"version":"devel"}`, []string{c.answer}}})
 		cl, err := Dial(wctx(t), path)
 		if err == nil {
 			cl.Close()

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"looprig/rig"
 )
 
 // tracker counts running goroutines of one kind; idle is closed while
@@ -61,6 +63,7 @@ const (
 type conn struct {
 	srv    *server
 	c      *net.UnixConn
+	peer   rig.Client      // the peer's process, as the system told it when it connected
 	ctx    context.Context // ends with the connection: requests and the subscription derive from it
 	cancel context.CancelFunc
 
@@ -71,7 +74,7 @@ type conn struct {
 	writerDone chan struct{}
 	wake       chan struct{} // cap 1: there is something for the writer
 
-	queued  atomic.Int64  // qBytes, for the server's reclaim
+	queued  atomic.Int64  // qBytes and what the forwarder holds (noteHeldLocked), for the server's reclaim
 	writing atomic.Uint64 // while the writer writes: 1 + the server's reclaim count when it began; else 0
 
 	mu        sync.Mutex
@@ -166,7 +169,7 @@ func (c *conn) finish(how exit) {
 	<-c.reqs.idle()
 	c.mu.Lock()
 	if how == exitStop {
-		c.sendLocked(line(byeMsg{Type: msgBye, Reason: c.reason, Error: c.fault}))
+		c.sendLocked(encode(&byeMsg{Reason: c.reason, Error: c.fault}))
 	}
 	c.closed = true
 	c.signal()

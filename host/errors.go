@@ -1,28 +1,59 @@
 package host
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
+	"time"
 
 	"looprig/rig"
 	"looprig/rig/event"
-	"looprig/rig/explain"
+	"looprig/rig/fault"
 )
 
 // The kinds of the protocol's own errors, as the host names them.
 const (
-	KindBadRequest       = explain.KindBadRequest       // a malformed line or request
-	KindUnknownType      = explain.KindUnknownType      // a request type this host does not know
-	KindLineTooLong      = explain.KindLineTooLong      // a request line over MaxLine
-	KindProtocolMismatch = explain.KindProtocolMismatch // client and host speak different protocols
-	KindPeerRefused      = explain.KindPeerRefused      // the peer runs as another uid
-	KindEventTooLarge    = explain.KindEventTooLarge    // an event does not fit in MaxServerLine
-	KindTooManyClients   = explain.KindTooManyClients   // the host serves as many clients as it may
+	KindBadRequest       = fault.KindBadRequest       // a malformed line or request
+	KindUnknownType      = fault.KindUnknownType      // a request type this host does not know
+	KindLineTooLong      = fault.KindLineTooLong      // a request line over MaxLine
+	KindProtocolMismatch = fault.KindProtocolMismatch // client and host speak different protocols
+	KindPeerRefused      = fault.KindPeerRefused      // the peer runs as another uid
+	KindEventTooLarge    = fault.KindEventTooLarge    // an event does not fit in MaxServerLine
+	KindTooManyClients   = fault.KindTooManyClients   // the host serves as many clients as it may
 )
+
+// HostUnresponsiveError: the host of a session said nothing for Waited:
+// it neither answered (its hello, or a request: Request names which) nor
+// said how far it was. A host stopped (SIGSTOP, ^Z) or wedged does that;
+// only a lease break takes the session from it.
+type HostUnresponsiveError struct {
+	Session string
+	PID     int    // the host's; 0 when not known
+	Request string // "hello", "shutdown", ...
+	Waited  time.Duration
+}
+
+func (e *HostUnresponsiveError) Error() string {
+	who := "the host"
+	if e.PID > 0 {
+		who = "host pid " + strconv.Itoa(e.PID)
+	}
+	msg := fmt.Sprintf("%s of session %s said nothing for %s (%s unanswered): it is stopped or wedged",
+		who, rig.ShortID(e.Session), e.Waited.Round(100*time.Millisecond), e.Request)
+	if e.Request != "hello" {
+		// It was sent: a host that runs again reads it and carries it out.
+		msg += fmt.Sprintf("; the %s request was sent, and the host carries it out if it runs again", e.Request)
+	}
+	return msg
+}
+
+// Explanation classifies it (fault.Explainer): kind host_unresponsive.
+func (e *HostUnresponsiveError) Explanation() fault.Explanation {
+	return fault.Of(fault.KindHostUnresponsive, fault.Field{Name: "session", Value: e.Session},
+		fault.Field{Name: "pid", Value: e.PID}, fault.Field{Name: "request", Value: e.Request},
+		fault.Field{Name: "waited_ms", Value: e.Waited.Milliseconds()})
+}
 
 // RemoteError is an error reported by the host, in the shape of the CLI's
 // JSON errors. Type and Kind are rig/explain's classification, decoded
@@ -33,12 +64,13 @@ const (
 // never the words for a remedy, which each presenter has.
 //
 // errors.As turns a RemoteError of kind busy, no_turn, no_terminal,
-// input_timeout or no_gate into *rig.BusyError, *rig.NoTurnError,
-// *rig.NoTerminalError, *rig.InputTimeoutError or *rig.NoGateError, and
+// input_timeout, no_gate or from_turn into *rig.BusyError,
+// *rig.NoTurnError, *rig.NoTerminalError, *rig.InputTimeoutError,
+// *rig.NoGateError or *rig.FromTurnError, and
 // errors.Is matches kind session_closed with rig.ErrSessionClosed.
 type RemoteError struct {
-	Type    explain.Type
-	Kind    explain.Kind
+	Type    fault.Type
+	Kind    fault.Kind
 	Message string
 	Hint    string
 	Fields  map[string]any
@@ -53,35 +85,42 @@ func (e *RemoteError) Error() string {
 
 // Is matches rig.ErrSessionClosed.
 func (e *RemoteError) Is(target error) bool {
-	return target == rig.ErrSessionClosed && e.Kind == explain.KindSessionClosed
+	return target == rig.ErrSessionClosed && e.Kind == fault.KindSessionClosed
 }
 
 // As rebuilds the rig error a RemoteError stands for.
 func (e *RemoteError) As(target any) bool {
 	switch t := target.(type) {
 	case **rig.BusyError:
-		if e.Kind == explain.KindBusy {
-			*t = &rig.BusyError{TurnID: e.str("turn_id"), Index: int(e.num("index"))}
+		if e.Kind == fault.KindBusy {
+			ckpt, _ := e.Fields["checkpointing"].(bool)
+			*t = &rig.BusyError{TurnID: e.str("turn_id"), Index: int(e.num("index")), Checkpointing: ckpt}
 			return true
 		}
 	case **rig.NoTurnError:
-		if e.Kind == explain.KindNoTurn {
+		if e.Kind == fault.KindNoTurn {
 			*t = &rig.NoTurnError{}
 			return true
 		}
 	case **rig.NoTerminalError:
-		if e.Kind == explain.KindNoTerminal {
+		if e.Kind == fault.KindNoTerminal {
 			*t = &rig.NoTerminalError{TurnID: e.str("turn_id")}
 			return true
 		}
 	case **rig.InputTimeoutError:
-		if e.Kind == explain.KindInputTimeout {
+		if e.Kind == fault.KindInputTimeout {
 			*t = &rig.InputTimeoutError{TurnID: e.str("turn_id"), Written: int(e.num("written")), Len: int(e.num("len"))}
 			return true
 		}
 	case **rig.NoGateError:
-		if e.Kind == explain.KindNoGate {
+		if e.Kind == fault.KindNoGate {
 			*t = &rig.NoGateError{GateID: e.str("gate_id"), Open: e.str("open")}
+			return true
+		}
+	case **rig.FromTurnError:
+		if e.Kind == fault.KindFromTurn {
+			*t = &rig.FromTurnError{Session: e.str("session"), TurnID: e.str("turn_id"), Request: e.str("request"), GateID: e.str("gate_id"),
+				Client: event.Client{Kind: e.str("client"), PID: int(e.num("pid"))}, Reason: e.str("reason"), Via: int(e.num("via"))}
 			return true
 		}
 	}
@@ -117,62 +156,6 @@ func (e *RemoteError) Number(k string) (int64, bool) {
 	return 0, false
 }
 
-// MarshalJSON writes {"type","kind","message",…fields (sorted),"hint"}.
-func (e *RemoteError) MarshalJSON() ([]byte, error) {
-	b := []byte(`{"type":`)
-	b = event.AppendString(b, e.Type.String())
-	b = append(b, `,"kind":`...)
-	b = event.AppendString(b, e.Kind.String())
-	b = append(b, `,"message":`...)
-	b = event.AppendString(b, e.Message)
-	keys := make([]string, 0, len(e.Fields))
-	for k := range e.Fields {
-		if k != "type" && k != "kind" && k != "message" && k != "hint" {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		v, err := json.Marshal(e.Fields[k])
-		if err != nil {
-			return nil, err
-		}
-		b = append(b, ',')
-		b = event.AppendString(b, k)
-		b = append(b, ':')
-		b = append(b, v...)
-	}
-	if e.Hint != "" {
-		b = append(b, `,"hint":`...)
-		b = event.AppendString(b, e.Hint)
-	}
-	return append(b, '}'), nil
-}
-
-// UnmarshalJSON reads what MarshalJSON writes.
-func (e *RemoteError) UnmarshalJSON(b []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		return err
-	}
-	*e = RemoteError{}
-	typ, _ := m["type"].(string)
-	kind, _ := m["kind"].(string)
-	e.Type, _ = explain.ParseType(typ)
-	e.Kind, _ = explain.ParseKind(kind)
-	e.Message, _ = m["message"].(string)
-	e.Hint, _ = m["hint"].(string)
-	for _, k := range []string{"type", "kind", "message", "hint"} {
-		delete(m, k)
-	}
-	if len(m) > 0 {
-		e.Fields = m
-	}
-	return nil
-}
-
 // ProtocolMismatchError: the client and the host speak different protocol
 // versions. The old host keeps running; Hint says how to stop it.
 type ProtocolMismatchError struct {
@@ -195,13 +178,13 @@ func (e *ProtocolMismatchError) Error() string {
 	return msg
 }
 
-// Explanation classifies it (explain.Explainer): kind protocol_mismatch,
+// Explanation classifies it (fault.Explainer): kind protocol_mismatch,
 // as a host that refuses a client's hello says.
-func (e *ProtocolMismatchError) Explanation() explain.Explanation {
-	return explain.Of(explain.KindProtocolMismatch,
-		explain.Field{Name: "session", Value: e.Session}, explain.Field{Name: "pid", Value: e.PID},
-		explain.Field{Name: "client_protocol", Value: e.Client}, explain.Field{Name: "server_protocol", Value: e.Server},
-		explain.Field{Name: "server_version", Value: e.ServerVersion})
+func (e *ProtocolMismatchError) Explanation() fault.Explanation {
+	return fault.Of(fault.KindProtocolMismatch,
+		fault.Field{Name: "session", Value: e.Session}, fault.Field{Name: "pid", Value: e.PID},
+		fault.Field{Name: "client_protocol", Value: e.Client}, fault.Field{Name: "server_protocol", Value: e.Server},
+		fault.Field{Name: "server_version", Value: e.ServerVersion})
 }
 
 // stopHint says how to stop a host that speaks another protocol.
@@ -276,6 +259,6 @@ var (
 // protoErr is an error of the protocol itself (kind bad_request,
 // unknown_type, line_too_long, protocol_mismatch, peer_refused,
 // event_too_large or too_many_clients).
-func protoErr(kind explain.Kind, msg string, fields map[string]any) *RemoteError {
+func protoErr(kind fault.Kind, msg string, fields map[string]any) *RemoteError {
 	return &RemoteError{Type: kind.Type(), Kind: kind, Message: msg, Fields: fields}
 }

@@ -6,6 +6,7 @@ import (
 
 	"looprig/rig/event"
 	"looprig/rig/explain"
+	"looprig/rig/fault"
 	"looprig/rig/storage"
 )
 
@@ -28,7 +29,7 @@ func Describe(err error) *RemoteError {
 	for _, f := range x.Fields {
 		d.Fields[f.Name] = f.Value
 	}
-	if x.Type == explain.TypeRestoreError {
+	if x.Type == fault.TypeRestoreError {
 		d.Fields["stage"] = x.Kind.String()
 	}
 	if !remedyImplied(x) {
@@ -46,11 +47,11 @@ func describe(err error) *RemoteError { return Describe(err) }
 
 // remedyImplied reports whether the wire leaves x's remedy out: x is one
 // of a live session's own failures, whose remedy is its kind's.
-func remedyImplied(x explain.Explanation) bool {
+func remedyImplied(x fault.Explanation) bool {
 	switch x.Kind {
-	case explain.KindBusy, explain.KindNoTurn, explain.KindNoTerminal, explain.KindInputTimeout, explain.KindNoGate,
-		explain.KindSessionClosed, explain.KindEngineUnresponsive, explain.KindLeaseLost, explain.KindPersistenceFault,
-		explain.KindTimeout, explain.KindCanceled, explain.KindSocketPathTooLong:
+	case fault.KindBusy, fault.KindNoTurn, fault.KindNoTerminal, fault.KindInputTimeout, fault.KindNoGate, fault.KindFromTurn,
+		fault.KindSessionClosed, fault.KindEngineUnresponsive, fault.KindLeaseLost, fault.KindPersistenceFault,
+		fault.KindTimeout, fault.KindCanceled, fault.KindSocketPathTooLong:
 		return x.Remedy == x.Kind.Remedy()
 	}
 	return false
@@ -62,30 +63,30 @@ func remedyImplied(x explain.Explanation) bool {
 // int64 (float64 if not integers), and "holder" and "changes" are decoded
 // back into their types. The remedy is the field "remedy", or the kind's
 // when the wire leaves it out.
-func (e *RemoteError) Explanation() explain.Explanation {
-	if e.Kind == explain.KindError {
-		return explain.Of(explain.KindError)
+func (e *RemoteError) Explanation() fault.Explanation {
+	if e.Kind == fault.KindError {
+		return fault.Of(fault.KindError)
 	}
-	x := explain.Of(e.Kind)
+	x := fault.Of(e.Kind)
 	if name, ok := e.Fields["remedy"].(string); ok {
-		x.Remedy, _ = explain.ParseRemedy(name)
+		x.Remedy, _ = fault.ParseRemedy(name)
 	}
 	names := make([]string, 0, len(e.Fields))
 	for k := range e.Fields {
-		if k == "remedy" || k == "stage" && x.Type == explain.TypeRestoreError {
+		if k == "remedy" || k == "stage" && x.Type == fault.TypeRestoreError {
 			continue // the classification's, not a typed field
 		}
 		names = append(names, k)
 	}
 	slices.Sort(names)
 	for _, k := range names {
-		x.Fields = append(x.Fields, explain.Field{Name: k, Value: typedField(k, e.Fields[k])})
+		x.Fields = append(x.Fields, fault.Field{Name: k, Value: typedField(k, e.Fields[k])})
 	}
 	return x
 }
 
 // typedField turns a field decoded from JSON back into the type
-// explain.Field documents for it.
+// fault.Field documents for it.
 func typedField(name string, v any) any {
 	switch name {
 	case "holder":

@@ -15,6 +15,7 @@ import (
 	"looprig/rig/engine"
 	"looprig/rig/event"
 	"looprig/rig/explain"
+	"looprig/rig/fault"
 	"looprig/rig/hub"
 	"looprig/rig/journal"
 	"looprig/rig/storage"
@@ -43,6 +44,7 @@ func wireSamples() []error {
 		&rig.AmbiguousIDError{Input: "abcd", Matches: []string{"abcd1", "abcd2"}},
 		&rig.UnknownSessionError{Input: "abcd"},
 		&rig.ProfileGoneError{Session: sid, Profile: "w", Known: []string{"default"}},
+		&rig.UnsafeRootError{Profile: "p", Placement: rig.PlacementShared, Root: "/home/u", RootGiven: "~", Reason: rig.UnsafeRootHome},
 		&rig.PersistenceOverlapError{Profile: "p", Placement: rig.PlacementExclusive, Relation: rig.OverlapSame,
 			Root: "/x", Store: "/x", RootGiven: "x", StoreGiven: "/x"},
 		&rig.RestoreRejectedError{Session: id, Source: "default", Assessment: rig.Assessment{Changes: []event.Change{
@@ -73,16 +75,26 @@ func wireSamples() []error {
 		corrupt,
 		epochFile,
 		&rig.NotCrashedError{Session: id},
+		&rig.HandOffWithoutWorkspaceError{Session: id.String(), Profile: "work", Placement: rig.PlacementExclusive},
 		&rig.BusyError{TurnID: "t1", Index: 4},
+		&rig.BusyError{Index: -1, Reverting: true},
+		&rig.NoCheckpointBeforeError{Session: "s", Index: 2, Reason: "no checkpoint preceded it"},
 		&rig.NoTurnError{},
+		&rig.ForkError{Session: sid, Turn: "3", Index: 3, Reason: "there is no checkpoint of its workspace after that turn"},
 		&rig.NoTerminalError{TurnID: "t2"},
 		&rig.InputTimeoutError{TurnID: "t3", Written: 4096, Len: 65536},
 		&rig.NoGateError{GateID: "g1", Open: "g2"},
+		&rig.FromTurnError{Session: id.String(), TurnID: "t1", Request: rig.RequestRespondGate, GateID: "g1",
+			Client: event.Client{Kind: "cli", PID: 77}, Reason: event.FromTurnCarries, Via: 70},
 		fmt.Errorf("submit: %w", rig.ErrSessionClosed),
 		&rig.EngineUnresponsiveError{Session: id, Turn: "t1", Index: 2, Waited: 1500 * time.Millisecond},
 		fmt.Errorf("status: %w", context.DeadlineExceeded),
 		fmt.Errorf("status: %w", context.Canceled),
 		&SocketPathTooLongError{Path: "/long/x.sock", Len: 120, Max: 104},
+		&rig.HandOffTimeoutError{Session: sid, Holder: holder, Waited: 2 * time.Minute},
+		&HostUnresponsiveError{Session: sid, PID: 42, Request: "shutdown", Waited: 9 * time.Second},
+		&UnsafeSocketDirError{Path: "/run/user/1000/looprig", Reason: "mode 0770, not 0700", Fix: "run: chmod 700 /run/user/1000/looprig"},
+		&SocketDirError{Path: "/tmp/looprig-1000", Err: errors.New("permission denied")},
 	}
 	for _, stage := range rig.RestoreErrorKinds {
 		out = append(out, &rig.RestoreError{Kind: stage, Session: id, Cause: errors.New("cause")})
@@ -111,7 +123,7 @@ func overTheWire(t *testing.T, d *RemoteError) (wire []byte, remote error) {
 
 // fieldsJSON is x's fields by name, each value as JSON: what a host can
 // carry of it.
-func fieldsJSON(t *testing.T, x explain.Explanation) map[string]string {
+func fieldsJSON(t *testing.T, x fault.Explanation) map[string]string {
 	t.Helper()
 	m := make(map[string]string, len(x.Fields))
 	for _, f := range x.Fields {
@@ -130,10 +142,10 @@ func fieldsJSON(t *testing.T, x explain.Explanation) map[string]string {
 // TestExplanationSurvivesTheWire: a client classifies a host's failure
 // exactly as it would its own: for every kind a host reports, the same
 // type, kind (a staged operation's stage), remedy and fields, in the
-// types explain.Field documents; the wire keeps protocol version 1's
+// types fault.Field documents; the wire keeps protocol version 1's
 // shape ("stage" for a restore, no "remedy" where the kind implies it).
 func TestExplanationSurvivesTheWire(t *testing.T) {
-	reported := map[explain.Kind]bool{}
+	reported := map[fault.Kind]bool{}
 	for _, sample := range wireSamples() {
 		local := explain.Explain(sample)
 		reported[local.Kind] = true
@@ -154,7 +166,7 @@ func TestExplanationSurvivesTheWire(t *testing.T) {
 		for _, f := range remote.Fields {
 			switch v := f.Value.(type) {
 			case json.Number, map[string]any, []any:
-				t.Errorf("%s: field %s decoded as %T, not the type explain.Field documents", name, f.Name, v)
+				t.Errorf("%s: field %s decoded as %T, not the type fault.Field documents", name, f.Name, v)
 			}
 		}
 
@@ -162,7 +174,7 @@ func TestExplanationSurvivesTheWire(t *testing.T) {
 		if err := json.Unmarshal(wire, &keys); err != nil {
 			t.Fatal(err)
 		}
-		if stage, ok := keys["stage"]; (local.Type == explain.TypeRestoreError || local.Type == explain.TypeLifecycleError) !=
+		if stage, ok := keys["stage"]; (local.Type == fault.TypeRestoreError || local.Type == fault.TypeLifecycleError) !=
 			(ok && string(stage) == `"`+local.Kind.String()+`"`) {
 			t.Errorf("%s: wire stage %s", name, stage)
 		}
@@ -175,18 +187,18 @@ func TestExplanationSurvivesTheWire(t *testing.T) {
 	}
 
 	// The protocol's own errors, which the host makes without explain.
-	protocol := []explain.Kind{KindBadRequest, KindUnknownType, KindLineTooLong, KindProtocolMismatch, KindPeerRefused, KindEventTooLarge, KindTooManyClients}
+	protocol := []fault.Kind{KindBadRequest, KindUnknownType, KindLineTooLong, KindProtocolMismatch, KindPeerRefused, KindEventTooLarge, KindTooManyClients}
 	for _, k := range protocol {
 		reported[k] = true
 		wire, remoteErr := overTheWire(t, protoErr(k, "refused", map[string]any{"max": MaxLine}))
 		x := explain.Explain(remoteErr)
-		if want := explain.Of(k, explain.Field{Name: "max", Value: int64(MaxLine)}); fmt.Sprint(x) != fmt.Sprint(want) {
+		if want := fault.Of(k, fault.Field{Name: "max", Value: int64(MaxLine)}); fmt.Sprint(x) != fmt.Sprint(want) {
 			t.Errorf("%s over the wire: %+v, want %+v\n%s", k, x, want, wire)
 		}
 	}
 
-	for _, k := range explain.Kinds() {
-		if k != explain.KindHostLost && !reported[k] { // host_lost is the CLI's: a host cannot report its own loss
+	for _, k := range fault.Kinds() {
+		if k != fault.KindHostLost && !reported[k] { // host_lost is the CLI's: a host cannot report its own loss
 			t.Errorf("no sample of kind %s: add one to wireSamples", k)
 		}
 	}

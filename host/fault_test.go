@@ -14,6 +14,7 @@ import (
 	"looprig/rig/engine"
 	"looprig/rig/event"
 	"looprig/rig/explain"
+	"looprig/rig/fault"
 	"looprig/rig/storage"
 )
 
@@ -48,7 +49,7 @@ func TestFaultedSessionShutDownInOrder(t *testing.T) {
 	defer l.Release(context.Background())
 
 	served := f.wait()
-	if x := explain.Explain(served); x.Kind != explain.KindLeaseLost {
+	if x := explain.Explain(served); x.Kind != fault.KindLeaseLost {
 		t.Fatalf("Serve returned %v, want the lost root lease", served)
 	}
 	evs := durable(f.journalEvents(0))
@@ -111,7 +112,7 @@ func TestShutdownRequestHonoursTheGrace(t *testing.T) {
 	if errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Shutdown still waiting after %s (the grace is %s)", took.Round(time.Millisecond), grace)
 	}
-	asRemote(t, err, explain.KindEngineUnresponsive)
+	asRemote(t, err, fault.KindEngineUnresponsive)
 	if took > grace+5*time.Second {
 		t.Fatalf("Shutdown took %s, want about the grace (%s)", took.Round(time.Millisecond), grace)
 	}

@@ -15,7 +15,7 @@ import (
 	"looprig/rig"
 	"looprig/rig/engine"
 	"looprig/rig/event"
-	"looprig/rig/explain"
+	"looprig/rig/fault"
 	"looprig/rig/journal"
 	"looprig/rig/storage"
 	"looprig/rig/storage/memstore"
@@ -273,7 +273,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func asRemote(t *testing.T, err error, kind explain.Kind) *RemoteError {
+func asRemote(t *testing.T, err error, kind fault.Kind) *RemoteError {
 	t.Helper()
 	var re *RemoteError
 	if !errors.As(err, &re) {
@@ -387,7 +387,7 @@ func (r *rawConn) next() (inMsg, error) {
 
 func (r *rawConn) hello() inMsg {
 	r.t.Helper()
-	r.send(`{"type":"hello","protocol":3,"version":"raw"}`)
+	r.send(`{"type":"hello","protocol":6,"version":"raw"}`)
 	m := r.read()
 	if m.Type != msgHello {
 		r.t.Fatalf("hello answered with %+v", m)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"looprig/rig/explain"
+	"looprig/rig/fault"
 )
 
 func TestDecodeRequest(t *testing.T) {
@@ -48,7 +48,7 @@ func TestDecodeRequest(t *testing.T) {
 
 	bad := []struct {
 		in   string
-		kind explain.Kind
+		kind fault.Kind
 		id   uint64
 	}{
 		{`{`, KindBadRequest, 0},
@@ -182,7 +182,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		}
 		if err != nil {
 			var re *requestError
-			if !errors.As(err, &re) || re.kind == explain.KindError || re.msg == "" {
+			if !errors.As(err, &re) || re.kind == fault.KindError || re.msg == "" {
 				t.Fatalf("error %v (%T)", err, err)
 			}
 			if len(b) > MaxLine && re.kind != KindLineTooLong {
@@ -223,7 +223,7 @@ func FuzzDecodeRequest(f *testing.F) {
 }
 
 func TestRemoteErrorJSON(t *testing.T) {
-	e := &RemoteError{Type: explain.TypeBusyError, Kind: explain.KindBusy, Message: "turn 4 (t) is still running", Hint: "wait",
+	e := &RemoteError{Type: fault.TypeBusyError, Kind: fault.KindBusy, Message: "turn 4 (t) is still running", Hint: "wait",
 		Fields: map[string]any{"turn_id": "t", "index": 4}}
 	b, err := json.Marshal(e)
 	if err != nil {
@@ -246,17 +246,18 @@ func TestRemoteErrorJSON(t *testing.T) {
 	}
 }
 
-// RemoteError's strings are written as encoding/json writes them with
-// HTML escaping off, invalid UTF-8 as the escape \ufffd; its typed fields'
-// values as json.Marshal writes them.
+// RemoteError's strings, its typed fields' too, are written as
+// encoding/json writes them with HTML escaping off, invalid UTF-8 as the
+// escape \ufffd (the CLI's --json errors are the same object); its
+// fields in name order.
 func TestRemoteErrorJSONEscapes(t *testing.T) {
-	e := &RemoteError{Type: explain.TypeBusyError, Kind: explain.KindBusy, Message: "bad \xff \"q\" \\ \x01\x7f", Hint: "é\t",
+	e := &RemoteError{Type: fault.TypeBusyError, Kind: fault.KindBusy, Message: "bad \xff \"q\" \\ \x01\x7f", Hint: "é\t",
 		Fields: map[string]any{"k\xff": "v\xff<", "a<": 1}}
 	b, err := e.MarshalJSON()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"type":"BusyError","kind":"busy","message":"bad \ufffd \"q\" \\ \u0001` + "\x7f" + `","a<":1,"k\ufffd":"v\ufffd\u003c","hint":"é\t"}`
+	want := `{"type":"BusyError","kind":"busy","message":"bad \ufffd \"q\" \\ \u0001` + "\x7f" + `","a<":1,"k\ufffd":"v\ufffd<","hint":"é\t"}`
 	if string(b) != want {
 		t.Fatalf("got  %s\nwant %s", b, want)
 	}

@@ -6,20 +6,26 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"looprig/rig"
-	"looprig/rig/explain"
+	"looprig/rig/fault"
 )
 
 // ReadyFDEnv names the file descriptor on which a host started by Start
-// reports, once, that it serves its session or why it could not. A host
-// run by hand (no ReadyFDEnv) reports nothing there.
+// reports, once, that it serves its session or why it could not, and
+// before that, now and then, how far its restore is. A host run by hand
+// (no ReadyFDEnv) reports nothing there.
 const ReadyFDEnv = "LOOPRIG_HOST_READY_FD"
 
-// maxReadyLine bounds the one line a host writes on its ready descriptor.
+// maxReadyLine bounds a line a host writes on its ready descriptor.
 const maxReadyLine = 1 << 20
+
+// readyProgressEvery is how often a host reports its progress at most.
+const readyProgressEvery = 100 * time.Millisecond
 
 // Ready is what a host reports once it serves its session: the facts a
 // client needs to attach, and what restoring the session did.
@@ -39,18 +45,22 @@ type Ready struct {
 	Restored *rig.RestoreInfo `json:"restored,omitempty"`
 }
 
-// readyMsg is the line on the ready descriptor: ok with Ready, or the
-// error that stopped the host.
+// readyMsg is a line on the ready descriptor: the last one is ok with
+// Ready, or the error that stopped the host; those before it (none, or
+// many) carry Progress alone.
 type readyMsg struct {
-	OK    bool         `json:"ok"`
-	Ready *Ready       `json:"ready,omitempty"`
-	Error *RemoteError `json:"error,omitempty"`
+	OK       bool         `json:"ok"`
+	Ready    *Ready       `json:"ready,omitempty"`
+	Error    *RemoteError `json:"error,omitempty"`
+	Progress *Progress    `json:"progress,omitempty"`
 }
 
 // Reporter is a host's end of its ready descriptor. A nil *Reporter (a host
-// run by hand) reports nothing.
+// run by hand) reports nothing. Its methods are safe for concurrent use.
 type Reporter struct {
-	f *os.File
+	mu   sync.Mutex
+	f    *os.File
+	last time.Time // when progress was last written
 }
 
 // OpenReporter returns the Reporter ReadyFDEnv names, nil when it is unset.
@@ -85,8 +95,38 @@ func (r *Reporter) Fail(err error) error {
 	return r.send(readyMsg{Error: Describe(err)})
 }
 
+// Materializing reports how far the restore is in bringing the workspace
+// back from its checkpoint (bytes written of the total), at most every
+// readyProgressEvery, and the last bytes always; it is
+// rig.WithMaterializeProgress's function. A write that fails is ignored:
+// the report that follows says what matters.
+func (r *Reporter) Materializing(done, total int64) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil {
+		return
+	}
+	now := time.Now()
+	if done < total && now.Sub(r.last) < readyProgressEvery {
+		return
+	}
+	r.last = now
+	b, err := json.Marshal(readyMsg{Progress: &Progress{Materialize: &MaterializeProgress{Done: done, Total: total}}})
+	if err == nil {
+		r.f.Write(append(b, '\n'))
+	}
+}
+
 func (r *Reporter) send(m readyMsg) error {
-	if r == nil || r.f == nil {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil {
 		return nil
 	}
 	f := r.f
@@ -97,18 +137,28 @@ func (r *Reporter) send(m readyMsg) error {
 		return err
 	}
 	if len(b) >= maxReadyLine {
-		b, _ = json.Marshal(readyMsg{Error: &RemoteError{Type: explain.TypeError, Kind: explain.KindError, Message: "host: ready report too large"}})
+		b, _ = json.Marshal(readyMsg{Error: &RemoteError{Type: fault.TypeError, Kind: fault.KindError, Message: "host: ready report too large"}})
 	}
 	_, err = f.Write(append(b, '\n'))
 	return err
 }
 
-// decodeReady reads the line a host reported.
-func decodeReady(line []byte) (Ready, error) {
+// decodeReady reads a line a host reported: its progress (p not nil, a
+// line before the report), or the report.
+func decodeReady(line []byte) (rd Ready, p *Progress, err error) {
 	var m readyMsg
 	if err := json.Unmarshal(line, &m); err != nil {
-		return Ready{}, fmt.Errorf("host: unreadable ready report: %w", err)
+		return Ready{}, nil, fmt.Errorf("host: unreadable ready report: %w", err)
 	}
+	if !m.OK && m.Error == nil && m.Progress != nil {
+		return Ready{}, m.Progress, nil
+	}
+	rd, err = decodeReport(m)
+	return rd, nil, err
+}
+
+// decodeReport is the report m says.
+func decodeReport(m readyMsg) (Ready, error) {
 	if !m.OK {
 		if m.Error == nil {
 			return Ready{}, errors.New("host: failed without saying why")

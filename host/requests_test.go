@@ -5,14 +5,14 @@ import (
 	"reflect"
 	"testing"
 
-	"looprig/rig/explain"
+	"looprig/rig/fault"
 )
 
 // refusedRequests are lines each refused for one missing or bad field,
 // with the kind, id and message of the refusal: the protocol's own.
 var refusedRequests = []struct {
 	in   string
-	kind explain.Kind
+	kind fault.Kind
 	id   uint64
 	msg  string
 }{
@@ -72,9 +72,11 @@ var requestLines = []struct {
 	{`{"type":"submit","id":2,"input":"make <test> \"q\" \\ \u2028 � é"}`, &submitRequest{reqID{2}, ptr("make <test> \"q\" \\ \u2028 \ufffd é")}},
 	{`{"type":"submit","id":3,"input":""}`, &submitRequest{reqID{3}, ptr("")}},
 	{`{"type":"interrupt","id":4}`, &interruptRequest{reqID{4}}},
-	{`{"type":"respond_gate","id":5,"gate_id":"g1","approve":true}`, &respondGateRequest{reqID{5}, "g1", ptr(true)}},
-	{`{"type":"respond_gate","id":5,"gate_id":"g1","approve":false}`, &respondGateRequest{reqID{5}, "g1", ptr(false)}},
+	{`{"type":"respond_gate","id":5,"gate_id":"g1","approve":true,"from":"tui"}`, &respondGateRequest{reqID{5}, "g1", ptr(true), "tui"}},
+	{`{"type":"respond_gate","id":5,"gate_id":"g1","approve":false}`, &respondGateRequest{reqID{5}, "g1", ptr(false), ""}},
 	{`{"type":"shutdown","id":6}`, &shutdownRequest{reqID{6}}},
+	{`{"type":"revert","id":12}`, &revertRequest{reqID: reqID{12}}},
+	{`{"type":"revert","id":13,"turn":0}`, &revertRequest{reqID{13}, ptr(0)}},
 	{`{"type":"detach","id":9}`, &detachRequest{reqID{9}}},
 	{`{"type":"input","id":10,"input":"yes\n","from":"tui"}`, &inputRequest{reqID{10}, ptr("yes\n"), false, "tui"}},
 	{`{"type":"input","id":11,"eof":true,"from":"cli"}`, &inputRequest{reqID: reqID{11}, EOF: true, From: "cli"}},
@@ -99,20 +101,23 @@ func TestRequestRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(r, c.want) {
 			t.Errorf("%s decoded to %T %+v, want %T %+v", c.line, r, r, c.want, c.want)
 		}
-		if r.kind() != c.want.kind() {
-			t.Errorf("%s: kind %s", c.line, r.kind())
+		if r.msgType() != c.want.msgType() {
+			t.Errorf("%s: kind %s", c.line, r.msgType())
 		}
-		seen[r.kind()] = true
-		if got := string(requestLine(r)); got != c.line+"\n" {
+		seen[r.msgType()] = true
+		if got := string(encode(r)); got != c.line+"\n" {
 			t.Errorf("%s re-encoded to %s", c.line, got)
 		}
 	}
-	for typ, newRequest := range requestTypes {
-		if !seen[typ] {
-			t.Errorf("no line of type %s", typ)
+	for _, spec := range protocol {
+		if spec.dir != toHost {
+			continue
 		}
-		if k := newRequest().kind(); k != typ {
-			t.Errorf("requestTypes[%s] makes a %s", typ, k)
+		if !seen[spec.typ] {
+			t.Errorf("no line of type %s", spec.typ)
+		}
+		if k := spec.new().msgType(); k != spec.typ {
+			t.Errorf("the table's %s makes a %s", spec.typ, k)
 		}
 	}
 }

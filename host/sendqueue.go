@@ -57,11 +57,21 @@ func (c *conn) pushEventLocked(sub *subscription, b []byte, seq uint64) {
 	c.q = append(c.q, qline{b: b, sub: sub, seq: seq})
 	c.qEvents++
 	c.qBytes += cost(b)
-	c.queued.Store(int64(c.qBytes))
+	c.noteHeldLocked()
 	if seq > 0 {
 		sub.lastQueued = seq
 	}
 	c.signal()
+}
+
+// noteHeldLocked publishes what the connection holds for the server's
+// reclaim: its queued event lines and what its forwarder holds of a batch.
+func (c *conn) noteHeldLocked() {
+	n := c.qBytes
+	if c.sub != nil {
+		n += c.sub.held
+	}
+	c.queued.Store(int64(n))
 }
 
 // fitsLocked reports whether an event line of n bytes fits the
@@ -97,7 +107,7 @@ func (c *conn) discardEventsLocked(sub *subscription) int {
 	c.q = keep
 	c.qEvents -= n
 	c.qBytes -= freed
-	c.queued.Store(int64(c.qBytes))
+	c.noteHeldLocked()
 	c.srv.budget.release(freed)
 	if freed > 0 {
 		c.spaceLocked()
@@ -133,7 +143,7 @@ func (c *conn) takeLocked(batch []qline) []qline {
 	}
 	c.qBytes -= events
 	c.wBytes = events
-	c.queued.Store(int64(c.qBytes))
+	c.noteHeldLocked()
 	c.srv.budget.release(events)
 	return batch
 }

@@ -35,14 +35,15 @@ const (
 type Option func(*config)
 
 type config struct {
-	version      string
-	log          *slog.Logger
-	maxClients   int
-	queueEvents  int
-	queueBytes   int
-	outputBudget int
-	helloTimeout time.Duration
-	drainTimeout time.Duration
+	version        string
+	log            *slog.Logger
+	maxClients     int
+	queueEvents    int
+	queueBytes     int
+	outputBudget   int
+	helloTimeout   time.Duration
+	drainTimeout   time.Duration
+	requestTimeout time.Duration
 }
 
 // WithVersion sets the looprig version the host reports in its hello.
@@ -69,6 +70,11 @@ func WithOutputBudget(bytes int) Option { return func(c *config) { c.outputBudge
 
 // WithHelloTimeout bounds the wait for a client's hello.
 func WithHelloTimeout(d time.Duration) Option { return func(c *config) { c.helloTimeout = d } }
+
+// WithRequestTimeout bounds each request a client sends (≤ 0: the
+// default, DefaultRequestTimeout); see DefaultRequestTimeout for what it
+// does not bound.
+func WithRequestTimeout(d time.Duration) Option { return func(c *config) { c.requestTimeout = d } }
 
 // WithDrainTimeout bounds how long a closing connection is given to take
 // what was queued for it (and, when the session stopped, its last events).
@@ -144,6 +150,9 @@ func Serve(ctx context.Context, s *rig.Session, ln *net.UnixListener, opts ...Op
 	}
 	if cfg.drainTimeout <= 0 {
 		cfg.drainTimeout = DefaultDrainTimeout
+	}
+	if cfg.requestTimeout <= 0 {
+		cfg.requestTimeout = DefaultRequestTimeout
 	}
 	if cfg.log == nil {
 		cfg.log = slog.New(slog.DiscardHandler)
@@ -266,7 +275,7 @@ func (srv *server) admit(c *net.UnixConn) {
 		go func() {
 			defer srv.wg.Done()
 			c.SetWriteDeadline(time.Now().Add(time.Second))
-			c.Write(line(errorMsg{Type: msgError, Error: protoErr(KindPeerRefused, msg, fields)}))
+			c.Write(encode(&errorMsg{Error: protoErr(KindPeerRefused, msg, fields)}))
 			c.Close()
 		}()
 		return
@@ -282,7 +291,12 @@ func (srv *server) admit(c *net.UnixConn) {
 		srv.refuseFull(c)
 		return
 	}
+	// The peer's pid (0 where the system does not tell it), and what the
+	// system says of its process now: a gate's answer or input from a
+	// process inside the session's own turns is refused (rig.FromTurnError).
+	pid, _ := peercred.PID(c)
 	cn := newConn(srv, c)
+	cn.peer = rig.PeerClient("", max(pid, 0))
 	srv.conns[cn] = struct{}{}
 	srv.wg.Add(1)
 	srv.mu.Unlock()

@@ -17,7 +17,7 @@ import (
 	"looprig/rig"
 	"looprig/rig/engine"
 	"looprig/rig/event"
-	"looprig/rig/explain"
+	"looprig/rig/fault"
 	"looprig/rig/journal"
 	"looprig/rig/storage"
 )
@@ -45,14 +45,14 @@ func TestHelloAndStatus(t *testing.T) {
 func TestProtocolMismatch(t *testing.T) {
 	f := start(t)
 	r := f.raw()
-	r.send(`{"type":"hello","protocol":4,"version":"9.9"}`)
+	r.send(`{"type":"hello","protocol":7,"version":"9.9"}`)
 	m := r.read()
 	if m.Type != msgError || m.Error == nil || m.Error.Kind != KindProtocolMismatch {
 		t.Fatalf("mismatch answered with %+v", m)
 	}
 	e := m.Error
-	if e.num("client_protocol") != 4 || e.num("server_protocol") != ProtocolVersion || e.num("pid") != int64(os.Getpid()) ||
-		!strings.Contains(e.Message, "protocol 3") || !strings.Contains(e.Message, "protocol 4") ||
+	if e.num("client_protocol") != 7 || e.num("server_protocol") != ProtocolVersion || e.num("pid") != int64(os.Getpid()) ||
+		!strings.Contains(e.Message, "protocol 6") || !strings.Contains(e.Message, "protocol 7") ||
 		!strings.Contains(e.Hint, "looprig stop "+rig.ShortID(f.s.SessionID().String())) ||
 		!strings.Contains(e.Hint, fmt.Sprint(os.Getpid())) {
 		t.Fatalf("mismatch error %+v", e)
@@ -90,11 +90,11 @@ func fakeHost(t *testing.T, reply string) string {
 }
 
 func TestDialProtocolMismatch(t *testing.T) {
-	// A newer host that says hello in protocol 4.
-	path := fakeHost(t, `{"type":"hello","protocol":4,"version":"3.0","session":"0b6e3c9a-0000-0000-0000-000000000000","pid":77,"epoch":3}`)
+	// A newer host that says hello in protocol 7.
+	path := fakeHost(t, `{"type":"hello","protocol":7,"version":"3.0","session":"0b6e3c9a-0000-0000-0000-000000000000","pid":77,"epoch":3}`)
 	_, err := Dial(wctx(t), path)
 	var pm *ProtocolMismatchError
-	if !errors.As(err, &pm) || pm.Server != 4 || pm.Client != ProtocolVersion || pm.PID != 77 || pm.ServerVersion != "3.0" ||
+	if !errors.As(err, &pm) || pm.Server != 7 || pm.Client != ProtocolVersion || pm.PID != 77 || pm.ServerVersion != "3.0" ||
 		!strings.Contains(pm.Error(), "looprig stop 0b6e3c9a") || !strings.Contains(pm.Error(), "kill 77") {
 		t.Fatalf("Dial: %v (%+v)", err, pm)
 	}
@@ -375,9 +375,9 @@ func TestBusyAndInterrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.Submit(ctx, "echo no")
-	re := asRemote(t, err, explain.KindBusy)
+	re := asRemote(t, err, fault.KindBusy)
 	var busy *rig.BusyError
-	if !errors.As(err, &busy) || busy.TurnID != ti.ID || busy.Index != ti.Index || re.Type != explain.TypeBusyError {
+	if !errors.As(err, &busy) || busy.TurnID != ti.ID || busy.Index != ti.Index || re.Type != fault.TypeBusyError {
 		t.Fatalf("busy error %+v (%+v)", re, busy)
 	}
 	if err := c.Interrupt(ctx); err != nil {
@@ -388,7 +388,7 @@ func TestBusyAndInterrupt(t *testing.T) {
 		t.Fatalf("turn ended with %+v", evs[len(evs)-1].Event)
 	}
 	err = c.Interrupt(ctx)
-	asRemote(t, err, explain.KindNoTurn)
+	asRemote(t, err, fault.KindNoTurn)
 	var noTurn *rig.NoTurnError
 	if !errors.As(err, &noTurn) {
 		t.Fatalf("errors.As NoTurnError: %v", err)
@@ -417,13 +417,13 @@ func TestRespondGate(t *testing.T) {
 		if s, err := c.Status(ctx); err != nil || s.Gate == nil || s.Gate.ID != g.GateID {
 			t.Fatalf("status gate %+v, %v", s.Gate, err)
 		}
-		err = c.RespondGate(ctx, g.GateID+"-wrong", true)
-		asRemote(t, err, explain.KindNoGate)
+		err = c.RespondGate(ctx, g.GateID+"-wrong", true, "test")
+		asRemote(t, err, fault.KindNoGate)
 		var ng *rig.NoGateError
 		if !errors.As(err, &ng) || ng.Open != g.GateID {
 			t.Fatalf("no_gate %+v", ng)
 		}
-		if err := c.RespondGate(ctx, g.GateID, approve); err != nil {
+		if err := c.RespondGate(ctx, g.GateID, approve, "test"); err != nil {
 			t.Fatalf("RespondGate(%v): %v", approve, err)
 		}
 		evs = readUntil(t, st, turnEnd(ti.ID))
@@ -502,7 +502,7 @@ func TestSessionClosedError(t *testing.T) {
 	// otherwise the host has said goodbye (HostClosedError) or already
 	// closed the connection under the request (EPIPE, ECONNRESET).
 	testErr := Describe(rig.ErrSessionClosed)
-	if testErr.Kind != explain.KindSessionClosed || !errors.Is(testErr, rig.ErrSessionClosed) {
+	if testErr.Kind != fault.KindSessionClosed || !errors.Is(testErr, rig.ErrSessionClosed) {
 		t.Fatalf("Describe(ErrSessionClosed) = %+v", testErr)
 	}
 	if err := f.s.Shutdown(ctx); err != nil {
@@ -568,8 +568,8 @@ func TestLeaseLost(t *testing.T) {
 	}
 	<-c.Done()
 	var hc *HostClosedError
-	if err := c.Err(); !errors.As(err, &hc) || hc.Reason != ReasonSessionFaulted || hc.Err == nil || hc.Err.Kind != explain.KindLeaseLost ||
-		hc.Err.num("epoch") != int64(f.s.Epoch()) || hc.Err.Type != explain.TypeLeaseLostError {
+	if err := c.Err(); !errors.As(err, &hc) || hc.Reason != ReasonSessionFaulted || hc.Err == nil || hc.Err.Kind != fault.KindLeaseLost ||
+		hc.Err.num("epoch") != int64(f.s.Epoch()) || hc.Err.Type != fault.TypeLeaseLostError {
 		t.Fatalf("client end: %v (%+v)", err, hc.Err)
 	}
 }
@@ -901,7 +901,7 @@ func TestEnqueueWaitsForDurableDropsDeltas(t *testing.T) {
 	c.mu.Lock()
 	c.pushEventLocked(sub, []byte("first\n"), 1) // the queue is full now
 	c.mu.Unlock()
-	if !c.enqueue(sub, []byte("delta\n"), event.Envelope{Event: event.OutputDelta{TurnID: "t", Stream: event.StreamStdout, Text: "x"}}) {
+	if !c.enqueue(sub, []byte("delta\n"), event.Envelope{Event: event.OutputDelta{TurnID: "t", Stream: event.StreamStdout, Text: "x"}}, 0) {
 		t.Fatal("a dropped delta ended the subscription")
 	}
 	c.mu.Lock()
@@ -918,7 +918,7 @@ func TestEnqueueWaitsForDurableDropsDeltas(t *testing.T) {
 		c.mu.Unlock()
 	}()
 	env := event.Envelope{Seq: 2, Event: event.SessionIdle{}}
-	if !c.enqueue(sub, []byte("durable\n"), env) {
+	if !c.enqueue(sub, []byte("durable\n"), env, 0) {
 		t.Fatalf("a durable event ended the subscription")
 	}
 	c.mu.Lock()

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"syscall"
 
-	"looprig/rig/explain"
+	"looprig/rig/fault"
 )
 
 // MaxSocketPath is the longest socket path SocketPath accepts, in bytes.
@@ -27,6 +27,13 @@ type UnsafeSocketDirError struct {
 	Path   string
 	Reason string
 	Fix    string
+}
+
+// Explanation classifies it (fault.Explainer): kind unsafe_socket_dir,
+// with the directory, why it is refused and what to do about it.
+func (e *UnsafeSocketDirError) Explanation() fault.Explanation {
+	return fault.Of(fault.KindUnsafeSocketDir, fault.Field{Name: "path", Value: e.Path},
+		fault.Field{Name: "reason", Value: e.Reason}, fault.Field{Name: "fix", Value: e.Fix})
 }
 
 func (e *UnsafeSocketDirError) Error() string {
@@ -44,6 +51,16 @@ type SocketDirError struct {
 	Err  error
 }
 
+// Explanation classifies it (fault.Explainer): kind socket_dir_failed,
+// with the level that failed and why.
+func (e *SocketDirError) Explanation() fault.Explanation {
+	cause := ""
+	if e.Err != nil {
+		cause = e.Err.Error()
+	}
+	return fault.Of(fault.KindSocketDirFailed, fault.Field{Name: "path", Value: e.Path}, fault.Field{Name: "cause", Value: cause})
+}
+
 func (e *SocketDirError) Error() string {
 	return fmt.Sprintf("socket directory %s: %v (a host needs it: make its parent writable, or set XDG_RUNTIME_DIR to a directory of your own with mode 0700)",
 		e.Path, e.Err)
@@ -59,10 +76,10 @@ type SocketPathTooLongError struct {
 	Max  int
 }
 
-// Explanation classifies it (explain.Explainer): kind
+// Explanation classifies it (fault.Explainer): kind
 // socket_path_too_long.
-func (e *SocketPathTooLongError) Explanation() explain.Explanation {
-	return explain.Of(explain.KindSocketPathTooLong)
+func (e *SocketPathTooLongError) Explanation() fault.Explanation {
+	return fault.Of(fault.KindSocketPathTooLong)
 }
 
 func (e *SocketPathTooLongError) Error() string {

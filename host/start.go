@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -24,6 +23,10 @@ type StartSpec struct {
 	// Dir is the host's working directory; "/" when empty, so that a host
 	// never keeps a directory (a removable mount) busy.
 	Dir string
+	// Progress, when not nil, is called on Start's goroutine with how far
+	// the host is before it reports (a restore bringing the workspace
+	// back from its checkpoint), now and then.
+	Progress func(Progress)
 }
 
 // HostExitedError: a host ended before it reported whether it serves its
@@ -45,7 +48,8 @@ const startGrace = 5 * time.Second
 // (setsid; stdin, stdout and stderr on /dev/null — the host logs to its
 // own file) and waits until it reports, on a descriptor passed to it
 // (ReadyFDEnv), that it serves its session, or why it could not: the
-// host's error comes back as *RemoteError. A host that ends without a
+// host's error comes back as *RemoteError. What the host says of its
+// progress before that goes to spec.Progress. A host that ends without a
 // report is *HostExitedError. When ctx ends first, the host is killed.
 //
 // The host is the caller's child until the caller exits; Start reaps it
@@ -99,30 +103,82 @@ func Start(ctx context.Context, spec StartSpec) (Ready, error) {
 		state = cmd.ProcessState
 	}()
 
+	// The reader ends with the report, the descriptor's end, or pr's
+	// close; progress lines before the report go to the latest slot,
+	// replacing one not taken yet.
 	type result struct {
 		line []byte
 		err  error
 	}
 	got := make(chan result, 1)
+	progress := make(chan Progress, 1)
 	go func() {
-		line, err := bufio.NewReaderSize(io.LimitReader(pr, maxReadyLine), 4096).ReadBytes('\n')
-		got <- result{line, err}
+		br := bufio.NewReaderSize(pr, 4096)
+		for {
+			line, err := readLine(br, maxReadyLine)
+			if err != nil || len(line) == 0 {
+				got <- result{line, err}
+				return
+			}
+			_, p, derr := decodeReady(line)
+			if derr != nil || p == nil {
+				got <- result{line, err}
+				return
+			}
+			for {
+				select {
+				case progress <- *p:
+				default:
+					select {
+					case <-progress:
+					default:
+					}
+					continue
+				}
+				break
+			}
+		}
 	}()
-	select {
-	case r := <-got:
-		if len(r.line) > 0 && r.line[len(r.line)-1] == '\n' {
-			return decodeReady(r.line)
-		}
+	for {
 		select {
-		case <-exited:
-			return Ready{}, &HostExitedError{PID: cmd.Process.Pid, Status: state.String()}
-		case <-time.After(startGrace):
-			return Ready{}, &HostExitedError{PID: cmd.Process.Pid, Status: "closed its ready descriptor without a report; still running"}
+		case p := <-progress:
+			if spec.Progress != nil {
+				spec.Progress(p)
+			}
+			continue
+		case r := <-got:
+			if len(r.line) > 0 && r.line[len(r.line)-1] == '\n' {
+				rd, _, err := decodeReady(r.line)
+				return rd, err
+			}
+			select {
+			case <-exited:
+				return Ready{}, &HostExitedError{PID: cmd.Process.Pid, Status: state.String()}
+			case <-time.After(startGrace):
+				return Ready{}, &HostExitedError{PID: cmd.Process.Pid, Status: "closed its ready descriptor without a report; still running"}
+			}
+		case <-ctx.Done():
+			_ = cmd.Process.Kill()
+			pr.Close() // ends the reader
+			return Ready{}, fmt.Errorf("host: waiting for process %s to be ready: %w", strconv.Itoa(cmd.Process.Pid), ctx.Err())
 		}
-	case <-ctx.Done():
-		_ = cmd.Process.Kill()
-		pr.Close() // ends the reader
-		return Ready{}, fmt.Errorf("host: waiting for process %s to be ready: %w", strconv.Itoa(cmd.Process.Pid), ctx.Err())
+	}
+}
+
+// readLine reads a line of at most max bytes, its newline included; a
+// longer one is cut at max (and has no newline: no report).
+func readLine(br *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		line = append(line, frag...)
+		if len(line) > max {
+			return line[:max], nil
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return line, err
 	}
 }
 

@@ -33,6 +33,14 @@ func startHelperMain(mode string) int {
 		return 1
 	case "exit":
 		return 3
+	case "progress":
+		// A restore that reports how far it is, then fails.
+		for _, done := range []int64{0, 10, 40, 100} {
+			rep.Materializing(done, 100)
+			time.Sleep(150 * time.Millisecond)
+		}
+		rep.Fail(&rig.ProfileGoneError{Session: "0b5e", Profile: "gone", Known: []string{"default"}})
+		return 1
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -56,8 +57,11 @@ import (
 // see ListBlobs) or unreferenced chunks, and never an object under a digest
 // name that it does not hash to. DeleteBlob removes the meta first, only if
 // it is still the one it read, and purges the chunks only when no renewal
-// took them over meanwhile (see DeleteBlob). GetBlob reads the chunks
-// through an ordered pull consumer, a few at a time.
+// took them over meanwhile (see DeleteBlob); DeleteBlobs runs that
+// protocol for many blobs at once. TouchBlob renews a blob as a put of
+// content already stored does. GetBlob reads the chunks through an ordered
+// pull consumer, a few at a time; GetBlobRange starts one at the chunk
+// holding the range's first byte.
 //
 // Meta messages are read with the stream's direct gets (the object store
 // turns them on): with WithReplicas above 1 a read may be served by a
@@ -144,6 +148,23 @@ func (h *hashingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// fillingReader reads until p is full or the content ends: the object
+// store makes a chunk of each Read, and a reader that yields little at a
+// time (a pipe) would make many small chunks.
+type fillingReader struct{ r io.Reader }
+
+func (f fillingReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		m, err := f.r.Read(p[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
 // PutBlob implements storage.BlobStore; see the comment at the top of this
 // file. The upload runs under ctx alone (not bounded by WithTimeout, as a
 // large blob takes long): each chunk's acknowledgement is awaited for at
@@ -157,7 +178,7 @@ func (s *Store) PutBlob(ctx context.Context, r io.Reader) (storage.BlobInfo, err
 	tmp, err := s.blobs.Put(ctx, jetstream.ObjectMeta{
 		Name: tmpBlobPrefix + nuid.Next(),
 		Opts: &jetstream.ObjectMetaOptions{ChunkSize: blobChunkSize},
-	}, hr)
+	}, fillingReader{hr})
 	if hr.err != nil {
 		// Put purged the chunks it had sent.
 		return storage.BlobInfo{}, fmt.Errorf("natsstore: put blob: reading the content: %w", hr.err)
@@ -234,16 +255,7 @@ func (s *Store) commitBlob(ctx context.Context, d storage.Digest, tmp *jetstream
 			meta = *tmp
 			meta.Name = name
 		}
-		meta.ModTime = time.Time{}
-		data, err := json.Marshal(&meta)
-		if err != nil {
-			return false, err
-		}
-		m := nats.NewMsg(s.blobMetaSubj(name))
-		m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
-		m.Data = data
-		_, err = s.js.PublishMsg(ctx, m, jetstream.WithExpectLastSequencePerSubject(seq), jetstream.WithRetryAttempts(0))
-		switch {
+		switch err := s.publishBlobMeta(ctx, name, meta, seq); {
 		case isWrongLast(err):
 			continue // changed since we looked: look again
 		case err != nil:
@@ -256,6 +268,56 @@ func (s *Store) commitBlob(ctx context.Context, d storage.Digest, tmp *jetstream
 		return !valid, nil
 	}
 	return false, fmt.Errorf("gave up after %d concurrent changes", casRetries)
+}
+
+// publishBlobMeta publishes meta as the meta message of name, rolling up
+// the ones before, if the last one is still seq (0: there is none): else
+// the error is one isWrongLast reports.
+func (s *Store) publishBlobMeta(ctx context.Context, name string, meta jetstream.ObjectInfo, seq uint64) error {
+	meta.ModTime = time.Time{}
+	data, err := json.Marshal(&meta)
+	if err != nil {
+		return err
+	}
+	m := nats.NewMsg(s.blobMetaSubj(name))
+	m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
+	m.Data = data
+	_, err = s.js.PublishMsg(ctx, m, jetstream.WithExpectLastSequencePerSubject(seq), jetstream.WithRetryAttempts(0))
+	return err
+}
+
+// TouchBlob implements storage.BlobStore. It publishes blob d's meta
+// message again, unchanged, with the compare-and-swap a put of content
+// already stored renews it with (see commitBlob): a DeleteBlob that read
+// the meta before either purges it first, and the swap fails (the blob is
+// then absent, *storage.BlobNotFoundError), or finds the renewed meta
+// naming the same chunks and leaves them. Modified is when the renewal
+// was acknowledged, as PutBlob's is; StatBlob and ListBlobs then report
+// the server's time of the new meta message.
+func (s *Store) TouchBlob(ctx context.Context, d storage.Digest) (storage.BlobInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return storage.BlobInfo{}, blobErr(ctx, "touch blob", d, err)
+	}
+	octx, cancel := s.opCtx(ctx)
+	defer cancel()
+	name := d.String()
+	for range casRetries {
+		seq, cur, err := s.blobMeta(octx, name)
+		if err != nil {
+			return storage.BlobInfo{}, blobErr(ctx, "touch blob", d, err)
+		}
+		if cur == nil {
+			return storage.BlobInfo{}, &storage.BlobNotFoundError{Digest: d}
+		}
+		switch err := s.publishBlobMeta(octx, name, *cur, seq); {
+		case isWrongLast(err):
+			continue // changed since we looked: look again
+		case err != nil:
+			return storage.BlobInfo{}, blobErr(ctx, "touch blob", d, err)
+		}
+		return storage.BlobInfo{Digest: d, Size: int64(cur.Size), Modified: time.Now()}, nil
+	}
+	return storage.BlobInfo{}, blobErr(ctx, "touch blob", d, fmt.Errorf("gave up after %d concurrent changes", casRetries))
 }
 
 // GetBlob implements storage.BlobStore. The reader reads under ctx; each
@@ -274,7 +336,7 @@ func (s *Store) GetBlob(ctx context.Context, d storage.Digest) (io.ReadCloser, e
 	if info == nil {
 		return nil, &storage.BlobNotFoundError{Digest: d}
 	}
-	r := &chunkReader{s: s, ctx: ctx, d: d, info: info}
+	r := &chunkReader{s: s, ctx: ctx, d: d, info: info, end: info.Chunks}
 	if info.Chunks > 0 {
 		// Start asking at once: the first chunks are on their way while
 		// the caller gets ready, and a delete right after the open no
@@ -286,17 +348,135 @@ func (s *Store) GetBlob(ctx context.Context, d storage.Digest) (io.ReadCloser, e
 	return storage.VerifyingReader(r, d, int64(info.Size), ""), nil
 }
 
+// GetBlobRange implements storage.BlobStore. It reads only the chunks
+// that hold the range, from the one holding offset: it finds that chunk's
+// stream sequence by reading the headers of the chunks before it (their
+// stream sequences, not their content; see chunkSeq), then starts an
+// ordered consumer there that asks for no chunk past the range. The
+// reader reads under ctx, as GetBlob's does.
+func (s *Store) GetBlobRange(ctx context.Context, d storage.Digest, offset, length int64) (io.ReadCloser, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, blobErr(ctx, "get blob range", d, err)
+	}
+	octx, cancel := s.opCtx(ctx)
+	defer cancel()
+	_, info, err := s.blobMeta(octx, d.String())
+	if err != nil {
+		return nil, blobErr(ctx, "get blob range", d, err)
+	}
+	if info == nil {
+		return nil, &storage.BlobNotFoundError{Digest: d}
+	}
+	if err := storage.CheckRange(d, int64(info.Size), offset, length, ""); err != nil {
+		return nil, fmt.Errorf("natsstore: get blob range: %w", err)
+	}
+	if length == 0 {
+		return storage.RangeReader(io.NopCloser(strings.NewReader("")), d, offset, 0, ""), nil
+	}
+	first, last, startSeq, skip, err := s.chunkSpan(ctx, d, info, offset, length)
+	if err != nil {
+		return nil, blobErr(ctx, "get blob range", d, err)
+	}
+	r := &chunkReader{s: s, ctx: ctx, d: d, info: info, got: first, end: last + 1, ranged: true, startSeq: startSeq, skip: skip}
+	if err := r.start(); err != nil {
+		return nil, blobErr(ctx, "get blob range", d, err)
+	}
+	return storage.RangeReader(r, d, offset, length, ""), nil
+}
+
+// chunkSeqBatch is how many chunk headers chunkSpan asks for at once.
+const chunkSeqBatch = 1024
+
+// chunkSpan finds the chunks of the object info describes, blob d, that
+// hold length bytes (at least 1) from offset: the first and the last
+// (from 0), the stream sequence of the first (0 when it is the object's
+// first) and how many bytes of it come before offset. Chunks are the
+// messages of the object's chunk subject, in order, among the messages of
+// every other subject, and are not all of one size (a put from a reader
+// that yields little at a time made small ones), so they are found by
+// their sizes: an ordered consumer delivers their headers only (no
+// content; the server adds each message's size), chunkSeqBatch at a time,
+// up to the last chunk of the range. This takes the store's WithTimeout
+// at most.
+func (s *Store) chunkSpan(ctx context.Context, d storage.Digest, info *jetstream.ObjectInfo, offset, length int64) (first, last uint32, startSeq uint64, skip int, err error) {
+	if offset == 0 && length == int64(info.Size) {
+		return 0, info.Chunks - 1, 0, 0, nil
+	}
+	octx, cancel := s.opCtx(ctx)
+	defer cancel()
+	cons, err := s.js.OrderedConsumer(octx, "OBJ_"+s.blobBucket, jetstream.OrderedConsumerConfig{
+		FilterSubjects:    []string{s.blobChunkSubj(info.NUID)},
+		DeliverPolicy:     jetstream.DeliverAllPolicy,
+		HeadersOnly:       true,
+		InactiveThreshold: chunkSeqIdle,
+	})
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(int(min(info.Chunks, chunkSeqBatch))), jetstream.StopAfter(int(info.Chunks)))
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	defer it.Stop()
+	corrupt := func(reason string) error {
+		return &storage.CorruptError{Name: storage.BlobName(d), Offset: -1, Reason: reason}
+	}
+	var at int64 // where chunk n starts
+	found := false
+	for n := uint32(0); n < info.Chunks; n++ {
+		msg, err := s.nextChunk(octx, it, d, info, n)
+		if err != nil {
+			return 0, 0, 0, 0, err
+		}
+		md, err := msg.Metadata()
+		if err != nil {
+			return 0, 0, 0, 0, err
+		}
+		// Counting is right only if every chunk is there, and no other.
+		if stored := uint64(n) + 1 + md.NumPending; stored != uint64(info.Chunks) {
+			return 0, 0, 0, 0, corrupt(fmt.Sprintf("%d chunks stored, its meta counts %d", stored, info.Chunks))
+		}
+		size, err := strconv.ParseInt(msg.Headers().Get(nats.MsgSize), 10, 64)
+		if err != nil || size <= 0 {
+			return 0, 0, 0, 0, corrupt(fmt.Sprintf("chunk %d of %d: no size (%q)", n+1, info.Chunks, msg.Headers().Get(nats.MsgSize)))
+		}
+		if !found && offset < at+size {
+			found, first, skip = true, n, int(offset-at)
+			if n > 0 {
+				startSeq = md.Sequence.Stream
+			}
+		}
+		if found && offset+length <= at+size {
+			return first, n, startSeq, skip, nil
+		}
+		at += size
+	}
+	return 0, 0, 0, 0, corrupt(fmt.Sprintf("its %d chunks hold %d bytes, short of its %d", info.Chunks, at, info.Size))
+}
+
+// chunkSeqIdle is how long the server keeps the consumer of a chunkSeq
+// that was not stopped cleanly.
+const chunkSeqIdle = 10 * time.Second
+
 // chunkReader yields an object's chunks in order, asking for blobPrefetch
-// at a time.
+// at a time: all of them (GetBlob), or chunks got to end-1 of them, the
+// first from skip on (GetBlobRange).
 type chunkReader struct {
 	s    *Store
 	ctx  context.Context
 	d    storage.Digest
 	info *jetstream.ObjectInfo
 	it   jetstream.MessagesContext
-	got  uint32 // chunks read
+	got  uint32 // chunks read, or skipped before startSeq
+	end  uint32 // the chunk to stop before
 	buf  []byte
 	err  error
+
+	// A range: the stream sequence of chunk got (0: from the first), the
+	// bytes of the first chunk read to leave out.
+	ranged   bool
+	startSeq uint64
+	skip     int
 }
 
 func (r *chunkReader) Read(p []byte) (int, error) {
@@ -304,7 +484,7 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 		return 0, r.err
 	}
 	for len(r.buf) == 0 {
-		if r.got == r.info.Chunks {
+		if r.got >= r.end {
 			return 0, io.EOF
 		}
 		if err := r.next(); err != nil {
@@ -318,14 +498,20 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 }
 
 func (r *chunkReader) start() error {
-	cons, err := r.s.js.OrderedConsumer(r.ctx, "OBJ_"+r.s.blobBucket, jetstream.OrderedConsumerConfig{
+	cfg := jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{r.s.blobChunkSubj(r.info.NUID)},
 		DeliverPolicy:  jetstream.DeliverAllPolicy,
-	})
+	}
+	if r.startSeq != 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, r.startSeq
+	}
+	cons, err := r.s.js.OrderedConsumer(r.ctx, "OBJ_"+r.s.blobBucket, cfg)
 	if err != nil {
 		return err
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(blobPrefetch))
+	// No more chunks than are read: a small range costs no prefetch.
+	want := int(r.end - r.got)
+	it, err := cons.Messages(jetstream.PullMaxMessages(min(blobPrefetch, want)), jetstream.StopAfter(want))
 	if err != nil {
 		return err
 	}
@@ -342,44 +528,67 @@ func (r *chunkReader) next() error {
 			return err
 		}
 	}
-	// A fresh deadline per chunk (WithTimeout): the whole read has no time
-	// limit. While waiting, look every blobPoll whether the blob is still
-	// the one being read: a delete purges the chunks, which then never come.
-	deadline := time.Now().Add(r.s.o.timeout)
-	var msg jetstream.Msg
+	msg, err := r.s.nextChunk(r.ctx, r.it, r.d, r.info, r.got)
+	if err != nil {
+		return err
+	}
+	r.buf = msg.Data()
+	if r.skip > 0 {
+		if len(r.buf) < r.skip {
+			return &storage.CorruptError{Name: storage.BlobName(r.d), Offset: -1,
+				Reason: fmt.Sprintf("its last chunk, %d of %d, holds %d bytes, short of the range", r.got+1, r.info.Chunks, len(r.buf))}
+		}
+		r.buf, r.skip = r.buf[r.skip:], 0
+	}
+	r.got++
+	md, err := msg.Metadata()
+	if err != nil {
+		return err
+	}
+	if r.ranged && uint64(r.got)+md.NumPending != uint64(r.info.Chunks) {
+		// A range is not verified: a missing or extra chunk would shift
+		// the bytes under it.
+		return &storage.CorruptError{Name: storage.BlobName(r.d), Offset: -1,
+			Reason: fmt.Sprintf("%d chunks stored, its meta counts %d", uint64(r.got)+md.NumPending, r.info.Chunks)}
+	}
+	if md.NumPending == 0 && r.got < r.end {
+		// The last chunk there is not the last one the meta counts: the
+		// content is short. io.EOF lets the verifying reader say so.
+		r.end = r.got
+	}
+	return nil
+}
+
+// nextChunk returns the next message of it, chunk n (from 0) of blob d,
+// whose meta is info. It waits the WithTimeout of the store at most,
+// looking every blobPoll whether the blob is still the one being read: a
+// delete purges the chunks, which then never come.
+func (s *Store) nextChunk(ctx context.Context, it jetstream.MessagesContext, d storage.Digest, info *jetstream.ObjectInfo, n uint32) (jetstream.Msg, error) {
+	deadline := time.Now().Add(s.o.timeout)
 	for {
 		wait := time.Now().Add(blobPoll)
 		if wait.After(deadline) {
 			wait = deadline
 		}
-		wctx, cancel := context.WithDeadline(r.ctx, wait)
-		m, err := r.it.Next(jetstream.NextContext(wctx))
+		wctx, cancel := context.WithDeadline(ctx, wait)
+		m, err := it.Next(jetstream.NextContext(wctx))
 		cancel()
 		if err == nil {
-			msg = m
-			break
+			return m, nil
 		}
-		if r.ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
-			return err
+		if ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+			return nil, err
 		}
-		octx, cancel := r.s.opCtx(r.ctx)
-		_, cur, merr := r.s.blobMeta(octx, r.d.String())
+		octx, cancel := s.opCtx(ctx)
+		_, cur, merr := s.blobMeta(octx, d.String())
 		cancel()
 		switch {
-		case merr == nil && (cur == nil || cur.NUID != r.info.NUID):
-			return fmt.Errorf("deleted while it was read: %w", &storage.BlobNotFoundError{Digest: r.d})
+		case merr == nil && (cur == nil || cur.NUID != info.NUID):
+			return nil, fmt.Errorf("deleted while it was read: %w", &storage.BlobNotFoundError{Digest: d})
 		case time.Now().After(deadline):
-			return fmt.Errorf("chunk %d of %d did not come within %v: %w", r.got+1, r.info.Chunks, r.s.o.timeout, err)
+			return nil, fmt.Errorf("chunk %d of %d did not come within %v: %w", n+1, info.Chunks, s.o.timeout, err)
 		}
 	}
-	r.buf = msg.Data()
-	r.got++
-	if md, err := msg.Metadata(); err == nil && md.NumPending == 0 && r.got < r.info.Chunks {
-		// The last chunk there is not the last one the meta counts: the
-		// content is short. io.EOF lets the verifying reader say so.
-		r.info.Chunks = r.got
-	}
-	return nil
 }
 
 func (r *chunkReader) Close() error {
@@ -416,33 +625,81 @@ func (s *Store) DeleteBlob(ctx context.Context, d storage.Digest) error {
 	if err := ctx.Err(); err != nil {
 		return blobErr(ctx, "delete blob", d, err)
 	}
+	_, _, err := s.deleteBlob(ctx, d, time.Time{})
+	return err
+}
+
+// deleteParallel is how many blobs DeleteBlobs deletes at once.
+const deleteParallel = 16
+
+// DeleteBlobs implements storage.BlobStore: DeleteBlob of each blob whose
+// meta message is older than cutoff, deleteParallel at once. The time is
+// that of the meta message DeleteBlob purges only if it is still the
+// last one, so a renewal after the check keeps the blob. The first error
+// stops it: the deletes in progress finish.
+func (s *Store) DeleteBlobs(ctx context.Context, ds []storage.Digest, cutoff time.Time) ([]storage.BlobInfo, error) {
+	var none storage.Digest
+	if err := ctx.Err(); err != nil {
+		return nil, blobErr(ctx, "delete blobs", none, err)
+	}
+	seen := make(map[storage.Digest]bool, len(ds))
+	todo := make([]storage.Digest, 0, len(ds))
+	for _, d := range ds {
+		if !seen[d] {
+			seen[d] = true
+			todo = append(todo, d)
+		}
+	}
+	return storage.DeleteInParallel(len(todo), deleteParallel, func(i int) ([]storage.BlobInfo, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, blobErr(ctx, "delete blobs", none, err)
+		}
+		info, ok, err := s.deleteBlob(ctx, todo[i], cutoff)
+		if ok {
+			return []storage.BlobInfo{info}, err
+		}
+		return nil, err
+	})
+}
+
+// deleteBlob is DeleteBlob of d if its meta message's time is before
+// cutoff (whatever it is when cutoff is zero). removed reports whether it
+// removed the blob, whose information is info. A meta message that
+// describes no object (unreadable, a deletion marker) is purged too, as
+// DeleteBlob always did, but is no blob removed. Once the meta is
+// purged, its chunks are purged even when ctx is done meanwhile, so as
+// not to leave them behind.
+func (s *Store) deleteBlob(ctx context.Context, d storage.Digest, cutoff time.Time) (info storage.BlobInfo, removed bool, err error) {
 	octx, cancel := s.opCtx(ctx)
 	defer cancel()
 	name := d.String()
-	seq, info, err := s.blobMeta(octx, name)
+	seq, meta, err := s.blobMeta(octx, name)
 	if err != nil {
-		return blobErr(ctx, "delete blob", d, err)
+		return info, false, blobErr(ctx, "delete blob", d, err)
 	}
-	if seq == 0 {
-		return nil
+	if seq == 0 || meta != nil && !cutoff.IsZero() && !meta.ModTime.Before(cutoff) {
+		return info, false, nil
 	}
 	if err := s.blobStream.Purge(octx, jetstream.WithPurgeSubject(s.blobMetaSubj(name)), jetstream.WithPurgeSequence(seq+1)); err != nil {
-		return blobErr(ctx, "delete blob", d, err)
+		return info, false, blobErr(ctx, "delete blob", d, err)
 	}
-	if info == nil {
-		return nil
+	if meta == nil {
+		return info, false, nil
 	}
-	_, now, err := s.blobMeta(octx, name)
+	cctx, ccancel := s.opCtx(context.WithoutCancel(ctx))
+	defer ccancel()
+	_, now, err := s.blobMeta(cctx, name)
 	if err != nil {
-		return blobErr(ctx, "delete blob", d, err)
+		return info, false, blobErr(ctx, "delete blob", d, err)
 	}
-	if now != nil && now.NUID == info.NUID {
-		return nil // renewed meanwhile
+	if now != nil && now.NUID == meta.NUID {
+		return info, false, nil // renewed meanwhile
 	}
-	if err := s.blobStream.Purge(octx, jetstream.WithPurgeSubject(s.blobChunkSubj(info.NUID))); err != nil {
-		return blobErr(ctx, "delete blob", d, fmt.Errorf("purge its chunks: %w", err))
+	info = storage.BlobInfo{Digest: d, Size: int64(meta.Size), Modified: meta.ModTime}
+	if err := s.blobStream.Purge(cctx, jetstream.WithPurgeSubject(s.blobChunkSubj(meta.NUID))); err != nil {
+		return info, true, blobErr(ctx, "delete blob", d, fmt.Errorf("purge its chunks: %w", err))
 	}
-	return nil
+	return info, true, nil
 }
 
 // ListBlobs implements storage.BlobStore. It reads every meta message

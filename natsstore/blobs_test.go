@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"looprig/rig/storage"
 )
 
@@ -146,4 +148,114 @@ func TestBlobCrashedPutLeavesNoBlob(t *testing.T) {
 	if got, err := io.ReadAll(r); err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("GetBlob read %q, %v", got, err)
 	}
+}
+
+// putChunked stores data as blob d by hand, in chunks of blobChunkSize
+// with a message of another subject between each two (as puts at once
+// interleave them), and returns the stream sequences of its chunks.
+func putChunked(t *testing.T, s *Store, data []byte) (storage.Digest, []uint64) {
+	t.Helper()
+	ctx := t.Context()
+	d := storage.DigestOf(data)
+	id := "handmade" + d.String()[:8]
+	var seqs []uint64
+	for rest := data; len(rest) > 0; {
+		n := min(len(rest), blobChunkSize)
+		ack, err := s.js.Publish(ctx, s.blobChunkSubj(id), rest[:n])
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, ack.Sequence)
+		if _, err := s.js.Publish(ctx, s.blobChunkSubj("other"), []byte("in between")); err != nil {
+			t.Fatal(err)
+		}
+		rest = rest[n:]
+	}
+	meta := jetstream.ObjectInfo{
+		ObjectMeta: jetstream.ObjectMeta{Name: d.String(), Opts: &jetstream.ObjectMetaOptions{ChunkSize: blobChunkSize}},
+		Bucket:     s.blobBucket, NUID: id, Size: uint64(len(data)), Chunks: uint32(len(seqs)), Digest: objectDigest(d),
+	}
+	if err := s.publishBlobMeta(ctx, d.String(), meta, 0); err != nil {
+		t.Fatal(err)
+	}
+	return d, seqs
+}
+
+// GetBlobRange reads the chunks of its range and not those before (nor a
+// prefetch past it): what the connection receives for a range of 100
+// bytes is the one or two chunks that hold it and little more, wherever
+// the range is, chunks of other objects between them or not.
+func TestBlobRangeReadsOnlyItsChunks(t *testing.T) {
+	s := openStore(t, startServer(t).URL())
+	data := randomBytes(8*blobChunkSize+500, 70)
+	put, err := s.PutBlob(t.Context(), bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	handmade, _ := putChunked(t, s, data[:8*blobChunkSize-1])
+	for _, c := range []struct {
+		d    storage.Digest
+		size int64
+	}{{put.Digest, int64(len(data))}, {handmade, 8*blobChunkSize - 1}} {
+		for _, off := range []int64{10, blobChunkSize - 50, 3*blobChunkSize + 10, 7 * blobChunkSize, c.size - 100} {
+			before := s.nc.Stats().InBytes
+			r, err := s.GetBlobRange(t.Context(), c.d, off, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(r)
+			r.Close()
+			received := s.nc.Stats().InBytes - before
+			if err != nil || !bytes.Equal(got, data[off:off+100]) {
+				t.Fatalf("GetBlobRange(%d, 100) = %d bytes (equal: %v), %v", off, len(got), bytes.Equal(got, data[off:off+100]), err)
+			}
+			touched := (off+99)/blobChunkSize - off/blobChunkSize + 1
+			t.Logf("range of 100 bytes at %d, in %d chunks: received %d bytes", off, touched, received)
+			if limit := uint64(touched*blobChunkSize + blobChunkSize/2); received > limit {
+				t.Errorf("range of 100 bytes at %d: the connection received %d bytes, want at most %d (%d chunks and some)", off, received, limit, touched)
+			}
+		}
+	}
+	// A whole read of the handmade blob: its chunks are those counted.
+	r, err := s.GetBlob(t.Context(), handmade)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if got, err := io.ReadAll(r); err != nil || !bytes.Equal(got, data[:8*blobChunkSize-1]) {
+		t.Fatalf("GetBlob of the handmade blob: %d bytes, %v", len(got), err)
+	}
+}
+
+// A chunk missing from a blob makes every range over or after it a
+// *storage.CorruptError, never the bytes of the next chunk in its place.
+func TestBlobRangeMissingChunk(t *testing.T) {
+	s := openStore(t, startServer(t).URL())
+	data := randomBytes(4*blobChunkSize, 71)
+	d, seqs := putChunked(t, s, data)
+	if err := s.blobStream.DeleteMsg(t.Context(), seqs[1]); err != nil {
+		t.Fatal(err)
+	}
+	for _, off := range []int64{10, blobChunkSize + 10, 2*blobChunkSize + 10, 3*blobChunkSize + 10} {
+		r, err := s.GetBlobRange(t.Context(), d, off, 100)
+		if err == nil {
+			var got []byte
+			got, err = io.ReadAll(r)
+			r.Close()
+			if err == nil && !bytes.Equal(got, data[off:off+100]) {
+				t.Errorf("GetBlobRange(%d, 100) with chunk 2 missing yielded other bytes", off)
+				continue
+			}
+		}
+		var ce *storage.CorruptError
+		if off >= blobChunkSize && !errors.As(err, &ce) {
+			t.Errorf("GetBlobRange(%d, 100) with chunk 2 missing: %v; want *CorruptError", off, err)
+		}
+	}
+}
+
+func randomBytes(n int, seed uint64) []byte {
+	b := make([]byte, n)
+	(&genReader{rng: rand.New(rand.NewPCG(seed, seed+1)), left: int64(n)}).Read(b)
+	return b
 }

@@ -261,13 +261,10 @@ func (s *Store) Break(ctx context.Context, name string) (storage.Lease, error) {
 }
 
 func (s *Store) grant(ctx context.Context, name string, force bool) (storage.Lease, error) {
-	if err := storage.ValidateName(name); err != nil {
+	octx, cancel, err := s.nameOpCtx(ctx, name)
+	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	octx, cancel := s.opCtx(ctx)
 	defer cancel()
 	key := encodeName(name)
 	for range casRetries {
@@ -326,13 +323,10 @@ func (s *Store) grant(ctx context.Context, name string, force bool) (storage.Lea
 // Probe implements storage.LeaseProber. It only reads: a probe never
 // makes an Acquire fail.
 func (s *Store) Probe(ctx context.Context, name string) (storage.LeaseStatus, error) {
-	if err := storage.ValidateName(name); err != nil {
+	octx, cancel, err := s.nameOpCtx(ctx, name)
+	if err != nil {
 		return storage.LeaseStatus{}, err
 	}
-	if err := ctx.Err(); err != nil {
-		return storage.LeaseStatus{}, err
-	}
-	octx, cancel := s.opCtx(ctx)
 	defer cancel()
 	r, _, err := s.readRecord(octx, name)
 	if err != nil || r == nil {

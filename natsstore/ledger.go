@@ -151,13 +151,10 @@ func (s *Store) lastMsg(ctx context.Context, name string) (*ledgerMsg, error) {
 
 // Tip implements storage.Ledger.
 func (s *Store) Tip(ctx context.Context, name string) (uint64, error) {
-	if err := storage.ValidateName(name); err != nil {
+	octx, cancel, err := s.nameOpCtx(ctx, name)
+	if err != nil {
 		return 0, err
 	}
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	octx, cancel := s.opCtx(ctx)
 	defer cancel()
 	m, err := s.lastMsg(octx, name)
 	if err != nil || m == nil {
@@ -412,13 +409,10 @@ func (s *Store) publish(ctx context.Context, name string, chunks []chunk, expect
 
 // Delete implements storage.Ledger: the ledger's subject is purged.
 func (s *Store) Delete(ctx context.Context, name string) error {
-	if err := storage.ValidateName(name); err != nil {
+	octx, cancel, err := s.nameOpCtx(ctx, name)
+	if err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	octx, cancel := s.opCtx(ctx)
 	defer cancel()
 	s.forgetTip(name)
 	if err := s.ledgers.Purge(octx, jetstream.WithPurgeSubject(s.subject(name))); err != nil {
@@ -437,13 +431,10 @@ func (s *Store) Delete(ctx context.Context, name string) error {
 // The cursor uses ctx for its reads: cancelling ctx ends it with ctx's
 // error.
 func (s *Store) Read(ctx context.Context, name string, after uint64) (storage.Cursor, error) {
-	if err := storage.ValidateName(name); err != nil {
+	octx, cancel, err := s.nameOpCtx(ctx, name)
+	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	octx, cancel := s.opCtx(ctx)
 	defer cancel()
 	last, err := s.lastMsg(octx, name)
 	if err != nil {

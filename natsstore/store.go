@@ -238,33 +238,9 @@ var prefixRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 // An unreachable server, one without JetStream, one older than 2.12 or one
 // whose max_payload is below MinMaxPayload gives *UnavailableError.
 func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
-	o := options{
-		leaseTTL: DefaultLeaseTTL, skew: DefaultClockSkew, timeout: DefaultTimeout,
-		presence: true, replicas: 1, envCreds: true, connName: "looprig",
-		pingEvery: 5 * time.Second,
-	}
-	servers, redacted, pathPrefix, err := parseURL(rawURL)
+	o, servers, redacted, err := openOptions(rawURL, opts)
 	if err != nil {
 		return nil, err
-	}
-	o.prefix = pathPrefix
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if o.prefix == "" {
-		o.prefix = DefaultPrefix
-	}
-	if !prefixRE.MatchString(o.prefix) {
-		return nil, fmt.Errorf("natsstore: prefix %q: use 1 to 32 letters, digits, '-' or '_'", o.prefix)
-	}
-	if o.leaseTTL < 30*time.Millisecond {
-		return nil, fmt.Errorf("natsstore: lease TTL %v is too short", o.leaseTTL)
-	}
-	if o.pid == 0 {
-		o.pid = os.Getpid()
-	}
-	if o.host == "" {
-		o.host, _ = os.Hostname()
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -279,10 +255,62 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 		tips:         map[string]tipCache{},
 		held:         map[string][]*lease{},
 	}
-	unavailable := func(reason, fix string, err error) error {
-		return &UnavailableError{URL: redacted, Reason: reason, Fix: fix, Err: err}
+	nc, err := s.connect(servers)
+	if err != nil {
+		return nil, err
 	}
+	s.nc = nc
+	if err := s.prepare(ctx); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return s, nil
+}
 
+// openOptions is Open's options: the defaults, the URL's prefix, then
+// opts, checked; and the URL's servers and its redacted form.
+func openOptions(rawURL string, opts []Option) (o options, servers, redacted string, err error) {
+	o = options{
+		leaseTTL: DefaultLeaseTTL, skew: DefaultClockSkew, timeout: DefaultTimeout,
+		presence: true, replicas: 1, envCreds: true, connName: "looprig",
+		pingEvery: 5 * time.Second,
+	}
+	servers, redacted, pathPrefix, err := parseURL(rawURL)
+	if err != nil {
+		return o, "", "", err
+	}
+	o.prefix = pathPrefix
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.prefix == "" {
+		o.prefix = DefaultPrefix
+	}
+	if !prefixRE.MatchString(o.prefix) {
+		return o, "", "", fmt.Errorf("natsstore: prefix %q: use 1 to 32 letters, digits, '-' or '_'", o.prefix)
+	}
+	if o.leaseTTL < 30*time.Millisecond {
+		return o, "", "", fmt.Errorf("natsstore: lease TTL %v is too short", o.leaseTTL)
+	}
+	if o.pid == 0 {
+		o.pid = os.Getpid()
+	}
+	if o.host == "" {
+		o.host, _ = os.Hostname()
+	}
+	return o, servers, redacted, nil
+}
+
+// unavailable is the *UnavailableError of the store's server.
+func (s *Store) unavailable(reason, fix string, err error) error {
+	return &UnavailableError{URL: s.url, Reason: reason, Fix: fix, Err: err}
+}
+
+// connect connects to servers: no buffering while reconnecting, the
+// connection's asynchronous errors kept, credentials from the
+// environment (unless WithoutEnvCredentials), then the caller's options.
+func (s *Store) connect(servers string) (*nats.Conn, error) {
+	o := s.o
 	nopts := []nats.Option{
 		nats.Name(o.connName),
 		nats.Timeout(min(o.timeout, 5*time.Second)),
@@ -310,48 +338,52 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 	if err != nil {
 		switch {
 		case errors.Is(err, nats.ErrAuthorization), errors.Is(err, nats.ErrAuthExpired), errors.Is(err, nats.ErrAuthRevoked):
-			return nil, unavailable("the server refused our credentials", "set NATS_CREDS to a credentials file or NATS_TOKEN to a token", err)
+			return nil, s.unavailable("the server refused our credentials", "set NATS_CREDS to a credentials file or NATS_TOKEN to a token", err)
 		default:
-			return nil, unavailable("cannot reach the NATS server", "is nats-server running there, with JetStream (-js)?", err)
+			return nil, s.unavailable("cannot reach the NATS server", "is nats-server running there, with JetStream (-js)?", err)
 		}
 	}
-	s.nc = nc
-	fail := func(err error) (*Store, error) {
-		nc.Close()
-		return nil, err
-	}
+	return nc, nil
+}
+
+// prepare checks the connected server (its version, its max_payload,
+// JetStream), prepares the stream and buckets, and subscribes to the
+// presence requests of this Store, making sure it can be asked. The
+// caller closes the connection when it fails.
+func (s *Store) prepare(ctx context.Context) error {
+	nc, o := s.nc, s.o
 	if v := nc.ConnectedServerVersion(); !versionAtLeast(v, 2, 12) {
-		return fail(unavailable("the server runs nats-server "+v+"; natsstore needs 2.12 or newer (atomic batch publish)", "upgrade the server", nil))
+		return s.unavailable("the server runs nats-server "+v+"; natsstore needs 2.12 or newer (atomic batch publish)", "upgrade the server", nil)
 	}
 	if mp := nc.MaxPayload(); mp < MinMaxPayload {
-		return fail(unavailable(fmt.Sprintf("the server's max_payload is %d bytes, below the %d a 1 MiB record needs", mp, MinMaxPayload),
-			"set max_payload: 8MB in the server configuration", nil))
+		return s.unavailable(fmt.Sprintf("the server's max_payload is %d bytes, below the %d a 1 MiB record needs", mp, MinMaxPayload),
+			"set max_payload: 8MB in the server configuration", nil)
 	}
 	s.maxMsg = int(min(nc.MaxPayload(), 64<<20))
 
 	js, err := jetstream.New(nc)
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	s.js = js
 	octx, cancel := s.opCtx(ctx)
 	defer cancel()
 	if _, err := js.AccountInfo(octx); err != nil {
 		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
-			return fail(unavailable("JetStream is not enabled on the server", "start nats-server with -js, or enable JetStream for this account", err))
+			return s.unavailable("JetStream is not enabled on the server", "start nats-server with -js, or enable JetStream for this account", err)
 		}
-		return fail(unavailable("cannot use JetStream on the server", "", err))
+		return s.unavailable("cannot use JetStream on the server", "", err)
 	}
 	if err := s.setup(octx); err != nil {
-		return fail(err)
+		return err
 	}
 	sub, err := nc.Subscribe(s.presenceSubj+s.id, s.onPresence)
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	s.presenceSub = sub
 	if err := nc.FlushWithContext(octx); err != nil {
-		return fail(unavailable("cannot reach the NATS server", "", err))
+		return s.unavailable("cannot reach the NATS server", "", err)
 	}
 	// Others judge our leases by our answers: make sure we can be asked.
 	// (Were the subscription refused, every other Store would hear "no
@@ -362,11 +394,11 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 			err = *ae
 		}
 		if err != nil || string(reply.Data) != "free" {
-			return fail(unavailable(fmt.Sprintf("cannot answer on %s> (presence)", s.presenceSubj),
-				"allow publish and subscribe on "+s.presenceSubj+"> for this user, or use WithoutPresence", err))
+			return s.unavailable(fmt.Sprintf("cannot answer on %s> (presence)", s.presenceSubj),
+				"allow publish and subscribe on "+s.presenceSubj+"> for this user, or use WithoutPresence", err)
 		}
 	}
-	return s, nil
+	return nil
 }
 
 // parseURL splits nats://host:port[/prefix] into the server list for
@@ -561,6 +593,19 @@ type testHooks struct {
 // opCtx bounds ctx by the per-request timeout.
 func (s *Store) opCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, s.o.timeout)
+}
+
+// nameOpCtx begins an operation on name: it checks name and that ctx is
+// not done, and returns opCtx(ctx) (cancel it when done).
+func (s *Store) nameOpCtx(ctx context.Context, name string) (context.Context, context.CancelFunc, error) {
+	if err := storage.ValidateName(name); err != nil {
+		return nil, nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	octx, cancel := s.opCtx(ctx)
+	return octx, cancel, nil
 }
 
 // isWrongLast reports a failed Nats-Expected-Last-Subject-Sequence check.

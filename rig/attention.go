@@ -36,8 +36,9 @@ const maxOSC = 4 << 10
 
 // attentionSignal is one signal read from a turn's output.
 type attentionSignal struct {
-	reason string // event.AttentionBell, AttentionOSC9, AttentionOSC777
+	reason string // event.AttentionBell, AttentionOSC9, AttentionOSC777, AttentionAgent
 	text   string // printable, at most event.MaxAttentionText bytes
+	agent  string // the agent engine, for AttentionAgent
 }
 
 // scanState is where an attentionDetector is in the output's escape
@@ -270,12 +271,16 @@ func (e *episodes) starts(now time.Time) bool {
 // since the first episode not seen.
 type Attention struct {
 	TurnID string `json:"turn_id"`
-	// Reason is event.AttentionBell, AttentionOSC9 or AttentionOSC777.
+	// Reason is event.AttentionBell, AttentionOSC9, AttentionOSC777 or
+	// AttentionAgent.
 	Reason string `json:"reason"`
 	// Text is the notification's text ("" for a bell), printable and at
 	// most event.MaxAttentionText bytes as journaled; sanitize it before
-	// drawing it.
+	// drawing it. For AttentionAgent it is the agent's words: show it as
+	// theirs (Agent says: …).
 	Text string `json:"text,omitempty"`
+	// Agent names the agent engine of an AttentionAgent.
+	Agent string `json:"agent,omitempty"`
 	// Since is when the first episode not seen was recorded; At when the
 	// latest was, whose journal sequence is Seq.
 	Since time.Time `json:"since"`

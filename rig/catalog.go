@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"looprig/rig/event"
 	"looprig/rig/storage"
 )
 
@@ -34,6 +35,10 @@ const (
 	CatalogBroken CatalogState = "broken"
 )
 
+// LastRestoreFailed begins the catalog's reason of a session whose last
+// restore failed: listings show it beside the session's state.
+const LastRestoreFailed = "its last restore failed"
+
 // CatalogEntry is the cheap summary of a session kept in KV at
 // storage.CatalogKey(id), so listing thousands of sessions never reads a
 // journal. It may lag the journal (the journal is the truth) and is
@@ -48,12 +53,14 @@ type CatalogEntry struct {
 	Placement Placement    `json:"placement"`
 	Root      string       `json:"root,omitempty"`
 	State     CatalogState `json:"state"`
-	Reason    string       `json:"reason,omitempty"`
-	Epoch     uint64       `json:"epoch"`
-	LastSeq   uint64       `json:"last_seq"`
-	OpenTurn  string       `json:"open_turn,omitempty"`
-	TurnIndex int          `json:"turn_index"`
-	OpenGate  string       `json:"open_gate,omitempty"`
+	// Reason is why the session is broken; for a session nobody holds,
+	// why its last restore failed (LastRestoreFailed), until one succeeds.
+	Reason    string `json:"reason,omitempty"`
+	Epoch     uint64 `json:"epoch"`
+	LastSeq   uint64 `json:"last_seq"`
+	OpenTurn  string `json:"open_turn,omitempty"`
+	TurnIndex int    `json:"turn_index"`
+	OpenGate  string `json:"open_gate,omitempty"`
 	// TurnSince and GateSince are when the open turn started and the open
 	// gate opened (zero when none is open).
 	TurnSince time.Time `json:"turn_since,omitzero"`
@@ -73,9 +80,24 @@ type CatalogEntry struct {
 	// (State.Conversation); nil for other engines, and before an agent
 	// that names its conversations itself (codex) has named it.
 	Conversation *CatalogConversation `json:"conversation,omitempty"`
-	Turns        int                  `json:"turns"`
-	Created      time.Time            `json:"created"`
-	Updated      time.Time            `json:"updated"`
+	// Worktree is the git worktree looprig added for the session
+	// (State.Worktree); nil for a session in any other directory.
+	Worktree *CatalogWorktree `json:"worktree,omitempty"`
+	// ForkedFrom: where a session `looprig fork` made came from
+	// (State.ForkedFrom); nil for every other session.
+	ForkedFrom *event.ForkedFrom `json:"forked_from,omitempty"`
+	// Checkpointing is how far the checkpoint its holder is taking is
+	// (written now and then while one runs for more than a moment); nil
+	// when it takes none. Only a held session's means anything: a holder
+	// that died while checkpointing left it behind.
+	Checkpointing *CheckpointProgress `json:"checkpointing,omitempty"`
+	// CheckpointMode is when its holder checkpoints the workspace (the
+	// profile's mode, resolved: a hand-over without a checkpoint leaves
+	// the files behind, CheckHandOff); "" in entries older than it.
+	CheckpointMode CheckpointMode `json:"checkpoint_mode,omitempty"`
+	Turns          int            `json:"turns"`
+	Created        time.Time      `json:"created"`
+	Updated        time.Time      `json:"updated"`
 }
 
 // CatalogCheckpoint is the latest checkpoint of a session's workspace as
@@ -94,6 +116,15 @@ type CatalogCheckpoint struct {
 type CatalogConversation struct {
 	Agent string `json:"agent"`
 	ID    string `json:"id"`
+}
+
+// CatalogWorktree is the git worktree of a session (event.WorktreeAdded)
+// as its catalog entry keeps it: the repository's main work tree, the
+// branch made for the session, and the worktree's directory (its root).
+type CatalogWorktree struct {
+	Repo   string `json:"repo"`
+	Branch string `json:"branch"`
+	Path   string `json:"path"`
 }
 
 const catalogVersion = 1

@@ -1,6 +1,11 @@
 package rig
 
-import "strconv"
+import (
+	"errors"
+	"strconv"
+
+	"looprig/rig/checkpoint"
+)
 
 // CheckpointMode says when a session's workspace is checkpointed into the
 // store (event.WorkspaceCheckpointed), so that it travels with the session
@@ -9,12 +14,12 @@ type CheckpointMode string
 
 const (
 	// CheckpointTurn: at the end of each turn and at shutdown. The
-	// default for session placement.
+	// default for session and exclusive placement: every turn is a point
+	// the workspace can travel from and go back to.
 	CheckpointTurn CheckpointMode = "turn"
 	// CheckpointStop: at shutdown (and handover) only.
 	CheckpointStop CheckpointMode = "stop"
-	// CheckpointOff: never. The default for exclusive placement, and the
-	// only mode of shared placement (a directory other sessions write at
+	// CheckpointOff: never. The only mode of shared placement (a directory other sessions write at
 	// the same time has no state of one session's).
 	CheckpointOff CheckpointMode = "off"
 )
@@ -23,16 +28,20 @@ const (
 // workspace over it is not checkpointed (event.WorkspaceCheckpointSkipped).
 const DefaultCheckpointMax = 1 << 30
 
+// MaxCheckpointPattern bounds a checkpoint_exclude or checkpoint_include
+// pattern's bytes.
+const MaxCheckpointPattern = 4096
+
 // checkpointMode is the mode p's sessions use: Checkpoint, else the
 // default of p's placement.
 func (p Profile) checkpointMode() CheckpointMode {
 	if p.Checkpoint != "" {
 		return p.Checkpoint
 	}
-	if p.Placement == PlacementSession {
-		return CheckpointTurn
+	if p.Placement == PlacementShared {
+		return CheckpointOff
 	}
-	return CheckpointOff
+	return CheckpointTurn
 }
 
 // checkpointMax is p.CheckpointMax or DefaultCheckpointMax.
@@ -59,9 +68,20 @@ func (p Profile) validateCheckpoint() error {
 	if p.CheckpointMax < 0 {
 		return bad("checkpoint_max", "must be 0 (the default, 1 GiB) or more bytes")
 	}
-	for _, pat := range p.CheckpointExclude {
-		if pat == "" || len(pat) > 4096 {
-			return bad("checkpoint_exclude", "patterns must be 1 to 4096 bytes")
+	for _, f := range []struct {
+		name     string
+		patterns []string
+	}{{"checkpoint_exclude", p.CheckpointExclude}, {"checkpoint_include", p.CheckpointInclude}} {
+		for _, pat := range f.patterns {
+			if pat == "" || len(pat) > MaxCheckpointPattern {
+				return bad(f.name, "patterns must be 1 to 4096 bytes")
+			}
+		}
+		if _, err := checkpoint.ParseIgnore(f.patterns); err != nil {
+			if inner := errors.Unwrap(err); inner != nil {
+				err = inner
+			}
+			return bad(f.name, "a pattern is not in gitignore syntax: "+err.Error())
 		}
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,6 +42,12 @@ type Profile struct {
 	// exclusive and shared placement and ignored for session placement.
 	Placement Placement
 	Root      string
+	// PlacementPinned says the profile's configuration names its
+	// placement (a profile's placement key). A profile that does not
+	// places each session where the session was created: a restore uses
+	// the placement and root the session recorded (AsRecorded), so
+	// only a profile that pins a different one is drift.
+	PlacementPinned bool
 	// GatePolicy lists the command patterns the shell engine asks about
 	// before running. Nil means engine.DefaultGatePolicy.
 	GatePolicy []string
@@ -60,16 +67,24 @@ type Profile struct {
 	// from $SHELL (engine.UserShell); the runtime never reads the
 	// environment for it.
 	Shell string
+	// ShellInteractive runs the shell engine's turns as an interactive
+	// shell, "Shell -i -c INPUT" (engine.Config.ShellInteractive), which
+	// reads the user's rc file: their aliases and functions. Recorded in
+	// the manifest (info-level drift).
+	ShellInteractive bool
 	// Checkpoint says when the workspace is checkpointed into the store
-	// ("" means CheckpointTurn for session placement, CheckpointOff
-	// otherwise; shared placement allows only CheckpointOff).
+	// ("" means CheckpointTurn, but CheckpointOff for shared placement,
+	// which allows only that).
 	// CheckpointMax bounds a checkpoint's bytes (0 means
 	// DefaultCheckpointMax); over it the checkpoint is skipped, visibly.
 	// CheckpointExclude lists patterns (gitignore syntax) left out, beside
-	// the workspace's own .looprigignore.
+	// the workspace's own .looprigignore and .gitignore files;
+	// CheckpointInclude patterns take back what any rule excluded, the
+	// default secrets too (checkpoint.Filter).
 	Checkpoint        CheckpointMode
 	CheckpointMax     int64
 	CheckpointExclude []string
+	CheckpointInclude []string
 	// AgentCommand, AgentAllow and AgentGateTimeout configure an agent
 	// engine ("claude"): its program, the tools it uses without a gate,
 	// and how long a tool's gate waits before the tool is denied
@@ -114,7 +129,7 @@ func DefaultProfile() Profile {
 
 // DemoProfile runs the demo engine, which needs no external program.
 func DemoProfile() Profile {
-	return Profile{Name: "demo", Engine: "demo", Placement: PlacementSession}
+	return Profile{Name: "demo", Engine: "demo", Placement: PlacementSession, PlacementPinned: true}
 }
 
 func (p Profile) gatePolicy() []string {
@@ -160,6 +175,8 @@ var manifestLevels = map[string]string{
 	"tty":         event.LevelInfo,
 	"term":        event.LevelInfo,
 	"shell":       event.LevelInfo,
+	// shell_interactive: whether turns read the user's rc file.
+	"shell_interactive": event.LevelInfo,
 }
 
 // LegacyShell is the shell of sessions recorded before the manifest named
@@ -169,7 +186,7 @@ const LegacyShell = engine.DefaultShell
 
 // legacyFields are the values of manifest fields that older versions did
 // not record but ran with.
-var legacyFields = map[string]string{"shell": LegacyShell}
+var legacyFields = map[string]string{"shell": LegacyShell, "shell_interactive": "false"}
 
 // manifest records p. root is the canonical root ("" for session
 // placement).
@@ -183,6 +200,9 @@ func (p Profile) manifest(root string) Manifest {
 		"tty":         p.tty(),
 		"term":        p.term(),
 		"shell":       p.shell(),
+		// A manifest from before it was recorded reads as "false", which
+		// those sessions ran with (legacyFields).
+		"shell_interactive": strconv.FormatBool(p.ShellInteractive),
 	}
 }
 

@@ -184,20 +184,40 @@ func (s *Session) saveTranscript(ctx context.Context, turnID string) {
 }
 
 // Conversation implements engine.AgentSink: the agent reported the
-// conversation id of the turn. The first report of an id is journaled
-// (the conversation exists from then on, so the next turn resumes it), as
-// is another id than the session's (the journal follows the agent).
-func (k *turnSink) Conversation(id string) {
+// conversation id of the turn (from: engine.FromStream, FromHook). The
+// first report of the session's id is journaled (the conversation exists
+// from then on, so the next turn resumes it). Another id than the
+// session's is refused and journaled as such (event.Refused), never
+// adopted: the next turn resumes the session's conversation, whatever a
+// hook or the agent said. Only a session whose agent names its
+// conversations itself, and has none yet (Codex's first turn), takes the
+// id it is told.
+func (k *turnSink) Conversation(id, from string) {
 	s := k.s
 	a := s.agent()
 	if a == nil {
 		return
 	}
 	s.mu.Lock()
-	c := s.state.Conversation
+	var c *Conversation
+	if s.state.Conversation != nil && s.state.Conversation.Agent == a.Name() {
+		c = s.state.Conversation
+	}
 	known := c != nil && c.ID == id && c.Started
+	foreign := c != nil && c.ID != id
 	s.mu.Unlock()
-	if known {
+	switch {
+	case known:
+		return
+	case foreign:
+		source := event.SourceStream
+		if from == engine.FromHook {
+			source = event.SourceHook
+		}
+		s.rig.log.Warn("agent conversation refused", "session", s.id, "turn", k.t.id, "reported", id, "from", source, "kept", c.ID)
+		k.flush(false)
+		s.journalRefused(k.t, event.RefusedConversation+" "+id, event.Refused{TurnID: k.t.id, What: event.RefusedConversation,
+			Agent: a.Name(), ID: printableWord(id, event.MaxRefusedDetail, "?"), Source: source})
 		return
 	}
 	ctx, cancel := s.bg()
@@ -209,7 +229,27 @@ func (k *turnSink) Conversation(id string) {
 }
 
 // Notify implements engine.AgentSink: the agent asks for the user
-// (event.AttentionAgent).
+// (event.AttentionAgent), in its own words (text, "" when it only waits),
+// which the journal keeps as the agent's (Attention.Agent).
 func (k *turnSink) Notify(text string) {
-	k.attention(attentionSignal{reason: event.AttentionAgent, text: attentionText(text)})
+	name := ""
+	if a := k.s.agent(); a != nil {
+		name = a.Name()
+	}
+	k.attention(attentionSignal{reason: event.AttentionAgent, text: attentionText(text), agent: name})
+}
+
+// HookRefused implements engine.AgentSink: the turn's hook socket was sent
+// an event the turn did not ask for; it changed nothing, and is journaled
+// once per name (event.Refused).
+func (k *turnSink) HookRefused(hook string) {
+	s := k.s
+	name := ""
+	if a := s.agent(); a != nil {
+		name = a.Name()
+	}
+	hook = printableWord(hook, event.MaxRefusedDetail, "?")
+	s.rig.log.Warn("agent hook event refused", "session", s.id, "turn", k.t.id, "hook", hook)
+	k.flush(false)
+	s.journalRefused(k.t, event.RefusedHook+" "+hook, event.Refused{TurnID: k.t.id, What: event.RefusedHook, Agent: printableWord(name, event.MaxRefusedDetail, ""), Hook: hook})
 }

@@ -17,8 +17,10 @@ import (
 type SessionOption func(*sessionConfig)
 
 type sessionConfig struct {
-	seed  string
-	title string
+	seed     string
+	title    string
+	id       uuid.UUID
+	worktree *event.WorktreeAdded
 }
 
 // WithSeedSnapshot copies the directory dir into the new session's
@@ -29,6 +31,20 @@ func WithSeedSnapshot(dir string) SessionOption { return func(c *sessionConfig) 
 
 // WithTitle sets the session's title.
 func WithTitle(title string) SessionOption { return func(c *sessionConfig) { c.title = title } }
+
+// WithSessionID creates the session with id instead of a fresh one: a
+// caller that names something after the session before it exists (a git
+// worktree's branch, WithWorktree) mints it first. An id a session of the
+// store has is refused.
+func WithSessionID(id uuid.UUID) SessionOption { return func(c *sessionConfig) { c.id = id } }
+
+// WithWorktree records that the session's workspace, the profile's
+// exclusive root, is a git worktree made for it (event.WorktreeAdded,
+// after the root LoopStarted, its Path the canonical root), so that
+// deleting the session can remove it.
+func WithWorktree(repo, branch string) SessionOption {
+	return func(c *sessionConfig) { c.worktree = &event.WorktreeAdded{Repo: repo, Branch: branch} }
+}
 
 func newID() string { return uuid.NewString() }
 
@@ -44,26 +60,50 @@ func newID() string { return uuid.NewString() }
 // meanwhile (a broken lease), the records are left to it and the
 // LifecycleError's cause also holds the lease loss
 // (*journal.JournalLeaseLostError).
-func (r *Rig) NewSession(ctx context.Context, opts ...SessionOption) (_ *Session, err error) {
+func (r *Rig) NewSession(ctx context.Context, opts ...SessionOption) (*Session, error) {
+	return r.create(ctx, nil, opts...)
+}
+
+// create is NewSession, and with fork ForkSession: the fork's workspace
+// is its checkpoint rather than a seed, and its first records say where
+// it came from (fork.go).
+func (r *Rig) create(ctx context.Context, fork *forkPlan, opts ...SessionOption) (_ *Session, err error) {
+	fail := func(stage LifecycleStage, cause error) error { return &LifecycleError{Stage: stage, Cause: cause} }
 	var cfg sessionConfig
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, fail(StageValidate, fmt.Errorf("rig: NewSession: option %d is nil", i))
+		}
 		o(&cfg)
 	}
-	if cfg.seed == "" {
+	switch {
+	case fork != nil && cfg.seed != "":
+		return nil, fail(StageValidate, &SeedError{Path: cfg.seed, Reason: "a fork begins with its source's files, not a seed"})
+	case fork != nil && r.profile.Placement == PlacementShared:
+		return nil, fail(StageValidate, fork.refuse("a shared workspace cannot hold a fork: it needs a directory of its own (a new one in the store, or --root DIR)"))
+	case cfg.seed == "" && fork == nil:
 		cfg.seed = r.profile.Seed
 	}
-	fail := func(stage LifecycleStage, cause error) error { return &LifecycleError{Stage: stage, Cause: cause} }
 
-	// 1. The caller's context and the rig's requirements.
+	// 1. The caller's context, the options and the rig's requirements.
 	if err := ctx.Err(); err != nil {
 		return nil, fail(StageValidate, err)
 	}
 	if cfg.seed != "" && r.profile.Placement == PlacementShared {
 		return nil, fail(StageValidate, &SeedError{Path: cfg.seed, Reason: "a shared workspace cannot be seeded"})
 	}
-	// 2. A non-zero id.
-	id, err := uuid.NewRandom()
-	if err != nil || id == uuid.Nil {
+	if cfg.worktree != nil && r.profile.Placement != PlacementExclusive {
+		return nil, fail(StageValidate, fmt.Errorf("rig: NewSession: a worktree is an exclusive root, not placement %s", r.profile.Placement))
+	}
+	// 2. A non-zero id: the caller's (a session of the store must not
+	// have it: checked before the lease, whose failure removes records),
+	// else a fresh one.
+	id := cfg.id
+	if id != uuid.Nil {
+		if _, cerr := ReadCatalog(ctx, r.store, id.String()); !IsNotFound(cerr) {
+			return nil, fail(StageMint, fmt.Errorf("session id %s: exists or cannot be checked (%v)", id, cerr))
+		}
+	} else if id, err = uuid.NewRandom(); err != nil || id == uuid.Nil {
 		return nil, fail(StageMint, fmt.Errorf("mint session id: %v", err))
 	}
 	// 3. The session lease.
@@ -101,12 +141,17 @@ func (r *Rig) NewSession(ctx context.Context, opts ...SessionOption) (_ *Session
 	s.hub = s.newHub()
 
 	// 6. Placement, seed, root loop.
-	ws, err := r.placeWorkspace(ctx, id.String())
+	var ws *workspace
+	if fork != nil {
+		ws, err = r.placeFork(ctx, s, fork)
+	} else {
+		ws, err = r.placeWorkspace(ctx, id.String(), nil)
+	}
 	if err != nil {
 		return nil, fail(StagePlacement, err)
 	}
 	s.ws = ws
-	createdDir = ws.placement == PlacementSession
+	createdDir = ws.placement == PlacementSession || fork != nil
 	if cfg.seed != "" {
 		if err := copySeed(cfg.seed, ws.dir); err != nil {
 			return nil, fail(StageSeed, err)
@@ -119,19 +164,7 @@ func (r *Rig) NewSession(ctx context.Context, opts ...SessionOption) (_ *Session
 	s.loopID = newID()
 
 	// 7. SessionStarted and the root LoopStarted, durable.
-	started := event.SessionStarted{Title: cfg.title, Rig: r.profile.Name, Placement: string(ws.placement), Root: ws.root}
-	m := r.profile.manifest(ws.root)
-	started.Fingerprint = m.Fingerprint()
-	if !r.legacy {
-		started.Manifest = m
-	}
-	if _, err := s.hub.Publish(ctx, "", started); err != nil {
-		return nil, fail(StageCommit, s.mutationErr(err))
-	}
-	if _, err := s.hub.Publish(ctx, s.loopID, event.LoopStarted{LoopID: s.loopID, Name: "root", Engine: r.profile.Engine}); err != nil {
-		return nil, fail(StageCommit, s.mutationErr(err))
-	}
-	if err := s.startConversation(ctx); err != nil {
+	if err := r.commitStart(ctx, s, &cfg, fork); err != nil {
 		return nil, fail(StageCommit, s.mutationErr(err))
 	}
 
@@ -139,6 +172,43 @@ func (r *Rig) NewSession(ctx context.Context, opts ...SessionOption) (_ *Session
 	go s.watch()
 	s.updateCatalog()
 	return s, nil
+}
+
+// commitStart journals what starts session s, durably: SessionStarted and
+// the root LoopStarted, then for a fork where it came from, for an agent
+// its conversation, for a worktree the worktree (cfg.worktree).
+func (r *Rig) commitStart(ctx context.Context, s *Session, cfg *sessionConfig, fork *forkPlan) error {
+	ws := s.ws
+	started := event.SessionStarted{Title: cfg.title, Rig: r.profile.Name, Placement: string(ws.placement), Root: ws.root}
+	m := r.profile.manifest(ws.root)
+	started.Fingerprint = m.Fingerprint()
+	if fork != nil {
+		started.ForkedFrom = &fork.from
+	}
+	if !r.legacy {
+		started.Manifest = m
+	}
+	if _, err := s.hub.Publish(ctx, "", started); err != nil {
+		return err
+	}
+	if _, err := s.hub.Publish(ctx, s.loopID, event.LoopStarted{LoopID: s.loopID, Name: "root", Engine: r.profile.Engine}); err != nil {
+		return err
+	}
+	if fork != nil {
+		if err := r.journalFork(ctx, s, fork); err != nil {
+			return err
+		}
+	}
+	if err := s.startConversation(ctx); err != nil {
+		return err
+	}
+	if w := cfg.worktree; w != nil {
+		w.Path = ws.root
+		if _, err := s.hub.Publish(ctx, "", *w); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // catalogSeed is the entry of a session before it has a journal.

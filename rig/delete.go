@@ -28,6 +28,12 @@ type DeletedSession struct {
 	// Journal and Catalog report whether there was a journal and a catalog
 	// entry to remove.
 	Journal, Catalog bool
+	// Blobs are the blobs the session's journal referenced (its
+	// checkpoints, its agent transcript), and LastCheckpoint when it last
+	// journaled one: FreeSessionBlobs deletes those no other session
+	// references.
+	Blobs          []storage.Digest
+	LastCheckpoint time.Time
 }
 
 // DeleteSession removes session id for good: its journal, its keys in the
@@ -61,7 +67,7 @@ func DeleteSession(ctx context.Context, store storage.Store, workspaces string, 
 		return out, &storage.NotFoundError{Key: name}
 	}
 
-	lease, err := store.Acquire(ctx, name)
+	lease, err := acquireAfterExit(ctx, store, name)
 	if err != nil {
 		return out, fmt.Errorf("delete session %s: %w", id, err)
 	}
@@ -91,6 +97,11 @@ func DeleteSession(ctx context.Context, store storage.Store, workspaces string, 
 			return out, fmt.Errorf("delete session %s: its workspace: %w", id, err)
 		}
 		os.Remove(indexPath(workspaces, id.String())) // its checkpoints' stat index (checkpoint_take.go)
+	}
+	if out.Journal {
+		// What it referenced, while the journal can still say: what can
+		// be read of it (a damaged journal or manifest frees less).
+		out.Blobs, out.LastCheckpoint, _ = sessionBlobs(ctx, store, id, true)
 	}
 	if err := store.Delete(ctx, name); err != nil {
 		return out, fmt.Errorf("delete session %s: remove its journal: %w", id, err)

@@ -1,7 +1,6 @@
 package rig
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -27,6 +26,7 @@ const (
 	RestoreTurnRunning       RestoreErrorKind = "turn_running"       // a turn of an earlier holder still runs on this machine (*TurnRunningError)
 	RestoreReplayFailed      RestoreErrorKind = "replay_failed"      // the journal could not be read back
 	RestoreMaterializeFailed RestoreErrorKind = "materialize_failed" // the workspace could not be materialized
+	RestoreWorkspaceDiverged RestoreErrorKind = "workspace_diverged" // the workspace directory has changes no checkpoint has (*WorkspaceDivergedError)
 	RestoreAppendFailed      RestoreErrorKind = "append_failed"      // a restore record could not be journaled
 	RestoreLoopFailed        RestoreErrorKind = "loop_failed"        // a loop could not be rebuilt (unknown engine)
 	RestoreRuntimeFailed     RestoreErrorKind = "runtime_failed"     // the engine or session runtime could not be built
@@ -36,7 +36,7 @@ const (
 // RestoreErrorKinds lists every kind, in stage order.
 var RestoreErrorKinds = []RestoreErrorKind{
 	RestoreDiscoveryFailed, RestoreLeaseFailed, RestoreJournalFailed, RestoreTurnRunning, RestoreReplayFailed,
-	RestoreMaterializeFailed, RestoreAppendFailed, RestoreLoopFailed, RestoreRuntimeFailed, RestoreContextDone,
+	RestoreMaterializeFailed, RestoreWorkspaceDiverged, RestoreAppendFailed, RestoreLoopFailed, RestoreRuntimeFailed, RestoreContextDone,
 }
 
 // RestoreError is a failed restore: Kind is the stage, Cause what went
@@ -46,6 +46,12 @@ type RestoreError struct {
 	Kind    RestoreErrorKind
 	Session uuid.UUID
 	Cause   error
+	// Journaled says whether the failed restore appended anything to the
+	// session's journal: its fence and RestoreErrored (past
+	// RestoreStarted, what it had journaled too). False: it wrote nothing
+	// there (it was refused before its fence and the journal's last record
+	// is this very refusal, or the journal could not be written).
+	Journaled bool
 }
 
 func (e *RestoreError) Error() string {
@@ -60,6 +66,8 @@ type ConfigMismatchError struct {
 	Session   uuid.UUID
 	Persisted string
 	Live      string
+	// Journaled: as RestoreError.Journaled.
+	Journaled bool
 }
 
 func (e *ConfigMismatchError) Error() string {
@@ -74,6 +82,8 @@ type RestoreRejectedError struct {
 	Assessment Assessment
 	Source     string
 	Cause      error
+	// Journaled: as RestoreError.Journaled.
+	Journaled bool
 }
 
 func (e *RestoreRejectedError) Error() string {
@@ -147,16 +157,33 @@ func (e *LifecycleError) Error() string {
 
 func (e *LifecycleError) Unwrap() error { return e.Cause }
 
-// ErrSessionClosed is returned by mutations after Shutdown began.
-var ErrSessionClosed = errors.New("session is shut down")
+// ErrSessionClosed is returned by mutations after Shutdown began (kind
+// session_closed: sessionClosed).
+var ErrSessionClosed error = sessionClosed{}
 
-// BusyError refuses a Submit while a turn is running.
+// BusyError refuses a Submit while a turn is running (and a Revert while
+// a turn runs or a checkpoint is taken, a Submit while a revert runs).
 type BusyError struct {
 	TurnID string
 	Index  int
+	// Checkpointing: the turn has ended, and the checkpoint of the
+	// workspace that follows its end is still being taken.
+	Checkpointing bool
+	// Reverting: no turn runs; the workspace is being reverted
+	// (Session.Revert).
+	Reverting bool
 }
 
 func (e *BusyError) Error() string {
+	switch {
+	case e.Reverting:
+		return "the workspace is being reverted; wait for it"
+	case e.Checkpointing && e.TurnID == "":
+		return "a checkpoint of the workspace is being taken; wait for it"
+	}
+	if e.Checkpointing {
+		return fmt.Sprintf("turn %d (%s) has ended, and the checkpoint of the workspace that follows it is still being taken; wait for it", e.Index, e.TurnID)
+	}
 	return fmt.Sprintf("turn %d (%s) is still running; interrupt it or wait for it", e.Index, e.TurnID)
 }
 
@@ -247,4 +274,33 @@ func (e *PersistenceOverlapError) Error() string {
 	}
 	return fmt.Sprintf("profile %q: %s placement refused: its %s; a turn there could delete every session's journal and lease",
 		e.Profile, e.Placement, how)
+}
+
+// UnsafeRootError refuses a profile whose exclusive or shared workspace
+// root is not a project directory (CheckSensibleRoot): the filesystem root
+// (Reason UnsafeRootFilesystem) or the user's home directory itself
+// (UnsafeRootHome). Root is canonical; RootGiven is the path as the
+// profile (or --root) named it.
+type UnsafeRootError struct {
+	Profile   string
+	Placement Placement
+	Root      string
+	RootGiven string
+	Reason    string
+}
+
+func (e *UnsafeRootError) Error() string {
+	root := e.Root
+	if e.RootGiven != "" && e.RootGiven != e.Root {
+		root += " (given as " + e.RootGiven + ")"
+	}
+	what := "is not a project directory"
+	switch e.Reason {
+	case UnsafeRootFilesystem:
+		what = "is the filesystem root"
+	case UnsafeRootHome:
+		what = "is your home directory itself"
+	}
+	return fmt.Sprintf("profile %q: %s placement refused: workspace root %s %s; a session's turns would run in, and its checkpoints copy, everything there",
+		e.Profile, e.Placement, root, what)
 }

@@ -14,8 +14,25 @@ import (
 	"looprig/rig/storage"
 )
 
-// replayChunk bounds the events one FeedReader.Next reads from a journal.
-const replayChunk = 1024
+// replayChunk and replayBytes bound what one FeedReader.Next reads from a
+// journal: at most replayChunk events, and no more once their records'
+// payloads reach replayBytes (the event that reaches it is the last). A
+// journal of 64 KiB output checkpoints thus comes in chunks of about 16
+// events, not 1,024 (64 MiB): what a reader holds for a chunk it has not
+// passed on yet is bounded in bytes, and a host's forwarder counts it in
+// its output budget (host/subscriptions.go, forward).
+const (
+	replayChunk = 1024
+	replayBytes = 1 << 20
+)
+
+// replayReaders bounds the journal chunks read at once in this process:
+// each holds, while it is read, a read buffer of the backend (fsstore's
+// is 1 MiB) and the chunk it decodes, which its reader then counts where
+// it keeps it (a host, in its output budget). A host whose 32 clients
+// subscribe from the start of a long journal at once reads 4 chunks at a
+// time, not 32.
+var replayReaders = make(chan struct{}, 4)
 
 // followHook, when set, runs at two points of a Session's feed: "subscribed"
 // (its hub subscription is open, the journal not read yet) and "replayed"
@@ -124,23 +141,43 @@ func (r *journalReader) Next(ctx context.Context) ([]event.Envelope, error) {
 	}
 }
 
+// ReadNow implements TipReader: the next chunk journaled, none at the
+// tip (or when there is no journal yet).
+func (r *journalReader) ReadNow(ctx context.Context) ([]event.Envelope, error) {
+	batch, last, _, err := readEventChunk(ctx, r.feed.store, r.feed.name, r.next)
+	if err != nil && !IsNotFound(err) {
+		return nil, err
+	}
+	r.next = max(r.next, last)
+	return batch, nil
+}
+
 func (r *journalReader) Close() error { return nil }
 
 // readEventChunk reads up to replayChunk events of journal name after
-// sequence after. last is the sequence of the last record read (fences and
+// sequence after, stopping after the one whose payload brings the chunk's
+// to replayBytes or more. last is the sequence of the last record read (fences and
 // commands count), more whether the chunk stopped short of the tip the
 // reader saw.
 func readEventChunk(ctx context.Context, store storage.Ledger, name string, after uint64) (batch []event.Envelope, last uint64, more bool, err error) {
+	select {
+	case replayReaders <- struct{}{}:
+		defer func() { <-replayReaders }()
+	case <-ctx.Done():
+		return nil, after, false, ctx.Err()
+	}
 	rp, err := journal.NewEventReplayer(ctx, store, name, after)
 	if err != nil {
 		return nil, after, false, err
 	}
 	defer rp.Close()
-	for len(batch) < replayChunk {
+	size := 0
+	for len(batch) < replayChunk && size < replayBytes {
 		if !rp.Next() {
 			return batch, max(after, rp.LastSeq()), false, rp.Err()
 		}
 		batch = append(batch, rp.Envelope())
+		size += rp.Size()
 	}
 	return batch, rp.LastSeq(), true, nil
 }

@@ -79,6 +79,19 @@ func Follow(ctx context.Context, feed Feed, after uint64) (*Follower, error) {
 	return &Follower{feed: feed, r: r, last: after, returned: after}, nil
 }
 
+// ReplayStart says where a presenter that shows the last n records of a
+// long journal, whose tip is tip, starts reading it (Follow's after): 0,
+// the whole journal, when it holds no more than n records and a quarter
+// more (skipping so few saves little and costs a note of what was
+// skipped); else tip-n, its last n records. `attach` and the TUI's attach
+// start there.
+func ReplayStart(tip, n uint64) uint64 {
+	if tip <= n+n/4 {
+		return 0
+	}
+	return tip - n
+}
+
 // Next waits for the next events and returns them: every durable event
 // after the start exactly once, in sequence order, with the live events
 // between them. A reading that fell behind is read again from the last
@@ -86,24 +99,56 @@ func Follow(ctx context.Context, feed Feed, after uint64) (*Follower, error) {
 // session stopped; everything it journaled was returned) or the feed's
 // error; ctx ending returns ctx's error, and Next may be called again.
 func (f *Follower) Next(ctx context.Context) ([]event.Envelope, error) {
+	evs, _, err := f.next(ctx, false)
+	return evs, err
+}
+
+// NextOrTip is Next for a reader that must not wait at the tip: when the
+// feed has nothing more journaled than what was returned, it returns no
+// events and atTip true instead of waiting for more; Next or NextOrTip
+// may be called again later to read on from there. A JournalFeed's
+// readings can tell; the others (a Session's, a host's, whose live
+// events have no tip to reach) wait as Next does and never report it.
+func (f *Follower) NextOrTip(ctx context.Context) (evs []event.Envelope, atTip bool, err error) {
+	return f.next(ctx, true)
+}
+
+// TipReader is a FeedReader that can read without waiting: ReadNow
+// returns the events journaled after what it returned, as Next does, or
+// none (and no error) when there are none yet.
+type TipReader interface {
+	FeedReader
+	ReadNow(ctx context.Context) ([]event.Envelope, error)
+}
+
+func (f *Follower) next(ctx context.Context, noWait bool) ([]event.Envelope, bool, error) {
 	if len(f.held) > 0 {
-		return f.bounded(f.held), nil
+		return f.bounded(f.held), false, nil
 	}
 	for {
 		if f.end != nil {
-			return nil, f.end
+			return nil, false, f.end
 		}
 		if f.r == nil {
 			r, err := f.feed.OpenFeed(ctx, f.last)
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			f.r = r
 		}
-		batch, err := f.r.Next(ctx)
+		var (
+			batch []event.Envelope
+			err   error
+		)
+		tr, canTell := f.r.(TipReader)
+		if noWait && canTell {
+			batch, err = tr.ReadNow(ctx)
+		} else {
+			batch, err = f.r.Next(ctx)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, err
+				return nil, false, err
 			}
 			f.r.Close()
 			f.r = nil
@@ -113,7 +158,10 @@ func (f *Follower) Next(ctx context.Context) ([]event.Envelope, error) {
 				continue
 			}
 			f.end = err
-			return nil, err
+			return nil, false, err
+		}
+		if noWait && canTell && len(batch) == 0 {
+			return nil, true, nil
 		}
 		out := batch[:0]
 		for _, env := range batch {
@@ -126,7 +174,7 @@ func (f *Follower) Next(ctx context.Context) ([]event.Envelope, error) {
 			out = append(out, env)
 		}
 		if len(out) > 0 {
-			return f.bounded(out), nil
+			return f.bounded(out), false, nil
 		}
 	}
 }

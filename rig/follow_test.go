@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"looprig/rig/engine"
 	"looprig/rig/event"
 	"looprig/rig/journal"
@@ -454,4 +456,141 @@ func TestJournalFeed(t *testing.T) {
 	fl.run(t, ctx, ti.ID)
 	outs, journaled := journalOutput(t, st, s)
 	fl.check(t, "journal feed", got[len(got)-1].Seq, journaled, outs)
+}
+
+// NextOrTip over a journal feed returns what is journaled, in bounded
+// batches, then says it reached the tip instead of waiting; what is
+// appended later comes on the next call, each event once, and the same
+// Follower's Next then waits for more as ever. A feed that cannot tell (a
+// Session's) waits as Next does.
+func TestFollowNextOrTip(t *testing.T) {
+	st := memstore.New()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	id := uuid.New()
+	name := storage.SessionName(id.String())
+	l, err := st.Acquire(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release(context.Background())
+	j, err := journal.Open(ctx, st, name, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendIdle := func(n int) {
+		for range n {
+			if _, err := j.AppendEvent(ctx, "", event.SessionIdle{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	f, err := Follow(ctx, JournalFeed(st, id, time.Hour), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.Limit(7)
+	// No journal yet: at the tip at once, though the poll is an hour.
+	if evs, tip, err := f.NextOrTip(ctx); err != nil || !tip || len(evs) != 0 {
+		t.Fatalf("no journal: %d events, tip %v, err %v", len(evs), tip, err)
+	}
+	readToTip := func() []uint64 {
+		t.Helper()
+		var seqs []uint64
+		for {
+			evs, tip, err := f.NextOrTip(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tip {
+				if len(evs) != 0 {
+					t.Fatalf("at the tip with %d events", len(evs))
+				}
+				return seqs
+			}
+			if len(evs) == 0 || len(evs) > 7 {
+				t.Fatalf("a batch of %d events, want 1 to 7", len(evs))
+			}
+			for _, env := range evs {
+				seqs = append(seqs, env.Seq)
+			}
+		}
+	}
+	appendIdle(30)
+	first := readToTip()
+	if len(first) != 30 {
+		t.Fatalf("read %d events to the tip, want 30", len(first))
+	}
+	for i := 1; i < len(first); i++ {
+		if first[i] <= first[i-1] {
+			t.Fatalf("sequences out of order: %v", first)
+		}
+	}
+	if f.LastSeq() != first[len(first)-1] {
+		t.Fatalf("LastSeq %d, want %d", f.LastSeq(), first[len(first)-1])
+	}
+	if again := readToTip(); len(again) != 0 {
+		t.Fatalf("read %v again at the tip", again)
+	}
+	appendIdle(10)
+	more := readToTip()
+	if len(more) != 10 || more[0] <= first[len(first)-1] {
+		t.Fatalf("after appending 10: read %v (the first read ended at %d)", more, first[len(first)-1])
+	}
+	// Next waits at the tip (the poll is an hour: until ctx ends) and
+	// leaves the Follower usable.
+	short, cancelShort := context.WithTimeout(ctx, 30*time.Millisecond)
+	evs, err := f.Next(short)
+	cancelShort()
+	if !errors.Is(err, context.DeadlineExceeded) || len(evs) != 0 {
+		t.Fatalf("Next at the tip: %d events, err %v", len(evs), err)
+	}
+	appendIdle(1)
+	if evs, tip, err := f.NextOrTip(ctx); err != nil || tip || len(evs) != 1 {
+		t.Fatalf("after a Next that timed out: %d events, tip %v, err %v", len(evs), tip, err)
+	}
+
+	// A Session's feed has no tip to report: NextOrTip waits.
+	r, _ := followRig(t, 0)
+	s, err := r.NewSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(context.Background())
+	sf, err := Follow(ctx, s, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sf.Close()
+	short, cancelShort = context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancelShort()
+	for {
+		evs, tip, err := sf.NextOrTip(short)
+		if tip {
+			t.Fatal("a Session's feed reported a tip")
+		}
+		if err != nil {
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatal(err)
+			}
+			break
+		}
+		if len(evs) == 0 {
+			t.Fatal("no events, no tip, no error")
+		}
+	}
+}
+
+// ReplayStart: the whole of a journal not much longer than the records
+// shown, else its last n records.
+func TestReplayStart(t *testing.T) {
+	for _, c := range []struct{ tip, n, want uint64 }{
+		{0, 50, 0}, {50, 50, 0}, {62, 50, 0}, {63, 50, 13}, {1000, 50, 950},
+		{12_500, 10_000, 0}, {12_501, 10_000, 2_501}, {10, 0, 10},
+	} {
+		if got := ReplayStart(c.tip, c.n); got != c.want {
+			t.Errorf("ReplayStart(%d, %d) = %d, want %d", c.tip, c.n, got, c.want)
+		}
+	}
 }

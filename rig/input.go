@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
+	"strings"
 	"time"
 
 	"looprig/rig/engine"
+	"looprig/rig/event"
 	"looprig/rig/journal"
 )
 
@@ -17,11 +20,12 @@ const SigintGrace = 2 * time.Second
 
 // Input is what a client sends to the running turn's terminal: Text as if
 // typed (a line ends with "\n"), or, with EOF, an end of file (^D). From
-// names the sender in the journal ("tui", "cli").
+// is the sender: its kind is journaled ("tui", "cli"), and input from a
+// process inside the session's own turns is refused (*FromTurnError).
 type Input struct {
 	Text string
 	EOF  bool
-	From string
+	From Client
 }
 
 // NoTerminalError refuses input to a turn that has no terminal: the
@@ -49,7 +53,9 @@ func (e *InputTimeoutError) Error() string {
 
 func (e *InputTimeoutError) Unwrap() error { return e.Err }
 
-// SendInput sends in to the running turn's terminal and reports whether
+// SendInput sends in to the running turn's terminal (see Send: at what
+// looks like a password prompt printed while the terminal still echoes,
+// it first waits a moment for the echo to go off) and reports whether
 // the input was hidden: the terminal's echo was off (a password prompt),
 // or could not be read, when the input arrived, when its write began or
 // when it ended, so that the turn may have read it without echo. The
@@ -73,27 +79,100 @@ func (e *InputTimeoutError) Unwrap() error { return e.Err }
 // read its input makes the write wait until ctx ends (*InputTimeoutError),
 // a turn may end first (*NoTerminalError). An input hidden on arrival, or
 // an end of file, that went in whole has no input_written. No turn running
-// is *NoTurnError, a turn without a terminal *NoTerminalError, a text too
+// is *NoTurnError, input from a process inside the session's own turns
+// *FromTurnError (the attempt is journaled as event.Refused, nothing is
+// written), a turn without a terminal *NoTerminalError, a text too
 // large for a record (echo on) *storage.PayloadTooLargeError: then nothing
 // is journaled or written. An input_written that cannot be journaled after
 // a write that went in whole faults the session, as any failed append does,
 // and SendInput returns the fault.
 func (s *Session) SendInput(ctx context.Context, in Input) (hidden bool, err error) {
+	sent, err := s.Send(ctx, in)
+	return sent.Hidden, err
+}
+
+// Sent is what Send did with an input.
+type Sent struct {
+	// Hidden: as SendInput reports it.
+	Hidden bool
+	// PromptEcho: when the input arrived, the turn's last output line
+	// looked like a password prompt (LooksLikeSecretPrompt) while its
+	// terminal still echoed: a program that prints its prompt before it
+	// turns echo off (echo "Password:"; read -s), or one that reads a
+	// secret with echo on. Send then waited, up to PromptEchoWait, for the
+	// echo to go off before it wrote (EchoWaited is how long): when it
+	// went off, the input went in hidden; when not, it was echoed into the
+	// turn's output and journaled (Hidden false).
+	PromptEcho bool
+	EchoWaited time.Duration
+}
+
+// PromptEchoWait bounds, by default (WithPromptEchoWait), how long Send waits, at what looks like a
+// password prompt printed while the terminal still echoes, for the
+// program to turn echo off before the input is written.
+const PromptEchoWait = 500 * time.Millisecond
+
+// promptEchoPoll is how often Send looks at the echo meanwhile.
+const promptEchoPoll = 2 * time.Millisecond
+
+// secretPrompt matches a line that asks for a secret: a word naming one,
+// and the line ending as a prompt does (":", "?" or ">", spaces after).
+var secretPrompt = regexp.MustCompile(`(?i)\b(password|passphrase|passcode|passwd|pin|secret|token|api[ _-]?key)\b.*[:?>]\s*$`)
+
+// ansiCSI matches a terminal's control sequences (colours, cursor
+// moves), which a prompt may carry.
+var ansiCSI = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]`)
+
+// LooksLikeSecretPrompt reports whether output, a turn's latest output,
+// ends with what looks like a prompt for a secret: its last line that is
+// not blank ("Password:", "Enter passphrase for key 'id': ",
+// "[sudo] password for ann:"), colours and trailing newlines aside.
+func LooksLikeSecretPrompt(output []byte) bool {
+	text := strings.TrimRight(ansiCSI.ReplaceAllString(string(output), ""), " \t\r\n")
+	if i := strings.LastIndexAny(text, "\r\n"); i >= 0 {
+		text = text[i+1:]
+	}
+	return text != "" && len(text) <= 200 && secretPrompt.MatchString(text)
+}
+
+// Send is SendInput, reporting what it did (see Sent): at what looks like
+// a password prompt printed while the terminal still echoes, it waits up
+// to PromptEchoWait for the echo to go off before the input is journaled
+// and written, so that a fast sender does not beat a program that turns
+// echo off just after its prompt.
+func (s *Session) Send(ctx context.Context, in Input) (sent Sent, err error) {
 	s.mu.Lock()
 	if err := s.admitLocked(); err != nil {
 		s.mu.Unlock()
-		return false, err
+		return sent, err
 	}
 	t := s.runningTurnLocked()
 	s.mu.Unlock()
 	if t == nil {
-		return false, &NoTurnError{}
+		return sent, &NoTurnError{}
+	}
+	if reason, via := s.fromTurn(in.From); reason != "" {
+		e := &FromTurnError{Session: s.id.String(), TurnID: t.id, Request: RequestInput, Client: *in.From.record(), Reason: reason, Via: via}
+		s.rig.log.Warn("input refused", "session", s.id, "err", e)
+		s.journalRefused(t, event.RefusedInput, event.Refused{TurnID: t.id, What: event.RefusedInput, By: in.From.record(), Reason: reason, Via: via})
+		return sent, e
 	}
 	terminal, echoOff := t.console.State()
 	if !terminal {
-		return false, &NoTerminalError{TurnID: t.id}
+		return sent, &NoTerminalError{TurnID: t.id}
 	}
-	cmd := journal.Command{Name: journal.CommandInput, LoopID: s.loopID, TurnID: t.id, From: in.From}
+	if !echoOff && !in.EOF && LooksLikeSecretPrompt(t.outputTail()) {
+		sent.PromptEcho = true
+		start := time.Now()
+		for !echoOff && time.Since(start) < s.rig.promptEchoWait && ctx.Err() == nil {
+			time.Sleep(promptEchoPoll)
+			if terminal, echoOff = t.console.State(); !terminal {
+				return sent, &NoTerminalError{TurnID: t.id}
+			}
+		}
+		sent.EchoWaited = time.Since(start)
+	}
+	cmd := journal.Command{Name: journal.CommandInput, LoopID: s.loopID, TurnID: t.id, From: in.From.Kind}
 	if in.EOF {
 		cmd.EOF = true
 	} else {
@@ -105,12 +184,12 @@ func (s *Session) SendInput(ctx context.Context, in Input) (hidden bool, err err
 		// journaled or written.
 		if err := s.journal.CheckCommand(journal.Command{Name: journal.CommandInputWritten, LoopID: s.loopID, TurnID: t.id,
 			Input: in.Text, Bytes: len(in.Text), InputSeq: math.MaxUint64}); err != nil {
-			return false, err
+			return sent, err
 		}
 	}
 	seq, err := s.journal.AppendCommand(ctx, cmd)
 	if err != nil {
-		return false, s.commandErr(err)
+		return sent, s.commandErr(err)
 	}
 	var d engine.Delivery
 	if in.EOF {
@@ -120,20 +199,20 @@ func (s *Session) SendInput(ctx context.Context, in Input) (hidden bool, err err
 	} else {
 		d, err = t.console.Deliver(ctx, []byte(in.Text))
 	}
-	hidden = cmd.Hidden || d.Hidden
+	sent.Hidden = cmd.Hidden || d.Hidden
 	if jerr := s.journalWritten(seq, cmd, in.Text, d, err); jerr != nil && err == nil {
-		return hidden, s.commandErr(jerr)
+		return sent, s.commandErr(jerr)
 	}
 	var timeout *engine.InputTimeoutError
 	switch {
 	case err == nil:
-		return hidden, nil
+		return sent, nil
 	case errors.As(err, &timeout):
-		return hidden, &InputTimeoutError{TurnID: t.id, Written: timeout.Written, Len: timeout.Len, Err: timeout.Err}
+		return sent, &InputTimeoutError{TurnID: t.id, Written: timeout.Written, Len: timeout.Len, Err: timeout.Err}
 	case errors.Is(err, engine.ErrNoTerminal):
-		return hidden, &NoTerminalError{TurnID: t.id}
+		return sent, &NoTerminalError{TurnID: t.id}
 	}
-	return hidden, fmt.Errorf("input to turn %s: %w", ShortID(t.id), err)
+	return sent, fmt.Errorf("input to turn %s: %w", ShortID(t.id), err)
 }
 
 // journalWritten journals the input_written record of the input command

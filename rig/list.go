@@ -77,10 +77,25 @@ type SessionInfo struct {
 	// Conversation: an agent session's conversation (nil for other
 	// engines, or when the entry predates it).
 	Conversation *CatalogConversation
-	LastSeq      uint64
-	Turns        int
-	Created      time.Time
-	Updated      time.Time
+	// Placement and Root: where the session works (Root: an exclusive or
+	// shared root; "" for a private directory in the store, and in entries
+	// older than them).
+	Placement Placement
+	Root      string
+	// Worktree: the git worktree looprig added for it (nil for any other
+	// directory).
+	Worktree *CatalogWorktree
+	// ForkedFrom: the session and turn a fork came from (nil for a
+	// session that is not one, or an entry that predates forks).
+	ForkedFrom *event.ForkedFrom
+	// Checkpointing: how far the checkpoint its holder is taking is, as
+	// the holder last wrote it (nil when it takes none; only a held
+	// session's is listed).
+	Checkpointing *CheckpointProgress
+	LastSeq       uint64
+	Turns         int
+	Created       time.Time
+	Updated       time.Time
 }
 
 // ShortID is the first eight characters of the id.
@@ -149,20 +164,14 @@ func ListSessions(ctx context.Context, store storage.Store, opts ...ListOption) 
 			out = append(out, info)
 			continue
 		}
-		info.Title, info.Profile, info.Engine, info.Shell = c.Title, c.Profile, c.Engine, c.Shell
-		if info.Shell == "" {
-			info.Shell = LegacyShell
-		}
+		info = infoOf(c)
 		info.Epoch = max(c.Epoch, st.Epoch)
-		info.OpenTurn, info.Turn, info.OpenGate = c.OpenTurn, c.TurnIndex, c.OpenGate
-		info.TurnSince, info.GateSince, info.LastEnd, info.GatePrompt = c.TurnSince, c.GateSince, c.LastEnd, c.GatePrompt
-		info.Attention, info.Checkpoint, info.Conversation = c.Attention, c.Checkpoint, c.Conversation
-		info.LastSeq, info.Turns, info.Created, info.Updated = c.LastSeq, c.Turns, c.Created, c.Updated
 		switch {
 		case st.Held:
 			h := st.Holder
 			info.Holder = &h
 			info.State = StateHeld
+			info.Checkpointing = c.Checkpointing
 			if (h.PID == pid && h.Host == host) || served.has(names[i]) {
 				info.State = StateLive
 			}
@@ -179,9 +188,9 @@ func ListSessions(ctx context.Context, store storage.Store, opts ...ListOption) 
 				info.State, info.Reason = StateCrashed, "its creation was interrupted after it was recorded"
 			}
 		case c.State == CatalogStopped:
-			info.State = StateIdle
+			info.State, info.Reason = StateIdle, c.Reason
 		default:
-			info.State = StateCrashed
+			info.State, info.Reason = StateCrashed, c.Reason
 		}
 		if probeErrs[i] != nil && info.State != StateBroken {
 			info.Reason = "lease state unknown: " + probeErrs[i].Error()
@@ -197,6 +206,24 @@ func ListSessions(ctx context.Context, store storage.Store, opts ...ListOption) 
 		return strings.Compare(a.ID, b.ID)
 	})
 	return out, nil
+}
+
+// infoOf is the row of a listing a session's catalog entry c gives: the
+// one projection of a CatalogEntry into a SessionInfo (the entry itself
+// is the projection of the session's fold, catalogOf). What the entry
+// cannot say alone (the state, the holder, whether its checkpoint in
+// progress means anything) ListSessions adds from the lease probe.
+func infoOf(c CatalogEntry) SessionInfo {
+	info := SessionInfo{
+		ID: c.ID, Title: c.Title, Profile: c.Profile, Engine: c.Engine, Shell: c.Shell, Epoch: c.Epoch,
+		OpenTurn: c.OpenTurn, Turn: c.TurnIndex, OpenGate: c.OpenGate, TurnSince: c.TurnSince, GateSince: c.GateSince,
+		GatePrompt: c.GatePrompt, LastEnd: c.LastEnd, Attention: c.Attention, Checkpoint: c.Checkpoint,
+		Conversation: c.Conversation, Placement: c.Placement, Root: c.Root, Worktree: c.Worktree, ForkedFrom: c.ForkedFrom, LastSeq: c.LastSeq, Turns: c.Turns, Created: c.Created, Updated: c.Updated,
+	}
+	if info.Shell == "" {
+		info.Shell = LegacyShell
+	}
+	return info
 }
 
 // creationRecorded reports whether the journal name begins with a

@@ -219,9 +219,10 @@ func TestDefineOverlapExemptions(t *testing.T) {
 		t.Fatalf("session placement with workspaces in the store: %v", err)
 	}
 	for _, pl := range []rig.Placement{rig.PlacementExclusive, rig.PlacementShared} {
-		p := rig.Profile{Name: "m", Engine: "shell", Placement: pl, Root: "/"}
+		// Not "/": that is refused on any store (CheckSensibleRoot).
+		p := rig.Profile{Name: "m", Engine: "shell", Placement: pl, Root: st.LocalDir()}
 		if _, err := rig.Define(rig.WithStore(memstore.New()), rig.WithProfile(p)); err != nil {
-			t.Fatalf("%s root / on a memstore: %v", pl, err)
+			t.Fatalf("%s root %s on a memstore: %v", pl, st.LocalDir(), err)
 		}
 	}
 	if err := rig.CheckPersistenceOverlap(rig.Profile{Name: "x", Placement: rig.PlacementShared, Root: "/"}, ""); err != nil {

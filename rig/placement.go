@@ -43,13 +43,18 @@ func (r *Rig) resolveRoot() (string, error) {
 	return root, nil
 }
 
-// liveRoot is the root the live profile names, canonical when it exists,
-// for manifests.
+// liveRoot is the root the live profile names, canonical (also when it,
+// or what a link names, does not exist), for manifests.
 func (r *Rig) liveRoot() string {
 	if r.profile.Placement == PlacementSession {
 		return ""
 	}
 	if root, err := canonicalRoot(r.profile.Root); err == nil {
+		return root
+	}
+	// Gone, or a link to what is gone: the path it will name again once
+	// made, as it was recorded.
+	if root, err := canonicalPath(r.profile.Root); err == nil {
 		return root
 	}
 	abs, err := filepath.Abs(r.profile.Root)
@@ -67,9 +72,10 @@ func rootLeaseName(canonical string) string {
 
 // placeWorkspace materializes the workspace of session id: for session
 // placement its directory (created 0700), for exclusive placement the root
-// lease (a held root is *WorkspaceRootBusyError), for shared nothing. The
-// caller releases ws.lease on any later failure.
-func (r *Rig) placeWorkspace(ctx context.Context, id string) (*workspace, error) {
+// lease (a held root is *WorkspaceRootBusyError; held, when not nil, is that
+// lease taken already), for shared nothing. The caller releases ws.lease on
+// any later failure.
+func (r *Rig) placeWorkspace(ctx context.Context, id string, held storage.Lease) (*workspace, error) {
 	ws := &workspace{placement: r.profile.Placement}
 	switch r.profile.Placement {
 	case PlacementSession:
@@ -87,7 +93,23 @@ func (r *Rig) placeWorkspace(ctx context.Context, id string) (*workspace, error)
 	if r.profile.Placement == PlacementShared {
 		return ws, nil
 	}
-	l, err := r.store.Acquire(ctx, rootLeaseName(root))
+	if held != nil {
+		ws.lease = held
+		return ws, nil
+	}
+	l, err := r.acquireRoot(ctx, root)
+	if err != nil {
+		return nil, err
+	}
+	ws.lease = l
+	return ws, nil
+}
+
+// acquireRoot takes the lease of the exclusive root whose canonical path
+// is root (which need not exist yet): a held root is
+// *WorkspaceRootBusyError.
+func (r *Rig) acquireRoot(ctx context.Context, root string) (storage.Lease, error) {
+	l, err := r.acquire(ctx, rootLeaseName(root))
 	if err != nil {
 		var held *storage.LeaseHeldError
 		if errors.As(err, &held) {
@@ -95,8 +117,7 @@ func (r *Rig) placeWorkspace(ctx context.Context, id string) (*workspace, error)
 		}
 		return nil, fmt.Errorf("workspace root %s: %w", root, err)
 	}
-	ws.lease = l
-	return ws, nil
+	return l, nil
 }
 
 // copySeed copies the tree at seed into dir, which must be empty. Regular

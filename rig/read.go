@@ -39,8 +39,12 @@ func SessionExists(ctx context.Context, store storage.Store, id uuid.UUID) (exis
 // ReadRecords returns a reader of session id's journal records after
 // sequence after (0 for all), read-only and bounded at the tip it sees
 // first (see journal.Replayer). The caller closes it.
-func ReadRecords(ctx context.Context, store storage.Store, id uuid.UUID, after uint64) (*journal.Replayer, error) {
-	return journal.NewReplayer(ctx, store, storage.SessionName(id.String()), after)
+func ReadRecords(ctx context.Context, store storage.Store, id uuid.UUID, after uint64) (*RecordReader, error) {
+	rp, err := journal.NewReplayer(ctx, store, storage.SessionName(id.String()), after)
+	if err != nil {
+		return nil, err
+	}
+	return &RecordReader{session: id.String(), rp: rp}, nil
 }
 
 // ReadEvents returns a reader of session id's journaled events after
@@ -58,7 +62,7 @@ func ReadEvents(ctx context.Context, store storage.Store, id uuid.UUID, after ui
 // This is `looprig log --follow`, which shows fences and commands too; a
 // presenter that follows a session's events uses Follow. poll must be
 // positive.
-func FollowRecords(ctx context.Context, store storage.Store, id uuid.UUID, after uint64, poll time.Duration, fn func(journal.Record) error) error {
+func FollowRecords(ctx context.Context, store storage.Store, id uuid.UUID, after uint64, poll time.Duration, fn func(Record) error) error {
 	if poll <= 0 {
 		return fmt.Errorf("follow session %s: poll interval %v is not positive", id, poll)
 	}
@@ -87,7 +91,7 @@ func FollowRecords(ctx context.Context, store storage.Store, id uuid.UUID, after
 // readRecordsTo calls fn for the records of session id after after, up to
 // the tip, and returns the sequence of the last record read, fn's error
 // and the reader's.
-func readRecordsTo(ctx context.Context, store storage.Store, id uuid.UUID, after uint64, fn func(journal.Record) error) (last uint64, fnErr, err error) {
+func readRecordsTo(ctx context.Context, store storage.Store, id uuid.UUID, after uint64, fn func(Record) error) (last uint64, fnErr, err error) {
 	rp, err := ReadRecords(ctx, store, id, after)
 	if err != nil {
 		return after, nil, err

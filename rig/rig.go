@@ -18,6 +18,7 @@ package rig
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"time"
@@ -47,7 +48,11 @@ type Rig struct {
 	// materializeProgress is told how far a restore's materialization of
 	// a workspace from its checkpoint is (WithMaterializeProgress).
 	materializeProgress func(done, total int64)
-	handoffPoll         time.Duration // see WithHandOffPoll
+	handoffPoll         time.Duration                         // see WithHandOffPoll
+	promptEchoWait      time.Duration                         // see WithPromptEchoWait
+	handoffClock        func() time.Time                      // see WithHandOffClock
+	checkpointHook      func(id string, step CheckpointStep)  // see WithCheckpointHook
+	checkpointProgress  func(id string, p CheckpointProgress) // see WithCheckpointProgress
 }
 
 // EngineFactory builds the engine of a profile.
@@ -78,6 +83,25 @@ func WithMaterializeProgress(progress func(done, total int64)) Option {
 // WithHandOffPoll sets how often a session looks in the store for a
 // request to hand it over (RequestHandOff; default 1 s).
 func WithHandOffPoll(d time.Duration) Option { return func(r *Rig) { r.handoffPoll = d } }
+
+// WithPromptEchoWait sets how long Send waits, at what looks like a
+// password prompt printed while the terminal still echoes, for the echo
+// to go off (default PromptEchoWait).
+func WithPromptEchoWait(d time.Duration) Option { return func(r *Rig) { r.promptEchoWait = d } }
+
+// WithHandOffClock sets the clock a holder measures its part of a
+// hand-over with: how long it has waited for its running turn, and for
+// its taker's next renewal of the request (default time.Now; tests move
+// it on).
+func WithHandOffClock(now func() time.Time) Option { return func(r *Rig) { r.handoffClock = now } }
+
+// handoffNow is the hand-over clock's time.
+func (r *Rig) handoffNow() time.Time {
+	if r.handoffClock != nil {
+		return r.handoffClock()
+	}
+	return time.Now()
+}
 
 // WithDecider sets who decides about configuration drift on restore
 // (default: DefaultDecider()).
@@ -120,7 +144,9 @@ func WithFingerprintOnly() Option { return func(r *Rig) { r.legacy = true } }
 
 // Define returns a rig. It fails when the store is missing or the profile
 // is invalid (*InvalidProfileError; a Shell engine.CheckShell refuses is
-// one), and with *PersistenceOverlapError when the profile's exclusive or
+// one), with *UnsafeRootError when the profile's exclusive or shared root
+// is "/" or the home directory itself (CheckSensibleRoot), and with
+// *PersistenceOverlapError when the profile's exclusive or
 // shared root overlaps the store's local directory (storage.Store's
 // LocalDir; see CheckPersistenceOverlap).
 func Define(opts ...Option) (*Rig, error) {
@@ -136,8 +162,12 @@ func Define(opts ...Option) (*Rig, error) {
 		attentionQuiet:  AttentionQuiet,
 		releaseTimeout:  5 * time.Second,
 		handoffPoll:     handoffPoll,
+		promptEchoWait:  PromptEchoWait,
 	}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("rig: Define: option %d is nil", i)
+		}
 		o(r)
 	}
 	if r.store == nil {
@@ -152,6 +182,9 @@ func Define(opts ...Option) (*Rig, error) {
 	if r.profile.Placement == PlacementSession && r.workspaces == "" {
 		return nil, &InvalidProfileError{Profile: r.profile.Name, Field: "placement",
 			Reason: "session placement needs a workspaces directory (WithWorkspaces)"}
+	}
+	if err := CheckSensibleRoot(r.profile); err != nil {
+		return nil, err
 	}
 	if err := CheckPersistenceOverlap(r.profile, r.store.LocalDir()); err != nil {
 		return nil, err
@@ -176,6 +209,7 @@ func (r *Rig) newEngine() (engine.Engine, error) {
 	cfg := r.engineCfg
 	cfg.GatePolicy = r.profile.gatePolicy()
 	cfg.NoTTY, cfg.Term, cfg.Shell = r.profile.NoTTY, r.profile.term(), r.profile.shell()
+	cfg.ShellInteractive = r.profile.ShellInteractive
 	if p := r.profile; p.AgentCommand != "" {
 		cfg.AgentCommand = p.AgentCommand
 	}

@@ -1,7 +1,11 @@
+// Shutdown: Session.Shutdown's one teardown, the bounded wait for the
+// running turn's engine and what is recorded when it is abandoned.
+
 package rig
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -9,6 +13,7 @@ import (
 
 	"looprig/rig/engine"
 	"looprig/rig/event"
+	"looprig/rig/journal"
 )
 
 // shutdownGraceMargin is what the default shutdown grace adds to the shell
@@ -16,6 +21,10 @@ import (
 // to be gone and its pipes to drain (normally well under a second; the
 // shell engine bounds each step by 5 s).
 const shutdownGraceMargin = 5 * time.Second
+
+// DefaultShutdownGrace is the shutdown grace of a rig with the default
+// engine configuration: engine.DefaultShellGrace plus 5 s.
+const DefaultShutdownGrace = engine.DefaultShellGrace + shutdownGraceMargin
 
 // WithShutdownGrace bounds how long Session.Shutdown waits for the running
 // turn's engine to return when the caller's context has no deadline
@@ -160,10 +169,15 @@ func (s *Session) abandonTurn(t *turnRun, waited time.Duration) (*EngineUnrespon
 	if s.gate != nil && s.gate.turnID == t.id {
 		s.gate = nil
 	}
+	// The gate the turn left open, as the fold says: the claim stopped
+	// the turn's records (record), so nothing of it changes any more.
+	gate := ""
+	for _, g := range s.state.Gates {
+		if g.TurnID == t.id {
+			gate = g.ID
+		}
+	}
 	s.mu.Unlock()
-	t.endMu.Lock()
-	gate := t.openGate
-	t.endMu.Unlock()
 
 	stuck := &EngineUnresponsiveError{Session: s.id, Turn: t.id, Index: t.index, Waited: waited}
 	if s.Err() != nil {
@@ -181,4 +195,131 @@ func (s *Session) abandonTurn(t *turnRun, waited time.Duration) (*EngineUnrespon
 		return stuck, fmt.Errorf("record the abandoned turn: %w", s.mutationErr(err))
 	}
 	return stuck, nil
+}
+
+// Shutdown stops the session: it closes admission, interrupts the running
+// turn and waits for its engine to return (for the shell engine: its
+// process group is gone), stops the hub with SessionStopped, marks the
+// catalog entry stopped, then releases the root lease and the session
+// lease, once each, on fresh bounded contexts.
+//
+// The wait for the engine is bounded by the deadline of the first call's
+// context or, when it has none, by the rig's shutdown grace
+// (WithShutdownGrace; 8 s by default). Cancelling a context without a
+// deadline does not cut the wait short. An engine that has not returned
+// by then — one that ignores its context — is abandoned: the turn is
+// journaled as TurnInterrupted{engine_unresponsive}, the hub is stopped,
+// the catalog entry is left running (with a reason) so the session lists
+// as crashed rather than cleanly stopped, the leases are released, and
+// Shutdown returns *EngineUnresponsiveError (joined with any other
+// failure). Nothing the abandoned engine does later is journaled.
+//
+// The leases are released however the rest went; a release that fails
+// is logged and returned too (joined with any other failure), since the
+// lease may stay held until the backend's TTL frees it. A cancelled
+// context without a deadline changes nothing of the teardown, nor of its
+// result: nil when it all went well.
+//
+// Every call returns the result of the one teardown; the context of a
+// later call bounds only how long that call waits for it.
+func (s *Session) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	first := !s.shutdownStarted
+	s.shutdownStarted = true
+	s.mu.Unlock()
+	if first {
+		s.shutdownErr = s.teardown(ctx)
+		close(s.shutdownDone)
+		return s.shutdownErr
+	}
+	select { // a finished teardown wins over a done ctx
+	case <-s.shutdownDone:
+		return s.shutdownErr
+	default:
+	}
+	select {
+	case <-s.shutdownDone:
+		return s.shutdownErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// teardown is the one Shutdown; ctx bounds only the wait for the running
+// turn's engine (see Shutdown).
+func (s *Session) teardown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	t := s.turn
+	healthy := s.fault == nil
+	s.mu.Unlock()
+
+	bctx, cancel := s.bg()
+	defer cancel()
+	var errs []error
+	if healthy {
+		if _, err := s.journal.AppendCommand(bctx, journal.Command{Name: journal.CommandShutdown, LoopID: s.loopID}); err != nil {
+			errs = append(errs, fmt.Errorf("record shutdown: %w", s.mutationErr(err)))
+		}
+	}
+	var stuck *EngineUnresponsiveError
+	if t != nil {
+		var err error
+		if stuck, err = s.awaitTurn(ctx, t); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if healthy && stuck == nil && s.Err() == nil {
+		s.checkpointWorkspace(event.TriggerStop, s.lastTurnID())
+	}
+	close(s.stopWatch)
+	<-s.watchDone
+	stopCtx, stopCancel := s.bg()
+	defer stopCancel()
+	if err := s.hub.Stop(stopCtx); err != nil && healthy {
+		errs = append(errs, fmt.Errorf("stop hub: %w", s.mutationErr(err)))
+	}
+	if s.Err() == nil {
+		// A session whose engine was abandoned did not stop cleanly: the
+		// engine may still run (and touch the workspace) in this process.
+		// Its entry stays running, so that once the leases are free it
+		// lists as crashed, not idle; its journal is closed all the same.
+		state, reason := CatalogStopped, ""
+		if stuck != nil {
+			state, reason = CatalogRunning, fmt.Sprintf("shutdown abandoned turn %d: %s", stuck.Index, event.ReasonEngineStuck)
+		}
+		if err := s.writeCatalogState(state, reason, true); err != nil {
+			errs = append(errs, fmt.Errorf("catalog: %w", err))
+		}
+	}
+	s.cancel(ErrSessionClosed)
+	errs = append(errs, s.releaseLeases()...)
+	if stuck != nil {
+		if len(errs) == 0 {
+			return stuck
+		}
+		errs = append([]error{stuck}, errs...)
+	}
+	return errors.Join(errs...)
+}
+
+// releaseLeases releases the root lease, then the session lease, each on
+// a fresh bounded context.
+func (s *Session) releaseLeases() []error {
+	var errs []error
+	if s.ws != nil && s.ws.lease != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), s.rig.releaseTimeout)
+		if err := s.ws.lease.Release(ctx); err != nil {
+			s.rig.log.Warn("root lease release failed", "root", s.ws.root, "err", err)
+			errs = append(errs, fmt.Errorf("release root lease: %w", err))
+		}
+		cancel()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.rig.releaseTimeout)
+	defer cancel()
+	if err := s.lease.Release(ctx); err != nil {
+		s.rig.log.Warn("session lease release failed", "session", s.id, "err", err)
+		errs = append(errs, fmt.Errorf("release session lease: %w", err))
+	}
+	return errs
 }

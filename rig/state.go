@@ -18,6 +18,9 @@ type State struct {
 	// From SessionStarted and the root LoopStarted.
 	Title, Profile, Placement, Root string
 	LoopID, LoopName, Engine        string
+	// ForkedFrom: where a fork came from (SessionStarted.ForkedFrom),
+	// nil for a session that is not one.
+	ForkedFrom *event.ForkedFrom
 
 	// Turns counts the turns started; NextIndex is the index the next
 	// one gets.
@@ -30,6 +33,13 @@ type State struct {
 	Gates []OpenGate
 	// LastEnd is how the last turn that ended ended.
 	LastEnd *TurnEnd
+	// KeepEnds: Apply keeps how every turn ended in Ends (looprig wait
+	// --turn names any turn of the session), not only the last. A live
+	// session does not: it keeps nothing that grows with its turns.
+	KeepEnds bool
+	// Ends is how the turns that ended ended, the last first, with
+	// KeepEnds (else nil). End looks a turn up in it.
+	Ends *TurnEnds
 	// Attention is what the running turn asked of the user (a bell, a
 	// notification: event.Attention) since the user last looked
 	// (event.AttentionSeen); nil when nothing is pending. The end of its
@@ -49,6 +59,14 @@ type State struct {
 	// continue (event.AgentConversation), nil for sessions of other
 	// engines.
 	Conversation *Conversation
+	// Worktree is the git worktree looprig added for the session
+	// (event.WorktreeAdded), nil for a session in any other directory.
+	Worktree *event.WorktreeAdded
+	// Active: the session is busy with a turn, or with what follows its
+	// end (the checkpoint of the workspace), since SessionActive and until
+	// SessionIdle. A restore, a stop, and a turn ended because its holder
+	// lost the lease (nobody journals SessionIdle then) end it.
+	Active bool
 	// Stopped: SessionStopped is the last word (until a restore).
 	Stopped bool
 	// Fault is the cause of a SessionFaulted (a live event): the session
@@ -69,6 +87,13 @@ type Checkpoint struct {
 	At  time.Time
 }
 
+// revertedCheckpoint is the workspace pointer a WorkspaceReverted
+// journaled at seq makes: the checkpoint it restored.
+func revertedCheckpoint(ev event.WorkspaceReverted, seq uint64, at time.Time) *Checkpoint {
+	return &Checkpoint{WorkspaceCheckpointed: event.WorkspaceCheckpointed{Manifest: ev.Manifest, Files: ev.Files, Bytes: ev.Bytes,
+		TurnID: ev.TurnID, Trigger: event.TriggerRevert, Host: ev.Host}, Seq: seq, At: at}
+}
+
 // Conversation is an agent session's conversation as the journal records
 // it.
 type Conversation struct {
@@ -79,6 +104,27 @@ type Conversation struct {
 	// Transcript is the last stored transcript of the conversation, nil
 	// before any.
 	Transcript *event.AgentTranscript
+}
+
+// TurnEnds is a list of turn ends, the last first. Nothing writes into
+// one: copies of a State share it.
+type TurnEnds struct {
+	TurnEnd
+	Prev *TurnEnds
+}
+
+// End returns how turn id ended, nil when it has not ended, or when the
+// State does not keep its ends (KeepEnds) and it was not the last.
+func (s *State) End(id string) *TurnEnd {
+	if s.LastEnd != nil && s.LastEnd.TurnID == id {
+		return s.LastEnd
+	}
+	for e := s.Ends; e != nil; e = e.Prev {
+		if e.TurnID == id {
+			return &e.TurnEnd
+		}
+	}
+	return nil
 }
 
 // OpenTurn is a turn that started and has not ended.
@@ -102,6 +148,15 @@ func (s *State) Turn() *OpenTurn {
 	}
 	return &s.Open[len(s.Open)-1]
 }
+
+// Idle reports whether the session is idle: no turn runs, and it is not
+// finishing the last one (checkpointing the workspace after its end).
+func (s *State) Idle() bool { return s.Turn() == nil && !s.Active }
+
+// Finishing reports whether the last turn has ended and the session is
+// not idle yet: it is checkpointing the workspace before the next turn
+// can start.
+func (s *State) Finishing() bool { return s.Turn() == nil && s.Active }
 
 // Gate returns the gate waiting for an answer, nil when none does.
 func (s *State) Gate() *OpenGate {
@@ -127,17 +182,22 @@ func (s *State) Apply(env event.Envelope) {
 	switch ev := env.Event.(type) {
 	case event.SessionStarted:
 		s.Title, s.Profile, s.Placement, s.Root = ev.Title, ev.Rig, ev.Placement, ev.Root
+		s.ForkedFrom = ev.ForkedFrom
 		s.Stopped = false
 	case event.LoopStarted:
 		if s.LoopID == "" {
 			s.LoopID, s.LoopName, s.Engine = ev.LoopID, ev.Name, ev.Engine
 		}
 	case event.RestoreStarted:
-		s.Stopped, s.Fault = false, ""
+		s.Stopped, s.Fault, s.Active = false, "", false
 	case event.RestoreDone:
 		s.LastRestore = &ev
 	case event.SessionStopped:
-		s.Stopped, s.Open, s.Gates, s.Attention = true, nil, nil, nil
+		s.Stopped, s.Open, s.Gates, s.Attention, s.Active = true, nil, nil, nil, false
+	case event.SessionActive:
+		s.Active = true
+	case event.SessionIdle:
+		s.Active = false
 	case event.SessionFaulted:
 		s.Fault = ev.Cause
 	case event.TurnStarted:
@@ -151,12 +211,15 @@ func (s *State) Apply(env event.Envelope) {
 		s.ended(ev, ev.TurnID, at)
 	case event.TurnInterrupted:
 		s.ended(ev, ev.TurnID, at)
+		if ev.Reason == event.ReasonLeaseLost || ev.Reason == event.ReasonCrash {
+			s.Active = false // its holder is gone: no SessionIdle comes
+		}
 	case event.GateOpened:
 		s.Gates = append(s.Gates[:len(s.Gates):len(s.Gates)], OpenGate{ID: ev.GateID, TurnID: ev.TurnID, Prompt: ev.Prompt, Opened: at})
 	case event.GateResolved:
 		s.Gates = deleteFunc(s.Gates, func(g OpenGate) bool { return g.ID == ev.GateID })
 	case event.Attention:
-		a := Attention{TurnID: ev.TurnID, Reason: ev.Reason, Text: ev.Text, Since: at, At: at, Seq: env.Seq}
+		a := Attention{TurnID: ev.TurnID, Reason: ev.Reason, Text: ev.Text, Agent: ev.Agent, Since: at, At: at, Seq: env.Seq}
 		if s.Attention != nil {
 			a.Since = s.Attention.Since // still not seen since then
 		}
@@ -170,6 +233,11 @@ func (s *State) Apply(env event.Envelope) {
 		s.CheckpointSkipped = nil
 	case event.WorkspaceCheckpointSkipped:
 		s.CheckpointSkipped = &ev
+	case event.WorkspaceReverted:
+		// The checkpoint restored is the pointer: diff, a restore's
+		// reconcile and the stat index agree (rig/revert.go).
+		s.Checkpoint = revertedCheckpoint(ev, env.Seq, at)
+		s.CheckpointSkipped = nil
 	case event.AgentConversation:
 		c := Conversation{Agent: ev.Agent, ID: ev.ID, Started: ev.TurnID != ""}
 		if old := s.Conversation; old != nil && old.ID == ev.ID {
@@ -177,6 +245,8 @@ func (s *State) Apply(env event.Envelope) {
 			c.Transcript = old.Transcript
 		}
 		s.Conversation = &c
+	case event.WorktreeAdded:
+		s.Worktree = &ev
 	case event.AgentTranscript:
 		c := Conversation{Agent: ev.Agent, ID: ev.ID, Started: true, Transcript: &ev}
 		s.Conversation = &c
@@ -196,6 +266,9 @@ func (s *State) ended(ev event.Event, id string, at time.Time) {
 	}
 	if e, ok := TurnEndOf(ev, index, started, at); ok {
 		s.LastEnd = &e
+		if s.KeepEnds {
+			s.Ends = &TurnEnds{TurnEnd: e, Prev: s.Ends}
+		}
 	}
 	s.Open = deleteFunc(s.Open, func(t OpenTurn) bool { return t.ID == id })
 	s.Gates = deleteFunc(s.Gates, func(g OpenGate) bool { return g.TurnID == id })

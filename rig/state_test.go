@@ -177,3 +177,106 @@ func TestStateCheckpoint(t *testing.T) {
 		t.Fatalf("after the next checkpoint: %+v, %+v", st.Checkpoint, st.CheckpointSkipped)
 	}
 }
+
+// A session is idle only once SessionIdle follows a turn's end: between
+// them it checkpoints the workspace (Finishing). A restore, a stop, and a
+// turn whose holder died or lost the lease (nobody journals SessionIdle
+// then) end its activity.
+func TestStateActivity(t *testing.T) {
+	var st State
+	seq := uint64(0)
+	apply := func(ev event.Event) {
+		seq++
+		st.Apply(event.Envelope{Seq: seq, Event: ev})
+	}
+	check := func(when string, idle, finishing bool) {
+		t.Helper()
+		if st.Idle() != idle || st.Finishing() != finishing {
+			t.Errorf("%s: idle %v finishing %v, want %v %v", when, st.Idle(), st.Finishing(), idle, finishing)
+		}
+	}
+	check("new", true, false)
+	apply(event.SessionActive{})
+	apply(event.TurnStarted{TurnID: "a", Index: 0})
+	check("running", false, false)
+	apply(event.TurnDone{TurnID: "a"})
+	check("ended, checkpointing", false, true)
+	apply(event.WorkspaceCheckpointed{TurnID: "a", Trigger: event.TriggerTurn})
+	check("checkpointed", false, true)
+	apply(event.SessionIdle{})
+	check("idle", true, false)
+	for _, end := range []struct {
+		name string
+		ev   []event.Event
+	}{
+		{"restore", []event.Event{event.TurnDone{TurnID: "b"}, event.RestoreStarted{Epoch: 2}}}, // its holder died checkpointing
+		{"stop", []event.Event{event.SessionStopped{}}},
+		{"crash", []event.Event{event.TurnInterrupted{TurnID: "b", Reason: event.ReasonCrash}}},
+		{"lease lost", []event.Event{event.TurnInterrupted{TurnID: "b", Reason: event.ReasonLeaseLost}}},
+	} {
+		apply(event.SessionActive{})
+		apply(event.TurnStarted{TurnID: "b", Index: 1})
+		for _, ev := range end.ev {
+			apply(ev)
+		}
+		check("after a "+end.name, true, false)
+	}
+}
+
+func TestCheckpointProgressWords(t *testing.T) {
+	for _, c := range []struct {
+		p          CheckpointProgress
+		done, what string
+	}{
+		{CheckpointProgress{Trigger: event.TriggerTurn}, "", "the last turn"},
+		{CheckpointProgress{Trigger: event.TriggerTurn, Files: 10000, FilesDone: 7421}, "7,421 of 10,000 files", "the last turn"},
+		{CheckpointProgress{Trigger: event.TriggerStop, Files: 1234567, FilesDone: 999}, "999 of 1,234,567 files", "the shutdown"},
+		{CheckpointProgress{Trigger: event.TriggerHandoff, Files: 1, FilesDone: 1}, "1 of 1 files", "the handover"},
+		{CheckpointProgress{Trigger: event.TriggerRestore, Files: 2, FilesDone: 1}, "1 of 2 files", "the workspace kept"},
+	} {
+		if got := c.p.Done(); got != c.done {
+			t.Errorf("%+v.Done() = %q, want %q", c.p, got, c.done)
+		}
+		if got := c.p.For(); got != c.what {
+			t.Errorf("%+v.For() = %q, want %q", c.p, got, c.what)
+		}
+	}
+}
+
+// With KeepEnds a State keeps how every turn ended (End finds any);
+// without, only the last; a copy keeps the ends it had.
+func TestStateKeepsEnds(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	events := []event.Event{
+		event.TurnStarted{TurnID: "a", Index: 0}, event.TurnDone{TurnID: "a", ExitCode: 3},
+		event.TurnStarted{TurnID: "b", Index: 1}, event.TurnFailed{TurnID: "b", Err: "no"},
+	}
+	kept, last := State{KeepEnds: true}, State{}
+	var copied State
+	for i, ev := range events {
+		env := event.Envelope{Seq: uint64(i + 1), At: t0.Add(time.Duration(i) * time.Second), Event: ev}
+		kept.Apply(env)
+		last.Apply(env)
+		if i == 1 {
+			copied = kept
+		}
+	}
+	if e := kept.End("a"); e == nil || e.ExitCode != 3 || e.Index != 0 || !e.Started.Equal(t0) {
+		t.Errorf("End(a) = %+v, want exit 3 of turn 0 started at %v", e, t0)
+	}
+	if e := kept.End("b"); e == nil || e.Outcome != TurnOutcomeFailed || e.Index != 1 {
+		t.Errorf("End(b) = %+v, want turn 1 failed", e)
+	}
+	if e := last.End("a"); e != nil || last.Ends != nil {
+		t.Errorf("without KeepEnds: End(a) = %+v, Ends %+v; want nil", e, last.Ends)
+	}
+	if e := last.End("b"); e == nil || e.TurnID != "b" {
+		t.Errorf("without KeepEnds: End(b) = %+v, want the last end", e)
+	}
+	if copied.End("a") == nil || copied.End("b") != nil {
+		t.Errorf("a copy made after a's end: End(a) = %+v, End(b) = %+v", copied.End("a"), copied.End("b"))
+	}
+	if kept.End("c") != nil {
+		t.Error("End of a turn that never ran is not nil")
+	}
+}

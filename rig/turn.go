@@ -77,6 +77,7 @@ func (k *turnSink) Output(stream engine.Stream, text string) {
 	orig := text
 	off := k.produced
 	k.produced += int64(len(text))
+	k.t.keepTail(text) // before anyone sees it: an answer to it finds it there
 	k.s.hub.Publish(context.Background(), k.s.loopID, event.OutputDelta{TurnID: k.t.id, Stream: string(stream), Offset: off, Text: text})
 	k.mu.Lock()
 	room := k.s.rig.turnJournalCap - k.journaled
@@ -106,7 +107,7 @@ func (k *turnSink) attention(sig attentionSignal) {
 	defer cancel()
 	var err error
 	if !k.t.record(func() {
-		_, err = k.s.hub.Publish(ctx, k.s.loopID, event.Attention{TurnID: k.t.id, Reason: sig.reason, Text: sig.text})
+		_, err = k.s.hub.Publish(ctx, k.s.loopID, event.Attention{TurnID: k.t.id, Reason: sig.reason, Text: sig.text, Agent: sig.agent})
 	}) || err != nil {
 		return // abandoned, or the hub faulted the session
 	}
@@ -119,7 +120,7 @@ func (k *turnSink) attention(sig attentionSignal) {
 func (k *turnSink) Gate(ctx context.Context, prompt string) (bool, error) {
 	s := k.s
 	k.flush(false) // output before the question stays before it in the journal
-	g := &gateState{id: newID(), turnID: k.t.id, prompt: prompt, at: s.rig.now().UTC(), answer: make(chan bool, 1), opened: make(chan struct{})}
+	g := &gateState{id: newID(), turnID: k.t.id, answer: make(chan bool, 1), opened: make(chan struct{})}
 	// Open before publishing: a subscriber may answer as soon as GateOpened
 	// is delivered, which happens inside Publish.
 	s.mu.Lock()
@@ -131,9 +132,6 @@ func (k *turnSink) Gate(ctx context.Context, prompt string) (bool, error) {
 	var err error
 	if !k.t.record(func() {
 		_, err = s.hub.Publish(pctx, s.loopID, event.GateOpened{GateID: g.id, TurnID: k.t.id, Prompt: prompt})
-		if err == nil {
-			k.t.openGate = g.id
-		}
 	}) {
 		err = ErrSessionClosed // Shutdown abandoned the turn
 	}
@@ -178,9 +176,7 @@ func (k *turnSink) Gate(ctx context.Context, prompt string) (bool, error) {
 	bg, cancel := s.bg()
 	defer cancel()
 	k.t.record(func() {
-		if _, err := s.hub.Publish(bg, s.loopID, event.GateResolved{GateID: g.id, Action: event.ActionClose, Reason: reason}); err == nil {
-			k.t.openGate = ""
-		}
+		s.hub.Publish(bg, s.loopID, event.GateResolved{GateID: g.id, Action: event.ActionClose, Reason: reason}) // a failure faults the session
 	})
 	return false, context.Cause(ctx)
 }

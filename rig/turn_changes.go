@@ -63,6 +63,14 @@ type turnSpan struct {
 	ended         bool   // its end was journaled
 	settled       bool   // an event came after its end: its checkpoint, if any, is on record
 	skipped       string // the reason of a skip after it, when no checkpoint came
+	reverted      bool   // a revert followed it: later checkpoints are not its
+	// ck is the checkpoint a fork of the turn starts from: the first one
+	// journaled for it (its TurnID), else the last one after its start.
+	ck *Checkpoint
+	// conv and transcript are the agent conversation, and its last stored
+	// transcript, when the turn ended (nil for other engines).
+	conv       *event.AgentConversation
+	transcript *event.AgentTranscript
 }
 
 // turnScan folds a journal's events into the turns' spans.
@@ -71,6 +79,8 @@ type turnScan struct {
 	ptr           storage.Digest
 	anyCheckpoint bool
 	last          uint64 // the sequence of the last event read
+	conv          *event.AgentConversation
+	transcript    *event.AgentTranscript
 }
 
 // read folds session id's events after s.last.
@@ -96,18 +106,37 @@ func (s *turnScan) read(ctx context.Context, store storage.Store, id uuid.UUID) 
 		case event.TurnDone, event.TurnFailed, event.TurnInterrupted:
 			if cur != nil {
 				cur.ended, cur.settled = true, false
+				cur.conv, cur.transcript = s.conv, s.transcript
 			}
+		case event.AgentConversation:
+			s.conv = &ev
+		case event.AgentTranscript:
+			s.transcript = &ev
 		case event.WorkspaceCheckpointed:
 			d, err := storage.ParseDigest(ev.Manifest)
 			if err != nil {
 				return err
 			}
 			s.ptr, s.anyCheckpoint = d, true
-			if cur != nil {
+			if cur != nil && !cur.reverted {
 				cur.after, cur.checkpointed, cur.skipped = d, true, ""
+				if cur.ck == nil || cur.ck.TurnID != cur.id {
+					cur.ck = &Checkpoint{WorkspaceCheckpointed: ev, Seq: env.Seq, At: env.At}
+				}
+			}
+		case event.WorkspaceReverted:
+			// The workspace after the turn is what was checkpointed before
+			// the revert; the next turn starts from the checkpoint restored.
+			d, err := storage.ParseDigest(ev.Manifest)
+			if err != nil {
+				return err
+			}
+			s.ptr = d
+			if cur != nil {
+				cur.reverted = true
 			}
 		case event.WorkspaceCheckpointSkipped:
-			if cur != nil && !cur.checkpointed {
+			if cur != nil && !cur.checkpointed && !cur.reverted {
 				cur.skipped = ev.Reason
 			}
 		}
@@ -127,34 +156,51 @@ const pendingPoll = 100 * time.Millisecond
 // *TurnNotCheckpointedError when the turn runs or no checkpoint of the
 // workspace followed it.
 func FindTurnCheckpoints(ctx context.Context, store storage.Store, id uuid.UUID, turn string) (TurnCheckpoints, error) {
+	span, err := settledTurn(ctx, store, id, turn, false)
+	if err != nil {
+		return TurnCheckpoints{}, err
+	}
+	return TurnCheckpoints{TurnID: span.id, Index: span.index, Before: span.before, After: span.after}, nil
+}
+
+// settledTurn is FindTurnCheckpoints' span of turn, once a checkpoint
+// follows it; lastEnded picks, for turn "", the last turn that ended
+// rather than the last turn.
+func settledTurn(ctx context.Context, store storage.Store, id uuid.UUID, turn string, lastEnded bool) (turnSpan, error) {
 	var scan turnScan
 	sid := id.String()
 	for {
 		if err := scan.read(ctx, store, id); err != nil {
-			return TurnCheckpoints{}, err
+			return turnSpan{}, err
 		}
-		span, err := pickTurn(scan.spans, sid, turn)
+		spans := scan.spans
+		if lastEnded && turn == "" {
+			for len(spans) > 0 && !spans[len(spans)-1].ended {
+				spans = spans[:len(spans)-1]
+			}
+		}
+		span, err := pickTurn(spans, sid, turn)
 		if err != nil {
-			return TurnCheckpoints{}, err
+			return turnSpan{}, err
 		}
 		notKnown := func(reason string) error {
 			return &TurnNotCheckpointedError{Session: sid, Index: span.index, Reason: reason}
 		}
 		switch {
 		case !span.ended:
-			return TurnCheckpoints{}, notKnown("it has not ended (a checkpoint is taken when it ends)")
+			return turnSpan{}, notKnown("it has not ended (a checkpoint is taken when it ends)")
 		case span.skipped != "":
-			return TurnCheckpoints{}, notKnown("its checkpoint was skipped: " + span.skipped)
+			return turnSpan{}, notKnown("its checkpoint was skipped: " + span.skipped)
 		case span.checkpointed:
-			return TurnCheckpoints{TurnID: span.id, Index: span.index, Before: span.before, After: span.after}, nil
+			return span, nil
 		case span.settled && !scan.anyCheckpoint:
-			return TurnCheckpoints{}, notKnown("the session has no checkpoint of its workspace (its profile has checkpoint = \"off\", or it predates checkpoints)")
+			return turnSpan{}, notKnown("the session has no checkpoint of its workspace (its profile has checkpoint = \"off\", or it predates checkpoints)")
 		case span.settled:
-			return TurnCheckpoints{}, notKnown("no checkpoint followed it (the profile takes them at shutdown only, or took none then)")
+			return turnSpan{}, notKnown("no checkpoint followed it (the profile takes them at shutdown only, or took none then)")
 		}
 		select {
 		case <-ctx.Done():
-			return TurnCheckpoints{}, notKnown("its checkpoint was not journaled in time (the session may have stopped while taking it: restore it, or try again)")
+			return turnSpan{}, notKnown("its checkpoint was not journaled in time (the session may have stopped while taking it: restore it, or try again)")
 		case <-time.After(pendingPoll):
 		}
 	}

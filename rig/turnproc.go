@@ -68,7 +68,7 @@ func (p processRecord) group(session uuid.UUID) procgroup.Group {
 // (engine.Turn.Env): the marks by which the turn's processes are
 // recognised.
 func turnEnv(session, turn string) []string {
-	return []string{"LOOPRIG_SESSION=" + session, "LOOPRIG_TURN=" + turn}
+	return []string{sessionMark(session), "LOOPRIG_TURN=" + turn}
 }
 
 // ProcessRecordError: a session's process record cannot be read from the
@@ -237,6 +237,7 @@ func (s *Session) recordTurn(t *turnRun) func(pgid int) error {
 			return fmt.Errorf("record the turn's process group: %w", err)
 		}
 		s.procRev, t.recorded = rev, true
+		t.pgid.Store(int64(pgid))
 		return nil
 	}
 }

@@ -1,6 +1,7 @@
 package themes
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -8,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"looprig/internal/tomlscan/tomlscantest"
 )
 
 // noBlock runs f, failing the test if it has not returned after a long
@@ -88,4 +91,58 @@ func TestHostileThemeChoice(t *testing.T) {
 			t.Errorf("LoadChoice of a %s: %v", name, err)
 		}
 	}
+}
+
+// The ceilings of issue 31 on a hostile theme file (the time's scaled
+// under the race detector: raceSlowdown).
+const (
+	maxRefusalTime  = 100 * time.Millisecond * raceSlowdown
+	maxRefusalAlloc = 50 << 20
+)
+
+// TestHostileThemeShapesAfterMarks: a theme file of 40 KB or 200 KB (a
+// theme may be 256 KiB) of any of the shapes that cost the decoder time
+// and memory quadratic in their size, or of what tomlscan cannot follow
+// before them, with or without any of the byte-order marks the decoder
+// skips, is refused with an error naming it and the line, and one of 1 MB
+// for its size; each in at most 0.1 s, allocating at most 50 MiB. A
+// byte-order mark once hid the rest of a theme from the shape check, and
+// the TUI ran out of memory at start.
+func TestHostileThemeShapesAfterMarks(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "hostile.toml")
+	var slowest time.Duration
+	var most uint64
+	for _, size := range []int{40 << 10, 200 << 10, 1_000_000} {
+		for _, m := range tomlscantest.Marks() {
+			for _, sh := range tomlscantest.Shapes(size) {
+				doc := tomlscantest.Doc(m.Bytes, "name = \"hostile\"\n[colors]\n", sh.Body)
+				want := fmt.Sprintf("line %d: ", sh.LineAfter(2, 2))
+				if len(doc) > maxThemeFile {
+					want = "larger than 256 KiB"
+				}
+				if err := os.WriteFile(path, doc, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				runtime.GC()
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				start := time.Now()
+				_, err := LoadFile(path)
+				took := time.Since(start)
+				runtime.ReadMemStats(&after)
+				alloc := after.TotalAlloc - before.TotalAlloc
+				what := fmt.Sprintf("%d bytes, %s, %s", len(doc), m.Name, sh.Name)
+				if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), want) ||
+					len(doc) <= maxThemeFile && !strings.Contains(err.Error(), sh.Reason) {
+					t.Errorf("%s: LoadFile = %v, want an error naming it, saying %q and %q", what, err, want, sh.Reason)
+				}
+				if took > maxRefusalTime || alloc > maxRefusalAlloc {
+					t.Errorf("%s: refused in %v allocating %d bytes, over %v or %d", what, took, alloc, maxRefusalTime, maxRefusalAlloc)
+				}
+				slowest, most = max(slowest, took), max(most, alloc)
+			}
+		}
+	}
+	t.Logf("the slowest refusal took %v, the largest allocated %.1f MiB", slowest, float64(most)/(1<<20))
 }

@@ -26,6 +26,7 @@ const (
 	opSubmit
 	opInterrupt
 	opGate
+	opRevert
 	opAttach
 )
 
@@ -45,6 +46,8 @@ func (o opKind) String() string {
 		return "interrupt"
 	case opGate:
 		return "gate"
+	case opRevert:
+		return "revert"
 	case opAttach:
 		return "attach"
 	}
@@ -70,10 +73,10 @@ func (m *model) sessionKey(v *sessView, msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Delete):
 		return m.deleteSession(v)
 	case key.Matches(msg, k.Input):
-		if why := v.notMutable(); why != "" {
-			return m.status.flash("i: "+why, clsError)
-		}
-		return m.openInput(v)
+		m.inputGen++ // also when v cannot take it now: the line keeps the keys (inputBar.held)
+		var cmd tea.Cmd
+		m.input, cmd = openInput(m.h, v, m.inputGen)
+		return cmd
 	case key.Matches(msg, k.Interrupt):
 		if why := v.notMutable(); why != "" {
 			return m.status.flash("I: "+why, clsError)
@@ -87,7 +90,17 @@ func (m *model) sessionKey(v *sessView, msg tea.KeyMsg) tea.Cmd {
 		if why := v.notMutable(); why != "" {
 			return m.status.flash("f: "+why, clsError)
 		}
-		return m.focusScreen(v)
+		cols, rows := m.turnSize()
+		f, redraw, note := focusOn(v, cols, rows)
+		if f == nil {
+			return m.status.flash(note, clsError)
+		}
+		m.screenFocus = f
+		var cmd tea.Cmd
+		if redraw {
+			cmd = m.h.redraw(v, cols, rows)
+		}
+		return tea.Batch(cmd, m.status.flash(note, clsOK))
 	case key.Matches(msg, k.Approve, k.Deny):
 		approve := key.Matches(msg, k.Approve)
 		if why := v.notMutable(); why != "" {
@@ -136,7 +149,11 @@ func (m *model) restore(v *sessView) tea.Cmd {
 		m.dialog = newDriftDialog(v, changes)
 		return nil
 	}
-	return m.startRestore(v, false)
+	if x, ok := v.workspaceDiverged(); ok {
+		m.dialog = newDivergedDialog(v, x)
+		return nil
+	}
+	return m.startRestore(v, restoreAction{v: v})
 }
 
 // attach attaches to the host serving v.
@@ -145,12 +162,12 @@ func (m *model) attach(v *sessView) tea.Cmd {
 	return tea.Batch(m.h.attachCmd(v.id), m.spin.start())
 }
 
-func (m *model) startRestore(v *sessView, accept bool) tea.Cmd {
-	v.busy, v.busySince, v.failed = busyRestoring, m.now(), nil
+func (m *model) startRestore(v *sessView, a restoreAction) tea.Cmd {
+	v.busy, v.busySince, v.failed, v.restoring = busyRestoring, m.now(), nil, nil
 	if m.strip.global != nil {
 		m.strip.global = nil
 	}
-	return tea.Batch(m.h.restoreCmd(v.id, accept), m.spin.start())
+	return tea.Batch(m.h.restoreCmd(v.id, a.acceptDrift, a.workspace), m.spin.start())
 }
 
 // breakLease opens the break dialog for a session held elsewhere (B).
@@ -196,10 +213,10 @@ func (m *model) do(act action) tea.Cmd {
 		v.busy, v.live.stopping = busyShuttingDown, true
 		return tea.Batch(m.h.shutdownCmd(v.id, v.live.c), m.spin.start())
 	case restoreAction:
-		return m.startRestore(a.v, a.acceptDrift)
+		return m.startRestore(a.v, a)
 	case breakAction:
 		v := a.v
-		v.busy, v.busySince, v.failed = busyBreaking, m.now(), nil
+		v.busy, v.busySince, v.failed, v.restoring = busyBreaking, m.now(), nil, nil
 		return tea.Batch(m.h.breakCmd(v.id), m.spin.start())
 	case deleteAction:
 		v := a.v
@@ -207,10 +224,19 @@ func (m *model) do(act action) tea.Cmd {
 		return tea.Batch(m.h.deleteCmd(v.id), m.spin.start())
 	case createAction:
 		m.creating++
-		return tea.Batch(m.h.createCmd(a.profile, a.title, a.seed),
+		return tea.Batch(m.h.createCmd(HostRequest{Profile: a.profile, Title: a.title, Seed: a.seed, Dir: a.dir, Scratch: a.scratch, Worktree: a.worktree}),
 			m.status.flash("creating a "+a.profile+" session…", clsMuted), m.spin.start())
-	case restoreAllAction:
-		return m.startRestoreAll(a.run)
+	case restoreAllAction: // the run starts: restoreAllWorkers hosts, then one more as each ends
+		a.run.phase = raRunningPhase
+		m.status.run, m.status.offer = a.run, false
+		return m.restoreAllNext(a.run)
+	case revertAction:
+		return m.h.revertCmd(a.v.id, a.v.live.c, a.index)
+	case forkAction:
+		m.creating++
+		m.changes = nil // the fork is selected when its host serves it
+		return tea.Batch(m.h.createCmd(HostRequest{Fork: a.v.id, ForkTurn: strconv.Itoa(a.index)}),
+			m.status.flash("forking "+a.v.short+" at turn "+strconv.Itoa(a.index)+"…", clsMuted), m.spin.start())
 	case quitAction:
 		return m.beginQuit()
 	}
@@ -234,10 +260,11 @@ func (m *model) onFailed(msg failedMsg) tea.Cmd {
 	if v == nil {
 		v = m.newSessView(msg.id)
 		m.sessions[msg.id] = v
-		m.resort()
+		m.list.resort(m.sessions)
 	}
 	v.busy = notBusy
 	v.failed = &opFailure{op: msg.op, err: msg.err, broke: msg.broke}
+	dropped := dropPending(v)
 	// The restore may have written (RestoreErrored) or marked the catalog
 	// broken: read the journal and the listing again.
 	v.resetJournal()
@@ -245,8 +272,8 @@ func (m *model) onFailed(msg failedMsg) tea.Cmd {
 	if msg.broke != nil {
 		note = breakSummary(msg.broke) + "; " + note
 	}
-	cmds := []tea.Cmd{m.status.flash(note, clsError)}
-	if v == m.selected() {
+	cmds := []tea.Cmd{m.status.flash(note+dropped, clsError)}
+	if v == m.list.selected() {
 		cmds = append(cmds, m.ensureLoaded(v))
 	}
 	cmds = append(cmds, m.refreshList())
@@ -262,12 +289,13 @@ func (m *model) onAttachFailed(msg failedMsg) tea.Cmd {
 	if v == nil {
 		v = m.newSessView(msg.id)
 		m.sessions[msg.id] = v
-		m.resort()
+		m.list.resort(m.sessions)
 	}
 	if v.busy == busyAttaching {
 		v.busy = notBusy
 	}
 	v.listing.forgetHost()
+	dropped := dropPending(v)
 	note := "attach to " + v.short + " failed: " + errText(msg.err)
 	if errors.Is(msg.err, host.ErrNotHosted) {
 		note = "attach to " + v.short + ": its host is gone"
@@ -277,8 +305,8 @@ func (m *model) onAttachFailed(msg failedMsg) tea.Cmd {
 	if msg.created {
 		note = "created " + v.short + ", but " + note
 	}
-	cmds := []tea.Cmd{m.status.flash(note, clsError)}
-	if v == m.selected() {
+	cmds := []tea.Cmd{m.status.flash(note+dropped, clsError)}
+	if v == m.list.selected() {
 		cmds = append(cmds, m.ensureLoaded(v))
 	}
 	cmds = append(cmds, m.refreshList())
@@ -290,10 +318,10 @@ func (m *model) onDeleted(msg deletedMsg) tea.Cmd {
 	if v := m.sessions[msg.id]; v != nil {
 		v.journal.gen++ // a journal read in flight is for a session that is gone
 		delete(m.sessions, msg.id)
-		m.resort()
-		m.keepVisible()
+		m.list.resort(m.sessions)
+		m.list.keepVisible(m.listSpace())
 	}
-	return tea.Batch(m.status.flash("deleted "+short, clsOK), m.ensureLoaded(m.selected()), m.refreshList())
+	return tea.Batch(m.status.flash("deleted "+short, clsOK), m.ensureLoaded(m.list.selected()), m.refreshList())
 }
 
 // onOp: a submit, an interrupt or a gate response ended.
@@ -304,5 +332,12 @@ func (m *model) onOp(msg opMsg) tea.Cmd {
 	if msg.err != nil {
 		return m.status.flash(msg.op.String()+" failed: "+errText(msg.err), clsError)
 	}
-	return m.status.flash(msg.note, clsOK)
+	flash := m.status.flash(msg.note, clsOK)
+	if msg.op != opRevert {
+		return flash
+	}
+	if reload := m.changes.reverted(m.h, msg.id); reload != nil {
+		return tea.Batch(flash, reload)
+	}
+	return flash
 }

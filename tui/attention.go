@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"log/slog"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,9 +18,9 @@ import (
 // a bell, a notification — since the user last looked, a turn that ended
 // since the user last looked), the w key and the needs:me filter (the
 // sessions that need the user, oldest first), and the notifications
-// (notify.go). It reads the folded journal of a session attached to or
-// read, else its listing row (the catalog keeps the last end, the pending
-// call and when the open turn and gate began).
+// (notify.go). What a session is doing comes from one place,
+// sessView.activity (activity.go): the newest of its listing row and the
+// journal this TUI folded.
 //
 // A turn's call is cleared by the runtime's one rule (rig.State): the user
 // looked (AttentionSeen, which this TUI sends through the session's host
@@ -31,77 +32,11 @@ import (
 // user (a gate, an unseen turn end, a crash), oldest first.
 const needsFilter = "needs:me"
 
-// lastEnd is how v's last turn ended: the newer of the folded journal's
-// and the listing's; nil before any turn ended.
-func (v *sessView) lastEnd() *rig.TurnEnd {
-	f, l := v.transcript.fold.LastEnd, v.listing.info.LastEnd
-	switch {
-	case f == nil:
-		return l
-	case l == nil || !l.Ended.After(f.Ended):
-		return f
-	}
-	return l
-}
-
-// gate is v's open gate (id, prompt-free) and when it opened; none
-// unless somebody holds v.
-func (v *sessView) gate() (id string, since time.Time) {
-	if !v.active() {
-		return "", time.Time{} // a crashed session's gate waits for nobody
-	}
-	if v.attached() || v.journal.state.loaded() {
-		if g := v.transcript.fold.Gate(); g != nil {
-			return g.ID, g.Opened
-		}
-		return "", time.Time{}
-	}
-	return v.listing.info.OpenGate, v.listing.info.GateSince
-}
-
-// attention is what v's running turn asked of the user since anyone last
-// looked; nil when nothing is pending, or nobody holds v (a crashed
-// session's turn asks nobody).
-func (v *sessView) attention() *rig.Attention {
-	if !v.active() {
-		return nil
-	}
-	if v.attached() || v.journal.state.loaded() {
-		return v.transcript.fold.Attention
-	}
-	return v.listing.info.Attention
-}
-
-// turnSince is when v's running turn started; zero when none runs (or the
-// listing predates the field).
-func (v *sessView) turnSince() (time.Time, bool) {
-	if !v.active() {
-		return time.Time{}, false // a crashed session's open turn is not running
-	}
-	if v.attached() || v.journal.state.loaded() {
-		if t := v.transcript.fold.Turn(); t != nil {
-			return t.Started, true
-		}
-		return time.Time{}, false
-	}
-	if v.listing.info.OpenTurn == "" {
-		return time.Time{}, false
-	}
-	return v.listing.info.TurnSince, true
-}
-
-// active says whether somebody holds v (a turn it lists open can be
-// running); a crashed session's open turn is not running.
-func (v *sessView) active() bool {
-	s := v.state()
-	return s == rig.StateLive || s == rig.StateHeld
-}
-
-// unseenEnd is v's last turn end when the user has not looked at it yet
-// (seen).
-func unseenEnd(seen *seenState, v *sessView) *rig.TurnEnd {
-	e := v.lastEnd()
-	if e == nil || seen.seen(v.id, e.TurnID) {
+// unseenEnd is the last turn end of session id, doing a, when the user
+// has not looked at it yet (seen).
+func unseenEnd(seen *seenState, id string, a activity) *rig.TurnEnd {
+	e := a.lastEnd
+	if e == nil || seen.seen(id, e.TurnID) {
 		return nil
 	}
 	return e
@@ -117,16 +52,17 @@ func needsUser(seen *seenState, v *sessView) (since time.Time, ok bool) {
 		}
 		ok = true
 	}
-	if id, at := v.gate(); id != "" {
-		add(orTime(at, v.lastActivity()))
+	a := v.activity()
+	if a.gate.id != "" {
+		add(orTime(a.gate.since, v.lastActivity()))
 	}
-	if a := v.attention(); a != nil {
-		add(orTime(a.Since, v.lastActivity()))
+	if a.attention != nil {
+		add(orTime(a.attention.Since, v.lastActivity()))
 	}
-	if e := unseenEnd(seen, v); e != nil {
+	if e := unseenEnd(seen, v.id, a); e != nil {
 		add(e.Ended)
 	}
-	if v.state() == rig.StateCrashed {
+	if a.state == rig.StateCrashed {
 		add(v.listing.info.Updated)
 	}
 	return since, ok
@@ -139,8 +75,19 @@ func orTime(t, alt time.Time) time.Time {
 	return t
 }
 
-// needing lists the sessions that need the user, oldest first.
-func (m *model) needing() []*sessView { return oldestNeeding(nil, m.list.rows, m.seen) }
+// attention is the component that follows what the sessions ask of the
+// user: what the user looked at (seen, shared with the sessions list,
+// which draws the marks and the needs:me filter from it), whether a
+// failed save of it was logged, and the announcements (notify.go). Its
+// methods receive the sessions they look at and the shared command
+// context (h), never the root.
+type attention struct {
+	seen   *seenState
+	warned bool // a failed save was logged
+}
+
+// needing lists the sessions of rows that need the user, oldest first.
+func (a *attention) needing(rows []*sessView) []*sessView { return oldestNeeding(nil, rows, a.seen) }
 
 // oldestNeeding appends to out the sessions of rows that need the user
 // (needsUser, given what the user has seen), the one that has needed the
@@ -163,46 +110,42 @@ func oldestNeeding(out, rows []*sessView, seen *seenState) []*sessView {
 // jumpToNeeds (w) moves the cursor to the session that has needed the
 // user longest, and on to the next one at each press (the one shown
 // stops needing the user once its end and its turn's call are seen; a
-// gate or a crash needs the user until it is dealt with).
-func (m *model) jumpToNeeds() tea.Cmd {
-	list := m.needing()
-	if len(list) == 0 {
-		return m.status.flash("w: no session is waiting for you", clsMuted)
+// gate or a crash needs the user until it is dealt with). none: no
+// session needs the user; moved: the selection changed.
+func (l *sessionList) jumpToNeeds(needing []*sessView, s listSpace) (moved, none bool) {
+	if len(needing) == 0 {
+		return false, true
 	}
-	next := list[0]
-	if cur := m.selected(); cur != nil {
-		for i, v := range list {
+	next := needing[0]
+	if cur := l.selected(); cur != nil {
+		for i, v := range needing {
 			if v == cur {
-				next = list[(i+1)%len(list)]
+				next = needing[(i+1)%len(needing)]
 				break
 			}
 		}
 	}
-	if !m.list.shows(next) {
-		m.setFilter("")
+	if !l.shows(next) {
+		l.setFilter("", s)
 	}
-	prev := m.selected()
-	m.selectID(next.id)
-	if m.selected() == prev {
-		return nil
-	}
-	return m.selectionMoved()
+	prev := l.selected()
+	l.selectID(next.id, s)
+	return l.selected() != prev, false
 }
 
 // markSeen records that the user looked at the session in front of them
-// (the selected one): its last end no longer marks it, nor its turn's
-// call for the user (seeAttention).
-func (m *model) markSeen() tea.Cmd {
-	v := m.selected()
-	if v == nil {
+// (front, the selected one; nil for none): its last end no longer marks
+// it, nor its turn's call for the user (seeAttention).
+func (a *attention) markSeen(h *shared, front *sessView) tea.Cmd {
+	if front == nil {
 		return nil
 	}
-	cmd := m.seeAttention(v)
-	e := v.lastEnd()
+	cmd := seeAttention(h, front)
+	e := front.activity().lastEnd
 	if e == nil {
 		return cmd
 	}
-	return tea.Batch(cmd, m.seen.mark(v.id, e.TurnID))
+	return tea.Batch(cmd, a.seen.mark(front.id, e.TurnID))
 }
 
 // seeAttention tells the host of v, the session in front of the user, that
@@ -210,7 +153,7 @@ func (m *model) markSeen() tea.Cmd {
 // kept); the AttentionSeen it journals comes back through the stream and
 // clears the mark. Only an attached session, and once its replay is done
 // (the call folded is the latest), can be told.
-func (m *model) seeAttention(v *sessView) tea.Cmd {
+func seeAttention(h *shared, v *sessView) tea.Cmd {
 	if !v.takesCommands() || v.replaying() {
 		return nil
 	}
@@ -219,7 +162,7 @@ func (m *model) seeAttention(v *sessView) tea.Cmd {
 		return nil
 	}
 	v.live.attnSent = a.Seq
-	return m.h.seeAttentionCmd(v.id, v.live.c, a.Seq)
+	return h.seeAttentionCmd(v.id, v.live.c, a.Seq)
 }
 
 // attentionSeenMsg: a host was told the user looked at its session's call
@@ -229,26 +172,26 @@ type attentionSeenMsg struct {
 	err error
 }
 
-// onAttentionSeen logs a look the host could not record: the mark stays
-// until the turn ends or the next look.
-func (m *model) onAttentionSeen(msg attentionSeenMsg) tea.Cmd {
+// logged logs a look the host could not record: the mark stays until the
+// turn ends or the next look.
+func (msg attentionSeenMsg) logged(log *slog.Logger) tea.Cmd {
 	if msg.err != nil {
-		m.h.log.Warn("the look at a session's call was not recorded", "session", msg.id, "err", msg.err)
+		log.Warn("the look at a session's call was not recorded", "session", msg.id, "err", msg.err)
 	}
 	return nil
 }
 
-// primeSeen, at the first listing of a store this TUI never ran on,
-// counts every end listed as seen.
-func (m *model) primeSeen() tea.Cmd {
-	if !m.seen.fresh {
+// prime, at the first listing of a store this TUI never ran on, counts
+// every end listed (of sessions) as seen.
+func (a *attention) prime(sessions map[string]*sessView) tea.Cmd {
+	if !a.seen.fresh {
 		return nil
 	}
-	m.seen.fresh = false
+	a.seen.fresh = false
 	var cmd tea.Cmd
-	for _, v := range m.sessions {
-		if e := v.lastEnd(); e != nil {
-			if c := m.seen.mark(v.id, e.TurnID); c != nil {
+	for _, v := range sessions {
+		if e := v.activity().lastEnd; e != nil {
+			if c := a.seen.mark(v.id, e.TurnID); c != nil {
 				cmd = c
 			}
 		}
@@ -256,49 +199,62 @@ func (m *model) primeSeen() tea.Cmd {
 	if cmd == nil {
 		// nothing ended yet: still write the file, so the next start is
 		// not a first run
-		m.seen.dirty = true
-		cmd = m.seen.save()
+		a.seen.dirty = true
+		cmd = a.seen.save()
 	}
 	return cmd
 }
 
-// onSeenSaved: a save of the seen state finished.
-func (m *model) onSeenSaved(msg seenSavedMsg) tea.Cmd {
-	if msg.err != nil && !m.seenWarned {
-		m.seenWarned = true
-		m.h.log.Warn("the seen state (what you looked at) is not saved", "path", m.seen.path, "err", msg.err)
+// saved: a save of the seen state finished; the first failure is logged.
+func (a *attention) saved(msg seenSavedMsg, log *slog.Logger) tea.Cmd {
+	if msg.err != nil && !a.warned {
+		a.warned = true
+		log.Warn("the seen state (what you looked at) is not saved", "path", a.seen.path, "err", msg.err)
 	}
-	return m.seen.saved()
+	return a.seen.saved()
 }
 
 // turnMark is the TURN column of v's row: glyph and word (readable
 // without colour) and its class; a turn's call for the user and a turn end
 // are marked until seen.
 func turnMark(seen *seenState, v *sessView, now time.Time) (string, lineClass) {
-	if id, at := v.gate(); id != "" {
+	a := v.activity()
+	if a.gate.id != "" {
 		s := "? gate"
-		if !at.IsZero() {
-			s += " " + ago(now, at)
+		if !a.gate.since.IsZero() {
+			s += " " + ago(now, a.gate.since)
 		}
 		return s, clsGate
 	}
-	if a := v.attention(); a != nil {
-		s := "! " + attentionWord(a.Reason)
-		if !a.Since.IsZero() {
-			s += " " + ago(now, a.Since)
+	if c := a.attention; c != nil {
+		s := "! " + attentionWord(c.Reason)
+		if !c.Since.IsZero() {
+			s += " " + ago(now, c.Since)
 		}
 		return s, clsGate
 	}
-	if at, ok := v.turnSince(); ok {
-		if at.IsZero() {
+	if a.running() {
+		if a.turn.since.IsZero() {
 			return "▶ running", clsTurn
 		}
-		return "▶ " + ago(now, at), clsTurn
+		return "▶ " + ago(now, a.turn.since), clsTurn
 	}
-	if e := unseenEnd(seen, v); e != nil {
+	if a.checkpointing {
+		return checkpointMark(a.progress), clsTurn
+	}
+	if e := unseenEnd(seen, v.id, a); e != nil {
 		return endMark(*e)
 	}
 	return "", clsMuted
+}
+
+// checkpointMark is the TURN column of a session checkpointing its
+// workspace: "⟳ ckpt 74%" (of its files), "⟳ ckpt" before it knows.
+func checkpointMark(p *rig.CheckpointProgress) string {
+	if p == nil || p.Files == 0 {
+		return "⟳ ckpt"
+	}
+	return "⟳ ckpt " + strconv.Itoa(p.FilesDone*100/p.Files) + "%"
 }
 
 // endMark is an unseen turn end's mark.
@@ -335,6 +291,8 @@ func attentionWord(reason string) string {
 // sanitized where it is drawn.
 func attentionText(a rig.Attention) string {
 	switch {
+	case a.Reason == event.AttentionAgent:
+		return agentSays(a.Agent, a.Text)
 	case a.Reason == event.AttentionBell:
 		return "its turn rang the bell"
 	case a.Text == "":
@@ -346,7 +304,7 @@ func attentionText(a rig.Attention) string {
 // interruptWords name the reasons of an interruption in a mark.
 var interruptWords = map[string]string{
 	event.ReasonUser: "stopped", event.ReasonCrash: "crash", event.ReasonShutdown: "shutdown",
-	event.ReasonEngineStuck: "stuck", event.ReasonLeaseLost: "lost",
+	event.ReasonEngineStuck: "stuck", event.ReasonLeaseLost: "lost", event.ReasonHandoff: "handed over",
 }
 
 // endText describes a turn end in words (the detail pane, notifications).
@@ -374,3 +332,52 @@ func endText(e rig.TurnEnd) string {
 // matchesNeeds reports whether filter f asks for the sessions that need
 // the user.
 func matchesNeeds(f string) bool { return strings.TrimSpace(f) == needsFilter }
+
+// agentSays is an agent's call for the user, as the agent's words, never
+// looprig's: "claude says: …", or "claude waits for you" when it said
+// nothing. Its text is the agent's, sanitized where it is drawn.
+func agentSays(agent, text string) string {
+	if agent == "" {
+		agent = "the agent"
+	}
+	if text == "" {
+		return agent + " waits for you"
+	}
+	return agent + " says: " + text
+}
+
+// clientWords names a client that answered a gate or sent input: its
+// kind, pid and whether it had a terminal.
+func clientWords(c *event.Client) string {
+	term := "no terminal"
+	if c.Terminal {
+		term = "terminal"
+	}
+	return c.Kind + " pid " + strconv.Itoa(c.PID) + " (" + term + ")"
+}
+
+// refusedWords says what looprig refused (event.Refused).
+func refusedWords(r event.Refused) string {
+	who := "an unknown client"
+	if r.By != nil {
+		who = clientWords(r.By)
+	}
+	why := "it runs inside the session's turns"
+	switch r.Reason {
+	case event.FromTurnGone:
+		why = "the process that connected is gone"
+	case event.FromTurnUnknown:
+		why = "where it runs cannot be told"
+	}
+	switch r.What {
+	case event.RefusedGateAnswer:
+		return r.Action + " of the gate refused, from " + who + ": " + why
+	case event.RefusedInput:
+		return "input refused, from " + who + ": " + why
+	case event.RefusedHook:
+		return r.Agent + " hook event " + strconv.Quote(r.Hook) + " refused: the turn did not ask for it"
+	case event.RefusedConversation:
+		return r.Agent + " conversation " + r.ID + " (from the " + r.Source + ") refused: not the session's"
+	}
+	return r.What + " refused"
+}

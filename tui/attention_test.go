@@ -43,11 +43,11 @@ func attentionList(m Model) Model {
 
 func TestTurnMarks(t *testing.T) {
 	m := attentionList(fakeModel(t, 160, 45, asciiRenderer()))
-	m.selectID(fakeID(6))
+	m.list.selectID(fakeID(6), m.listSpace())
 	now := fixedNow
 	want := map[int]string{1: "? gate 45m", 2: "✗ exit 2", 3: "✓ done", 4: "▶ 3m", 5: "", 6: ""}
 	for n, w := range want {
-		if got, _ := turnMark(m.seen, m.sessions[fakeID(n)], now); got != w {
+		if got, _ := turnMark(m.attn.seen, m.sessions[fakeID(n)], now); got != w {
 			t.Errorf("session %d: mark %q, want %q", n, got, w)
 		}
 	}
@@ -79,7 +79,7 @@ func TestNeedsOldestFirstAndSeen(t *testing.T) {
 	m := attentionList(fakeModel(t, 160, 45, asciiRenderer()))
 	ids := func() []string {
 		var out []string
-		for _, v := range m.needing() {
+		for _, v := range m.attn.needing(m.list.rows) {
 			out = append(out, v.short)
 		}
 		return out
@@ -90,19 +90,19 @@ func TestNeedsOldestFirstAndSeen(t *testing.T) {
 		t.Fatalf("needing %v, want %v", got, want)
 	}
 	// w goes to the oldest, then on; a session looked at is seen
-	m.selectID(fakeID(6))
+	m.list.selectID(fakeID(6), m.listSpace())
 	m.keys("w")
-	if got := m.selected().short; got != "a0000001" {
+	if got := m.list.selected().short; got != "a0000001" {
 		t.Fatalf("w selected %s, want the gate (a0000001)", got)
 	}
 	m.keys("w", "w")
-	if got := m.selected().short; got != "a0000002" {
+	if got := m.list.selected().short; got != "a0000002" {
 		t.Fatalf("w w selected %s, want the failed turn (a0000002)", got)
 	}
 	if got := ids(); slices.Contains(got, "a0000002") {
 		t.Errorf("a session in front of the user still needs them for its seen end: %v", got)
 	}
-	if mark, _ := turnMark(m.seen, m.sessions[fakeID(2)], fixedNow); mark != "" {
+	if mark, _ := turnMark(m.attn.seen, m.sessions[fakeID(2)], fixedNow); mark != "" {
 		t.Errorf("seen end still marked %q", mark)
 	}
 	// the filter word lists them oldest first
@@ -135,7 +135,7 @@ func TestSeenStatePersists(t *testing.T) {
 		return m
 	}
 	m := newM()
-	if !m.seen.fresh {
+	if !m.attn.seen.fresh {
 		t.Fatal("no file yet, but the seen state is not fresh")
 	}
 	m = attentionList(m)
@@ -147,18 +147,18 @@ func TestSeenStatePersists(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("seen state mode %v, want 0600", fi.Mode().Perm())
 	}
-	m.selectID(fakeID(2))
+	m.list.selectID(fakeID(2), m.listSpace())
 	saveAll(t, m)
 
 	m2 := newM()
-	if m2.seen.fresh {
+	if m2.attn.seen.fresh {
 		t.Fatal("the file exists, but the seen state is fresh")
 	}
 	m2 = attentionList(m2)
-	if mark, _ := turnMark(m2.seen, m2.sessions[fakeID(2)], fixedNow); mark != "" {
+	if mark, _ := turnMark(m2.attn.seen, m2.sessions[fakeID(2)], fixedNow); mark != "" {
 		t.Errorf("after a restart, the end looked at is marked %q", mark)
 	}
-	if mark, _ := turnMark(m2.seen, m2.sessions[fakeID(3)], fixedNow); mark != "✓ done" {
+	if mark, _ := turnMark(m2.attn.seen, m2.sessions[fakeID(3)], fixedNow); mark != "✓ done" {
 		t.Errorf("after a restart, the end not looked at is marked %q, want ✓ done", mark)
 	}
 }
@@ -168,11 +168,11 @@ func TestSeenStatePersists(t *testing.T) {
 func saveAll(t *testing.T, m Model) {
 	t.Helper()
 	m.Update(settleMsg{gen: -1}) // any message: the selected session is seen
-	m.seen.saving, m.seen.dirty = false, true
-	if msg := m.seen.save()().(seenSavedMsg); msg.err != nil {
+	m.attn.seen.saving, m.attn.seen.dirty = false, true
+	if msg := m.attn.seen.save()().(seenSavedMsg); msg.err != nil {
 		t.Fatal(msg.err)
 	}
-	m.seen.saved()
+	m.attn.seen.saved()
 }
 
 func TestNotifySequence(t *testing.T) {
@@ -221,10 +221,10 @@ func TestCrashedOpenTurnIsNotRunning(t *testing.T) {
 	v.transcript.apply(envAt(1, event.TurnStarted{TurnID: "t0", Index: 0, Input: "sleep 300"}))
 	v.transcript.apply(envAt(2, event.GateOpened{GateID: "g0", TurnID: "t0", Prompt: "ok?"}))
 	v.journal.state = journalRead
-	if mark, _ := turnMark(m.seen, v, fixedNow); mark != "" {
+	if mark, _ := turnMark(m.attn.seen, v, fixedNow); mark != "" {
 		t.Errorf("crashed session marked %q, want nothing (its state says crashed)", mark)
 	}
-	if _, ok := needsUser(m.seen, v); !ok {
+	if _, ok := needsUser(m.attn.seen, v); !ok {
 		t.Errorf("a crashed session does not need the user")
 	}
 }
@@ -251,11 +251,11 @@ func TestAnnounceSkipsCrashInterruptions(t *testing.T) {
 		return &rig.TurnEnd{TurnID: turn, Outcome: outcome, Reason: reason, Started: fixedNow.Add(-time.Minute), Ended: fixedNow}
 	}
 	v.listing.setInfo(info(long("t1", rig.TurnOutcomeInterrupted, event.ReasonCrash))[0])
-	if cmd := m.announce(v); cmd != nil {
+	if cmd := m.attn.announce(m.h, v, m.list.selected()); cmd != nil {
 		t.Errorf("a crash's interruption, recorded by a restore, is announced")
 	}
 	v.listing.setInfo(info(long("t2", rig.TurnOutcomeDone, ""))[0])
-	if cmd := m.announce(v); cmd == nil {
+	if cmd := m.attn.announce(m.h, v, m.list.selected()); cmd == nil {
 		t.Errorf("a minute-long turn's end in the background is not announced")
 	}
 }

@@ -41,7 +41,7 @@ func benchModel(b testing.TB) Model {
 	}
 	m.send(subscribedMsg{id: id, gen: v.live.gen, c: v.live.c, follower: &rig.Follower{}})
 	m.send(streamMsg{id: id, gen: v.live.gen, envs: envs})
-	m.selectID(id)
+	m.list.selectID(id, m.listSpace())
 	m.send(flashOffMsg{gen: m.status.gen})
 	// the turn runs: its last lines are pending (output.go)
 	if n := v.transcript.ring.len() + len(v.transcript.pending()); n < ringCapacity {
@@ -177,7 +177,7 @@ func eventPath2M(b *testing.B, input string) {
 	tm.Send(keyMsg("enter"))
 	var id string
 	wait(func(m Model) bool {
-		v := m.selected()
+		v := m.list.selected()
 		if v != nil && v.attached() && !v.replaying() && v.live.follower != nil {
 			id = v.id
 			return true

@@ -43,19 +43,35 @@ type changesMsg struct {
 var (
 	changesPrev = key.NewBinding(key.WithKeys("["), key.WithHelp("[", "the turn before"))
 	changesNext = key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "the turn after"))
+	// changesRevert puts the workspace back as it was before the turn
+	// shown (rig.Session.Revert), after a confirm.
+	changesRevert = key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "revert to before this turn"))
+	// changesFork makes a new session that begins as the session was
+	// after the turn shown (looprig fork), after a confirm.
+	changesFork = key.NewBinding(key.WithKeys("F"), key.WithHelp("F", "fork at this turn"))
 )
 
-func (m *model) openChanges(v *sessView) tea.Cmd {
-	m.changes = &changesView{id: v.id, short: rig.ShortID(v.id), index: -1}
-	return m.loadChanges("")
+// openChanges opens the view on the last turn of session v.
+func openChanges(h *shared, v *sessView) (*changesView, tea.Cmd) {
+	cv := &changesView{id: v.id, short: rig.ShortID(v.id), index: -1}
+	return cv, cv.load(h, "")
 }
 
-// loadChanges asks for turn ("" for the last one) of the open view.
-func (m *model) loadChanges(turn string) tea.Cmd {
-	cv := m.changes
+// load asks for turn ("" for the last one).
+func (cv *changesView) load(h *shared, turn string) tea.Cmd {
 	cv.gen++
 	cv.loading = true
-	return m.h.changesCmd(cv.id, turn, cv.gen)
+	return h.changesCmd(cv.id, turn, cv.gen)
+}
+
+// reverted reads the turn shown again after session id was reverted:
+// what the turn changed is the same, read again as after any change
+// (nil when the view shows another session or no turn yet).
+func (cv *changesView) reverted(h *shared, id string) tea.Cmd {
+	if cv == nil || cv.id != id || cv.index < 0 {
+		return nil
+	}
+	return cv.load(h, strconv.Itoa(cv.index))
 }
 
 // changesCmd reads what turn of session id changed.
@@ -89,10 +105,11 @@ func changesLines(changes []checkpoint.FileChange) []string {
 	return strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 }
 
-func (m *model) onChanges(msg changesMsg) tea.Cmd {
-	cv := m.changes
-	if cv == nil || msg.gen != cv.gen {
-		return nil
+// answered folds the answer to a load; an answer to an older load is
+// dropped.
+func (cv *changesView) answered(msg changesMsg) {
+	if msg.gen != cv.gen {
+		return
 	}
 	cv.loading = false
 	if msg.err != nil {
@@ -100,26 +117,50 @@ func (m *model) onChanges(msg changesMsg) tea.Cmd {
 		if msg.index >= 0 {
 			cv.index = msg.index
 		}
-		return nil
+		return
 	}
 	cv.err, cv.index, cv.lines, cv.top = "", msg.index, msg.lines, 0
-	return nil
 }
 
-// changesKey: esc and c close; [ and ] change the turn; the movement keys
-// scroll (rows: the lines shown at once).
-func (m *model) changesKey(msg tea.KeyMsg, rows int) tea.Cmd {
-	cv, k := m.changes, m.keys
+// changesResult is what a key did in the view: it closed it, asks for a
+// dialog (u's and F's confirm), or has a note to flash.
+type changesResult struct {
+	closed bool
+	dialog dialog
+	flash  string
+	cmd    tea.Cmd
+}
+
+// key: esc and c close; [ and ] change the turn; u asks to revert the
+// session shown (v, nil when it is gone) to before the turn; the movement
+// keys scroll (rows: the lines shown at once).
+func (cv *changesView) key(h *shared, k keyMap, msg tea.KeyMsg, rows int, v *sessView) (r changesResult) {
 	switch {
 	case key.Matches(msg, k.Dismiss, k.Changes):
-		m.changes = nil
+		return changesResult{closed: true}
 	case key.Matches(msg, changesPrev):
 		if cv.index > 0 {
-			return m.loadChanges(strconv.Itoa(cv.index - 1))
+			r.cmd = cv.load(h, strconv.Itoa(cv.index-1))
 		}
 	case key.Matches(msg, changesNext):
-		if cv.index >= 0 {
-			return m.loadChanges(strconv.Itoa(cv.index + 1))
+		switch {
+		case cv.index < 0:
+		case v != nil && cv.index+1 >= v.turnsKnown():
+			r.flash = "turn " + strconv.Itoa(cv.index) + " is the last"
+		default:
+			r.cmd = cv.load(h, strconv.Itoa(cv.index+1))
+		}
+	case key.Matches(msg, changesFork):
+		if v != nil && cv.index >= 0 {
+			r.dialog = newForkDialog(v, cv.index)
+		}
+	case key.Matches(msg, changesRevert):
+		switch {
+		case v == nil || cv.index < 0:
+		case v.notMutable() != "":
+			r.flash = "u: " + v.notMutable()
+		default:
+			r.dialog = newRevertDialog(v, cv.index)
 		}
 	case key.Matches(msg, k.Up):
 		cv.top--
@@ -134,10 +175,8 @@ func (m *model) changesKey(msg tea.KeyMsg, rows int) tea.Cmd {
 	case key.Matches(msg, k.Bottom):
 		cv.top = len(cv.lines)
 	}
-	if m.changes != nil {
-		cv.top = max(0, min(cv.top, len(cv.lines)-rows))
-	}
-	return nil
+	cv.top = max(0, min(cv.top, len(cv.lines)-rows))
+	return r
 }
 
 // view draws the view w×h with its frame; only the visible lines.
@@ -157,7 +196,7 @@ func (cv *changesView) view(st *styles, w, h int) []string {
 	for i := cv.top; i < len(cv.lines) && len(content) < rows; i++ {
 		content = append(content, changesLine(st, cv.lines[i], iw))
 	}
-	return box(st, title, "[ ] turns · ↑↓ scroll · esc closes", true, w, h, content)
+	return box(st, title, "[ ] turns · u revert to before it · F fork at it · ↑↓ scroll · esc closes", true, w, h, content)
 }
 
 // changesLine colours one line of a diff by what it is.

@@ -34,8 +34,9 @@ type shared struct {
 	// shorten it).
 	readTimeout time.Duration
 	// chunk is how many events a journal read folds at a time
-	// (historyChunk) and tail how many of the last records an attach
-	// replays after the first chunk (tailReplay); tests shrink both.
+	// (historyChunk) and tail how many of the last records of a long
+	// journal an attach replays (tailReplay, rig.ReplayStart); tests
+	// shrink both.
 	chunk int
 	tail  uint64
 	// dialOpts are passed to every host.Connect (tests shrink the stream

@@ -13,8 +13,7 @@ import (
 	"looprig/host"
 	"looprig/rig"
 	"looprig/rig/event"
-	"looprig/rig/explain"
-	"looprig/rig/journal"
+	"looprig/rig/fault"
 	"looprig/themes"
 )
 
@@ -64,25 +63,16 @@ type (
 	// deletedMsg: a session was deleted.
 	deletedMsg struct{ id string }
 
-	// historyMsg: a chunk of a journal replay.
-	historyMsg struct {
+	// journalMsg: what the follower f of a journal read (journalCmd);
+	// atTip: nothing more was journaled (the history was read).
+	journalMsg struct {
 		id      string
 		gen     int
-		rd      *replay // the read goes on (more); nil once it ended
+		f       *rig.Follower
 		envs    []event.Envelope
-		lastSeq uint64
-		tip     uint64
-		more    bool
+		atTip   bool
+		history bool // read before the tip was first reached
 		err     error
-	}
-	// tailMsg: what followed in the journal of a session shown, read by
-	// its follower f (nothing when none came for a while).
-	tailMsg struct {
-		id   string
-		gen  int
-		f    *rig.Follower
-		envs []event.Envelope
-		err  error
 	}
 
 	// subscribedMsg: an attached session is followed through its host.
@@ -159,9 +149,9 @@ func listTick(after time.Duration) tea.Cmd {
 }
 
 // createCmd starts a host that creates a session (n) and attaches to it.
-func (h *shared) createCmd(profile, title, seed string) tea.Cmd {
+func (h *shared) createCmd(req HostRequest) tea.Cmd {
 	return func() tea.Msg {
-		msg, fail := h.startAndAttach(HostRequest{Profile: profile, Title: title, Seed: seed}, createTimeout)
+		msg, fail := h.startAndAttach(req, createTimeout)
 		if fail != nil {
 			return *fail
 		}
@@ -175,9 +165,11 @@ func (h *shared) createCmd(profile, title, seed string) tea.Cmd {
 // restoreCmd starts a host that restores session id under the profile it
 // recorded, and attaches to it; accept accepts any configuration drift
 // (the drift dialog's confirm).
-func (h *shared) restoreCmd(id string, accept bool) tea.Cmd {
-	return func() tea.Msg {
-		msg, fail := h.startAndAttach(HostRequest{Session: id, AcceptDrift: accept}, restoreTimeout)
+func (h *shared) restoreCmd(id string, accept bool, ws rig.WorkspaceChoice) tea.Cmd {
+	feed := newRestoreFeed()
+	start := func() tea.Msg {
+		defer feed.close()
+		msg, fail := h.startAndAttach(HostRequest{Session: id, AcceptDrift: accept, Workspace: ws, Progress: feed.put}, restoreTimeout)
 		if fail != nil {
 			return *fail
 		}
@@ -186,6 +178,7 @@ func (h *shared) restoreCmd(id string, accept bool) tea.Cmd {
 		}
 		return msg
 	}
+	return tea.Batch(start, h.restoreProgressCmd(id, feed))
 }
 
 // attachCmd attaches to the host serving session id (a live session
@@ -228,7 +221,9 @@ func (h *shared) probeCmd(id, key string) tea.Cmd {
 // before anything is broken: a session that cannot be restored (its
 // profile is gone) is not taken from its holder.
 func (h *shared) breakCmd(id string) tea.Cmd {
-	return func() tea.Msg {
+	feed := newRestoreFeed()
+	return tea.Batch(h.restoreProgressCmd(id, feed), func() tea.Msg {
+		defer feed.close()
 		ctx, cancel := context.WithTimeout(h.ctx, opTimeout)
 		defer cancel()
 		uid, err := rig.FindSession(ctx, h.store, id)
@@ -258,7 +253,7 @@ func (h *shared) breakCmd(id string) tea.Cmd {
 			// failed.
 			return failedMsg{id: id, op: opBreak, err: err}
 		}
-		msg, fail := h.startAndAttach(HostRequest{Session: id}, restoreTimeout)
+		msg, fail := h.startAndAttach(HostRequest{Session: id, Progress: feed.put}, restoreTimeout)
 		if fail != nil {
 			fail.broke = &res
 			return *fail
@@ -268,7 +263,7 @@ func (h *shared) breakCmd(id string) tea.Cmd {
 		}
 		msg.broke = &res
 		return msg
-	}
+	})
 }
 
 // deleteCmd deletes session id (rig.DeleteSession: under its lease; the
@@ -286,129 +281,53 @@ func (h *shared) deleteCmd(id string) tea.Cmd {
 			return failedMsg{id: id, op: opDelete, err: err}
 		}
 		h.log.Info("session deleted", "session", id, "epoch", d.Epoch, "workspace", d.Workspace)
+		// Its checkpoints' blobs go at once, but those another session
+		// references or may be about to (looprig gc deletes those later).
+		if freed, err := rig.FreeSessionBlobs(ctx, h.store, []rig.DeletedSession{d}); err != nil {
+			h.log.Warn("the deleted session's blobs were not all freed", "session", id, "err", err)
+		} else {
+			h.log.Info("blobs freed", "session", id, "deleted", freed[0].Deleted, "bytes", freed[0].DeletedBytes,
+				"shared", freed[0].Shared, "renewed", freed[0].Renewed)
+		}
 		return deletedMsg{id: id}
 	}
-}
-
-// replay is a journal read that goes on from chunk to chunk
-// (historyCmd): its reader and the context it reads under, a child of the
-// host's. Every chunk's reads are bounded by the host's readTimeout (arm):
-// the time between chunks, while Update folds one, is not counted.
-type replay struct {
-	rp     *journal.EventReplayer
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-}
-
-func newReplay(parent context.Context) *replay {
-	ctx, cancel := context.WithCancelCause(parent)
-	return &replay{ctx: ctx, cancel: cancel}
-}
-
-// arm bounds the reads that follow by d: when they take longer, the
-// context ends and the reader stops. The returned function disarms it.
-func (r *replay) arm(d time.Duration) (disarm func()) {
-	t := time.AfterFunc(d, func() {
-		r.cancel(fmt.Errorf("reading the journal took longer than %s: %w", d, context.DeadlineExceeded))
-	})
-	return func() { t.Stop() }
-}
-
-// err is what stopped the read: err itself, or why the context ended
-// (the timeout, quitting) when it did.
-func (r *replay) err(err error) error {
-	if err != nil && r.ctx.Err() != nil {
-		return context.Cause(r.ctx)
-	}
-	return err
-}
-
-// close ends the read: the reader and its context.
-func (r *replay) close() {
-	if r.rp != nil {
-		r.rp.Close()
-	}
-	r.cancel(context.Canceled)
-}
-
-// historyCmd reads up to h.chunk events of a journal after "after",
-// continuing rd when it is given (rig.ReadEvents; its tip, rig.JournalTip).
-func (h *shared) historyCmd(id string, gen int, rd *replay, after uint64) tea.Cmd {
-	return func() tea.Msg {
-		if rd == nil {
-			rd = newReplay(h.ctx)
-		}
-		disarm := rd.arm(h.readTimeout)
-		defer disarm()
-		uid, err := uuid.Parse(id)
-		if err != nil {
-			rd.close()
-			return historyMsg{id: id, gen: gen, lastSeq: after, err: err}
-		}
-		tip, terr := rig.JournalTip(rd.ctx, h.store, uid)
-		if rd.rp == nil {
-			rp, err := rig.ReadEvents(rd.ctx, h.store, uid, after)
-			if err != nil {
-				err = rd.err(err)
-				rd.close()
-				return historyMsg{id: id, gen: gen, lastSeq: after, err: err}
-			}
-			rd.rp = rp
-		}
-		msg := historyMsg{id: id, gen: gen, rd: rd, tip: tip}
-		if terr != nil {
-			msg.tip = 0
-		}
-		rp := rd.rp
-		deadline := time.Now().Add(30 * time.Millisecond)
-		exhausted := false
-		for len(msg.envs) < h.chunk {
-			if !rp.Next() {
-				exhausted = true
-				break
-			}
-			msg.envs = append(msg.envs, rp.Envelope())
-			if len(msg.envs)%256 == 0 && time.Now().After(deadline) {
-				break
-			}
-		}
-		msg.lastSeq = rp.LastSeq()
-		msg.err = rd.err(rp.Err())
-		if msg.err == nil && !exhausted {
-			msg.more = true
-			return msg
-		}
-		rd.close()
-		msg.rd = nil
-		return msg
-	}
-}
-
-func closeCmd(rd *replay) tea.Cmd {
-	if rd == nil {
-		return nil
-	}
-	return func() tea.Msg { rd.close(); return nil }
 }
 
 // tailWait bounds one wait of a journal's follower for what is appended:
 // a session no longer shown stops being followed within it.
 const tailWait = time.Second
 
-// tailCmd reads what follower f of a journal yields next; nothing when
-// nothing came within tailWait.
-func (h *shared) tailCmd(id string, gen int, f *rig.Follower) tea.Cmd {
+// journalCmd reads what follower f of a journal yields next. Before the
+// journal was read to its tip once (follow false): its next events, or
+// that it reached the tip, the read bounded by the read timeout. Then
+// (follow): what is appended next, nothing when nothing came within
+// tailWait.
+func (h *shared) journalCmd(id string, gen int, f *rig.Follower, follow bool) tea.Cmd {
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(h.ctx, tailWait)
-		defer cancel()
-		envs, err := f.Next(ctx)
-		switch {
-		case h.ctx.Err() != nil:
-			return nil // quitting
-		case ctx.Err() != nil:
-			err = nil // nothing came
+		msg := journalMsg{id: id, gen: gen, f: f, history: !follow}
+		if follow {
+			ctx, cancel := context.WithTimeout(h.ctx, tailWait)
+			defer cancel()
+			msg.envs, msg.err = f.Next(ctx)
+			switch {
+			case h.ctx.Err() != nil:
+				return nil // quitting
+			case ctx.Err() != nil:
+				msg.err = nil // nothing came
+			}
+			return msg
 		}
-		return tailMsg{id: id, gen: gen, f: f, envs: envs, err: err}
+		ctx, cancel := context.WithTimeoutCause(h.ctx, h.readTimeout,
+			fmt.Errorf("reading the journal took longer than %s: %w", h.readTimeout, context.DeadlineExceeded))
+		defer cancel()
+		msg.envs, msg.atTip, msg.err = f.NextOrTip(ctx)
+		if msg.err != nil && ctx.Err() != nil {
+			if h.ctx.Err() != nil {
+				return nil // quitting
+			}
+			msg.err = context.Cause(ctx)
+		}
+		return msg
 	}
 }
 
@@ -476,7 +395,7 @@ func (h *shared) streamEnded(id string, c *host.Client, err error, epoch uint64)
 			return end
 		}
 	case errors.As(err, &remote):
-		if remote.Kind != explain.KindLeaseLost && remote.Kind != explain.KindPersistenceFault {
+		if remote.Kind != fault.KindLeaseLost && remote.Kind != fault.KindPersistenceFault {
 			// A fault of another kind ends the stream with the fault, then
 			// the host says bye with the reason: wait for it briefly.
 			select {
@@ -536,11 +455,13 @@ func closeFollowerCmd(f *rig.Follower) tea.Cmd {
 	return func() tea.Msg { f.Close(); return nil }
 }
 
+// submitCmd submits input to the host of session id. A turn submitted
+// while the workspace is checkpointed after the last one waits in the host
+// for the checkpoint (the session shows as checkpointing meanwhile): the
+// submit is bounded by the host's silence, not by the checkpoint's length.
 func (h *shared) submitCmd(id string, c *host.Client, input string) tea.Cmd {
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(h.ctx, opTimeout)
-		defer cancel()
-		ti, err := c.Submit(ctx, input)
+		ti, err := c.Submit(h.ctx, input, host.WithSilence(hostSilence))
 		return opMsg{id: id, op: opSubmit, err: err, note: "turn " + strconv.Itoa(ti.Index) + " started"}
 	}
 }
@@ -553,6 +474,21 @@ func (h *shared) interruptCmd(id string, c *host.Client) tea.Cmd {
 	}
 }
 
+// revertCmd asks the host of session id to put the workspace back as it
+// was before turn index (rig.Session.Revert).
+func (h *shared) revertCmd(id string, c *host.Client, index int) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(h.ctx, restoreTimeout) // a large workspace takes a while to write
+		defer cancel()
+		r, err := c.Revert(ctx, index)
+		note := ""
+		if err == nil {
+			note = clean(rig.Reverted{TurnIndex: r.TurnIndex, Undo: r.Undo, Changed: r.Changed, Removed: r.Removed, Agent: r.Agent}.Summary())
+		}
+		return opMsg{id: id, op: opRevert, err: err, note: note}
+	}
+}
+
 func (h *shared) gateCmd(id string, c *host.Client, gateID string, approve bool) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(h.ctx, opTimeout)
@@ -561,7 +497,7 @@ func (h *shared) gateCmd(id string, c *host.Client, gateID string, approve bool)
 		if approve {
 			note = "gate approved"
 		}
-		return opMsg{id: id, op: opGate, err: c.RespondGate(ctx, gateID, approve), note: note}
+		return opMsg{id: id, op: opGate, err: c.RespondGate(ctx, gateID, approve, "tui"), note: note}
 	}
 }
 
@@ -583,9 +519,9 @@ func (h *shared) seeAttentionCmd(id string, c *host.Client, through uint64) tea.
 // SessionStopped, releases the lease and exits.
 func (h *shared) shutdownCmd(id string, c *host.Client) tea.Cmd {
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(h.ctx, shutdownTimeout)
-		defer cancel()
-		err := c.Shutdown(ctx)
+		// A checkpoint the shutdown waits for (the last turn's, its own)
+		// takes as long as it takes; the host says how far it is.
+		err := c.Shutdown(h.ctx, host.WithSilence(shutdownTimeout))
 		if err != nil && h.ctx.Err() != nil {
 			return nil
 		}

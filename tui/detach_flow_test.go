@@ -197,7 +197,8 @@ func TestFlowHostGone(t *testing.T) {
 	f.waitModel("the detach", func(m Model) bool { return !m.sessions[id].attached() })
 	f.waitView("detached: host pid "+strconv.Itoa(os.Getpid())+" went away", "○ idle")
 	f.typeText("i")
-	f.waitView("i: not live")
+	f.waitView("(not live)", "enter restores it and runs this")
+	f.key("esc")
 	f.quit()
 }
 

@@ -10,6 +10,8 @@ import (
 
 	"looprig/rig"
 	"looprig/rig/event"
+	"looprig/rig/explain"
+	"looprig/rig/fault"
 )
 
 // dialog is a modal box over the panes. key says what a key did
@@ -46,17 +48,37 @@ type (
 	// shutdownAction shuts session v down (X).
 	shutdownAction struct{ v *sessView }
 	// restoreAction restores session v, accepting its configuration drift
-	// (the drift dialog).
+	// (the drift dialog), or resolving a diverged workspace as the user
+	// chose (the diverged dialog).
 	restoreAction struct {
 		v           *sessView
 		acceptDrift bool
+		workspace   rig.WorkspaceChoice
+	}
+	// revertAction puts session v's workspace back as it was before turn
+	// index (u in the changes view).
+	revertAction struct {
+		v     *sessView
+		index int
+	}
+	// forkAction makes a new session that begins as session v was after
+	// turn index (F in the changes view).
+	forkAction struct {
+		v     *sessView
+		index int
 	}
 	// breakAction breaks session v's lease and restores it (B).
 	breakAction struct{ v *sessView }
 	// deleteAction deletes session v (D).
 	deleteAction struct{ v *sessView }
-	// createAction creates a session (n).
-	createAction struct{ profile, title, seed string }
+	// createAction creates a session (n): in dir, or, with scratch, in a
+	// private directory in the store; neither when the profile pins its
+	// placement. worktree: in a git worktree of its own, of dir's
+	// repository.
+	createAction struct {
+		profile, title, seed, dir string
+		scratch, worktree         bool
+	}
 	// restoreAllAction starts R's run.
 	restoreAllAction struct{ run *restoreRun }
 	// quitAction quits although turns run (q).
@@ -176,6 +198,9 @@ func buttons(st *styles, labels []string, sel int, danger bool) string {
 			b.WriteString("  ")
 		}
 		text := "[ " + l + " ]"
+		if i == sel {
+			text = "[▸" + l + "◂]" // the focus shows without colour too (NO_COLOR)
+		}
 		switch {
 		case i == sel && i > 0 && danger:
 			b.WriteString(st.errorBadge.s(text))
@@ -250,18 +275,87 @@ func oneLineValue(s string) string {
 // newDriftDialog asks before restoring v with its configuration drift
 // (changes, as the host's restore reported them) accepted.
 func newDriftDialog(v *sessView, changes []event.Change) dialog {
+	body := []string{
+		"Session " + v.short + " was recorded with another configuration.",
+		"Accepting restores it under the current profile and records",
+		"ConfigurationAdopted (source \"tui confirm\") in its journal.",
+	}
+	if made := madeWhere(changes); made != "" {
+		body = append(body, "Its workspace moves; the files where it worked stay there.",
+			"Where it was made: looprig restore "+v.short+made)
+	}
 	return &confirmDialog{
-		title: "Accept configuration drift",
-		body: []string{
-			"Session " + v.short + " was recorded with another configuration.",
-			"Accepting restores it under the current profile and records",
-			"ConfigurationAdopted (source \"tui confirm\") in its journal.",
-		},
+		title:     "Accept configuration drift",
+		body:      body,
 		table:     driftRows(changes),
 		confirm:   "Accept and restore",
 		danger:    true,
 		onConfirm: restoreAction{v: v, acceptDrift: true},
 	}
+}
+
+// divergedDialog asks what to do with a session's workspace directory
+// that has changes no checkpoint has (its last restore failed
+// workspace_diverged): keep it, or take the checkpoint (the directory is
+// moved aside, never deleted).
+type divergedDialog struct {
+	v    *sessView
+	body []string
+	sel  int // 0 Cancel, 1 Keep this directory, 2 Take the checkpoint
+}
+
+var divergedChoices = []string{"Cancel", "Keep this directory", "Take the checkpoint"}
+
+func newDivergedDialog(v *sessView, x fault.Explanation) dialog {
+	f := explain.FactsOf(x)
+	body := []string{"The workspace of session " + v.short + " has changes no checkpoint has:", "  " + clean(f.Dir)}
+	if l := clean(f.Lineage); l != "" {
+		body = append(body, "It was the "+l+";")
+	}
+	body = append(body, "the session moved on to the "+clean(f.Last)+".")
+	if len(f.Paths) > 0 {
+		cleaned := make([]string, len(f.Paths))
+		for i, p := range f.Paths {
+			cleaned[i] = clean(p)
+		}
+		body = append(body, "Differs: "+strings.Join(cleaned, ", "))
+	}
+	body = append(body, "",
+		"Keep: this directory becomes the session's workspace (journaled).",
+		"Take the checkpoint: this directory is moved aside, never deleted,",
+		"and the last checkpoint is brought back.")
+	return &divergedDialog{v: v, body: body}
+}
+
+func (d *divergedDialog) key(_ common, msg tea.KeyMsg, _ dialogArea) dialogResult {
+	switch msg.String() {
+	case "esc":
+		return dialogResult{done: true}
+	case "left", "h", "shift+tab":
+		d.sel = (d.sel + len(divergedChoices) - 1) % len(divergedChoices)
+	case "right", "l", "tab":
+		d.sel = (d.sel + 1) % len(divergedChoices)
+	case "enter":
+		switch d.sel {
+		case 1:
+			return dialogResult{done: true, act: restoreAction{v: d.v, workspace: rig.WorkspaceKeep}}
+		case 2:
+			return dialogResult{done: true, act: restoreAction{v: d.v, workspace: rig.WorkspaceUseCheckpoint}}
+		}
+		return dialogResult{done: true}
+	}
+	return dialogResult{}
+}
+
+func (d *divergedDialog) view(c common, area dialogArea) (string, []string) {
+	st, w := c.st, area.w
+	var out []string
+	for _, l := range d.body {
+		out = append(out, st.text.s(trunc(l, w)))
+	}
+	out = append(out, "", buttons(st, divergedChoices, d.sel, false))
+	out = append(out, st.muted.s(trunc("←/→ choose · enter press · esc cancel", w)))
+	return "Workspace diverged", out
 }
 
 // newShutdownDialog asks before shutting v down.
@@ -273,6 +367,27 @@ func newShutdownDialog(v *sessView) dialog {
 	body = append(body, "Its host (pid "+strconv.Itoa(v.live.pid)+") stops. It can be restored later with r.")
 	return &confirmDialog{title: "Shut down", body: body, confirm: "Shut down", danger: true,
 		onConfirm: shutdownAction{v: v}}
+}
+
+// newRevertDialog asks before putting v's workspace back as it was before
+// turn index.
+func newRevertDialog(v *sessView, index int) dialog {
+	body := []string{"Put the workspace of " + v.short + " back as it was before turn " + strconv.Itoa(index) + "?",
+		"Only what differs is written. The files as they are now are checkpointed",
+		"first: u again right after undoes the revert."}
+	if v.listing.info.Engine == "claude" || v.listing.info.Engine == "codex" {
+		body = append(body, "The agent's conversation is not rewound: it still remembers the turns after.")
+	}
+	return &confirmDialog{title: "Revert", body: body, confirm: "Revert", danger: true,
+		onConfirm: revertAction{v: v, index: index}}
+}
+
+// newForkDialog asks before forking v at turn index.
+func newForkDialog(v *sessView, index int) dialog {
+	body := []string{"A new session that begins as " + v.short + " was after turn " + strconv.Itoa(index) + ":",
+		"its files as the checkpoint after that turn, in a new directory of the store,",
+		"and, for Claude Code, its conversation up to that turn. " + v.short + " is left as it is."}
+	return &confirmDialog{title: "Fork", body: body, confirm: "Fork", onConfirm: forkAction{v: v, index: index}}
 }
 
 // newQuitDialog asks before quitting while turns run (running of them):

@@ -79,6 +79,9 @@ func (p eventsPane) view(c common, v *sessView, f eventsFrame, w, h int) []strin
 	}
 	var footer []string
 	switch {
+	case v.busy.takesLease() && v.restoring != nil:
+		text := " " + c.spin + " " + v.busy.String() + ": " + restoringText(v.restoring) + "… " + dur(c.now.Sub(v.busySince))
+		footer = append(footer, st.ev[clsRestore].s(fit(text, iw)))
 	case v.busy.takesLease():
 		text := " " + c.spin + " " + v.busy.String() + ": taking the lease, replaying " + commas(v.listing.info.LastSeq) +
 			" journal records, closing open turns… " + dur(c.now.Sub(v.busySince))

@@ -184,7 +184,7 @@ func (f *flow) finished() {
 func (f *flow) selectedLive() (id string) {
 	f.t.Helper()
 	f.waitModel("a live selected session", func(m Model) bool {
-		v := m.selected()
+		v := m.list.selected()
 		if v != nil && v.attached() && !v.replaying() && v.busy == notBusy && v.live.follower != nil {
 			id = v.id
 			return true
@@ -329,7 +329,7 @@ func TestFlowGates(t *testing.T) {
 	f.key("right") // demo → gated
 	f.waitModel("the gated profile", func(m Model) bool {
 		d, ok := m.dialog.(*createDialog)
-		return ok && d.profiles[d.prof] == "gated"
+		return ok && d.profiles[d.prof].name == "gated"
 	})
 	f.key("enter")
 	id := f.selectedLive()
@@ -341,7 +341,7 @@ func TestFlowGates(t *testing.T) {
 	f.key("enter")
 	f.waitView("? gate: run command", "touch approved.txt")
 	f.typeText("a")
-	f.waitView("gate approved (user)", "turn 0 done: exit 0")
+	f.waitView("gate approved by tui pid", "turn 0 done: exit 0")
 	if _, err := os.Stat(filepath.Join(ws, "approved.txt")); err != nil {
 		t.Fatalf("approved command did not run: %v", err)
 	}
@@ -355,7 +355,7 @@ func TestFlowGates(t *testing.T) {
 		return g != nil && strings.Contains(g.Prompt, "denied.txt")
 	})
 	f.typeText("d")
-	f.waitView("gate denied (user)", "turn 1 failed: denied at gate")
+	f.waitView("gate denied by tui pid", "turn 1 failed: denied at gate")
 	if _, err := os.Stat(filepath.Join(ws, "denied.txt")); err == nil {
 		t.Fatal("denied command ran")
 	}
@@ -440,8 +440,9 @@ func TestFlowLeaseLost(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("LEASE LOST took %s", d)
 	}
-	f.typeText("i")
-	f.waitView("read-only: lease lost to epoch 2")
+	f.typeText("i") // the line opens and keeps the keys, but runs nothing
+	f.waitView("read-only: lease lost to epoch 2", "enter: nothing runs")
+	f.key("esc")
 	f.typeText("?")
 	f.waitView("(disabled: read-only: lease lost to epoch 2")
 	f.key("esc")
@@ -571,7 +572,7 @@ func TestFlowDelete(t *testing.T) {
 	f := startFlow(t, st, opts)
 	f.waitView("doomed one", "held one")
 	f.waitModel("the doomed session selected", func(m Model) bool {
-		v := m.selected()
+		v := m.list.selected()
 		return v != nil && v.id == doomed.SessionID().String()
 	})
 	f.key("j") // the held one (older, below)

@@ -32,7 +32,21 @@ func (t *transcript) apply(env event.Envelope) {
 	}
 	turn := t.fold.Turn()
 	t.fold.Apply(env)
-	switch ev := env.Event.(type) {
+	switch {
+	case t.sessionEvent(at, env.Event):
+	case t.turnEvent(at, turn, env.Event):
+	case t.gateEvent(at, env.Event):
+	case t.workspaceEvent(at, env.Event):
+	default:
+		t.line(at, clsMuted, string(env.Event.Type()))
+	}
+}
+
+// sessionEvent writes the line of one of the session's own records: its
+// start and stop, restores, hand-overs, faults; it reports whether ev is
+// one.
+func (t *transcript) sessionEvent(at time.Time, ev event.Event) bool {
+	switch ev := ev.(type) {
 	case event.SessionStarted:
 		where := ev.Placement
 		if ev.Root != "" {
@@ -42,11 +56,12 @@ func (t *transcript) apply(env event.Envelope) {
 		if ev.Title == "" {
 			title = "(untitled)"
 		}
+		if f := ev.ForkedFrom; f != nil {
+			where += ", forked from " + rig.ShortID(f.Session) + " at turn " + strconv.Itoa(f.TurnIndex)
+		}
 		t.line(at, clsSession, "● session started: "+title+" (profile "+ev.Rig+", "+where+")")
 	case event.LoopStarted:
 		t.line(at, clsSession, "loop "+ev.Name+" started (engine "+ev.Engine+")")
-	case event.SessionActive, event.OutputDelta, event.TurnOutput:
-		// the turn start says it; output is the transcript's
 	case event.SessionIdle:
 		t.flushPending()
 	case event.SessionStopped:
@@ -56,8 +71,12 @@ func (t *transcript) apply(env event.Envelope) {
 		t.flushPending()
 		t.line(at, clsRestore, "↻ restore started at epoch "+strconv.FormatUint(ev.Epoch, 10))
 	case event.RestoreDone:
-		t.line(at, clsRestore, fmt.Sprintf("↻ restore done at epoch %d: %s interrupted, %s closed",
-			ev.Epoch, plural(len(ev.Interrupted), "turn"), plural(len(ev.GatesClosed), "gate")))
+		by := ""
+		if ev.Holder != "" {
+			by = " by " + ev.Holder
+		}
+		t.line(at, clsRestore, fmt.Sprintf("↻ restore done at epoch %d%s: %s interrupted, %s closed",
+			ev.Epoch, by, plural(len(ev.Interrupted), "turn"), plural(len(ev.GatesClosed), "gate")))
 	case event.RestoreErrored:
 		t.line(at, clsError, "✗ restore failed ("+ev.Kind+"): "+firstLine(ev.Message))
 	case event.ConfigurationAdopted:
@@ -68,6 +87,20 @@ func (t *transcript) apply(env event.Envelope) {
 		t.line(at, clsRestore, "configuration adopted by "+ev.Source+": "+strings.Join(parts, "; "))
 	case event.SessionFaulted:
 		t.line(at, clsError, "✗ session faulted: "+firstLine(ev.Cause))
+	case event.HandedOff:
+		t.line(at, clsRestore, "session handed over to the take of "+ev.To)
+	default:
+		return false
+	}
+	return true
+}
+
+// turnEvent writes the line of one of a turn's records: its start, its
+// end, what it asked that was refused; it reports whether ev is one.
+func (t *transcript) turnEvent(at time.Time, turn *rig.OpenTurn, ev event.Event) bool {
+	switch ev := ev.(type) {
+	case event.SessionActive, event.OutputDelta, event.TurnOutput:
+		// the turn start says it; output is the transcript's
 	case event.TurnStarted:
 		t.flushPending()
 		t.line(at, clsTurn, "▶ turn "+strconv.Itoa(ev.Index)+": "+firstLine(ev.Input))
@@ -84,6 +117,20 @@ func (t *transcript) apply(env event.Envelope) {
 	case event.TurnInterrupted:
 		t.flushPending()
 		t.line(at, clsError, "⏹ turn "+strconv.Itoa(ev.Index)+" interrupted ("+ev.Reason+")"+t.elidedNote())
+	case event.Refused:
+		t.flushPending()
+		t.line(at, clsError, "✗ "+refusedWords(ev))
+	default:
+		return false
+	}
+	return true
+}
+
+// gateEvent writes the line of one of what a turn asks of the user: gates
+// and their answers, attention and its being seen; it reports whether ev
+// is one.
+func (t *transcript) gateEvent(at time.Time, ev event.Event) bool {
+	switch ev := ev.(type) {
 	case event.GateOpened:
 		t.flushPending()
 		t.line(at, clsGate, "? gate: "+firstLine(ev.Prompt)+" — a approve · d deny")
@@ -96,11 +143,18 @@ func (t *transcript) apply(env event.Envelope) {
 		if ev.Action == event.ActionDeny || ev.Action == event.ActionClose {
 			cls = clsMuted
 		}
-		t.line(at, cls, "gate "+word+" ("+ev.Reason+")")
+		by := " (" + ev.Reason + ")"
+		if ev.By != nil {
+			by = " by " + clientWords(ev.By)
+		}
+		t.line(at, cls, "gate "+word+by)
 	case event.Attention:
 		t.flushPending()
 		what := "rang the bell"
 		switch {
+		case ev.Reason == event.AttentionAgent:
+			t.line(at, clsGate, "! "+agentSays(ev.Agent, firstLine(ev.Text)))
+			return true
 		case ev.Reason == event.AttentionBell:
 		case ev.Text == "":
 			what = "sent a notification (" + ev.Reason + ")"
@@ -110,21 +164,40 @@ func (t *transcript) apply(env event.Envelope) {
 		t.line(at, clsGate, "! the turn "+what)
 	case event.AttentionSeen:
 		t.line(at, clsMuted, "seen (by "+ev.From+")")
+	default:
+		return false
+	}
+	return true
+}
+
+// workspaceEvent writes the line of one of the workspace's and the agent's
+// records: checkpoints, reconciliations, the conversation and its
+// transcript; it reports whether ev is one.
+func (t *transcript) workspaceEvent(at time.Time, ev event.Event) bool {
+	switch ev := ev.(type) {
 	case event.WorkspaceCheckpointed:
 		t.line(at, clsMuted, fmt.Sprintf("workspace checkpointed (%s): %s files, %s bytes", ev.Trigger, commas(uint64(ev.Files)), commas(uint64(max(ev.Bytes, 0)))))
 	case event.WorkspaceCheckpointSkipped:
 		t.line(at, clsError, "! workspace not checkpointed ("+ev.Trigger+"): "+firstLine(ev.Reason))
-	case event.HandedOff:
-		t.line(at, clsRestore, "session handed over to "+ev.To)
+	case event.WorkspaceReconciled:
+		what := map[string]string{
+			event.ReconcileUpdated:    "workspace brought up to date from an older checkpoint",
+			event.ReconcileAdopted:    "workspace with changes no checkpoint had, kept",
+			event.ReconcileMovedAside: "workspace with changes no checkpoint had, moved aside to " + ev.MovedTo,
+		}[ev.Action]
+		t.line(at, clsRestore, fmt.Sprintf("%s (on %s: %d entries)", what, ev.Host, ev.Differs))
 	case event.AgentConversation:
 		t.flushPending() // mid-turn: after the output before it
 		t.line(at, clsMuted, ev.Agent+" conversation "+ev.ID)
+	case event.WorktreeAdded:
+		t.line(at, clsMuted, "git worktree "+ev.Path+" on branch "+ev.Branch)
 	case event.AgentTranscript:
 		t.flushPending()
 		t.line(at, clsMuted, fmt.Sprintf("%s transcript stored: %s bytes", ev.Agent, commas(uint64(max(ev.Bytes, 0)))))
 	default:
-		t.line(at, clsMuted, string(env.Event.Type()))
+		return false
 	}
+	return true
 }
 
 // turnIndex is the index of turn id, when it is the turn that was running

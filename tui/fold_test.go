@@ -200,7 +200,7 @@ func TestSubscriptionLossRecovers(t *testing.T) {
 	defer func() { m.h.cancel(); m.h.closeAll(5 * time.Second) }()
 	m.h.dialOpts = []host.DialOption{host.WithStreamBuffer(16)}
 	m.send(tea.WindowSizeMsg{Width: 120, Height: 40})
-	msg := m.h.createCmd("default", "lossy", "")()
+	msg := m.h.createCmd(HostRequest{Profile: "default", Title: "lossy"})()
 	am, ok := msg.(attachedMsg)
 	if !ok {
 		t.Fatalf("create: %#v", msg)
@@ -339,12 +339,25 @@ func TestUserThemeFromConfigDir(t *testing.T) {
 }
 
 // TestKeysDisabledForReadOnly: mutating keys on a session not hosted here
-// do nothing but say why.
+// do nothing but say why; i opens a line that keeps the keys, says why,
+// and runs nothing (TestFlowInputOnASessionNotLive).
 func TestKeysDisabledForReadOnly(t *testing.T) {
 	m := fakeModel(t, 120, 30, asciiRenderer())
 	m.send(listMsg{infos: mixedList()})
-	m.selectID(fakeID(2)) // held elsewhere
-	for _, k := range []string{"i", "I", "a", "d", "X"} {
+	m.list.selectID(fakeID(2), m.listSpace()) // held elsewhere
+	m.Update(keyMsg("i"))
+	if m.input == nil || !strings.Contains(m.View(), "held by pid 5150@devbox") || !strings.Contains(m.View(), "enter: nothing runs") {
+		t.Fatalf("i on a held session:\n%s", m.View())
+	}
+	m.Update(keyMsg("X")) // typed into the line, not a binding
+	if m.dialog != nil {
+		t.Fatal("a key typed into the held line ran as a binding")
+	}
+	m.Update(keyMsg("enter"))
+	if m.input != nil || !strings.Contains(m.status.msg, "the line was not run") {
+		t.Fatalf("enter on the held line: input %v, flash %q", m.input != nil, m.status.msg)
+	}
+	for _, k := range []string{"I", "a", "d", "X"} {
 		_, cmd := m.Update(keyMsg(k))
 		if m.input != nil || m.dialog != nil {
 			t.Fatalf("%s opened something on a held session", k)

@@ -29,7 +29,7 @@ func TestTmuxOpenedMidTurn(t *testing.T) {
 	var created struct {
 		ID string `json:"id"`
 	}
-	if err := json.Unmarshal(cli("new", "--detach", "--json", "--title", "lines"), &created); err != nil {
+	if err := json.Unmarshal(cli("new", "--scratch", "--detach", "--json", "--title", "lines"), &created); err != nil {
 		t.Fatal(err)
 	}
 	const lines = 300
@@ -38,7 +38,7 @@ func TestTmuxOpenedMidTurn(t *testing.T) {
 	const tuis = 10
 	for i := range tuis {
 		name := "tui" + strconv.Itoa(i)
-		e.tmux("new-session", "-d", "-s", name, "-x", "120", "-y", strconv.Itoa(lines+60), "sh", "-c", e.shellLine())
+		e.Run("new-session", "-d", "-s", name, "-x", "120", "-y", strconv.Itoa(lines+60), "sh", "-c", e.shellLine())
 		time.Sleep(time.Duration(700+130*i%400) * time.Millisecond) // 0.7–1.1 s apart: the attach points differ from the checkpoints' period
 	}
 	cli("wait", created.ID, "--for", "turn-end", "--timeout", "60s")
@@ -46,7 +46,7 @@ func TestTmuxOpenedMidTurn(t *testing.T) {
 	shown := regexp.MustCompile(`(?m)^[│┃].*[│┃]  line-(\d+) *[│┃]`)
 	for i := range tuis {
 		name := "tui" + strconv.Itoa(i)
-		screen := e.waitFor(name, 30*time.Second, "turn 0 done: exit 0")
+		screen := e.WaitFor(name, 30*time.Second, "turn 0 done: exit 0")
 		counts := map[int]int{}
 		for _, m := range shown.FindAllStringSubmatch(screen, -1) {
 			n, _ := strconv.Atoi(m[1])

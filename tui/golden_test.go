@@ -39,7 +39,7 @@ func goldenScenarios() []scenario {
 	failure := func(err error) func(*testing.T, Model) Model {
 		return func(t *testing.T, m Model) Model {
 			m = withMixedList(t, m)
-			m.selectID(crashed)
+			m.list.selectID(crashed, m.listSpace())
 			m.send(failedMsg{id: crashed, op: opRestore, err: err})
 			return withCrashHistory(m, crashed)
 		}
@@ -69,14 +69,28 @@ func goldenScenarios() []scenario {
 		}},
 		{"config_mismatch", failure(&rig.ConfigMismatchError{Session: sid, Persisted: "9f2c1e7a4b3d5e6f", Live: "0a1b2c3d4e5f6a7b"})},
 		{"help", func(t *testing.T, m Model) Model { return withMixedList(t, m).keys("?") }},
+		{"forked", func(t *testing.T, m Model) Model {
+			// A fork (looprig fork): its detail pane says where it came from.
+			m = withMixedList(t, m)
+			m.list.selectID(crashed, m.listSpace())
+			v := m.sessions[crashed]
+			at := fixedNow.Add(-3600e9)
+			m.send(journalMsg{id: crashed, gen: v.journal.gen, f: v.journal.f, atTip: true, history: true, envs: []event.Envelope{
+				{Seq: 2, At: at, Event: event.SessionStarted{Title: "count to sixty", Rig: "default", Placement: "session",
+					ForkedFrom: &event.ForkedFrom{Session: fakeID(2), TurnIndex: 3, TurnID: "t3", Checkpoint: strings.Repeat("ab", 32)}}},
+				{Seq: 3, At: at, LoopID: "l", Event: event.LoopStarted{LoopID: "5d2f0c11-0000", Name: "root", Engine: "shell"}},
+			}})
+			m.send(flashOffMsg{gen: m.status.gen})
+			return m
+		}},
 		{"break_dialog", func(t *testing.T, m Model) Model {
 			m = withMixedList(t, m)
-			m.selectID(fakeID(2))
+			m.list.selectID(fakeID(2), m.listSpace())
 			return m.keys("B", "a", "0")
 		}},
 		{"delete_dialog", func(t *testing.T, m Model) Model {
 			m = withMixedList(t, m)
-			m.selectID(crashed)
+			m.list.selectID(crashed, m.listSpace())
 			return m.keys("D", "x")
 		}},
 		{"help_read_only", func(t *testing.T, m Model) Model {
@@ -84,14 +98,14 @@ func goldenScenarios() []scenario {
 		}},
 		{"crashed_history", func(t *testing.T, m Model) Model {
 			m = withMixedList(t, m)
-			m.selectID(crashed)
+			m.list.selectID(crashed, m.listSpace())
 			return withCrashHistory(m, crashed)
 		}},
 		{"new_dialog", func(t *testing.T, m Model) Model { return withMixedList(t, m).keys("n") }},
 		{"turn_output", withTurnOutput},
 		{"attention", func(t *testing.T, m Model) Model {
 			m = attentionList(m)
-			m.selectID(fakeID(6))
+			m.list.selectID(fakeID(6), m.listSpace())
 			return m
 		}},
 		{"needs_filter", func(t *testing.T, m Model) Model {
@@ -101,7 +115,7 @@ func goldenScenarios() []scenario {
 		{"turn_input_masked", withMaskedTurnInput},
 		{"turn_calls", func(t *testing.T, m Model) Model {
 			m = callsList(m)
-			m.selectID(fakeID(8))
+			m.list.selectID(fakeID(8), m.listSpace())
 			return m
 		}},
 	}
@@ -166,7 +180,7 @@ func withMixedList(t *testing.T, m Model) Model {
 	}
 	m.send(subscribedMsg{id: id, gen: v.live.gen, c: v.live.c, follower: &rig.Follower{}})
 	m.send(streamMsg{id: id, gen: v.live.gen, envs: envs})
-	m.selectID(id)
+	m.list.selectID(id, m.listSpace())
 	m.send(flashOffMsg{gen: m.status.gen})
 	return m
 }
@@ -184,7 +198,7 @@ func withCrashHistory(m Model, id string) Model {
 		{Seq: 7, At: at, LoopID: "l", Event: event.TurnOutput{TurnID: "t2", Text: "1\n2\n3\n4\n5\n6\n7\n"}},
 		{Seq: 8, At: at, LoopID: "l", Event: event.TurnOutput{TurnID: "t2", Text: "8\n9\n10\n11\n12\n"}},
 	}
-	m.send(historyMsg{id: id, gen: v.journal.gen, envs: envs, lastSeq: 8, tip: 8})
+	m.send(journalMsg{id: id, gen: v.journal.gen, f: v.journal.f, envs: envs, atTip: true, history: true})
 	m.send(flashOffMsg{gen: m.status.gen})
 	return m
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
+	"looprig/internal/testbin"
 	"looprig/rig"
 	"looprig/rig/storage"
 	"looprig/rig/storage/memstore"
@@ -27,6 +28,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	cleanup()
+	testbin.Cleanup()
 	os.Exit(code)
 }
 

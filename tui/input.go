@@ -15,6 +15,14 @@ type inputBar struct {
 	id   string
 	ti   textinput.Model
 	turn *turnInput // nil: enter submits a new turn
+	// held is why the session cannot take the line now (sessView.notMutable),
+	// "" when it can. The line opens all the same and keeps the keys, so
+	// that what is typed never runs as key bindings; with restoreFirst
+	// (a session r restores or attaches to), enter does that and the line
+	// runs once it is live (shared.runPending); else enter says why and
+	// runs nothing.
+	held         string
+	restoreFirst bool
 }
 
 func newInputBar(id string) *inputBar {
@@ -26,7 +34,7 @@ func newInputBar(id string) *inputBar {
 type turnInput struct {
 	turnID string
 	index  int
-	gen    int  // the poll chain of this line (model.inputGen)
+	gen    int  // the poll chain of this line (model.inputGen, openInput)
 	known  bool // a status answered
 	// terminal: the turn has a terminal; echoOff: its echo is off.
 	terminal, echoOff bool
@@ -44,7 +52,7 @@ type turnInput struct {
 func (t *turnInput) masked() bool { return !t.known || t.echoOff || t.sticky }
 
 // polls says whether the line is in turn-input mode with the poll chain
-// gen (model.inputGen): a poll of another line is dropped.
+// gen (model.inputGen, openInput): a poll of another line is dropped.
 func (b *inputBar) polls(gen int) bool {
 	return b.turn != nil && !b.turn.ended && b.turn.gen == gen
 }
@@ -108,11 +116,13 @@ func (b *inputBar) outlived(v *sessView) bool {
 
 // inputAction is what a key typed into the input line asks of the root.
 type inputAction struct {
-	close  bool      // close the line
-	submit string    // submit a new turn with this input ("" for none)
-	send   *turnSend // send this to the running turn, after the sends before it
-	flash  string    // say this went wrong ("" for nothing)
-	cmd    tea.Cmd   // the text input's own
+	close  bool   // close the line
+	submit string // submit a new turn with this input ("" for none)
+	// restoreThen: restore (or attach to) the session, then submit this.
+	restoreThen string
+	send        *turnSend // send this to the running turn, after the sends before it
+	flash       string    // say this went wrong ("" for nothing)
+	cmd         tea.Cmd   // the text input's own
 }
 
 // key is a key typed into the line for session v (nil: it is gone):
@@ -134,7 +144,10 @@ func (b *inputBar) key(msg tea.KeyMsg, v *sessView) inputAction {
 			return inputAction{close: true}
 		}
 		if why := v.notMutable(); why != "" {
-			return inputAction{close: true, flash: "i: " + why}
+			if b.restoreFirst && v.restorable() {
+				return inputAction{close: true, restoreThen: text}
+			}
+			return inputAction{close: true, flash: "i: " + why + " — the line was not run"}
 		}
 		return inputAction{close: true, submit: text}
 	}
@@ -227,6 +240,20 @@ func (b *inputBar) view(c common, v *sessView, w int) string {
 		label = " new turn in " + v.short
 	}
 	hint := "  enter submit · esc cancel "
+	if b.held != "" {
+		label += " (" + b.held + ")"
+		hint = "  enter: nothing runs · esc cancel "
+		if b.restoreFirst {
+			label = " new turn in " + v.short + " (not live)"
+			hint = "  enter restores it and runs this · esc cancel "
+		}
+		if w < 60 {
+			hint = ""
+		}
+		label = trunc(label, max(0, w-width(hint)-16))
+		lw := width(label) + 3
+		return st.warn.s(label+" ▸ ") + renderInput(st, b.ti, w-lw-width(hint), "") + st.muted.s(hint)
+	}
 	if w < 60 {
 		hint = ""
 	}

@@ -11,22 +11,20 @@ import (
 )
 
 // Reading journals (sessView.journal): a session not attached is read
-// when it is shown, its history, then, while it may grow and stays shown,
-// followed (rig.Follow over its journal). An attached session is followed
-// through its host alone (live.go): one source at a time.
+// when it is shown through one rig.Follower over its journal
+// (rig.JournalFeed), from the first read on: its history up to the tip,
+// then, while it may grow and stays shown, what is appended. An attached
+// session is followed through its host alone (live.go): one source at a
+// time.
 
-// journalState is where the reading of a session's events stands. A
-// session not attached is read when it is shown: its history, then what
-// follows while it stays selected. An attached session replays its
-// history through its host, then goes on live.
+// journalState is where the reading of a session's events stands.
 type journalState int
 
 const (
 	journalUnread    journalState = iota // nothing read, or forgotten
-	journalReading                       // the history is being read
+	journalReading                       // its history is being read, up to the tip
 	journalReplaying                     // attached: the host replays the history
-	journalRead                          // read up to lastSeq; nothing in flight
-	journalFollowing                     // read, and what follows is being read
+	journalRead                          // read up to the tip at least once
 )
 
 func (s journalState) String() string {
@@ -39,37 +37,37 @@ func (s journalState) String() string {
 		return "replaying"
 	case journalRead:
 		return "read"
-	case journalFollowing:
-		return "following"
 	}
 	return "journalState(" + strconv.Itoa(int(s)) + ")"
 }
 
 // loaded says whether the journal was read to its end at least once.
-func (s journalState) loaded() bool { return s == journalRead || s == journalFollowing }
-
-// inFlight says whether a read is in flight or armed: no other may start.
-func (s journalState) inFlight() bool {
-	return s == journalReading || s == journalReplaying || s == journalFollowing
-}
+func (s journalState) loaded() bool { return s == journalRead }
 
 // journalReader is the reading of a session's journal.
 type journalReader struct {
 	state journalState
 	gen   int    // bumped when the journal is forgotten: reads in flight for it are dropped
-	tip   uint64 // the sequence the running read heads for (the replay's progress)
-	// tail follows the journal once read, while the session is shown (a
-	// tailMsg's command has it meanwhile); nil when it is not followed
-	tail *rig.Follower
-	used int // LRU clock of the last time it was shown (model.evict)
+	tip   uint64 // attached: the last event the host had (the replay's progress)
+	// f reads the journal, not attached, from the first read on: the
+	// history, then what follows; nil before, and after a read failed
+	f *rig.Follower
+	// reading: a command reads with f (a journalMsg answers): no other
+	// read may start
+	reading bool
+	used    int // LRU clock of the last time it was shown (model.evict)
 }
 
 // forget forgets the reading: it starts over, and reads in flight for
 // what it read are dropped.
 func (j *journalReader) forget() {
-	j.state, j.tail = journalUnread, nil
+	j.state, j.f, j.reading = journalUnread, nil, false
 	j.gen++
 }
+
+// inFlight says whether a read is in flight (or the host replays): no
+// other may start.
+func (j *journalReader) inFlight() bool { return j.reading || j.state == journalReplaying }
 
 // ensureLoaded, when v is shown: attaches to its host when one serves it
 // (unless the lease was lost while attached, or attaching to that host
@@ -83,25 +81,21 @@ func (m *model) ensureLoaded(v *sessView) tea.Cmd {
 	if v.listing.probe.pid > 0 && v.lost == nil && v.listing.probe.noAttach != v.listing.probe.key {
 		return m.attach(v)
 	}
-	if v.journal.state.inFlight() || v.listing.probe.asking {
+	if v.journal.inFlight() || v.listing.probe.asking {
 		return nil
 	}
 	m.useClock++
 	v.journal.used = m.useClock
-	m.evict(v)
-	if v.journal.state.loaded() {
-		return m.followJournal(v)
-	}
-	v.journal.state = journalReading
-	return m.h.historyCmd(v.id, v.journal.gen, nil, v.transcript.lastSeq)
+	evict(m.sessions, v)
+	return m.readJournal(v)
 }
 
-// evict forgets the journals of sessions not shown for a while, so memory
-// stays bounded however many sessions are browsed.
-func (m *model) evict(keep *sessView) {
+// evict forgets the journals of sessions not shown for a while (but
+// keep's), so memory stays bounded however many sessions are browsed.
+func evict(sessions map[string]*sessView, keep *sessView) {
 	const maxLoaded = 16
 	var loaded []*sessView
-	for _, v := range m.sessions {
+	for _, v := range sessions {
 		if !v.attached() && v != keep && v.journal.state != journalUnread && v.busy == notBusy {
 			loaded = append(loaded, v)
 		}
@@ -118,54 +112,47 @@ func (m *model) evict(keep *sessView) {
 	}
 }
 
-// onHistory folds a chunk of a journal read and asks for the next chunk;
-// at the end, it follows the journal of a session shown that may grow.
-func (m *model) onHistory(msg historyMsg) tea.Cmd {
-	v := m.sessions[msg.id]
-	if v == nil || msg.gen != v.journal.gen || v.attached() {
-		return closeCmd(msg.rd)
-	}
-	v.transcript.applyAll(msg.envs)
-	v.journal.tip = max(v.journal.tip, msg.tip)
-	// Records that are not events (fences, commands) count too.
-	v.transcript.lastSeq = max(v.transcript.lastSeq, msg.lastSeq)
-	switch {
-	case msg.err != nil:
-		v.transcript.line(m.now(), clsError, "✗ journal read stopped after seq "+strconv.FormatUint(msg.lastSeq, 10)+": "+errText(msg.err))
-	case msg.more:
-		return m.h.historyCmd(v.id, v.journal.gen, msg.rd, msg.lastSeq)
-	case v == m.selected():
-		return m.followJournal(v)
-	}
-	v.journal.state = journalRead
-	return nil
-}
-
-// followJournal follows what is appended to the journal of v, read to its
-// end, while it is shown, not attached, and may grow (a rig.Follower over
-// its journal, kept across the reads); else the reading rests.
-func (m *model) followJournal(v *sessView) tea.Cmd {
-	if v.attached() || v != m.selected() || !v.listing.mayGrow() {
-		v.journal.state, v.journal.tail = journalRead, nil
+// readJournal reads on in v's journal, not attached, through its
+// Follower (made at the first read, kept to the end of following): its
+// history up to the tip, shown or not, each read bounded by the read
+// timeout and each step by the chunk (Follower.Limit); then, while v is
+// shown and may grow, what is appended (a wait of tailWait at a time).
+// Else the reading rests.
+func (m *model) readJournal(v *sessView) tea.Cmd {
+	j := &v.journal
+	j.reading = false
+	if v.attached() || j.state == journalReplaying {
 		return nil
 	}
-	if v.journal.tail == nil {
-		uid, err := uuid.Parse(v.id)
-		if err != nil {
-			v.journal.state = journalRead
-			return nil
-		}
-		// No I/O: a journal feed opens nothing until it is read.
-		f, err := rig.Follow(context.Background(), rig.JournalFeed(m.h.store, uid, tailEvery), v.transcript.lastSeq)
-		if err != nil {
-			v.journal.state = journalRead
-			return nil
-		}
-		f.Limit(m.h.chunk)
-		v.journal.tail = f
+	following := j.state == journalRead
+	if following && (v != m.list.selected() || !v.listing.mayGrow()) {
+		return nil
 	}
-	v.journal.state = journalFollowing
-	return m.h.tailCmd(v.id, v.journal.gen, v.journal.tail)
+	if j.f == nil {
+		uid, err := uuid.Parse(v.id)
+		if err == nil {
+			// No I/O: a journal feed opens nothing until it is read.
+			j.f, err = rig.Follow(context.Background(), rig.JournalFeed(m.h.store, uid, tailEvery), v.transcript.lastSeq)
+		}
+		if err != nil {
+			m.journalStopped(v, err)
+			return nil
+		}
+		j.f.Limit(m.h.chunk)
+	}
+	if j.state == journalUnread {
+		j.state = journalReading
+	}
+	j.reading = true
+	return m.h.journalCmd(v.id, j.gen, j.f, following)
+}
+
+// journalStopped says that reading v's journal failed with err: the
+// reading rests, read as far as it got (a listing or showing it again
+// reads on from there).
+func (m *model) journalStopped(v *sessView, err error) {
+	v.transcript.line(m.now(), clsError, "✗ journal read stopped after seq "+strconv.FormatUint(v.transcript.lastSeq, 10)+": "+errText(err))
+	v.journal.state, v.journal.f, v.journal.reading = journalRead, nil, false
 }
 
 // mayGrow says whether anyone may be appending to v's journal: only a
@@ -176,18 +163,22 @@ func (l *listing) mayGrow() bool {
 	return l.info.State == rig.StateHeld || l.info.State == rig.StateLive
 }
 
-// onTail folds what followed in the journal of the session shown and
-// reads on; a session no longer shown (or attached now) stops following.
-func (m *model) onTail(msg tailMsg) tea.Cmd {
+// onJournal folds what v's Follower read and reads on (readJournal).
+func (m *model) onJournal(msg journalMsg) tea.Cmd {
 	v := m.sessions[msg.id]
-	if v == nil || msg.gen != v.journal.gen || v.journal.tail != msg.f {
+	if v == nil || msg.gen != v.journal.gen || v.journal.f != msg.f || v.attached() {
 		return nil
 	}
 	v.transcript.applyAll(msg.envs)
 	if msg.err != nil {
-		v.transcript.line(m.now(), clsError, "✗ journal read stopped after seq "+strconv.FormatUint(v.transcript.lastSeq, 10)+": "+errText(msg.err))
-		v.journal.state, v.journal.tail = journalRead, nil
+		m.journalStopped(v, msg.err)
 		return nil
 	}
-	return tea.Batch(m.checkTurnLine(v), m.followJournal(v))
+	if msg.atTip {
+		v.journal.state = journalRead
+	}
+	if m.input.endedWith(v) {
+		m.input = nil
+	}
+	return m.readJournal(v)
 }

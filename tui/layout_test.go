@@ -63,7 +63,7 @@ func TestLayoutInvariants(t *testing.T) {
 				view := m.View()
 				checkFrame(t, view, sz[0], sz[1])
 				if sz[0] >= minWidth && sz[1] >= minHeight && m.dialog == nil && m.help == nil && m.focus == paneList {
-					if v := m.selected(); v != nil && !strings.Contains(ansi.Strip(view), "▸ ") {
+					if v := m.list.selected(); v != nil && !strings.Contains(ansi.Strip(view), "▸ ") {
 						t.Fatalf("%s %dx%d: selected row %s not visible:\n%s", sc.name, sz[0], sz[1], v.short, ansi.Strip(view))
 					}
 				}
@@ -81,8 +81,8 @@ func TestResizeKeepsSelectionVisible(t *testing.T) {
 	for _, sz := range [][2]int{{120, 40}, {80, 20}, {45, 12}, {200, 60}} {
 		m.send(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
 		view := ansi.Strip(m.View())
-		if !strings.Contains(view, m.selected().short) {
-			t.Fatalf("%dx%d: selected %s not on screen:\n%s", sz[0], sz[1], m.selected().short, view)
+		if !strings.Contains(view, m.list.selected().short) {
+			t.Fatalf("%dx%d: selected %s not on screen:\n%s", sz[0], sz[1], m.list.selected().short, view)
 		}
 	}
 }

@@ -166,11 +166,11 @@ func (m *model) onList(msg listMsg) tea.Cmd {
 			delete(m.sessions, id)
 		}
 	}
-	prev := m.selected()
-	m.resort()
-	m.keepVisible()
+	prev := m.list.selected()
+	m.list.resort(m.sessions)
+	m.list.keepVisible(m.listSpace())
 	cmds = append(cmds, next)
-	if sel := m.selected(); !m.list.listed || prev != sel || (sel != nil && sel.journal.state == journalRead && sel.listing.mayGrow()) {
+	if sel := m.list.selected(); !m.list.listed || prev != sel || (sel != nil && sel.journal.state == journalRead && sel.listing.mayGrow()) {
 		// Shown for the first time, or someone took the lease of the
 		// session shown: read (on) its journal.
 		m.list.listed = true
@@ -210,7 +210,7 @@ func (m *model) onProbed(msg probedMsg) tea.Cmd {
 		m.h.log.Warn("a host answers for a session it does not hold", "session", v.id, "pid", msg.pid)
 		v.listing.probe.pid = 0
 	}
-	if v == m.selected() {
+	if v == m.list.selected() {
 		// Attach to the host that answered, or read the journal that
 		// waited for the answer.
 		return m.ensureLoaded(v)

@@ -10,6 +10,7 @@ import (
 	"looprig/host"
 	"looprig/rig"
 	"looprig/rig/explain"
+	"looprig/rig/fault"
 )
 
 // The sessions this TUI is attached to (sessView.live): attached after a
@@ -42,13 +43,13 @@ func (m *model) onAttached(msg attachedMsg) tea.Cmd {
 		// client per session.
 		return m.h.closeClientCmd(msg.c)
 	}
-	after := v.attachTo(msg, m.h.tail, m.h.chunk, m.now())
-	m.resort()
+	after := v.attachTo(msg, m.h.tail, m.now())
+	m.list.resort(m.sessions)
 	pid := strconv.Itoa(msg.pid)
 	var note string
 	switch {
 	case msg.created:
-		m.selectID(msg.id)
+		m.list.selectID(msg.id, m.listSpace())
 		note = "created session " + v.short + " (host pid " + pid + ")"
 	case msg.broke != nil && msg.outcome != nil:
 		note = breakSummary(msg.broke) + "; restored " + v.short + " at epoch " + strconv.FormatUint(msg.outcome.Epoch, 10)
@@ -57,27 +58,27 @@ func (m *model) onAttached(msg attachedMsg) tea.Cmd {
 	default:
 		note = "attached to " + v.short + " (host pid " + pid + ")"
 	}
-	m.keepVisible()
+	m.list.keepVisible(m.listSpace())
+	cols, rows := m.turnSize()
 	return tea.Batch(
 		m.h.followHostCmd(v.id, v.live.gen, msg.c, after),
 		m.status.flash(note, clsOK),
-		m.resizeTurn(v),
+		m.h.resizeTurn(v, cols, rows),
 	)
 }
 
 // attachTo starts v's attachment to the host msg attached to: what the
 // probes and the errors said goes, and its journal is replayed through
-// the host from after (0: from the start; of a journal longer than tail
-// records and a chunk, from its last tail records, skipTo). A session not
-// listed yet is listed as the host's status says.
-func (v *sessView) attachTo(msg attachedMsg, tail uint64, chunk int, now time.Time) (after uint64) {
+// the host from after (rig.ReplayStart: 0, from the start, or, of a long
+// journal, from its last tail records, skipTo). A session not listed yet
+// is listed as the host's status says.
+func (v *sessView) attachTo(msg attachedMsg, tail uint64, now time.Time) (after uint64) {
 	v.live = attachment{c: msg.c, pid: msg.pid, gen: v.live.gen + 1, status: msg.status, outcome: msg.outcome, broke: msg.broke}
 	v.busy, v.failed, v.lost = notBusy, nil, nil
 	v.listing.probe.pid, v.listing.probe.noAttach = msg.pid, ""
 	v.resetJournal()
 	v.journal.state, v.journal.tip = journalReplaying, msg.status.LastEvent
-	if t := msg.status.Tip; t > tail+uint64(chunk) {
-		after = t - tail
+	if after = rig.ReplayStart(msg.status.Tip, tail); after > 0 {
 		v.skipTo(after, now)
 	}
 	if !v.listing.listed {
@@ -123,7 +124,7 @@ func (m *model) onSubscribed(msg subscribedMsg) tea.Cmd {
 	}
 	v.live.follower = msg.follower
 	v.replayed(m.now())
-	return m.h.streamCmd(v.id, v.live.gen, v.live.c, msg.follower, v.live.status.Epoch, v.streamLimit())
+	return tea.Batch(m.h.runPending(v), m.h.streamCmd(v.id, v.live.gen, v.live.c, msg.follower, v.live.status.Epoch, v.streamLimit()))
 }
 
 // onStream folds what the follower read and reads on; at its end, it
@@ -138,7 +139,10 @@ func (m *model) onStream(msg streamMsg) tea.Cmd {
 		v.transcript.line(m.now(), clsMuted, "⋯ this TUI fell behind its host's events; they were read again from the journal: nothing was missed")
 	}
 	v.replayed(m.now())
-	cmds := []tea.Cmd{m.checkTurnLine(v)}
+	if m.input.endedWith(v) {
+		m.input = nil
+	}
+	cmds := []tea.Cmd{m.h.runPending(v)}
 	if msg.end != nil {
 		return tea.Batch(append(cmds, m.detach(v, msg.end))...)
 	}
@@ -169,6 +173,9 @@ func (v *sessView) replayed(now time.Time) {
 	if o := v.live.outcome; o != nil {
 		v.transcript.line(now, clsRestore, "↻ restored here at epoch "+strconv.FormatUint(o.Epoch, 10)+": "+plural(len(o.Interrupted), "turn")+
 			" interrupted, "+plural(len(o.GatesClosed), "gate")+" closed, "+commas(o.Records)+" records replayed")
+		if w := o.Workspace.Summary(); w != "" {
+			v.transcript.line(now, clsRestore, "↻ "+w) // line() cleans it
+		}
 	}
 }
 
@@ -190,11 +197,13 @@ func (m *model) detach(v *sessView, end *streamEnd) tea.Cmd {
 		m.h.log.Warn("host gone", "session", v.id, "pid", was.pid, "err", end.err)
 		cmds = append(cmds, m.status.flash("the host of "+v.short+" went away", clsError))
 	}
-	if v == m.selected() {
+	if v == m.list.selected() {
 		cmds = append(cmds, m.ensureLoaded(v))
 	}
-	cmds = append(cmds, m.refreshList(), m.checkTurnLine(v))
-	return tea.Batch(cmds...)
+	if m.input.endedWith(v) {
+		m.input = nil
+	}
+	return tea.Batch(append(cmds, m.refreshList())...)
 }
 
 // detach ends v's attachment after its stream ended (end), and returns it
@@ -344,7 +353,7 @@ func brokenTurnText(b *rig.BreakResult) (string, bool) {
 // isLeaseLoss says whether a fault is a lost lease (rather than a store
 // that cannot persist): explain's kind lease_lost, the host's report or
 // the runtime's own error.
-func isLeaseLoss(err error) bool { return explain.Explain(err).Kind == explain.KindLeaseLost }
+func isLeaseLoss(err error) bool { return explain.Explain(err).Kind == fault.KindLeaseLost }
 
 func epochText(e uint64) string {
 	if e == 0 {

@@ -33,9 +33,12 @@
 // an inputAction, a dialog's action), never the root: the sessions list
 // (list.go), the detail pane (detail.go), the events pane (events.go),
 // the errors/lease strip (strip.go), the status bar (status.go), the help
-// screen (help.go), the input line (input.go), the dialogs (dialogs.go,
-// newsession.go, restoreall.go) and the keys given to a full-screen
-// program (screenfocus.go). What the model knows of a session is sessView
+// screen (help.go), the input line and its echo polls (input.go,
+// turninput.go), the changes view (changes.go), the dialogs (dialogs.go,
+// newsession.go; an R run, restoreall.go), what the sessions ask of the
+// user (attention.go, notify.go, seen.go) and the keys given to a
+// full-screen program (screenfocus.go). Each owns its state; the root
+// passes them the sessions and the shared command context they need. What the model knows of a session is sessView
 // (session.go), in parts: its listing (listing.go), the attachment to its
 // host (attachment.go), the reading of its journal (journal.go) and the
 // transcript folded from its events (transcript.go; the reducer, fold.go;
@@ -75,8 +78,11 @@ type Options struct {
 	DefaultProfile string
 	Theme          string // initial theme name ("" = persisted choice or the default)
 	ConfigDir      string // user themes (themes/*.toml) and the persisted theme choice
-	LogPath        string // logs go to this file, never to the terminal
-	Now            func() time.Time
+	// Dir is the directory the TUI was started in: n offers it as a new
+	// session's directory, as `looprig new` uses the shell's.
+	Dir     string
+	LogPath string // logs go to this file, never to the terminal
+	Now     func() time.Time
 
 	// StoreKey names the store's socket directory: host.SocketDir(StoreKey),
 	// host.Connect(ctx, StoreKey, id). "" probes no host.
@@ -126,30 +132,56 @@ type HostRequest struct {
 	// Title and Seed are for a create only (Seed: a directory copied into
 	// the workspace, "" for none).
 	Title, Seed string
+	// Dir, for a create, is the directory the session lives in (an
+	// exclusive root), and Scratch gives it a private directory in the
+	// store instead; neither is set when the profile pins its placement.
+	Dir     string
+	Scratch bool
+	// Fork, for a create, is the full id of a session to fork (looprig
+	// fork) at turn ForkTurn (its number; "" for the last turn that
+	// ended): the new session begins with that session's files, and
+	// conversation, as after that turn.
+	Fork, ForkTurn string
+	// Worktree, for a create, gives the session a git worktree of its
+	// own on a new branch, beside the repository Dir is in (looprig new
+	// --worktree).
+	Worktree bool
 	// AcceptDrift, for a restore, accepts any configuration drift (the
 	// TUI's confirm; journaled as adopted by "tui confirm").
 	AcceptDrift bool
+	// Workspace, for a restore, resolves a workspace directory that
+	// diverged from the session's checkpoints (the TUI's diverged
+	// dialog): rig.WorkspaceKeep or rig.WorkspaceUseCheckpoint.
+	Workspace rig.WorkspaceChoice
 	// OnlyIfCrashed, for a restore, restores the session only if it is
 	// crashed (rig.OnlyIfCrashed): R restoring every crashed session never
 	// restores one that another client restored and stopped meanwhile.
 	OnlyIfCrashed bool
+	// Progress, when not nil, is told what the host reports of its work
+	// before it serves (a restore bringing the workspace back from its
+	// checkpoint: host.StartSpec.Progress); it must not block.
+	Progress func(host.Progress)
 }
 
 // Timeouts of the commands.
 const (
 	listTimeout      = 5 * time.Second
 	createTimeout    = 30 * time.Second
-	restoreTimeout   = 60 * time.Second
+	restoreTimeout   = 2 * time.Minute // as the CLI waits for a host it starts: a restore may bring a large workspace back
 	opTimeout        = 10 * time.Second
 	attachTimeout    = 5 * time.Second
 	probeTimeout     = time.Second
 	interruptTimeout = 20 * time.Second
-	shutdownTimeout  = 15 * time.Second
-	detachBound      = time.Second
-	historyTimeout   = 10 * time.Second
-	refreshEvery     = time.Second
-	tailEvery        = 500 * time.Millisecond
-	historyChunk     = 2048
+	shutdownTimeout  = 15 * time.Second // of the host's silence
+	// hostSilence bounds a submit by how long its host says nothing
+	// (neither its reply nor how far the checkpoint it waits for is):
+	// past the host's own bound of a request (30 s).
+	hostSilence    = 45 * time.Second
+	detachBound    = time.Second
+	historyTimeout = 10 * time.Second
+	refreshEvery   = time.Second
+	tailEvery      = 500 * time.Millisecond
+	historyChunk   = 2048
 )
 
 // FPS is how many times a second the TUI may draw a frame. Bubble Tea's
@@ -209,9 +241,9 @@ type model struct {
 
 	quitting string // shown while the TUI detaches at quit
 
-	// what the user looked at (attention.go, seen.go)
-	seen       *seenState
-	seenWarned bool // a failed save was logged
+	// what the sessions ask of the user: what the user looked at and the
+	// announcements (attention.go, seen.go, notify.go)
+	attn attention
 }
 
 // New returns the root model.
@@ -297,11 +329,11 @@ func newModelLog(opts Options, r *lipgloss.Renderer, log *slog.Logger) Model {
 	if seenFile == "" && opts.Store != nil {
 		seenFile = seenPath(opts.Store.LocalDir())
 	}
-	m.seen, err = loadSeen(seenFile)
+	m.attn.seen, err = loadSeen(seenFile)
 	if err != nil {
 		h.log.Warn("seen state not read", "err", err)
 	}
-	m.list.seen = m.seen
+	m.list.seen = m.attn.seen
 	switch {
 	case themeError != "":
 		m.status.msg, m.status.cls = clean(themeError), clsError

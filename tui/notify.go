@@ -2,6 +2,7 @@ package tui
 
 import (
 	"io"
+	"log/slog"
 	"strings"
 	"time"
 	"unicode"
@@ -33,11 +34,11 @@ type heard struct {
 }
 
 // announce announces what changed in v since it was last looked at here
-// (sessView.news), unless v is the session in front of the user.
-func (m *model) announce(v *sessView) tea.Cmd {
+// (sessView.news), unless v is the session in front of the user (front).
+func (a *attention) announce(h *shared, v, front *sessView) tea.Cmd {
 	var cmds []tea.Cmd
-	for _, what := range v.news(v == m.selected(), m.h.notifyAfter()) {
-		cmds = append(cmds, m.h.notifyCmd(v.id, v.notifyTitle(), what))
+	for _, what := range v.news(v == front, h.notifyAfter()) {
+		cmds = append(cmds, h.notifyCmd(v.id, v.notifyTitle(), what))
 	}
 	return tea.Batch(cmds...)
 }
@@ -51,14 +52,15 @@ func (v *sessView) news(front bool, after time.Duration) []string {
 	if v.replaying() || v.journal.state == journalReading {
 		return nil // a partial fold shows old gates and ends
 	}
-	gate, _ := v.gate()
+	now := v.activity()
+	gate := now.gate.id
 	var end string
-	e := v.lastEnd()
+	e := now.lastEnd
 	if e != nil {
 		end = e.TurnID
 	}
 	var attn uint64
-	a := v.attention()
+	a := now.attention
 	if a != nil {
 		attn = a.Seq
 	}
@@ -71,11 +73,8 @@ func (v *sessView) news(front bool, after time.Duration) []string {
 		v.heard.gate = gate
 		if !front {
 			prompt := ""
-			switch {
-			case v.transcript.fold.Gate() != nil && v.transcript.fold.Gate().ID == gate:
-				prompt = ": " + v.transcript.fold.Gate().Prompt
-			case v.listing.info.OpenGate == gate && v.listing.info.GatePrompt != "":
-				prompt = ": " + v.listing.info.GatePrompt
+			if now.gate.prompt != "" {
+				prompt = ": " + now.gate.prompt
 			}
 			out = append(out, "waits at a gate"+prompt)
 		}
@@ -99,28 +98,35 @@ func (v *sessView) news(front bool, after time.Duration) []string {
 }
 
 // attend follows what the sessions ask of the user after msg: a listing
-// primes the seen state (first run) and forgets deleted sessions; what
-// changed in the sessions msg concerns is announced; the session in front
-// of the user is seen.
-func (m *model) attend(msg tea.Msg) tea.Cmd {
+// (listed: the list has had one) primes the seen state (first run) and
+// forgets deleted sessions; what changed in the sessions msg concerns is
+// announced; the session in front of the user (front) is seen.
+func (a *attention) attend(h *shared, msg tea.Msg, sessions map[string]*sessView, front *sessView, listed bool) tea.Cmd {
 	var cmds []tea.Cmd
+	announceID := func(id string) {
+		if v := sessions[id]; v != nil {
+			cmds = append(cmds, a.announce(h, v, front))
+		}
+	}
 	switch msg := msg.(type) {
 	case listMsg:
-		if msg.err == nil && !msg.same && m.list.listed {
-			cmds = append(cmds, m.primeSeen())
-			m.seen.forget(func(id string) bool { return m.sessions[id] != nil })
-			for _, v := range m.sessions {
-				cmds = append(cmds, m.announce(v))
+		if msg.err == nil && !msg.same && listed {
+			cmds = append(cmds, a.prime(sessions))
+			a.seen.forget(func(id string) bool { return sessions[id] != nil })
+			for _, v := range sessions {
+				cmds = append(cmds, a.announce(h, v, front))
 			}
 		}
 	case streamMsg:
-		cmds = append(cmds, m.announceID(msg.id))
-	case historyMsg:
-		cmds = append(cmds, m.announceID(msg.id))
+		announceID(msg.id)
+	case journalMsg:
+		if msg.history {
+			announceID(msg.id)
+		}
 	case attachedMsg:
-		cmds = append(cmds, m.announceID(msg.id))
+		announceID(msg.id)
 	}
-	cmds = append(cmds, m.markSeen())
+	cmds = append(cmds, a.markSeen(h, front))
 	return tea.Batch(cmds...)
 }
 
@@ -131,13 +137,6 @@ func (v *sessView) notifyTitle() string {
 		return v.short
 	}
 	return v.listing.rawTitle
-}
-
-func (m *model) announceID(id string) tea.Cmd {
-	if v := m.sessions[id]; v != nil {
-		return m.announce(v)
-	}
-	return nil
 }
 
 // notifyAfter is how long a turn must have run for its end to be
@@ -152,9 +151,10 @@ func (h *shared) notifyAfter() time.Duration {
 // notifiedMsg: an announcement was written (or failed to be).
 type notifiedMsg struct{ err error }
 
-func (m *model) onNotified(msg notifiedMsg) tea.Cmd {
+// logged logs an announcement that could not be written.
+func (msg notifiedMsg) logged(log *slog.Logger) tea.Cmd {
 	if msg.err != nil {
-		m.h.log.Warn("notification not written", "err", msg.err)
+		log.Warn("notification not written", "err", msg.err)
 	}
 	return nil
 }

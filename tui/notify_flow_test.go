@@ -54,7 +54,7 @@ func TestFlowNotifyBell(t *testing.T) {
 	f := startFlow(t, st, opts)
 	f.waitView("front", "background", "? gate")
 	f.inspect(func(m Model) {
-		if s := m.selected(); s == nil || s.listing.title != "front" {
+		if s := m.list.selected(); s == nil || s.listing.title != "front" {
 			t.Errorf("selected %v, want the front session", s)
 		}
 	})
@@ -102,7 +102,7 @@ func waitGate(t *testing.T, s *rig.Session) string {
 
 func answer(t *testing.T, s *rig.Session) {
 	t.Helper()
-	if err := s.RespondGate(context.Background(), waitGate(t, s), true); err != nil {
+	if err := s.RespondGate(context.Background(), waitGate(t, s), true, rig.ThisProcess("test")); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -36,7 +36,7 @@ func TestTmuxNotifyBell(t *testing.T) {
 		var res struct {
 			ID string `json:"id"`
 		}
-		out := cli("new", "--detach", "--json", "--rig", "gated", "--title", title)
+		out := cli("new", "--scratch", "--detach", "--json", "--rig", "gated", "--title", title)
 		if err := json.Unmarshal([]byte(out), &res); err != nil || res.ID == "" {
 			t.Fatalf("new --json printed %q (%v)", out, err)
 		}
@@ -45,17 +45,17 @@ func TestTmuxNotifyBell(t *testing.T) {
 	back := newID("background")
 	front := newID("front") // newest: selected
 	bell := func() string {
-		return strings.TrimSpace(e.tmux("display-message", "-p", "-t", "bell", "#{window_bell_flag}"))
+		return strings.TrimSpace(e.Run("display-message", "-p", "-t", "bell", "#{window_bell_flag}"))
 	}
 
 	e.start("bell")
 	e.started("bell")
-	e.waitFor("bell", 10*time.Second, "front", "background")
+	e.WaitFor("bell", 10*time.Second, "front", "background")
 	if f := bell(); f != "0" {
 		t.Fatalf("bell flag %q before any gate", f)
 	}
 	cli("run", front, "--detach", "--", "touch here")
-	e.waitFor("bell", 10*time.Second, "? gate")
+	e.WaitFor("bell", 10*time.Second, "? gate")
 	time.Sleep(1500 * time.Millisecond) // a listing or two
 	if f := bell(); f != "0" {
 		t.Fatalf("a gate in the session in front of the user rang the bell (flag %q)", f)
@@ -64,12 +64,12 @@ func TestTmuxNotifyBell(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for bell() != "1" {
 		if time.Now().After(deadline) {
-			t.Fatalf("a gate in the background did not ring the bell; screen:\n%s", e.screen("bell"))
+			t.Fatalf("a gate in the background did not ring the bell; screen:\n%s", e.Screen("bell"))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	e.send("bell", "C-c") // a turn runs in the attached session: q would ask
-	e.waitFor("bell", 20*time.Second, "[exit 0]")
+	e.Send("bell", "C-c") // a turn runs in the attached session: q would ask
+	e.WaitFor("bell", 20*time.Second, "[exit 0]")
 	cli("stop", back)
 	cli("stop", front)
 }

@@ -24,11 +24,6 @@ func (m *model) quit() tea.Cmd {
 	return m.beginQuit()
 }
 
-// forceQuit is ctrl+c: it never asks.
-func (m *model) forceQuit() tea.Cmd {
-	return m.beginQuit()
-}
-
 // beginQuit quits now; Run detaches from every attached session.
 func (m *model) beginQuit() tea.Cmd {
 	m.quitting = "bye"

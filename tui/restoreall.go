@@ -103,18 +103,28 @@ func (m *model) openRestoreAll() tea.Cmd {
 		return nil
 	}
 	m.status.offer = false
-	var rows []*raRow
-	for _, v := range m.list.rows {
+	r := newRestoreRun(m.list.rows)
+	if r == nil {
+		return m.status.flash("R: no crashed sessions", clsMuted)
+	}
+	m.dialog = r
+	return nil
+}
+
+// newRestoreRun is the R dialog asking to restore the crashed sessions of
+// rows that are not busy with something else; nil when there is none.
+func newRestoreRun(rows []*sessView) *restoreRun {
+	var ra []*raRow
+	for _, v := range rows {
 		if v.state() != rig.StateCrashed || v.busy != notBusy {
 			continue
 		}
-		rows = append(rows, &raRow{id: v.id, short: v.short, title: v.listing.title, lastTurn: lastTurnText(v.listing.info), updated: v.listing.info.Updated})
+		ra = append(ra, &raRow{id: v.id, short: v.short, title: v.listing.title, lastTurn: lastTurnText(v.listing.info), updated: v.listing.info.Updated})
 	}
-	if len(rows) == 0 {
-		return m.status.flash("R: no crashed sessions", clsMuted)
+	if len(ra) == 0 {
+		return nil
 	}
-	m.dialog = &restoreRun{rows: rows}
-	return nil
+	return &restoreRun{rows: ra}
 }
 
 // lastTurnText says what the session's last turn was: running when it
@@ -198,24 +208,31 @@ func (r *restoreRun) firstShown(page int) int {
 	return max(0, min(top, len(r.rows)-page))
 }
 
-// startRestoreAll starts the run: restoreAllWorkers hosts, then one more
-// as each ends.
-func (m *model) startRestoreAll(r *restoreRun) tea.Cmd {
-	r.phase = raRunningPhase
-	m.status.run, m.status.offer = r, false
-	return m.restoreAllNext(r)
+// restoreAllNext starts the next rows of r (startNext), then says how
+// the run ended once it did.
+func (m *model) restoreAllNext(r *restoreRun) tea.Cmd {
+	cmds := r.startNext(m.h, m.sessions, m.now, m.quitting != "")
+	if len(cmds) > 0 {
+		cmds = append(cmds, m.spin.start())
+	}
+	if r.ended() {
+		cmds = append(cmds, m.status.flash("R: "+r.summary(), r.summaryClass()))
+	}
+	return tea.Batch(cmds...)
 }
 
-// restoreAllNext starts the next rows while fewer than restoreAllWorkers
-// hosts are starting. A row whose session is not crashed any more as
-// listed now, or that is busy with something else, is not started.
-func (m *model) restoreAllNext(r *restoreRun) tea.Cmd {
+// startNext starts the next rows while fewer than restoreAllWorkers hosts
+// are starting (none once quitting), marking their sessions (of
+// sessions) busy restoring since now. A row whose session is not crashed
+// any more as listed now, or that is busy with something else, is not
+// started.
+func (r *restoreRun) startNext(h *shared, sessions map[string]*sessView, now func() time.Time, quitting bool) []tea.Cmd {
 	var cmds []tea.Cmd
-	for r.running < restoreAllWorkers && r.next < len(r.rows) && m.quitting == "" {
+	for r.running < restoreAllWorkers && r.next < len(r.rows) && !quitting {
 		row := r.rows[r.next]
 		i := r.next
 		r.next++
-		v := m.sessions[row.id]
+		v := sessions[row.id]
 		switch {
 		case v == nil:
 			r.finish(row, raNotCrashed, "gone from the store")
@@ -230,19 +247,22 @@ func (m *model) restoreAllNext(r *restoreRun) tea.Cmd {
 			r.finish(row, raNotCrashed, "no longer crashed ("+string(v.state())+")")
 			continue
 		}
-		v.busy, v.busySince, v.failed = busyRestoring, m.now(), nil
+		v.busy, v.busySince, v.failed = busyRestoring, now(), nil
 		row.outcome, row.started = raRunning, v.busySince
 		r.running++
-		cmds = append(cmds, m.h.restoreAllCmd(r, i, row.id))
+		cmds = append(cmds, h.restoreAllCmd(r, i, row.id))
 	}
-	if len(cmds) > 0 {
-		cmds = append(cmds, m.spin.start())
-	}
+	return cmds
+}
+
+// ended moves a running run whose every row has its outcome to its end;
+// it says whether it did.
+func (r *restoreRun) ended() bool {
 	if r.running == 0 && r.next >= len(r.rows) && r.phase == raRunningPhase {
 		r.phase = raDone
-		cmds = append(cmds, m.status.flash("R: "+r.summary(), r.summaryClass()))
+		return true
 	}
-	return tea.Batch(cmds...)
+	return false
 }
 
 // restoreAllCmd starts a host that restores session id if it is still
@@ -318,19 +338,11 @@ func (r *restoreRun) finish(row *raRow, o raOutcome, note string) {
 // the next session starts.
 func (m *model) onRestoreAll(msg restoreAllMsg) tea.Cmd {
 	r := msg.run
-	if r == nil || msg.i < 0 || msg.i >= len(r.rows) || r.rows[msg.i].outcome != raRunning {
+	row := r.answered(msg)
+	if row == nil {
 		return nil
 	}
-	row := r.rows[msg.i]
-	r.running--
 	o, detail := classifyRestoreAll(msg.err)
-	note := detail
-	switch o {
-	case raTaken:
-		note = takenNote
-	case raNotCrashed:
-		note = notCrashedNote
-	}
 	v := m.sessions[row.id]
 	var cmds []tea.Cmd
 	if o == raFailed {
@@ -339,34 +351,55 @@ func (m *model) onRestoreAll(msg restoreAllMsg) tea.Cmd {
 	} else if v != nil && v.busy == busyRestoring {
 		v.busy = notBusy
 	}
-	if o == raRestored {
-		note = "live · pid " + strconv.Itoa(msg.rd.PID)
-		if v != nil {
-			v.servedHere(msg.rd, m.h.hostname, m.now())
-		}
+	if o == raRestored && v != nil {
+		v.servedHere(msg.rd, m.h.hostname, m.now())
 	}
-	r.finish(row, o, note)
-	progress := " · " + strconv.Itoa(r.done) + "/" + strconv.Itoa(len(r.rows))
-	switch o {
-	case raRestored:
-		cmds = append(cmds, m.status.flash("restored "+row.short+" at epoch "+strconv.FormatUint(msg.rd.Epoch, 10)+
-			" (host pid "+strconv.Itoa(msg.rd.PID)+")"+progress, clsOK))
-	case raFailed:
-		cmds = append(cmds, m.status.flash("restore of "+row.short+" failed: "+note+progress, clsError))
-	default:
-		if o == raTaken && detail != "" {
-			note += " (" + detail + ")" // the flash names the holder; the row has no room
-		}
-		cmds = append(cmds, m.status.flash(row.short+": "+note+progress, clsMuted))
-	}
+	cmds = append(cmds, m.status.flash(r.record(row, o, detail, msg.rd)))
 	if o != raFailed {
 		cmds = append(cmds, m.refreshList())
-		if v != nil && v == m.selected() {
+		if v != nil && v == m.list.selected() {
 			cmds = append(cmds, m.ensureLoaded(v))
 		}
 	}
 	cmds = append(cmds, m.restoreAllNext(r))
 	return tea.Batch(cmds...)
+}
+
+// answered returns the row msg answers, its host no longer starting; nil
+// when msg answers no row of r still starting.
+func (r *restoreRun) answered(msg restoreAllMsg) *raRow {
+	if r == nil || msg.i < 0 || msg.i >= len(r.rows) || r.rows[msg.i].outcome != raRunning {
+		return nil
+	}
+	r.running--
+	return r.rows[msg.i]
+}
+
+// record records the outcome o of row (detail: classifyRestoreAll's; rd:
+// the host that serves it when restored) and returns what to flash.
+func (r *restoreRun) record(row *raRow, o raOutcome, detail string, rd host.Ready) (string, lineClass) {
+	note := detail
+	switch o {
+	case raTaken:
+		note = takenNote
+	case raNotCrashed:
+		note = notCrashedNote
+	case raRestored:
+		note = "live · pid " + strconv.Itoa(rd.PID)
+	}
+	r.finish(row, o, note)
+	progress := " · " + strconv.Itoa(r.done) + "/" + strconv.Itoa(len(r.rows))
+	switch o {
+	case raRestored:
+		return "restored " + row.short + " at epoch " + strconv.FormatUint(rd.Epoch, 10) +
+			" (host pid " + strconv.Itoa(rd.PID) + ")" + progress, clsOK
+	case raFailed:
+		return "restore of " + row.short + " failed: " + note + progress, clsError
+	}
+	if o == raTaken && detail != "" {
+		note += " (" + detail + ")" // the flash names the holder; the row has no room
+	}
+	return row.short + ": " + note + progress, clsMuted
 }
 
 // servedHere: a host on this machine restored v and serves it. Until the

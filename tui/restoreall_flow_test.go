@@ -79,7 +79,7 @@ func (f *flow) raDone(summary string) string {
 		r := m.status.run
 		return r != nil && r.phase == raDone
 	})
-	return f.waitView("done: "+summary, "[ Close ]")
+	return f.waitView("done: "+summary, "Close")
 }
 
 // TestFlowRestoreAll: three crashed sessions; the TUI says so and offers
@@ -286,7 +286,7 @@ func TestFlowRestoreAllLosers(t *testing.T) {
 	})
 	f.key("esc")
 	f.waitModel("the dialog to close", func(m Model) bool { return m.dialog == nil })
-	f.inspect(func(m Model) { m.selectID(gated) })
+	f.inspect(func(m Model) { m.list.selectID(gated, m.listSpace()) })
 	f.waitView("unknown_profile", `the profile it was created with, "gated", is not configured any more`, "define \"gated\" in config.toml again")
 	for _, id := range []string{taken, gone, fine} {
 		if n := restores(t, st, id); n != 1 {

@@ -356,7 +356,7 @@ func TestRestoreAllOutcomes(t *testing.T) {
 	// The failure is r's: the strip explains it once the session is
 	// selected (the dialog closed).
 	m = m.keys("esc")
-	m.selectID(fakeID(7))
+	m.list.selectID(fakeID(7), m.listSpace())
 	view := m.View()
 	for _, want := range []string{"replay_failed", "the journal is corrupt at", "nothing was modified"} {
 		if !strings.Contains(view, want) {

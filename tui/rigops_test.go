@@ -137,7 +137,7 @@ func TestFlowRestoreProfileGone(t *testing.T) {
 
 	f := startFlow(t, st, opts)
 	f.waitView("gated idle", "gated held")
-	f.inspect(func(m Model) { m.selectID(idleID) })
+	f.inspect(func(m Model) { m.list.selectID(idleID, m.listSpace()) })
 	f.typeText("r")
 	f.waitView("unknown_profile", `restore of `+rig.ShortID(idleID)+` failed: the profile it was created with, "gated", is not configured any more`,
 		`define "gated" in config.toml again (known: default, demo)`)
@@ -150,7 +150,7 @@ func TestFlowRestoreProfileGone(t *testing.T) {
 		t.Errorf("the refused restore wrote to the journal: tip %d → %d", idleTip, n)
 	}
 
-	f.inspect(func(m Model) { m.selectID(heldID) })
+	f.inspect(func(m Model) { m.list.selectID(heldID, m.listSpace()) })
 	f.typeText("B")
 	f.waitView("Break lease", "type "+rig.ShortID(heldID))
 	f.typeText(rig.ShortID(heldID))
@@ -269,17 +269,37 @@ func TestHistoryReadBounded(t *testing.T) {
 	defer m.h.cancel()
 	m.h.readTimeout = 500 * time.Millisecond
 
-	// The first chunk, then a pause longer than the timeout, then the rest.
-	first, ok := runCmd(t, func() any { return m.h.historyCmd(id.String(), 0, nil, 0)() }, 5*time.Second).(historyMsg)
-	if !ok || first.err != nil || !first.more || first.rd == nil || len(first.envs) == 0 {
-		t.Fatalf("first chunk: %d events, more %v, err %v", len(first.envs), first.more, first.err)
+	m.h.chunk = 500
+	follower := func() *rig.Follower {
+		f, err := rig.Follow(t.Context(), rig.JournalFeed(st, id, tailEvery), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Limit(m.h.chunk)
+		return f
+	}
+	read := func(f *rig.Follower) journalMsg {
+		t.Helper()
+		msg, _ := runCmd(t, func() any { return m.h.journalCmd(id.String(), 0, f, false)() }, 5*time.Second).(journalMsg)
+		return msg
+	}
+
+	// The first chunk, then a pause longer than the timeout, then the
+	// rest, each bounded by the chunk, up to the tip.
+	f := follower()
+	first := read(f)
+	if first.err != nil || first.atTip || len(first.envs) == 0 || len(first.envs) > m.h.chunk {
+		t.Fatalf("first chunk: %d events, at the tip %v, err %v", len(first.envs), first.atTip, first.err)
 	}
 	time.Sleep(2 * m.h.readTimeout)
 	got := len(first.envs)
-	for msg := first; msg.more; {
-		msg, ok = runCmd(t, func() any { return m.h.historyCmd(id.String(), 0, msg.rd, msg.lastSeq)() }, 5*time.Second).(historyMsg)
-		if !ok || msg.err != nil {
+	for msg := first; !msg.atTip; {
+		msg = read(f)
+		if msg.err != nil {
 			t.Fatalf("a later chunk after a pause: %v", msg.err)
+		}
+		if len(msg.envs) > m.h.chunk {
+			t.Fatalf("a chunk of %d events, want at most %d", len(msg.envs), m.h.chunk)
 		}
 		got += len(msg.envs)
 	}
@@ -291,9 +311,9 @@ func TestHistoryReadBounded(t *testing.T) {
 	// that says so.
 	st.setStall(true)
 	start := time.Now()
-	hung, _ := runCmd(t, func() any { return m.h.historyCmd(id.String(), 0, nil, 0)() }, 5*time.Second).(historyMsg)
-	if !errors.Is(hung.err, context.DeadlineExceeded) || !strings.Contains(hung.err.Error(), "took longer than 500ms") || hung.rd != nil {
-		t.Fatalf("a hung read: err %v, replay kept %v", hung.err, hung.rd != nil)
+	hung := read(follower())
+	if !errors.Is(hung.err, context.DeadlineExceeded) || !strings.Contains(hung.err.Error(), "took longer than 500ms") {
+		t.Fatalf("a hung read: err %v", hung.err)
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("a hung read took %s to end", d)
@@ -315,7 +335,7 @@ func TestDiagnose(t *testing.T) {
 		{"create with a refused seed", &rig.LifecycleError{Stage: rig.StageSeed, Cause: &rig.SeedError{Path: "/tmp/seed", Reason: "a fifo"}},
 			"create_failed", "new session failed at stage seed", "the seed directory is refused"},
 		{"an unreadable epoch file", &rig.RestoreError{Kind: rig.RestoreLeaseFailed, Session: sid,
-			Cause: &storage.CorruptError{Name: "sessions/x", Path: "/s/leases/sessions/x.epoch", Offset: -1, Reason: "bad json"}},
+			Cause: &storage.CorruptError{Name: "sessions/x", Path: "/s/leases/sessions/x.epoch", Offset: -1, Reason: "bad json", EpochFile: true}},
 			"lease_failed", "the lease epoch file /s/leases/sessions/x.epoch is unreadable", "looprig never resets a lease epoch on its own"},
 		{"a session lease held (delete)", &storage.LeaseHeldError{Name: storage.SessionName(fakeID(4)), HolderEpoch: 7, Holder: storage.Holder{PID: 5150, Host: "devbox"}},
 			"lease_held", "the lease is held by pid 5150@devbox at epoch 7", "B breaks the lease"},

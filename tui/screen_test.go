@@ -197,7 +197,10 @@ func TestFlowFullScreenProgram(t *testing.T) {
 	f := startFlow(t, st, flowOptions(t, st))
 	id := f.newLiveSession()
 	script := filepath.Join(t.TempDir(), "program.sh")
-	program := `printf '\033[?1049h\033[2J\033[Hscreen-ready'
+	// Echo off before it draws, as a full-screen program puts its
+	// terminal in raw mode first: the keys sent after "screen-ready" are
+	// then hidden, whenever its read starts.
+	program := `stty -echo; printf '\033[?1049h\033[2J\033[Hscreen-ready'
 IFS= read -rsn1 a; printf '\033[3;1Hgot-%s' "$a"
 IFS= read -rsn3 b; [ "$b" = "$(printf '\033[A')" ] && printf '\033[4;1Hgot-up'
 IFS= read -rsn1 c; printf '\033[?1049l'; echo "after-screen $c"

@@ -26,52 +26,55 @@ import (
 
 const leaveScreenKey = tea.KeyCtrlCloseBracket
 
-// screenFocus is the session whose full-screen program has the keys.
+// screenFocus is the session whose full-screen program has the keys: the
+// component (nil when looprig has the keys) owns which session and turn
+// they go to; focusOn makes one, session finds its session again, key
+// says what a key does. The root routes the keys and sends what key
+// returns with the input line's sends (screenKey, shared.queueSend).
 type screenFocus struct {
 	id     string
 	turnID string
 }
 
-// focusScreen gives the keys to the full-screen program of v (f). A
-// turn whose program draws on the main screen (top, watch) has no screen
-// yet: f opens one, filled in from the program's next redraw.
-func (m *model) focusScreen(v *sessView) tea.Cmd {
-	var redraw tea.Cmd
+// focusOn gives the keys to the full-screen program of v (f): the focus,
+// or nil and why not (note). A turn whose program draws on the main
+// screen (top, watch) has no screen yet: f opens one at cols×rows, filled
+// in from the program's next redraw (redraw: the root asks the program
+// to draw again).
+func focusOn(v *sessView, cols, rows int) (f *screenFocus, redraw bool, note string) {
 	switch {
 	case !v.takesCommands():
-		return m.status.flash("not attached to its host: r attaches", clsError)
+		return nil, false, "not attached to its host: r attaches"
 	case v.transcript.screen == nil && v.transcript.fold.Turn() == nil:
-		return m.status.flash("no turn is running (i submits one)", clsError)
+		return nil, false, "no turn is running (i submits one)"
 	case v.transcript.screen == nil:
-		cols, rows := m.turnSize()
 		v.transcript.screen = newTurnScreen(v.transcript.fold.Turn().ID, cols, rows)
 		if v.transcript.screen == nil {
-			return m.status.flash("the screen could not be opened", clsError)
+			return nil, false, "the screen could not be opened"
 		}
 		v.transcript.screen.opened = true
-		redraw = m.redraw(v, cols, rows)
+		redraw = true
 	}
-	m.screenFocus = &screenFocus{id: v.id, turnID: v.transcript.screen.turnID}
 	v.transcript.follow, v.transcript.scroll = true, 0
-	return tea.Batch(redraw, m.status.flash("keys go to the program · ctrl+] gives them back", clsOK))
+	return &screenFocus{id: v.id, turnID: v.transcript.screen.turnID}, redraw, "keys go to the program · ctrl+] gives them back"
 }
 
 // redraw makes the program of v's turn draw its whole screen again: the
 // terminal shrinks by a row and grows back, so the program gets SIGWINCH
 // twice and redraws for the size it ends with. A screen opened in the
 // middle of a program's output starts empty; this fills it.
-func (m *model) redraw(v *sessView, cols, rows int) tea.Cmd {
+func (h *shared) redraw(v *sessView, cols, rows int) tea.Cmd {
 	if rows < 2 {
 		return nil
 	}
 	if !v.live.redrawTo([2]int{cols, rows}) {
 		return nil // after the resize in flight (onResized)
 	}
-	return m.h.redrawCmd(v.id, v.live.c, cols, rows)
+	return h.redrawCmd(v.id, v.live.c, cols, rows)
 }
 
 // redrawCmd shrinks the terminal of session id's turn by a row and grows
-// it back to cols×rows (focusScreen's redraw).
+// it back to cols×rows (shared.redraw).
 func (h *shared) redrawCmd(id string, c *host.Client, cols, rows int) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(h.ctx, opTimeout)
@@ -87,15 +90,14 @@ func (h *shared) redrawCmd(id string, c *host.Client, cols, rows int) tea.Cmd {
 	}
 }
 
-// focusedView returns the session whose program has the keys and still
+// session returns the session whose program has the keys and still
 // shows its screen, or nil when the focus is gone (the program or its
-// turn ended, the host went away).
-func (m *model) focusedView() *sessView {
-	f := m.screenFocus
+// turn ended, the host went away) or there is none (f nil).
+func (f *screenFocus) session(sessions map[string]*sessView) *sessView {
 	if f == nil {
 		return nil
 	}
-	v := m.sessions[f.id]
+	v := sessions[f.id]
 	if v == nil || v.transcript.screen == nil || v.transcript.screen.turnID != f.turnID || !v.takesCommands() ||
 		v.transcript.fold.Turn() == nil || v.transcript.fold.Turn().ID != f.turnID {
 		return nil
@@ -131,14 +133,14 @@ func (f *screenFocus) key(msg tea.KeyMsg, v *sessView) (send *turnSend, leave bo
 
 // screenKey gives a key to the full-screen program that has the keys.
 func (m *model) screenKey(msg tea.KeyMsg) tea.Cmd {
-	v := m.focusedView()
+	v := m.screenFocus.session(m.sessions)
 	send, leave, note := m.screenFocus.key(msg, v)
 	switch {
 	case leave:
 		m.screenFocus = nil
 		return m.status.flash(note, clsOK)
 	case send != nil:
-		return m.queueSend(v, *send)
+		return m.h.queueSend(v, *send)
 	}
 	return nil
 }

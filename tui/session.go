@@ -4,9 +4,11 @@ import (
 	"strconv"
 	"time"
 
+	"looprig/host"
 	"looprig/rig"
 	"looprig/rig/event"
 	"looprig/rig/explain"
+	"looprig/rig/fault"
 )
 
 // sessView is everything the TUI knows about one session, in parts by
@@ -28,9 +30,18 @@ type sessView struct {
 	// shown next to it.
 	busy      busyOp
 	busySince time.Time
+	// restoring is how far the restore in flight is in bringing the
+	// workspace back from its checkpoint, as its host reports it; nil
+	// before it says.
+	restoring *host.MaterializeProgress
 
 	// what the announcements last saw of it (notify.go)
 	heard heard
+
+	// pendingInput is a line typed with i while the session was not live
+	// (inputBar.restoreFirst): it runs once r made it live here
+	// (shared.runPending), and is dropped, saying so, if that fails.
+	pendingInput string
 
 	// errors and banners
 	failed *opFailure // the last restore, break, delete or attach of it that failed
@@ -98,7 +109,7 @@ func (v *sessView) resetJournal() {
 // earlierTurnRuns says whether its last restore was refused because a
 // turn of an earlier holder still runs on this machine (B stops it).
 func (v *sessView) earlierTurnRuns() bool {
-	return v.failed != nil && explain.Explain(v.failed.err).Kind == explain.KindTurnRunning
+	return v.failed != nil && explain.Explain(v.failed.err).Kind == fault.KindTurnRunning
 }
 
 // attached says whether this TUI is attached to the session's host.
@@ -192,18 +203,49 @@ func (v *sessView) notMutable() string {
 	return ""
 }
 
+// restorable says whether r makes v live here: it is idle or crashed (a
+// restore), or live in a host this TUI is not attached to (an attach), and
+// nothing is in flight on it.
+func (v *sessView) restorable() bool {
+	if v.busy != notBusy || v.attached() || v.lost != nil {
+		return false
+	}
+	switch v.state() {
+	case rig.StateIdle, rig.StateCrashed:
+		return true
+	case rig.StateLive:
+		return v.hostPID() > 0
+	}
+	return false
+}
+
 // driftRejected returns the changes of the last restore when the host
 // rejected it for configuration drift (explain.Explain: the host's
 // classification, carried by its *host.RemoteError), else ok false.
+// workspaceDiverged returns the classification of v's last restore when it
+// failed because the workspace directory diverged from the session's
+// checkpoints.
+func (v *sessView) workspaceDiverged() (fault.Explanation, bool) {
+	if v.failed == nil || v.failed.op != opRestore {
+		return fault.Explanation{}, false
+	}
+	x := explain.Explain(v.failed.err)
+	return x, x.Kind == fault.KindWorkspaceDiverged
+}
+
 func (v *sessView) driftRejected() (changes []event.Change, ok bool) {
 	if v.failed == nil || v.failed.op != opRestore {
 		return nil, false
 	}
 	x := explain.Explain(v.failed.err)
-	if x.Type != explain.TypeRestoreRejectedError {
+	if x.Type != fault.TypeRestoreRejectedError {
 		return nil, false
 	}
-	f, _ := x.Field("changes")
-	changes, _ = f.([]event.Change)
-	return changes, true
+	return explain.FactsOf(x).Changes, true
+}
+
+// turnsKnown is how many turns v has started, as far as this TUI knows:
+// from its fold or its listing, whichever says more.
+func (v *sessView) turnsKnown() int {
+	return max(v.transcript.fold.Turns, v.listing.info.Turns)
 }

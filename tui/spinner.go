@@ -26,15 +26,17 @@ func (s *spinner) start() tea.Cmd {
 	return spin(s.gen)
 }
 
-func (m *model) onSpin(msg spinMsg) tea.Cmd {
-	if msg.gen != m.spin.gen {
+// tick advances a frame and ticks on while something is in flight (busy:
+// the root's busy); a stale tick is dropped.
+func (s *spinner) tick(msg spinMsg, busy bool) tea.Cmd {
+	if msg.gen != s.gen {
 		return nil
 	}
-	m.spin.frame++
-	if m.busy() {
-		return spin(m.spin.gen)
+	s.frame++
+	if busy {
+		return spin(s.gen)
 	}
-	m.spin.running = false
+	s.running = false
 	return nil
 }
 

@@ -21,21 +21,21 @@ func TestTmuxSSHDrop(t *testing.T) {
 	e := newTmux(t, looprig)
 	e.start("ssh")
 	e.started("ssh")
-	e.waitFor("ssh", 10*time.Second, "no sessions yet")
-	e.send("ssh", "n")
-	e.waitFor("ssh", 5*time.Second, "New session")
-	e.typeText("ssh", "dropped")
-	e.send("ssh", "Enter")
-	e.waitFor("ssh", 10*time.Second, "live", "dropped", "session started")
-	e.send("ssh", "i")
-	e.waitFor("ssh", 15*time.Second, "enter submit")
-	e.typeText("ssh", "for i in $(seq 30); do echo tick-$i; sleep 0.1; done")
-	e.send("ssh", "Enter")
-	e.waitFor("ssh", 15*time.Second, "tick-2")
+	e.WaitFor("ssh", 10*time.Second, "no sessions yet")
+	e.Send("ssh", "n")
+	e.WaitFor("ssh", 5*time.Second, "New session")
+	e.Type("ssh", "dropped")
+	e.Send("ssh", "Enter")
+	e.WaitFor("ssh", 10*time.Second, "live", "dropped", "session started")
+	e.Send("ssh", "i")
+	e.WaitFor("ssh", 15*time.Second, "enter submit")
+	e.Type("ssh", "for i in $(seq 30); do echo tick-$i; sleep 0.1; done")
+	e.Send("ssh", "Enter")
+	e.WaitFor("ssh", 15*time.Second, "tick-2")
 
 	// The connection drops.
 	tui := e.tuiPID("ssh")
-	exec.Command("tmux", "-L", e.socket, "kill-server").Run()
+	e.Kill()
 	waitGone(t, tui)
 	hostPID := e.hostPID(looprig)
 	id := ls(t, looprig, e.store)[0].ID
@@ -53,8 +53,8 @@ func TestTmuxSSHDrop(t *testing.T) {
 	// The next login: the session is live, its output whole and once.
 	e.start("again")
 	e.started("again")
-	e.waitFor("again", 10*time.Second, "● live", "dropped", "live · pid "+strconv.Itoa(hostPID))
-	s := e.waitFor("again", 15*time.Second, "(attached)", "tick-30", "turn 0 done: exit 0")
+	e.WaitFor("again", 10*time.Second, "● live", "dropped", "live · pid "+strconv.Itoa(hostPID))
+	s := e.WaitFor("again", 15*time.Second, "(attached)", "tick-30", "turn 0 done: exit 0")
 	last, seen := -1, 0
 	for _, line := range strings.Split(s, "\n") {
 		i := strings.Index(line, "tick-")
@@ -74,8 +74,8 @@ func TestTmuxSSHDrop(t *testing.T) {
 	if seen < 5 {
 		t.Fatalf("the reattached events pane shows %d tick lines, want the tail of the output:\n%s", seen, s)
 	}
-	e.send("again", "q")
-	e.waitFor("again", 10*time.Second, "[exit 0]")
+	e.Send("again", "q")
+	e.WaitFor("again", 10*time.Second, "[exit 0]")
 	if rows := ls(t, looprig, e.store); len(rows) != 1 || rows[0].State != "live" {
 		t.Fatalf("after q: %+v, want the session still live", rows)
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 // TestFlowAttachReplaysTail: attaching to a session with a long journal
-// replays its first chunk and its last records only; the host's status
+// replays its last records only (rig.ReplayStart); the host's status
 // stands in for the records skipped (the running turn, started before
 // them), a line says what was skipped, and the turn's latest output and
 // its end show as they would after a full replay.
@@ -38,7 +38,7 @@ func TestFlowAttachReplaysTail(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 40 {
-		in := rig.Input{Text: "in-" + strconv.Itoa(i) + "\n", From: "test"}
+		in := rig.Input{Text: "in-" + strconv.Itoa(i) + "\n", From: rig.ThisProcess("test")}
 		deadline := time.Now().Add(10 * time.Second)
 		_, err := s.SendInput(ctx, in)
 		for ; err != nil && time.Now().Before(deadline); _, err = s.SendInput(ctx, in) {
@@ -71,14 +71,14 @@ func TestFlowAttachReplaysTail(t *testing.T) {
 			t.Errorf("the host's status did not stand in for the skipped records: open turn %+v, %d turns", v.transcript.fold.Turn(), v.transcript.fold.Turns)
 		}
 	})
-	if _, err := s.SendInput(ctx, rig.Input{EOF: true, From: "test"}); err != nil {
+	if _, err := s.SendInput(ctx, rig.Input{EOF: true, From: rig.ThisProcess("test")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(gate, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	g.waitView("finished", "turn 6 done: exit 0")
-	g.waitModel("no running turn", func(m Model) bool { v := m.selected(); return v != nil && v.transcript.fold.Turn() == nil })
+	g.waitModel("no running turn", func(m Model) bool { v := m.list.selected(); return v != nil && v.transcript.fold.Turn() == nil })
 	g.quit()
 }
 

@@ -144,8 +144,25 @@ func (th *testHosts) start(ctx context.Context, req HostRequest) (host.Ready, er
 		Created: req.Session == "", Restored: s.Restored()}, nil
 }
 
-// open creates or restores the session req asks for.
+// open creates, forks or restores the session req asks for.
 func (th *testHosts) open(ctx context.Context, req HostRequest) (*rig.Session, error) {
+	if req.Fork != "" { // as the CLI's forkIt: the recorded profile, a directory in the store
+		src, err := uuid.Parse(req.Fork)
+		if err != nil {
+			return nil, err
+		}
+		p, err := rig.ProfileFor(ctx, th.store, src, func(name string) (rig.Profile, bool) { p, ok := th.opts.Profiles[name]; return p, ok }, nil)
+		if err != nil {
+			return nil, err
+		}
+		p.Placement, p.Root, p.PlacementPinned = rig.PlacementSession, "", false
+		r, err := th.define(p, false)
+		if err != nil {
+			return nil, err
+		}
+		s, _, err := r.ForkSession(ctx, src, req.ForkTurn, rig.WithTitle(req.Title))
+		return s, err
+	}
 	if req.Session == "" {
 		p, ok := th.opts.Profiles[req.Profile]
 		if !ok {
@@ -153,6 +170,9 @@ func (th *testHosts) open(ctx context.Context, req HostRequest) (*rig.Session, e
 		}
 		if !ok {
 			p = rig.DefaultProfile()
+		}
+		if req.Dir != "" || req.Scratch {
+			p = rig.PlaceNew(p, req.Dir, req.Scratch) // as the host's --dir and --scratch
 		}
 		r, err := th.define(p, false)
 		if err != nil {
@@ -188,7 +208,7 @@ func (th *testHosts) open(ctx context.Context, req HostRequest) (*rig.Session, e
 	if err != nil {
 		return nil, err
 	}
-	var ro []rig.RestoreOption
+	ro := []rig.RestoreOption{rig.OnDiverged(req.Workspace)}
 	if req.OnlyIfCrashed {
 		ro = append(ro, rig.OnlyIfCrashed())
 	}

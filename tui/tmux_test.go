@@ -12,6 +12,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"looprig/internal/testbin"
+	"looprig/internal/tmuxtest"
 )
 
 // End-to-end in a real terminal: tmux runs the binary, send-keys types and
@@ -21,32 +24,25 @@ import (
 // subcommand.
 
 type tmuxEnv struct {
-	t      *testing.T
-	socket string
-	home   string
-	store  string
-	bin    string
+	*tmuxtest.Server
+	t     *testing.T
+	home  string
+	store string
+	bin   string
+	// project is where the TUI starts: n offers it as a new session's
+	// directory.
+	project string
 }
 
 func newTmux(t *testing.T, bin string) *tmuxEnv {
 	t.Helper()
 	home := t.TempDir()
-	e := &tmuxEnv{t: t, socket: fmt.Sprintf("looprig-test-%d-%d", os.Getpid(), time.Now().UnixNano()),
-		home: home, store: filepath.Join(home, "store"), bin: bin}
-	t.Cleanup(func() {
-		exec.Command("tmux", "-L", e.socket, "kill-server").Run()
-		e.stopHosts()
-	})
-	return e
-}
-
-func (e *tmuxEnv) tmux(args ...string) string {
-	e.t.Helper()
-	out, err := exec.Command("tmux", append([]string{"-L", e.socket, "-f", "/dev/null"}, args...)...).CombinedOutput()
-	if err != nil {
-		e.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	e := &tmuxEnv{Server: tmuxtest.New(t), t: t, home: home, store: filepath.Join(home, "store"), bin: bin, project: filepath.Join(home, "project")}
+	if err := os.Mkdir(e.project, 0o700); err != nil {
+		t.Fatal(err)
 	}
-	return string(out)
+	t.Cleanup(func() { e.Kill(); e.stopHosts() }) // the terminals first: then every process of the binary is a host
+	return e
 }
 
 // shellLine runs the binary, then reports its exit status and keeps the
@@ -54,55 +50,19 @@ func (e *tmuxEnv) tmux(args ...string) string {
 func (e *tmuxEnv) shellLine() string {
 	env := fmt.Sprintf("HOME=%q XDG_CONFIG_HOME=%q XDG_STATE_HOME=%q LOOPRIG_STORE= NO_COLOR= CI= COLORTERM= TERM=xterm-256color",
 		e.home, filepath.Join(e.home, "config"), filepath.Join(e.home, "state"))
-	return fmt.Sprintf("env %s %q --store %q; echo \"[exit $?]\"; exec sleep 3600", env, e.bin, e.store)
+	return fmt.Sprintf("cd %q && env %s %q --store %q; echo \"[exit $?]\"; exec sleep 3600", e.project, env, e.bin, e.store)
 }
 
-func (e *tmuxEnv) start(name string) {
-	e.tmux("new-session", "-d", "-s", name, "-x", "160", "-y", "45", "sh", "-c", e.shellLine())
-}
+func (e *tmuxEnv) start(name string) { e.Start(name, 160, 45, "sh", "-c", e.shellLine()) }
 
-func (e *tmuxEnv) respawn(name string) {
-	e.tmux("respawn-pane", "-k", "-t", name, "sh", "-c", e.shellLine())
-}
-
-func (e *tmuxEnv) screen(name string) string { return e.tmux("capture-pane", "-p", "-t", name) }
-
-func (e *tmuxEnv) send(name string, keys ...string) {
-	e.tmux(append([]string{"send-keys", "-t", name}, keys...)...)
-}
-
-func (e *tmuxEnv) typeText(name, text string) { e.tmux("send-keys", "-t", name, "-l", text) }
-
-// waitFor polls the screen until every string shows, or fails.
-func (e *tmuxEnv) waitFor(name string, timeout time.Duration, subs ...string) string {
-	e.t.Helper()
-	deadline := time.Now().Add(timeout)
-	var s string
-	for {
-		s = e.screen(name)
-		ok := true
-		for _, sub := range subs {
-			if !strings.Contains(s, sub) {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return s
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("%s: timed out after %s waiting for %q; screen:\n%s", name, timeout, subs, s)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
+func (e *tmuxEnv) respawn(name string) { e.Respawn(name, "sh", "-c", e.shellLine()) }
 
 // started waits for the TUI.
 func (e *tmuxEnv) started(name string) {
 	e.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		s := e.screen(name)
+		s := e.Screen(name)
 		if strings.Contains(s, "looprig") && (strings.Contains(s, "Sessions") || strings.Contains(s, "terminal too small")) {
 			return
 		}
@@ -116,7 +76,7 @@ func (e *tmuxEnv) started(name string) {
 // tuiPID finds the binary: the child of the pane's shell.
 func (e *tmuxEnv) tuiPID(name string) int {
 	e.t.Helper()
-	pane, err := strconv.Atoi(strings.TrimSpace(e.tmux("display-message", "-p", "-t", name, "#{pane_pid}")))
+	pane, err := strconv.Atoi(e.Display(name, "#{pane_pid}"))
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -212,7 +172,8 @@ func (e *tmuxEnv) stopHosts() {
 	}
 }
 
-// binary builds the real looprig.
+// binary is the real looprig, for the terminal tests (skipped with
+// -short, and where tmux is missing).
 func binary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
@@ -221,11 +182,7 @@ func binary(t *testing.T) string {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed (.ci/run installs it)")
 	}
-	looprig := filepath.Join(t.TempDir(), "looprig")
-	if out, err := exec.Command("go", "build", "-o", looprig, "..").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return looprig
+	return testbin.Looprig(t)
 }
 
 func TestTmuxDemo(t *testing.T) {
@@ -242,51 +199,51 @@ func tmuxDemo(t *testing.T, bin, looprig string) {
 	e := newTmux(t, bin)
 	e.start("demo")
 	e.started("demo")
-	e.waitFor("demo", 10*time.Second, "no sessions yet")
-	e.send("demo", "n")
-	e.waitFor("demo", 5*time.Second, "New session")
-	e.typeText("demo", "counting")
-	e.send("demo", "Enter")
-	e.waitFor("demo", 10*time.Second, "live", "counting", "session started")
-	e.send("demo", "i")
-	e.waitFor("demo", 15*time.Second, "enter submit") // the input line is open (a key sent during a history replay is refused)
-	e.typeText("demo", "for i in $(seq 60); do echo tick-$i; sleep 1; done")
-	e.send("demo", "Enter")
-	e.waitFor("demo", 15*time.Second, "tick-2")
+	e.WaitFor("demo", 10*time.Second, "no sessions yet")
+	e.Send("demo", "n")
+	e.WaitFor("demo", 5*time.Second, "New session")
+	e.Type("demo", "counting")
+	e.Send("demo", "Enter")
+	e.WaitFor("demo", 10*time.Second, "live", "counting", "session started")
+	e.Send("demo", "i")
+	e.WaitFor("demo", 15*time.Second, "enter submit") // the input line is open (a key sent during a history replay is refused)
+	e.Type("demo", "for i in $(seq 60); do echo tick-$i; sleep 1; done")
+	e.Send("demo", "Enter")
+	e.WaitFor("demo", 15*time.Second, "tick-2")
 
 	// The TUI dies: the session does not.
 	if err := syscall.Kill(e.tuiPID("demo"), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	e.waitFor("demo", 10*time.Second, "[exit 137]")
+	e.WaitFor("demo", 10*time.Second, "[exit 137]")
 	hostPID := e.hostPID(looprig)
 	e.respawn("demo")
 	e.started("demo")
-	e.waitFor("demo", 10*time.Second, "● live", "counting", "live · pid "+strconv.Itoa(hostPID), "1 live in the background")
+	e.WaitFor("demo", 10*time.Second, "● live", "counting", "live · pid "+strconv.Itoa(hostPID), "1 live in the background")
 	// opening it attaches: the history, then the ticks that go on
-	e.waitFor("demo", 15*time.Second, "tick-1", "(attached)", "tick-6")
+	e.WaitFor("demo", 15*time.Second, "tick-1", "(attached)", "tick-6")
 
 	// The host dies: a crash.
 	if err := syscall.Kill(hostPID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	e.waitFor("demo", 10*time.Second, "went away", "crashed")
-	e.send("demo", "r")
-	s := e.waitFor("demo", 20*time.Second, "restored here at epoch 2", "interrupted (crash)", "tick-3", "live")
+	e.WaitFor("demo", 10*time.Second, "went away", "crashed")
+	e.Send("demo", "r")
+	s := e.WaitFor("demo", 20*time.Second, "restored here at epoch 2", "interrupted (crash)", "tick-3", "live")
 	if !strings.Contains(s, "1 turn interrupted") {
 		t.Errorf("restore outcome not shown:\n%s", s)
 	}
-	e.send("demo", "i")
-	e.waitFor("demo", 15*time.Second, "enter submit") // the input line is open (a key sent during a history replay is refused)
-	e.typeText("demo", "echo after-restore")
-	e.send("demo", "Enter")
-	e.waitFor("demo", 15*time.Second, "after-restore", "turn 1 done: exit 0")
-	e.send("demo", "X")
-	e.waitFor("demo", 5*time.Second, "Shut down session")
-	e.send("demo", "Right", "Enter")
-	e.waitFor("demo", 15*time.Second, "○ idle", "cleanly")
-	e.send("demo", "q")
-	e.waitFor("demo", 20*time.Second, "[exit 0]")
+	e.Send("demo", "i")
+	e.WaitFor("demo", 15*time.Second, "enter submit") // the input line is open (a key sent during a history replay is refused)
+	e.Type("demo", "echo after-restore")
+	e.Send("demo", "Enter")
+	e.WaitFor("demo", 15*time.Second, "after-restore", "turn 1 done: exit 0")
+	e.Send("demo", "X")
+	e.WaitFor("demo", 5*time.Second, "Shut down session")
+	e.Send("demo", "Right", "Enter")
+	e.WaitFor("demo", 15*time.Second, "○ idle", "cleanly")
+	e.Send("demo", "q")
+	e.WaitFor("demo", 20*time.Second, "[exit 0]")
 
 	if rows := ls(t, looprig, e.store); rows != nil {
 		if len(rows) != 1 || rows[0].State != "idle" || rows[0].Epoch != 2 {
@@ -311,20 +268,20 @@ func tmuxTwo(t *testing.T, bin, looprig string) {
 	e := newTmux(t, bin)
 	e.start("a")
 	e.started("a")
-	e.send("a", "n")
-	e.waitFor("a", 5*time.Second, "New session")
-	e.typeText("a", "shared")
-	e.send("a", "Enter")
-	e.waitFor("a", 10*time.Second, "live", "shared")
-	e.send("a", "i")
-	e.waitFor("a", 15*time.Second, "enter submit") // the input line is open (a key sent during a history replay is refused)
-	e.typeText("a", "for i in $(seq 100); do echo beat-$i; sleep 1; done")
-	e.send("a", "Enter")
-	e.waitFor("a", 10*time.Second, "beat-1")
+	e.Send("a", "n")
+	e.WaitFor("a", 5*time.Second, "New session")
+	e.Type("a", "shared")
+	e.Send("a", "Enter")
+	e.WaitFor("a", 10*time.Second, "live", "shared")
+	e.Send("a", "i")
+	e.WaitFor("a", 15*time.Second, "enter submit") // the input line is open (a key sent during a history replay is refused)
+	e.Type("a", "for i in $(seq 100); do echo beat-$i; sleep 1; done")
+	e.Send("a", "Enter")
+	e.WaitFor("a", 10*time.Second, "beat-1")
 
 	e.start("b")
 	e.started("b")
-	s := e.waitFor("b", 10*time.Second, "● live", "shared", "(attached)", "beat-")
+	s := e.WaitFor("b", 10*time.Second, "● live", "shared", "(attached)", "beat-")
 	short := ""
 	for _, line := range strings.Split(s, "\n") {
 		if i := strings.Index(line, "● live"); i >= 0 {
@@ -336,47 +293,50 @@ func tmuxTwo(t *testing.T, bin, looprig string) {
 	if len(short) != 8 {
 		t.Fatalf("no short id on B's screen:\n%s", s)
 	}
-	e.waitFor("b", 5*time.Second, "beat-3")
+	e.WaitFor("b", 5*time.Second, "beat-3")
 
 	out, err := exec.Command(looprig, "--store", e.store, "lease", "break", short, "--yes").CombinedOutput()
 	if err != nil {
 		t.Fatalf("looprig lease break: %v\n%s", err, out)
 	}
 	start := time.Now()
-	e.waitFor("a", 5*time.Second, "LEASE LOST")
-	e.waitFor("b", 5*time.Second, "LEASE LOST")
+	e.WaitFor("a", 5*time.Second, "LEASE LOST")
+	e.WaitFor("b", 5*time.Second, "LEASE LOST")
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("LEASE LOST showed after %s, want ≤ 2s", d)
 	} else {
 		t.Logf("LEASE LOST showed %s after the break", d.Round(10*time.Millisecond))
 	}
 	// A refuses writes now.
-	e.send("a", "i")
-	e.waitFor("a", 5*time.Second, "read-only: lease lost")
-	e.send("a", "Escape")
+	e.Send("a", "i")
+	e.WaitFor("a", 5*time.Second, "read-only: lease lost")
+	e.Send("a", "Escape")
 
 	// B restores it in a new host; A attaches to that one.
-	e.send("b", "r")
-	e.waitFor("b", 20*time.Second, "restored here at epoch", "(attached)")
+	e.Send("b", "r")
+	e.WaitFor("b", 20*time.Second, "restored here at epoch", "(attached)")
 	pid := e.hostPID(looprig)
-	e.send("a", "Escape") // dismiss the banner
-	e.waitFor("a", 10*time.Second, "live · pid "+strconv.Itoa(pid))
-	e.send("a", "r")
-	e.waitFor("a", 10*time.Second, "(attached)", "Events · live")
-	e.send("a", "i")
-	e.waitFor("a", 15*time.Second, "enter submit")
-	e.typeText("a", "echo from-a-again")
-	e.send("a", "Enter")
-	e.waitFor("a", 15*time.Second, "from-a-again")
-	e.waitFor("b", 15*time.Second, "from-a-again")
-	e.send("a", "q")
-	e.waitFor("a", 20*time.Second, "[exit 0]")
-	e.send("b", "X")
-	e.waitFor("b", 5*time.Second, "Shut down session")
-	e.send("b", "Right", "Enter")
-	e.waitFor("b", 15*time.Second, "○ idle")
-	e.send("b", "q")
-	e.waitFor("b", 20*time.Second, "[exit 0]")
+	e.Send("a", "Escape") // dismiss the banner
+	e.WaitFor("a", 10*time.Second, "live · pid "+strconv.Itoa(pid))
+	e.Send("a", "r")
+	e.WaitFor("a", 10*time.Second, "(attached)", "Events · live")
+	e.Send("a", "i")
+	e.WaitFor("a", 15*time.Second, "enter submit")
+	e.Type("a", "echo from-a-again")
+	e.Send("a", "Enter")
+	e.WaitFor("a", 15*time.Second, "from-a-again")
+	e.WaitFor("b", 15*time.Second, "from-a-again")
+	// q while the turn still runs asks first (newQuitDialog): wait for
+	// its end, so q quits at once.
+	e.WaitFor("a", 15*time.Second, "last turn #1 done")
+	e.Send("a", "q")
+	e.WaitFor("a", 20*time.Second, "[exit 0]")
+	e.Send("b", "X")
+	e.WaitFor("b", 5*time.Second, "Shut down session")
+	e.Send("b", "Right", "Enter")
+	e.WaitFor("b", 15*time.Second, "○ idle")
+	e.Send("b", "q")
+	e.WaitFor("b", 20*time.Second, "[exit 0]")
 }
 
 // TestTmuxTurnTerminal: a turn's output arrives in the events pane as a
@@ -388,22 +348,22 @@ func TestTmuxTurnTerminal(t *testing.T) {
 	e := newTmux(t, looprig)
 	e.start("tty")
 	e.started("tty")
-	e.waitFor("tty", 10*time.Second, "no sessions yet")
-	e.send("tty", "n")
-	e.waitFor("tty", 5*time.Second, "New session")
-	e.typeText("tty", "terminal")
-	e.send("tty", "Enter")
-	e.waitFor("tty", 10*time.Second, "live", "terminal", "session started")
-	e.send("tty", "i")
-	e.waitFor("tty", 15*time.Second, "enter submit")
-	e.typeText("tty", `printf "\033[31mred\033[0m plain\n"; printf "progress 10%%\rprogress 100%%\n"; read name; echo "got $name"`)
-	e.send("tty", "Enter")
-	s := e.waitFor("tty", 15*time.Second, "red plain", "progress 100%")
+	e.WaitFor("tty", 10*time.Second, "no sessions yet")
+	e.Send("tty", "n")
+	e.WaitFor("tty", 5*time.Second, "New session")
+	e.Type("tty", "terminal")
+	e.Send("tty", "Enter")
+	e.WaitFor("tty", 10*time.Second, "live", "terminal", "session started")
+	e.Send("tty", "i")
+	e.WaitFor("tty", 15*time.Second, "enter submit")
+	e.Type("tty", `printf "\033[31mred\033[0m plain\n"; printf "progress 10%%\rprogress 100%%\n"; read name; echo "got $name"`)
+	e.Send("tty", "Enter")
+	s := e.WaitFor("tty", 15*time.Second, "red plain", "progress 100%")
 	// (the turn's own line quotes the command: only output lines count)
 	if regexp.MustCompile(`[│┃]  progress 10%`).MatchString(s) || !regexp.MustCompile(`[│┃]  progress 100% `).MatchString(s) {
 		t.Errorf("the \\r progress line shows its first state:\n%s", s)
 	}
-	colour := e.tmux("capture-pane", "-e", "-p", "-t", "tty")
+	colour := e.Run("capture-pane", "-e", "-p", "-t", "tty")
 	// red in red (31, or its 256-colour or truecolor form), then the colour
 	// reset before " plain"
 	red := regexp.MustCompile(`\x1b\[(?:[0-9;]*;)?(?:31|38;5;(?:1|9|124|160|196)|38;2;\d+;\d+;\d+)m(?:\x1b\[[0-9;]*m)*red\x1b\[(?:0|39)?m plain`)
@@ -411,11 +371,11 @@ func TestTmuxTurnTerminal(t *testing.T) {
 		t.Errorf("red is not drawn as a red SGR:\n%q", colour)
 	}
 
-	e.send("tty", "i")
-	e.waitFor("tty", 10*time.Second, "to turn 0 ›")
-	e.typeText("tty", "from-tmux")
-	e.send("tty", "Enter")
-	e.waitFor("tty", 15*time.Second, "got from-tmux", "turn 0 done: exit 0")
+	e.Send("tty", "i")
+	e.WaitFor("tty", 10*time.Second, "to turn 0 ›")
+	e.Type("tty", "from-tmux")
+	e.Send("tty", "Enter")
+	e.WaitFor("tty", 15*time.Second, "got from-tmux", "turn 0 done: exit 0")
 
 	// A full-screen program: its screen in the events pane, in colour,
 	// and the keys through f; the transcript after it.
@@ -427,27 +387,27 @@ IFS= read -rsn1 b; printf '\033[?1049l'; echo "screen-left"
 	if err := os.WriteFile(script, []byte(program), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e.send("tty", "i")
-	e.waitFor("tty", 15*time.Second, "enter submit")
-	e.typeText("tty", "bash "+script)
-	e.send("tty", "Enter")
-	e.waitFor("tty", 15*time.Second, "turn 1's screen", "screen-ready")
-	if green := regexp.MustCompile(`\x1b\[(?:[0-9;]*;)?(?:32|38;5;(?:2|10|34|40|46)|38;2;\d+;\d+;\d+)m(?:\x1b\[[0-9;]*m)*screen-ready`); !green.MatchString(e.tmux("capture-pane", "-e", "-p", "-t", "tty")) {
+	e.Send("tty", "i")
+	e.WaitFor("tty", 15*time.Second, "enter submit")
+	e.Type("tty", "bash "+script)
+	e.Send("tty", "Enter")
+	e.WaitFor("tty", 15*time.Second, "turn 1's screen", "screen-ready")
+	if green := regexp.MustCompile(`\x1b\[(?:[0-9;]*;)?(?:32|38;5;(?:2|10|34|40|46)|38;2;\d+;\d+;\d+)m(?:\x1b\[[0-9;]*m)*screen-ready`); !green.MatchString(e.Run("capture-pane", "-e", "-p", "-t", "tty")) {
 		t.Errorf("the screen's green is not drawn as a green SGR")
 	}
-	e.send("tty", "f")
-	e.waitFor("tty", 5*time.Second, "keys go to the full-screen program")
-	e.send("tty", "x")
-	e.waitFor("tty", 10*time.Second, "got-x")
-	e.send("tty", "y")
-	e.waitFor("tty", 15*time.Second, "screen-left", "[full-screen program ended]", "turn 1 done: exit 0")
-	e.send("tty", "C-]")
-	e.waitFor("tty", 5*time.Second, "keys go to looprig again")
+	e.Send("tty", "f")
+	e.WaitFor("tty", 5*time.Second, "keys go to the full-screen program")
+	e.Send("tty", "x")
+	e.WaitFor("tty", 10*time.Second, "got-x")
+	e.Send("tty", "y")
+	e.WaitFor("tty", 15*time.Second, "screen-left", "[full-screen program ended]", "turn 1 done: exit 0")
+	e.Send("tty", "C-]")
+	e.WaitFor("tty", 5*time.Second, "keys go to looprig again")
 
-	e.send("tty", "X")
-	e.waitFor("tty", 5*time.Second, "Shut down session")
-	e.send("tty", "Right", "Enter")
-	e.waitFor("tty", 15*time.Second, "○ idle")
-	e.send("tty", "q")
-	e.waitFor("tty", 20*time.Second, "[exit 0]")
+	e.Send("tty", "X")
+	e.WaitFor("tty", 5*time.Second, "Shut down session")
+	e.Send("tty", "Right", "Enter")
+	e.WaitFor("tty", 15*time.Second, "○ idle")
+	e.Send("tty", "q")
+	e.WaitFor("tty", 20*time.Second, "[exit 0]")
 }

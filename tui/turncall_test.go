@@ -45,12 +45,12 @@ func callsList(m Model) Model {
 func TestTurnCallMarks(t *testing.T) {
 	m := callsList(fakeModel(t, 160, 45, asciiRenderer()))
 	for n, want := range map[int]string{7: "! bell 10m", 8: "! note 5m", 9: ""} {
-		if got, cls := turnMark(m.seen, m.sessions[fakeID(n)], fixedNow); got != want || want != "" && cls != clsGate {
+		if got, cls := turnMark(m.attn.seen, m.sessions[fakeID(n)], fixedNow); got != want || want != "" && cls != clsGate {
 			t.Errorf("session %d: mark %q (%v), want %q", n, got, cls, want)
 		}
 	}
 	var needing []string
-	for _, v := range m.needing() {
+	for _, v := range m.attn.needing(m.list.rows) {
 		needing = append(needing, v.short)
 	}
 	// gate 45m, crash 40m (a0000005), failed 30m, done 20m, bell 10m, note
@@ -59,9 +59,9 @@ func TestTurnCallMarks(t *testing.T) {
 	if !slices.Equal(needing, want) {
 		t.Errorf("needing %v, want %v", needing, want)
 	}
-	m.selectID(fakeID(7))
+	m.list.selectID(fakeID(7), m.listSpace())
 	m.keys("w")
-	if got := m.selected().short; got != "a0000008" {
+	if got := m.list.selected().short; got != "a0000008" {
 		t.Errorf("w after the bell went to %s, want the note (a0000008)", got)
 	}
 	view := m.View()
@@ -82,7 +82,7 @@ func TestTurnCallAnnounced(t *testing.T) {
 	id := fakeID(1)
 	info := rig.SessionInfo{ID: id, State: rig.StateHeld, Holder: &storage.Holder{PID: 1, Host: "h"}, Title: "bg", OpenTurn: "t", Created: fixedNow.Add(-time.Hour)}
 	m.send(listMsg{infos: []rig.SessionInfo{info, {ID: fakeID(2), State: rig.StateIdle, Title: "front", Created: fixedNow}}})
-	if m.selected().id == id {
+	if m.list.selected().id == id {
 		t.Fatal("the background session is selected")
 	}
 	v := m.sessions[id]
@@ -125,23 +125,23 @@ func TestTurnCallSeen(t *testing.T) {
 	if v.live.attnSent != 12 {
 		t.Fatalf("the host was not told the call at 12 was seen (sent %d)", v.live.attnSent)
 	}
-	if mark, _ := turnMark(m.seen, v, fixedNow); mark != "! bell 0s" && !strings.HasPrefix(mark, "! bell") {
+	if mark, _ := turnMark(m.attn.seen, v, fixedNow); mark != "! bell 0s" && !strings.HasPrefix(mark, "! bell") {
 		t.Errorf("until the host records the look the mark stays: %q", mark)
 	}
 	stream(event.Envelope{Seq: 13, Event: event.AttentionSeen{Through: 12, From: "tui"}})
-	if mark, _ := turnMark(m.seen, v, fixedNow); !strings.HasPrefix(mark, "▶") {
+	if mark, _ := turnMark(m.attn.seen, v, fixedNow); !strings.HasPrefix(mark, "▶") {
 		t.Errorf("after the look: %q, want the running turn", mark)
 	}
 	// Another session in front: a call here is not seen.
-	m.selectID(fakeID(2))
+	m.list.selectID(fakeID(2), m.listSpace())
 	stream(event.Envelope{Seq: 14, Event: event.Attention{TurnID: "t1", Reason: event.AttentionOSC777, Text: "again"}})
 	if v.live.attnSent != 12 {
 		t.Errorf("a call of a session not in front was said seen (sent %d)", v.live.attnSent)
 	}
-	if mark, _ := turnMark(m.seen, v, fixedNow); !strings.HasPrefix(mark, "! note") {
+	if mark, _ := turnMark(m.attn.seen, v, fixedNow); !strings.HasPrefix(mark, "! note") {
 		t.Errorf("the call in the background is not marked: %q", mark)
 	}
-	m.selectID(id)
+	m.list.selectID(id, m.listSpace())
 	m.send(flashOffMsg{gen: m.status.gen})
 	if v.live.attnSent != 14 {
 		t.Errorf("back in front, the call at 14 was not said seen (sent %d)", v.live.attnSent)
@@ -158,7 +158,7 @@ func TestTurnCallSeenAfterReplay(t *testing.T) {
 	m.send(attachedMsg{id: id, c: &host.Client{}, pid: 7, status: host.Status{Title: "agent", Epoch: 1, Tip: 6, LastEvent: 6}})
 	v := m.sessions[id]
 	m.send(subscribedMsg{id: id, gen: v.live.gen, c: v.live.c, follower: &rig.Follower{}})
-	m.selectID(id)
+	m.list.selectID(id, m.listSpace())
 	env := func(seq uint64, ev event.Event) event.Envelope {
 		return event.Envelope{Seq: seq, At: fixedNow, LoopID: "l", Event: ev}
 	}

@@ -38,7 +38,7 @@ func TestTmuxTurnCall(t *testing.T) {
 		var res struct {
 			ID string `json:"id"`
 		}
-		out := cli("new", "--detach", "--json", "--title", title)
+		out := cli("new", "--scratch", "--detach", "--json", "--title", title)
 		if err := json.Unmarshal([]byte(out), &res); err != nil || res.ID == "" {
 			t.Fatalf("new --detach --json printed %q (%v)", out, err)
 		}
@@ -63,21 +63,21 @@ func TestTmuxTurnCall(t *testing.T) {
 	caller := newID("caller")
 	newID("quiet") // newest: selected
 	bell := func() string {
-		return strings.TrimSpace(e.tmux("display-message", "-p", "-t", "calls", "#{window_bell_flag}"))
+		return strings.TrimSpace(e.Run("display-message", "-p", "-t", "calls", "#{window_bell_flag}"))
 	}
 
 	e.start("calls")
 	e.started("calls")
-	e.waitFor("calls", 10*time.Second, "caller", "quiet")
+	e.WaitFor("calls", 10*time.Second, "caller", "quiet")
 	cli("run", caller, "--detach", "--", `printf '\033]9;build done\007'; sleep 60`)
-	screen := e.waitFor("calls", 10*time.Second, "! note")
+	screen := e.WaitFor("calls", 10*time.Second, "! note")
 	if !strings.Contains(screen, "caller") {
 		t.Fatalf("the mark is not on the caller's row:\n%s", screen)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for bell() != "1" {
 		if time.Now().After(deadline) {
-			t.Fatalf("the call in the background was not announced (no bell); screen:\n%s", e.screen("calls"))
+			t.Fatalf("the call in the background was not announced (no bell); screen:\n%s", e.Screen("calls"))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -85,11 +85,11 @@ func TestTmuxTurnCall(t *testing.T) {
 		t.Fatalf("ls --json attention %+v, want osc9 \"build done\"", a)
 	}
 
-	e.send("calls", "w")
-	e.waitFor("calls", 10*time.Second, "attached to "+caller[:8])
+	e.Send("calls", "w")
+	e.WaitFor("calls", 10*time.Second, "attached to "+caller[:8])
 	deadline = time.Now().Add(10 * time.Second)
 	for {
-		s := e.screen("calls")
+		s := e.Screen("calls")
 		if !strings.Contains(s, "! note") && strings.Contains(s, "seen (by tui)") {
 			break
 		}

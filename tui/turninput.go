@@ -9,6 +9,7 @@ import (
 
 	"looprig/host"
 	"looprig/rig/explain"
+	"looprig/rig/fault"
 )
 
 // Input to a running turn. While a turn runs in an attached session, i
@@ -65,17 +66,21 @@ type (
 )
 
 // openInput opens the input line for v (i): to its running turn's
-// terminal when a turn runs, else for a new turn.
-func (m *model) openInput(v *sessView) tea.Cmd {
-	m.input = newInputBar(v.id)
-	focus := m.input.ti.Focus()
+// terminal when a turn runs, its echo polled by the poll chain gen, else
+// for a new turn.
+func openInput(h *shared, v *sessView, gen int) (*inputBar, tea.Cmd) {
+	b := newInputBar(v.id)
+	focus := b.ti.Focus()
+	if why := v.notMutable(); why != "" {
+		b.held, b.restoreFirst = why, v.restorable()
+		return b, focus
+	}
 	t := v.transcript.fold.Turn()
 	if t == nil {
-		return focus
+		return b, focus
 	}
-	m.inputGen++
-	m.input.turn = &turnInput{turnID: t.ID, index: t.Index, gen: m.inputGen}
-	return tea.Batch(focus, m.h.echoCmd(v.id, v.live.c, m.inputGen))
+	b.turn = &turnInput{turnID: t.ID, index: t.Index, gen: gen}
+	return b, tea.Batch(focus, h.echoCmd(v.id, v.live.c, gen))
 }
 
 // echoCmd asks the host of session id for the running turn's echo state.
@@ -95,60 +100,45 @@ func echoTick(gen int) tea.Cmd {
 	return tea.Tick(echoEvery, func(time.Time) tea.Msg { return echoTickMsg{gen: gen} })
 }
 
-// onEcho folds a status poll into the input line it was for and polls
-// again while the line stays open; a turn that ended closes the line.
-func (m *model) onEcho(msg echoMsg) tea.Cmd {
-	if m.input == nil {
-		return nil
-	}
-	switch m.input.echoed(msg) {
+// polled folds a status poll into the line it was for and polls again
+// while the line stays open; a turn that ended closes the line (closed).
+func (b *inputBar) polled(msg echoMsg) (closed bool, cmd tea.Cmd) {
+	switch b.echoed(msg) {
 	case echoClose:
-		return m.closeTurnLine()
+		return b.turnEnded(), nil
 	case echoPoll:
-		return echoTick(msg.gen)
+		return false, echoTick(msg.gen)
 	}
-	return nil
+	return false, nil
 }
 
-// onEchoTick polls again, unless the line closed or changed.
-func (m *model) onEchoTick(msg echoTickMsg) tea.Cmd {
-	if m.input == nil || !m.input.polls(msg.gen) {
-		return nil
+// tick polls the echo state of session v's turn again, unless the line
+// changed; v gone or detached closes the line.
+func (b *inputBar) tick(h *shared, msg echoTickMsg, v *sessView) (closed bool, cmd tea.Cmd) {
+	if !b.polls(msg.gen) {
+		return false, nil
 	}
-	v := m.sessions[m.input.id]
 	if v == nil || !v.attached() {
-		m.input = nil
-		return nil
+		return true, nil
 	}
-	return m.h.echoCmd(v.id, v.live.c, msg.gen)
+	return false, h.echoCmd(v.id, v.live.c, msg.gen)
 }
 
-// closeTurnLine closes the input line of a turn that ended (the events
-// pane says how) when nothing is typed on it; it says nothing: the answer
-// of the last send may still come, and says more. A line with text stays
-// open, ended, until the text is discarded (inputBar.turnEnded).
-func (m *model) closeTurnLine() tea.Cmd {
-	if m.input.turnEnded() {
-		m.input = nil
-	}
-	return nil
-}
-
-// checkTurnLine closes the turn-input line of session v when its turn is
-// no longer the one running (the stream said it ended).
-func (m *model) checkTurnLine(v *sessView) tea.Cmd {
-	if m.input != nil && m.input.outlived(v) {
-		return m.closeTurnLine()
-	}
-	return nil
+// endedWith says whether the line (nil: none) closes now that the turn of
+// session v is no longer the one running (the stream said it ended): it
+// closes, saying nothing (the answer of the last send may still come, and
+// says more), when nothing is typed on it; a line with text stays open,
+// ended, until the text is discarded (inputBar.turnEnded).
+func (b *inputBar) endedWith(v *sessView) bool {
+	return b != nil && b.outlived(v) && b.turnEnded()
 }
 
 // queueSend sends s to v's running turn, after the sends before it.
-func (m *model) queueSend(v *sessView, s turnSend) tea.Cmd {
+func (h *shared) queueSend(v *sessView, s turnSend) tea.Cmd {
 	if !v.live.enqueue(s) {
 		return nil
 	}
-	return m.h.inputCmd(v.id, v.live.c, s)
+	return h.inputCmd(v.id, v.live.c, s)
 }
 
 // inputCmd sends s to the running turn's terminal: its text, then an end
@@ -194,7 +184,7 @@ func (m *model) onInputSent(msg inputSentMsg) tea.Cmd {
 		return m.status.flash(note, clsError)
 	}
 	if s.quiet {
-		return m.sendNext(v, nil)
+		return m.h.sendNext(v, nil)
 	}
 	var note string
 	m.h.log.Info("input sent", "session", v.id, "turn", s.index, "bytes", n, "hidden", hidden, "eof", s.eof)
@@ -210,12 +200,12 @@ func (m *model) onInputSent(msg inputSentMsg) tea.Cmd {
 	default:
 		note = "sent " + plural(n, "byte") + " to turn " + strconv.Itoa(s.index)
 	}
-	return m.sendNext(v, m.status.flash(note, clsOK))
+	return m.h.sendNext(v, m.status.flash(note, clsOK))
 }
 
 // sendNext starts the next queued send of v, if any still has its turn
 // running, batched with cmd.
-func (m *model) sendNext(v *sessView, cmd tea.Cmd) tea.Cmd {
+func (h *shared) sendNext(v *sessView, cmd tea.Cmd) tea.Cmd {
 	if !v.attached() {
 		return cmd
 	}
@@ -227,23 +217,45 @@ func (m *model) sendNext(v *sessView, cmd tea.Cmd) tea.Cmd {
 	if !ok {
 		return cmd
 	}
-	return tea.Batch(cmd, m.h.inputCmd(v.id, v.live.c, next))
+	return tea.Batch(cmd, h.inputCmd(v.id, v.live.c, next))
 }
 
 // inputErrText says why input did not reach the turn of session v.
 func inputErrText(v *sessView, err error) string {
 	switch explain.Explain(err).Kind {
-	case explain.KindNoTurn:
+	case fault.KindNoTurn:
 		return "no turn is running"
-	case explain.KindNoTerminal:
+	case fault.KindNoTerminal:
 		if v.transcript.fold.Gate() != nil {
 			return "the turn waits at a gate (a approves, d denies)"
 		}
 		return "the turn has no terminal (profile tty = false)"
-	case explain.KindInputTimeout:
+	case fault.KindInputTimeout:
 		return "the turn is not reading its input"
-	case explain.KindTimeout:
+	case fault.KindTimeout:
 		return "the host did not answer within " + inputTimeout.String()
 	}
 	return errText(err)
+}
+
+// runPending runs the line typed with i while v was not live
+// (sessView.pendingInput), once v is live here and its replay is over.
+func (h *shared) runPending(v *sessView) tea.Cmd {
+	if v.pendingInput == "" || v.notMutable() != "" {
+		return nil
+	}
+	text := v.pendingInput
+	v.pendingInput = ""
+	return h.submitCmd(v.id, v.live.c, text)
+}
+
+// dropPending drops the line typed with i before a restore or attach of
+// v that failed, so that it never runs later by surprise, and returns
+// what to add to the failure's note ("" when there was none).
+func dropPending(v *sessView) string {
+	if v == nil || v.pendingInput == "" {
+		return ""
+	}
+	v.pendingInput = ""
+	return " — the line typed was not run"
 }

@@ -41,23 +41,22 @@ func (m *model) resizeAll() tea.Cmd {
 		if v.transcript.screen != nil {
 			v.transcript.screen.resize(cols, rows)
 		}
-		cmds = append(cmds, m.resizeTurn(v))
+		cmds = append(cmds, m.h.resizeTurn(v, cols, rows))
 	}
 	return tea.Batch(cmds...)
 }
 
-// resizeTurn sends the turn size to v's host when v is attached: at most
-// one Resize in flight per session; the latest size follows when it
-// returns.
-func (m *model) resizeTurn(v *sessView) tea.Cmd {
+// resizeTurn sends the turn size cols×rows to v's host when v is
+// attached: at most one Resize in flight per session (the attachment
+// keeps it); the latest size follows when it returns.
+func (h *shared) resizeTurn(v *sessView, cols, rows int) tea.Cmd {
 	if !v.attached() {
 		return nil
 	}
-	cols, rows := m.turnSize()
 	if !v.live.resizeTo([2]int{cols, rows}) {
 		return nil
 	}
-	return m.h.resizeCmd(v.id, v.live.c, cols, rows)
+	return h.resizeCmd(v.id, v.live.c, cols, rows)
 }
 
 // resizeCmd resizes the terminal of session id's running turn.
@@ -83,13 +82,13 @@ func (m *model) onResized(msg resizedMsg) tea.Cmd {
 	if msg.err != nil {
 		m.h.log.Warn("terminal resize failed", "session", v.id, "size", v.live.sentSize, "err", msg.err)
 	}
+	cols, rows := m.turnSize()
 	if v.live.redraw && v.transcript.screen != nil {
 		v.live.redraw = false
-		cols, rows := m.turnSize()
-		return m.redraw(v, cols, rows)
+		return m.h.redraw(v, cols, rows)
 	}
 	if v.live.wantSize == v.live.sentSize {
 		return nil
 	}
-	return m.resizeTurn(v)
+	return m.h.resizeTurn(v, cols, rows)
 }

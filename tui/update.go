@@ -20,7 +20,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // message that may have changed a session's state.
 func (m *model) update(msg tea.Msg) tea.Cmd {
 	cmd := m.route(msg)
-	cmd = tea.Batch(cmd, m.attend(msg))
+	cmd = tea.Batch(cmd, m.attn.attend(m.h, msg, m.sessions, m.list.selected(), m.list.listed))
 	switch msg := msg.(type) {
 	case listMsg, probedMsg, attachedMsg, failedMsg, deletedMsg, restoreAllMsg:
 		m.countLive()
@@ -61,7 +61,7 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
-		m.keepVisible()
+		m.list.keepVisible(m.listSpace())
 		return m.resizeAll()
 	case tea.KeyMsg:
 		return m.onKey(msg)
@@ -74,13 +74,11 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 		return m.onList(msg)
 	case settleMsg:
 		if m.list.settled(msg) {
-			return m.ensureLoaded(m.selected())
+			return m.ensureLoaded(m.list.selected())
 		}
 		return nil
-	case historyMsg:
-		return m.onHistory(msg)
-	case tailMsg:
-		return m.onTail(msg)
+	case journalMsg:
+		return m.onJournal(msg)
 	case probedMsg:
 		return m.onProbed(msg)
 	case attachedMsg:
@@ -93,33 +91,42 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 		return m.onShutdown(msg)
 	case failedMsg:
 		return m.onFailed(msg)
+	case restoreProgressMsg:
+		m.sessions[msg.id].progressed(msg.p) // and wait for the next report
+		return m.h.restoreProgressCmd(msg.id, msg.feed)
+	case dirCompletedMsg:
+		if d, ok := m.dialog.(*createDialog); ok {
+			d.completed(msg)
+		}
+		return nil
 	case restoreAllMsg:
 		return m.onRestoreAll(msg)
 	case deletedMsg:
 		return m.onDeleted(msg)
 	case opMsg:
 		return m.onOp(msg)
-	case echoMsg:
-		return m.onEcho(msg)
-	case echoTickMsg:
-		return m.onEchoTick(msg)
+	case echoMsg, echoTickMsg:
+		return m.inputPoll(msg)
 	case inputSentMsg:
 		return m.onInputSent(msg)
 	case resizedMsg:
 		return m.onResized(msg)
 	case seenSavedMsg:
-		return m.onSeenSaved(msg)
+		return m.attn.saved(msg, m.h.log)
 	case attentionSeenMsg:
-		return m.onAttentionSeen(msg)
+		return msg.logged(m.h.log)
 	case changesMsg:
-		return m.onChanges(msg)
+		if m.changes != nil {
+			m.changes.answered(msg)
+		}
+		return nil
 	case notifiedMsg:
-		return m.onNotified(msg)
+		return msg.logged(m.h.log)
 	case flashOffMsg:
 		m.status.flashOff(msg.gen)
 		return nil
 	case spinMsg:
-		return m.onSpin(msg)
+		return m.spin.tick(msg, m.busy())
 	case themeSavedMsg:
 		if msg.err != nil {
 			m.h.log.Warn("theme choice not saved", "err", msg.err)
@@ -140,7 +147,7 @@ func (m *model) onKey(msg tea.KeyMsg) tea.Cmd {
 		return m.screenKey(msg)
 	}
 	if key.Matches(msg, k.ForceQuit) {
-		return m.forceQuit()
+		return m.beginQuit() // ctrl+c never asks
 	}
 	if m.quitting != "" {
 		return nil
@@ -155,11 +162,15 @@ func (m *model) onKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		return cmd
 	case m.changes != nil:
-		return m.changesKey(msg, max(1, m.geometry().bodyH-2))
+		return m.changesKey(msg)
 	case m.input != nil:
 		return m.inputKey(msg)
 	case m.list.filterActive:
-		return m.filterKey(msg)
+		moved, cmd := m.list.filterKey(k, msg, m.listSpace())
+		if moved {
+			cmd = tea.Batch(cmd, m.selectionMoved())
+		}
+		return cmd
 	}
 
 	switch {
@@ -183,34 +194,43 @@ func (m *model) onKey(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, k.Dismiss):
 		switch {
-		case m.strip.dismiss(m.selected()):
+		case m.strip.dismiss(m.list.selected()):
 		case m.list.filter != "":
-			m.setFilter("")
+			m.list.setFilter("", m.listSpace())
 		default:
 			m.status.offer = false // the R offer, once nothing else is dismissed
 		}
 		return nil
 	case key.Matches(msg, k.New):
-		m.dialog = newCreateDialog(m.h.profileNames())
+		m.dialog = newCreateDialog(m.h.profileChoices(), m.h.opts.Dir)
 		return nil
 	case key.Matches(msg, k.NeedsMe):
-		return m.jumpToNeeds()
+		moved, none := m.list.jumpToNeeds(m.attn.needing(m.list.rows), m.listSpace())
+		if none {
+			return m.status.flash("w: no session is waiting for you", clsMuted)
+		}
+		if moved {
+			return m.selectionMoved()
+		}
+		return nil
 	case key.Matches(msg, k.RestoreAll):
 		return m.openRestoreAll()
 	case key.Matches(msg, k.Changes):
-		if v := m.selected(); v != nil {
-			return m.openChanges(v)
+		if v := m.list.selected(); v != nil {
+			var cmd tea.Cmd
+			m.changes, cmd = openChanges(m.h, v)
+			return cmd
 		}
 		return m.status.flash("c: no session selected", clsMuted)
 	case key.Matches(msg, k.Enter):
-		if m.focus == paneList && m.selected() != nil {
+		if m.focus == paneList && m.list.selected() != nil {
 			m.focus = paneEvents
 		}
 		return nil
 	case k.movement(msg):
 		switch m.focus {
 		case paneEvents:
-			if v := m.selected(); v != nil {
+			if v := m.list.selected(); v != nil {
 				m.events.key(k, msg, &v.transcript, m.eventRows())
 			}
 			return nil
@@ -218,9 +238,12 @@ func (m *model) onKey(msg tea.KeyMsg) tea.Cmd {
 			m.detail.key(k, msg)
 			return nil
 		}
-		return m.moveList(msg)
+		if m.list.move(k, msg, m.listSpace()) {
+			return m.selectionMoved()
+		}
+		return nil
 	}
-	if v := m.selected(); v != nil {
+	if v := m.list.selected(); v != nil {
 		return m.sessionKey(v, msg)
 	}
 	return nil
@@ -236,8 +259,48 @@ func (m *model) dialogKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	if r.done {
 		m.dialog = nil
+		if r.act == nil { // cancelled: a line typed to run after a restore it asked about does not run later
+			for _, v := range m.sessions {
+				v.pendingInput = ""
+			}
+		}
 	}
 	return tea.Batch(r.cmd, cmd)
+}
+
+// changesKey gives a key to the changes view and does what it asks for.
+func (m *model) changesKey(msg tea.KeyMsg) tea.Cmd {
+	r := m.changes.key(m.h, m.keys, msg, max(1, m.geometry().bodyH-2), m.sessions[m.changes.id])
+	if r.closed {
+		m.changes = nil
+	}
+	if r.dialog != nil {
+		m.dialog = r.dialog
+	}
+	if r.flash != "" {
+		return m.status.flash(r.flash, clsError)
+	}
+	return r.cmd
+}
+
+// inputPoll gives a poll of the turn's echo state, or its tick, to the
+// input line, and closes the line when it says so.
+func (m *model) inputPoll(msg tea.Msg) tea.Cmd {
+	if m.input == nil {
+		return nil
+	}
+	var closed bool
+	var cmd tea.Cmd
+	switch msg := msg.(type) {
+	case echoMsg:
+		closed, cmd = m.input.polled(msg)
+	case echoTickMsg:
+		closed, cmd = m.input.tick(m.h, msg, m.sessions[m.input.id])
+	}
+	if closed {
+		m.input = nil
+	}
+	return cmd
 }
 
 // inputKey gives a key to the input line, for the session it was opened
@@ -253,8 +316,11 @@ func (m *model) inputKey(msg tea.KeyMsg) tea.Cmd {
 		return m.status.flash(a.flash, clsError)
 	case a.submit != "":
 		return m.h.submitCmd(v.id, v.live.c, a.submit)
+	case a.restoreThen != "":
+		v.pendingInput = a.restoreThen
+		return tea.Batch(m.restore(v), m.status.flash("restoring "+v.short+": the line runs once it is live", clsMuted))
 	case a.send != nil:
-		return m.queueSend(v, *a.send)
+		return m.h.queueSend(v, *a.send)
 	}
 	return a.cmd
 }

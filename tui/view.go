@@ -22,7 +22,7 @@ func (m Model) View() string {
 	lines := make([]string, 0, h)
 	switch {
 	case m.help != nil:
-		lines = append(lines, m.help.view(c, helpDisabled(m.selected()), w, g.bodyH)...)
+		lines = append(lines, m.help.view(c, helpDisabled(m.list.selected()), w, g.bodyH)...)
 	case m.changes != nil:
 		lines = append(lines, m.changes.view(c.st, w, g.bodyH)...)
 	default:
@@ -69,17 +69,17 @@ func tooSmall(st *styles, w, h int) string {
 
 // body draws the panes the layout g shows, each given what it draws.
 func (m *model) body(c common, g geometry) []string {
-	v := m.selected()
+	v := m.list.selected()
 	list := func() []string { return m.list.view(c, m.focus == paneList, g.listW, g.listH) }
 	detail := func() []string {
-		unseen := v != nil && unseenEnd(m.seen, v) != nil
+		unseen := v != nil && unseenEnd(m.attn.seen, v.id, v.activity()) != nil
 		return m.detail.view(c, v, unseen, m.focus == paneDetail, g.detailW, g.detailH)
 	}
 	events := func() []string {
 		f := eventsFrame{
 			welcome:    len(m.list.rows) == 0 && m.list.listed,
 			focused:    m.focus == paneEvents,
-			screenKeys: v != nil && m.focusedView() == v,
+			screenKeys: v != nil && m.screenFocus.session(m.sessions) == v,
 		}
 		return m.events.view(c, v, f, g.eventsW, g.eventsH)
 	}
@@ -114,7 +114,7 @@ func (m *model) stripLines() []string {
 	if m.width < minWidth || m.height < minHeight {
 		return nil
 	}
-	return m.strip.view(m.st, m.selected(), m.width, stripMax(m.height))
+	return m.strip.view(m.st, m.list.selected(), m.width, stripMax(m.height))
 }
 
 // dialogArea is the room of the dialog in the window.
@@ -127,8 +127,8 @@ func (m *model) barState() barState {
 	return barState{
 		quitting:    m.quitting,
 		screenKeys:  m.screenFocus != nil,
-		screenEnded: m.screenFocus != nil && m.focusedView() == nil,
+		screenEnded: m.screenFocus != nil && m.screenFocus.session(m.sessions) == nil,
 		runShown:    m.status.run != nil && m.dialog == dialog(m.status.run),
-		hints:       hintsFor(m.focus, m.list.filterActive, m.help != nil, m.selected()),
+		hints:       hintsFor(m.focus, m.list.filterActive, m.help != nil, m.list.selected()),
 	}
 }

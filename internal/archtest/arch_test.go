@@ -1,23 +1,28 @@
-// Package archtest pins the direction of imports between looprig's
-// packages (docs/ARCHITECTURE.md, section "Packages"): tui → rig →
-// rig/{hub,journal,event} → rig/storage; fsstore → rig/storage only;
-// nothing under rig/ imports tui, fsstore, host or a charm package; host
-// (the per-session server) imports the runtime only. It also pins
-// what the presenters (cli, tui) may use of the runtime's internals
-// (TestPresentersUseRig), and that following a session and folding its
-// events live in rig alone (TestFollowingLivesInRig).
+// Package archtest pins the shape of looprig's packages
+// (docs/ARCHITECTURE.md, section "Packages"). Each rule is stated once:
+//
+//   - the import rules, one table (importRules): who may import what,
+//     checked on the imports of every non-test Go file of every package
+//     and subpackage, whatever its build constraints (every GOOS's files,
+//     tagged files too: the files are parsed, not built);
+//   - what the presenters (cli, tui) may use of the runtime's internals
+//     (TestPresentersUseRig);
+//   - that following a session and folding its events live in rig alone
+//     (TestFollowingLivesInRig).
+//
+// TestRulesFailWhenBroken breaks each rule once and wants that rule, and
+// no other, to report it.
 package archtest
 
 import (
-	"fmt"
 	"go/ast"
-	"go/build"
 	"go/parser"
 	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,31 +30,50 @@ import (
 
 const module = "looprig"
 
-// packages returns every package directory of the module, relative to its
-// root, with the imports of its non-test files.
-func packages(t *testing.T) map[string][]string {
+// goFile is one parsed non-test Go file of the module.
+type goFile struct {
+	pkg  string // its package directory, relative to the module root ("" for the root)
+	name string // its file name
+	fset *token.FileSet
+	f    *ast.File
+}
+
+// moduleFiles parses every non-test Go file of the module, build
+// constraints ignored, skipping testdata, hidden directories and nested
+// modules (internal/termquiet is a module of its own). mode is a parser
+// mode (parser.ImportsOnly for the imports).
+func moduleFiles(t *testing.T, mode parser.Mode) []goFile {
 	t.Helper()
 	root := moduleRoot(t)
-	out := map[string][]string{}
+	var out []goFile
+	fset := token.NewFileSet()
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if !d.IsDir() {
+		if d.IsDir() {
+			name := d.Name()
+			if path != root && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata") {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); path != root && err == nil {
+				return filepath.SkipDir
+			}
 			return nil
 		}
-		if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata") {
-			return filepath.SkipDir
+		name := d.Name()
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			return nil
 		}
-		pkg, err := build.ImportDir(path, 0)
+		f, err := parser.ParseFile(fset, path, nil, mode|parser.SkipObjectResolution)
 		if err != nil {
-			if _, ok := err.(*build.NoGoError); ok {
-				return nil
-			}
 			return err
 		}
-		rel, _ := filepath.Rel(root, path)
-		out[filepath.ToSlash(rel)] = pkg.Imports
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		if rel == "." {
+			rel = ""
+		}
+		out = append(out, goFile{pkg: filepath.ToSlash(rel), name: name, fset: fset, f: f})
 		return nil
 	})
 	if err != nil {
@@ -73,74 +97,269 @@ func moduleRoot(t *testing.T) string {
 
 func under(pkg, dir string) bool { return pkg == dir || strings.HasPrefix(pkg, dir+"/") }
 
-func TestImportDirection(t *testing.T) {
-	pkgs := packages(t)
-	if len(pkgs) < 8 {
-		t.Fatalf("found only %d packages; the walk is broken", len(pkgs))
+// importRule is one rule of who may import what. Paths name this module's
+// packages relative to the module ("rig/event") and others in full
+// ("golang.org/x/sys/unix"); a path ending in "/..." is that package and
+// every package under it.
+type importRule struct {
+	name string
+	// from are the packages the rule governs (with "/...": and their
+	// subpackages).
+	from []string
+	// only, when set, are the only packages they may import besides the
+	// standard library (stdOnly: the standard library alone).
+	only    []string
+	stdOnly bool
+	// deny are packages they may not import.
+	deny []string
+	// why says why, in failures.
+	why string
+	// breaks is an import that breaks the rule ({importer, imported}, both
+	// as in an import statement's path, the importer relative to the
+	// module): TestRulesFailWhenBroken wants this rule, and no other, to
+	// refuse it.
+	breaks [2]string
+}
+
+// importRules are every rule on imports, each once. The standard library
+// is always allowed.
+var importRules = []importRule{
+	{name: "rig-below", from: []string{"rig/..."},
+		deny:   []string{"cli/...", "tui/...", "host/...", "config/...", "themes/...", "fsstore/...", "natsstore/...", "github.com/charmbracelet/..."},
+		why:    "the runtime knows no presenter, host, configuration file, theme, backend or UI library",
+		breaks: [2]string{"rig", "looprig/host"}},
+	{name: "fault-leaf", from: []string{"rig/fault/..."}, stdOnly: true,
+		why:    "rig/fault is the vocabulary every error explains itself in: every package that defines an error imports it, so it imports nothing of looprig's",
+		breaks: [2]string{"rig/fault", "looprig/rig/storage"}},
+	{name: "storage-leaf", from: []string{"rig/storage/..."}, only: []string{"rig/storage/...", "rig/fault"},
+		why:    "rig/storage is the contract every backend implements: a leaf (rig/fault: its errors explain themselves)",
+		breaks: [2]string{"rig/storage/memstore", "looprig/rig/event"}},
+	{name: "event-std", from: []string{"rig/event/..."}, stdOnly: true,
+		why:    "the event codec is the durable format: no code that could change an encoding under it",
+		breaks: [2]string{"rig/event", "github.com/google/uuid"}},
+	{name: "journal", from: []string{"rig/journal/..."}, only: []string{"rig/event", "rig/storage", "rig/fault"},
+		why:    "the journal layer imports only the event codec and storage (and rig/fault: its errors explain themselves)",
+		breaks: [2]string{"rig/journal", "looprig/rig/hub"}},
+	{name: "hub", from: []string{"rig/hub/..."}, only: []string{"rig/event", "rig/journal", "rig/storage", "rig/fault"},
+		why:    "the hub sits on the journal layer",
+		breaks: [2]string{"rig/hub", "looprig/rig"}},
+	{name: "explain", from: []string{"rig/explain/..."}, only: []string{"rig/fault", "rig/event", "rig/storage"},
+		why:    "explain finds the explanation each error carries (rig/fault) and reads its typed facts; it knows no error type of the runtime's, nor a presenter (rig/event, rig/storage: a drift's changes and a lease's holder are typed facts)",
+		breaks: [2]string{"rig/explain", "looprig/rig"}},
+	{name: "procgroup", from: []string{"rig/procgroup/..."}, only: []string{"golang.org/x/sys/unix"},
+		why:    "procgroup finds and signals processes: the standard library and the system calls only",
+		breaks: [2]string{"rig/procgroup", "looprig/rig/storage"}},
+	{name: "engine", from: []string{"rig/engine/..."},
+		only: []string{"golang.org/x/sys/unix", "github.com/creack/pty", "github.com/google/uuid", "mvdan.cc/sh/v3/syntax", "internal/textsafe", "internal/peercred", "rig/fault"},
+		why: "engines run turns: the system, a pty, uuids (agent conversation ids), the shell parser that splits an agent's Bash command " +
+			"into the simple commands its allow rules must each match (bash_allow.go), and looprig's leaves textsafe, peercred and rig/fault",
+		breaks: [2]string{"rig/engine", "looprig/rig/event"}},
+	{name: "fsstore", from: []string{"fsstore/..."}, only: []string{"rig/storage", "fsstore/...", "golang.org/x/sys/unix", "github.com/gofrs/flock"},
+		why:    "a backend implements rig/storage: it imports that package alone of the runtime",
+		breaks: [2]string{"fsstore", "looprig/rig"}},
+	{name: "natsstore", from: []string{"natsstore/..."}, only: []string{"rig/storage", "natsstore/...", "github.com/nats-io/..."},
+		why:    "a backend implements rig/storage: it imports that package alone of the runtime",
+		breaks: [2]string{"natsstore", "looprig/rig"}},
+	{name: "host", from: []string{"host/..."},
+		only: []string{"host/...", "rig", "rig/event", "rig/journal", "rig/storage", "rig/explain", "rig/fault", "internal/peercred", "golang.org/x/sys/unix"},
+		why: "host serves one session on a socket: the runtime's edge, not a presenter; it knows no backend and no UI, " +
+			"and follows with rig.Follow, not rig/hub",
+		breaks: [2]string{"host", "looprig/rig/hub"}},
+	{name: "presenters-follow-with-rig", from: []string{"cli/...", "tui/..."}, deny: []string{"rig/hub/..."},
+		why:    "a presenter follows a session with rig.Follow (see TestFollowingLivesInRig); a hub subscription needs its filter",
+		breaks: [2]string{"tui", "looprig/rig/hub"}},
+	{name: "presenters-read-with-rig", from: []string{"cli/...", "tui/..."}, deny: []string{"rig/journal/..."},
+		why:    "a presenter reads a session's records through rig (rig.ReadRecords, rig.FollowRecords: rig.Record), never the journal's own types",
+		breaks: [2]string{"cli", "looprig/rig/journal"}},
+	{name: "tui-no-backend", from: []string{"tui/..."}, deny: []string{"cli/...", "fsstore/...", "natsstore/..."},
+		why:    "the CLI chooses the backend and hands the TUI a store; the TUI is below the CLI",
+		breaks: [2]string{"tui", "looprig/fsstore"}},
+	{name: "config", from: []string{"config/..."},
+		only:   []string{"rig", "rig/checkpoint", "rig/engine", "internal/...", "github.com/BurntSushi/toml"},
+		why:    "the configuration file defines rigs: it knows the runtime's options, no presenter, host, theme or backend",
+		breaks: [2]string{"config", "looprig/themes"}},
+	{name: "themes", from: []string{"themes/..."}, only: []string{"internal/...", "github.com/BurntSushi/toml"},
+		why:    "themes are colours read from files: looprig's leaves only",
+		breaks: [2]string{"themes", "looprig/rig"}},
+	{name: "gitwt-std", from: []string{"internal/gitwt/..."}, stdOnly: true,
+		why:    "a session's worktree is the user's git's work: gitwt runs git (os/exec) and parses its output with the standard library, nothing else",
+		breaks: [2]string{"internal/gitwt", "github.com/google/uuid"}},
+	{name: "internal-leaves", from: []string{"internal/..."},
+		deny:   []string{"cli/...", "tui/...", "host/...", "rig/...", "config/...", "themes/...", "fsstore/...", "natsstore/..."},
+		why:    "the internal helpers are leaves (their tests, which may, are not checked)",
+		breaks: [2]string{"internal/textsafe", "looprig/rig/event"}},
+}
+
+// matches reports whether path (module-relative for this module's
+// packages) is one of pats.
+func matches(path string, pats []string) bool {
+	for _, p := range pats {
+		if dir, ok := strings.CutSuffix(p, "/..."); ok {
+			if under(path, dir) {
+				return true
+			}
+		} else if path == p {
+			return true
+		}
 	}
-	for dir, imports := range pkgs {
-		for _, imp := range imports {
-			local := strings.TrimPrefix(imp, module+"/")
-			isLocal := local != imp
-			switch {
-			case under(dir, "rig"):
-				if isLocal && (under(local, "tui") || under(local, "fsstore") || under(local, "themes")) {
-					t.Errorf("%s imports %s: nothing under rig/ may import tui, themes or fsstore", dir, imp)
+	return false
+}
+
+// refuses returns why r refuses the import imp (its path as written) by
+// package pkg (module-relative), "" when it does not.
+func (r importRule) refuses(pkg, imp string) string {
+	if !matches(pkg, r.from) {
+		return ""
+	}
+	local, isLocal := strings.CutPrefix(imp, module+"/")
+	if imp == module {
+		local, isLocal = "", true
+	}
+	std := !isLocal && !strings.Contains(strings.SplitN(imp, "/", 2)[0], ".")
+	switch {
+	case std:
+		return ""
+	case r.stdOnly:
+		return "imports the standard library only"
+	case r.only != nil && !matches(local, r.only) && (isLocal || !matches(imp, r.only)):
+		return "imports " + strings.Join(r.only, ", ") + " only (and the standard library)"
+	case matches(local, r.deny) && isLocal || !isLocal && matches(imp, r.deny):
+		return "may not import " + imp
+	}
+	return ""
+}
+
+// TestImportRules checks every import of every non-test file of the
+// module, whatever its GOOS or build tags, against every rule.
+func TestImportRules(t *testing.T) {
+	files := moduleFiles(t, parser.ImportsOnly)
+	pkgs := map[string]bool{}
+	for _, gf := range files {
+		pkgs[gf.pkg] = true
+	}
+	// The walk sees the packages built for other systems and tags too.
+	for _, want := range []string{"rig", "rig/storage/memstore", "cli", "tui", "host", "fsstore/internal/lease", "natsstore/embedded", "internal/peercred"} {
+		if !pkgs[want] {
+			t.Fatalf("the walk found no package %s: it is broken", want)
+		}
+	}
+	for _, file := range []string{"internal/peercred/peercred_bsd.go", "rig/procgroup/proc_other.go", "cli/testhooks_e2e.go"} {
+		if !slices.ContainsFunc(files, func(gf goFile) bool { return gf.pkg+"/"+gf.name == file }) {
+			t.Fatalf("the walk skipped %s (a file of another GOOS or tag): it is broken", file)
+		}
+	}
+	for _, r := range importRules {
+		for _, gf := range files {
+			for _, is := range gf.f.Imports {
+				imp, _ := strconv.Unquote(is.Path.Value)
+				if msg := r.refuses(gf.pkg, imp); msg != "" {
+					t.Errorf("%s/%s:%d: %s imports %s: rule %s: %s %s (%s)", gf.pkg, gf.name, gf.fset.Position(is.Pos()).Line,
+						gf.pkg, imp, r.name, strings.Join(r.from, ", "), msg, r.why)
 				}
-				if strings.HasPrefix(imp, "github.com/charmbracelet/") {
-					t.Errorf("%s imports %s: nothing under rig/ may import a charm package", dir, imp)
-				}
-			case under(dir, "fsstore"):
-				if isLocal && !under(local, "rig/storage") && !under(local, "fsstore") {
-					t.Errorf("%s imports %s: fsstore may import only rig/storage", dir, imp)
-				}
-				if isLocal && strings.HasPrefix(local, "rig/storage/") {
-					t.Errorf("%s imports %s: fsstore may import only rig/storage itself", dir, imp)
-				}
-			}
-			if under(dir, "rig/storage") && isLocal && !under(local, "rig/storage") {
-				t.Errorf("%s imports %s: rig/storage is a leaf", dir, imp)
-			}
-			if (under(dir, "rig/event") || under(dir, "rig/journal") || under(dir, "rig/hub")) && isLocal &&
-				!under(local, "rig/storage") && !under(local, "rig/event") && !under(local, "rig/journal") {
-				t.Errorf("%s imports %s: the journal layer imports only event and storage", dir, imp)
-			}
-			// The codecs are the durable format: the standard library only
-			// (and the event codec for the journal), no third-party code
-			// that could change an encoding under them.
-			std := !strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") && !isLocal
-			if dir == "rig/event" && !std {
-				t.Errorf("%s imports %s: rig/event imports the standard library only", dir, imp)
-			}
-			// explain classifies the runtime's errors; it is no runtime
-			// itself and knows nothing of a presenter.
-			if dir == "rig/explain" && !std && !slices.Contains([]string{"rig", "rig/hub", "rig/storage", "rig/journal", "rig/engine"}, local) {
-				t.Errorf("%s imports %s: rig/explain imports rig, rig/hub, rig/storage, rig/journal and rig/engine only", dir, imp)
-			}
-			// host serves one session on a socket: it is the runtime's
-			// edge, not a presenter, and knows no backend and no UI.
-			if dir == "host" && !std && !slices.Contains([]string{"rig", "rig/hub", "rig/event", "rig/journal", "rig/storage", "rig/explain", "internal/peercred"}, local) &&
-				imp != "golang.org/x/sys/unix" {
-				t.Errorf("%s imports %s: host imports rig, rig/hub, rig/event, rig/journal, rig/storage, rig/explain, internal/peercred and golang.org/x/sys/unix only", dir, imp)
-			}
-			if isLocal && under(local, "host") && under(dir, "rig") {
-				t.Errorf("%s imports %s: nothing under rig/ imports host", dir, imp)
-			}
-			// procgroup finds and signals processes: the standard library and
-			// the system calls only.
-			if dir == "rig/procgroup" && !std && imp != "golang.org/x/sys/unix" {
-				t.Errorf("%s imports %s: rig/procgroup imports the standard library and golang.org/x/sys/unix only", dir, imp)
-			}
-			if dir == "rig/journal" && !std && imp != module+"/rig/event" && imp != module+"/rig/storage" {
-				t.Errorf("%s imports %s: rig/journal imports the standard library, rig/event and rig/storage only", dir, imp)
 			}
 		}
 	}
 }
 
+// TestRulesFailWhenBroken breaks each import rule once (its breaks) and
+// wants that rule, and no other, to refuse it: every rule is stated once,
+// and bites.
+func TestRulesFailWhenBroken(t *testing.T) {
+	names := map[string]bool{}
+	for _, r := range importRules {
+		if names[r.name] {
+			t.Errorf("two rules named %s", r.name)
+		}
+		names[r.name] = true
+		var by []string
+		for _, o := range importRules {
+			if o.refuses(r.breaks[0], r.breaks[1]) != "" {
+				by = append(by, o.name)
+			}
+		}
+		if !slices.Equal(by, []string{r.name}) {
+			t.Errorf("%s importing %s is refused by %v, want by rule %s alone", r.breaks[0], r.breaks[1], by, r.name)
+		}
+		// A subpackage of what the rule governs is governed too.
+		sub := r.breaks[0] + "/sub"
+		if r.refuses(sub, r.breaks[1]) == "" {
+			t.Errorf("rule %s does not govern %s, a subpackage of %s", r.name, sub, r.breaks[0])
+		}
+	}
+	// Each AST rule bites on a file that breaks it once.
+	for _, c := range astBreaks {
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, "broken.go", c.src, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var got []violation
+		switch c.rule {
+		case "presenters-use-rig":
+			got = internalUses(f)
+		case "following-lives-in-rig":
+			got = followingViolations(c.pkg, f)
+		default:
+			t.Fatalf("%s: unknown rule %s", c.name, c.rule)
+		}
+		if len(got) != 1 || !strings.Contains(got[0].what, c.want) {
+			t.Errorf("%s (%s in %s): found %v, want one violation saying %q", c.name, c.rule, c.pkg, got, c.want)
+		}
+	}
+}
+
+// astBreaks are files that break the rules of TestPresentersUseRig and
+// TestFollowingLivesInRig once each.
+var astBreaks = []struct {
+	name, rule, pkg, src, want string
+}{
+	{"SessionName", "presenters-use-rig", "cli", `package cli
+import "looprig/rig/storage"
+var _ = storage.SessionName("x")`, "storage.SessionName"},
+	{"renamed journal", "presenters-use-rig", "tui", `package tui
+import j "looprig/rig/journal"
+var _ = j.NewReplayer`, "journal.NewReplayer"},
+	{"dot import", "presenters-use-rig", "tui", `package tui
+import . "looprig/rig/journal"`, "dot import"},
+	{"contract assertion", "presenters-use-rig", "cli", `package cli
+import "looprig/rig/storage"
+func f(s any) { _, _ = s.(storage.Breaker) }`, "type assertion to storage.Breaker"},
+	{"contract type switch", "presenters-use-rig", "cli", `package cli
+import "looprig/rig/storage"
+func f(s any) { switch s.(type) { case storage.ChildLister: } }`, "type switch case storage.ChildLister"},
+	{"host stream", "following-lives-in-rig", "tui", `package tui
+import "looprig/host"
+var _ host.Stream`, "host.Stream"},
+	{"turn ends", "following-lives-in-rig", "cli", `package cli
+import "looprig/rig"
+var _ = rig.TurnEndOf`, "summarizes turn ends"},
+	{"subscribe", "following-lives-in-rig", "cli", `package cli
+func f(c interface{ Subscribe() }) { c.Subscribe() }`, "calls Subscribe"},
+	{"event in a type", "following-lives-in-rig", "tui", `package tui
+import "looprig/rig/event"
+type m struct{ g event.GateOpened }`, "keeps an event.GateOpened"},
+}
+
+// filesOf returns the parsed non-test files of the packages pkgs and their
+// subpackages.
+func filesOf(t *testing.T, pkgs []string) []goFile {
+	t.Helper()
+	var out []goFile
+	for _, gf := range moduleFiles(t, 0) {
+		if matches(gf.pkg, pkgs) {
+			out = append(out, gf)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("no Go files in %v: the scan is broken", pkgs)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].pkg+"/"+out[i].name < out[j].pkg+"/"+out[j].name })
+	return out
+}
+
 // presenters are the packages that show sessions to people. They reach the
 // runtime through rig's operations only.
-var presenters = []string{"cli", "tui"}
+var presenters = []string{"cli/...", "tui/..."}
 
 // internals are what a presenter must not touch, per runtime package: the
 // names the runtime gives its ledgers, keys and leases (rig owns that
@@ -171,126 +390,101 @@ var contractTypes = map[string][]string{
 // do — and every presenter that makes it itself can make it differently
 // (the CLI once fenced the journal after a break and the TUI did not). rig
 // offers the operations instead (BreakLease, ProbeSession, JournalTip,
-// SessionExists, ReadRecords, ReadEvents, FollowRecords, ProfileFor,
-// SessionOfLease), and explain classifies the runtime's errors. There are
-// no exceptions. Tests may still use the internals to set up and inspect
+// SessionExists, ReadRecords, ReadEvents, FollowRecords, ProfileFor),
+// and the runtime's errors explain themselves (rig/fault, rig/explain).
+// There are no exceptions. Tests may still use the internals to set up and inspect
 // stores.
 func TestPresentersUseRig(t *testing.T) {
-	root := moduleRoot(t)
-	for _, pkg := range presenters {
-		found, lines := internalUses(t, filepath.Join(root, pkg))
-		for _, use := range found {
-			t.Errorf("%s/%s: a presenter uses the runtime's internals; call rig instead (see TestPresentersUseRig)", pkg, lines[use])
+	for _, gf := range filesOf(t, presenters) {
+		for _, v := range internalUses(gf.f) {
+			t.Errorf("%s/%s:%d: %s: a presenter uses the runtime's internals; call rig instead (see TestPresentersUseRig)",
+				gf.pkg, gf.name, gf.fset.Position(v.pos).Line, v.what)
 		}
 	}
 }
 
-// internalUses parses the non-test Go files of dir and returns each
-// forbidden use once, as "file.go: what", sorted, with the first line of
-// each for messages.
-func internalUses(t *testing.T, dir string) ([]string, map[string]string) {
-	t.Helper()
-	fset := token.NewFileSet()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var found []string
-	lines := map[string]string{}
-	note := func(file string, pos token.Pos, what string) {
-		use := file + ": " + what
-		if _, ok := lines[use]; !ok {
-			found = append(found, use)
-			lines[use] = fmt.Sprintf("%s:%d: %s", file, fset.Position(pos).Line, what)
+// internalUses returns each forbidden use of f once (the first of each).
+func internalUses(f *ast.File) []violation {
+	var found []violation
+	seen := map[string]bool{}
+	note := func(pos token.Pos, what string) {
+		if !seen[what] {
+			seen[what] = true
+			found = append(found, violation{pos, what})
 		}
 	}
-	parsed := 0
-	for _, ent := range ents {
-		name := ent.Name()
-		if ent.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatal(err)
-		}
-		parsed++
-		// The local names of the runtime packages in this file.
-		local := map[string]string{} // local name -> import path
-		for _, imp := range f.Imports {
-			path, _ := strconv.Unquote(imp.Path.Value)
-			if _, ok := internals[path]; !ok {
-				if _, ok := contractTypes[path]; !ok {
-					continue
-				}
-			}
-			n := path[strings.LastIndexByte(path, '/')+1:]
-			if imp.Name != nil {
-				n = imp.Name.Name
-			}
-			if n == "." {
-				note(name, imp.Pos(), "dot import of "+path)
+	// The local names of the runtime packages in this file.
+	local := map[string]string{} // local name -> import path
+	for _, imp := range f.Imports {
+		path, _ := strconv.Unquote(imp.Path.Value)
+		if _, ok := internals[path]; !ok {
+			if _, ok := contractTypes[path]; !ok {
 				continue
 			}
-			local[n] = path
 		}
-		// sel returns "pkg.Name" when e is a selector on one of those
-		// packages naming one of names.
-		sel := func(e ast.Expr, names map[string][]string) (string, bool) {
-			se, ok := e.(*ast.SelectorExpr)
-			if !ok {
-				return "", false
-			}
-			id, ok := se.X.(*ast.Ident)
-			if !ok {
-				return "", false
-			}
-			path, ok := local[id.Name]
-			if !ok || !slices.Contains(names[path], se.Sel.Name) {
-				return "", false
-			}
-			return path[strings.LastIndexByte(path, '/')+1:] + "." + se.Sel.Name, true
+		n := path[strings.LastIndexByte(path, '/')+1:]
+		if imp.Name != nil {
+			n = imp.Name.Name
 		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.SelectorExpr:
-				if what, ok := sel(n, internals); ok {
-					note(name, n.Pos(), what)
-				}
-			case *ast.TypeAssertExpr:
-				if what, ok := sel(n.Type, contractTypes); ok {
-					note(name, n.Pos(), "type assertion to "+what)
-				}
-			case *ast.TypeSwitchStmt:
-				for _, c := range n.Body.List {
-					for _, e := range c.(*ast.CaseClause).List {
-						if what, ok := sel(e, contractTypes); ok {
-							note(name, e.Pos(), "type switch case "+what)
-						}
+		if n == "." {
+			note(imp.Pos(), "dot import of "+path)
+			continue
+		}
+		local[n] = path
+	}
+	// sel returns "pkg.Name" when e is a selector on one of those
+	// packages naming one of names.
+	sel := func(e ast.Expr, names map[string][]string) (string, bool) {
+		se, ok := e.(*ast.SelectorExpr)
+		if !ok {
+			return "", false
+		}
+		id, ok := se.X.(*ast.Ident)
+		if !ok {
+			return "", false
+		}
+		path, ok := local[id.Name]
+		if !ok || !slices.Contains(names[path], se.Sel.Name) {
+			return "", false
+		}
+		return path[strings.LastIndexByte(path, '/')+1:] + "." + se.Sel.Name, true
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			if what, ok := sel(n, internals); ok {
+				note(n.Pos(), what)
+			}
+		case *ast.TypeAssertExpr:
+			if what, ok := sel(n.Type, contractTypes); ok {
+				note(n.Pos(), "type assertion to "+what)
+			}
+		case *ast.TypeSwitchStmt:
+			for _, c := range n.Body.List {
+				for _, e := range c.(*ast.CaseClause).List {
+					if what, ok := sel(e, contractTypes); ok {
+						note(e.Pos(), "type switch case "+what)
 					}
 				}
 			}
-			return true
-		})
-	}
-	if parsed == 0 {
-		t.Fatalf("no Go files in %s: the scan is broken", dir)
-	}
-	slices.Sort(found)
-	return found, lines
+		}
+		return true
+	})
+	return found
 }
 
 // followers are the packages outside rig that show or serve a session's
 // events.
-var followers = []string{"cli", "tui", "host"}
+var followers = []string{"cli/...", "tui/...", "host/..."}
 
 // TestFollowingLivesInRig pins the rule of docs/ARCHITECTURE.md,
 // "Following a session": every presenter follows a session with
 // rig.Follow, which owns the merge of a journal and a live stream, the
 // recovery of a stream that fell behind, and delivering each event once;
 // and folds events into a session's state with rig.State and output with
-// rig.Transcript. In their non-test files, cli, tui and host therefore do
-// not import rig/hub (a hub subscription needs its Filter), do not
+// rig.Transcript. In their non-test files, cli, tui and host (and their
+// subpackages) therefore do not import rig/hub (an import rule: host's,
+// and presenters-follow-with-rig), do not
 // subscribe to a host's stream themselves (Client.Subscribe, host.Stream,
 // host.StreamLostError: rig.Follow reads the host as a rig.Feed), do not
 // summarize turn ends (rig.TurnEndOf is State's), and keep no event other
@@ -300,31 +494,9 @@ var followers = []string{"cli", "tui", "host"}
 // showed one line missing and one twice, and `restore --hold` resubscribed
 // without replaying what it missed.
 func TestFollowingLivesInRig(t *testing.T) {
-	root := moduleRoot(t)
-	for _, pkg := range followers {
-		dir := filepath.Join(root, pkg)
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		parsed := 0
-		for _, ent := range ents {
-			name := ent.Name()
-			if ent.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
-				continue
-			}
-			fset := token.NewFileSet()
-			f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.SkipObjectResolution)
-			if err != nil {
-				t.Fatal(err)
-			}
-			parsed++
-			for _, msg := range followingViolations(pkg, f) {
-				t.Errorf("%s/%s:%d: %s (see TestFollowingLivesInRig)", pkg, name, fset.Position(msg.pos).Line, msg.what)
-			}
-		}
-		if parsed == 0 {
-			t.Fatalf("no Go files in %s: the scan is broken", pkg)
+	for _, gf := range filesOf(t, followers) {
+		for _, v := range followingViolations(gf.pkg, gf.f) {
+			t.Errorf("%s/%s:%d: %s (see TestFollowingLivesInRig)", gf.pkg, gf.name, gf.fset.Position(v.pos).Line, v.what)
 		}
 	}
 }
@@ -341,9 +513,6 @@ func followingViolations(pkg string, f *ast.File) []violation {
 	local := map[string]string{} // local name -> import path, of this module's packages
 	for _, imp := range f.Imports {
 		path, _ := strconv.Unquote(imp.Path.Value)
-		if path == module+"/rig/hub" {
-			out = append(out, violation{imp.Pos(), "imports rig/hub: follow with rig.Follow"})
-		}
 		n := path[strings.LastIndexByte(path, '/')+1:]
 		if imp.Name != nil {
 			n = imp.Name.Name
@@ -362,17 +531,17 @@ func followingViolations(pkg string, f *ast.File) []violation {
 		switch n := n.(type) {
 		case *ast.SelectorExpr:
 			switch {
-			case pkg != "host" && (is(n, module+"/host", "Stream") || is(n, module+"/host", "StreamLostError")):
+			case !under(pkg, "host") && (is(n, module+"/host", "Stream") || is(n, module+"/host", "StreamLostError")):
 				out = append(out, violation{n.Pos(), "uses host." + n.Sel.Name + ": follow the host with rig.Follow"})
 			case is(n, module+"/rig", "TurnEndOf"):
 				out = append(out, violation{n.Pos(), "summarizes turn ends: fold with rig.State"})
 			}
 		case *ast.CallExpr:
-			if se, ok := n.Fun.(*ast.SelectorExpr); ok && se.Sel.Name == "Subscribe" && pkg != "host" {
+			if se, ok := n.Fun.(*ast.SelectorExpr); ok && se.Sel.Name == "Subscribe" && !under(pkg, "host") {
 				out = append(out, violation{n.Pos(), "calls Subscribe: follow with rig.Follow"})
 			}
 		case *ast.StructType:
-			if pkg == "host" {
+			if under(pkg, "host") {
 				return true // a server: its session holds the state
 			}
 			for _, field := range n.Fields.List {

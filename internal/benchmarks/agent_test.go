@@ -73,7 +73,7 @@ func (a *agentBench) newSession(b *testing.B) (id, workspace string) {
 		ID        string `json:"id"`
 		Workspace string `json:"workspace"`
 	}
-	if err := json.Unmarshal(a.looprig(b, "new", "--rig", "agent", "--detach", "--json"), &v); err != nil {
+	if err := json.Unmarshal(a.looprig(b, "new", "--rig", "agent", "--scratch", "--detach", "--json"), &v); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() {
@@ -220,7 +220,7 @@ func (a *agentBench) answerGates(b *testing.B, id string) (stop func()) {
 				return
 			}
 			if g, ok := env.Event.(event.GateOpened); ok {
-				_ = cl.RespondGate(ctx, g.GateID, true)
+				_ = cl.RespondGate(ctx, g.GateID, true, "bench")
 			}
 		}
 	}()

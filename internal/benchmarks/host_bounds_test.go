@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -57,10 +58,12 @@ func TestHostFloodGenerator(t *testing.T) {
 // built command on a temporary store, with XDG_RUNTIME_DIR a short private
 // directory.
 type binaryHost struct {
-	pid  int
-	id   string
-	sock string
-	stop func() // stops the host: `looprig stop`, then SIGTERM, then SIGKILL
+	pid     int
+	id      string
+	sock    string
+	store   string
+	stop    func()                               // stops the host: `looprig stop`, then SIGTERM, then SIGKILL
+	looprig func(args ...string) ([]byte, error) // runs the command on the host's store, in its environment
 }
 
 // startBinaryHost starts a background host, which its stop or the end of
@@ -85,7 +88,7 @@ func startBinaryHost(b *testing.B) *binaryHost {
 		}
 		return out, err
 	}
-	out, err := looprig("new", "--detach", "--json")
+	out, err := looprig("new", "--scratch", "--detach", "--json")
 	var created struct {
 		ID  string `json:"id"`
 		PID int    `json:"pid"`
@@ -99,7 +102,7 @@ func startBinaryHost(b *testing.B) *binaryHost {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := &binaryHost{pid: created.PID, id: created.ID}
+	h := &binaryHost{pid: created.PID, id: created.ID, store: store, looprig: looprig}
 	var once sync.Once
 	h.stop = func() { once.Do(func() { stopBinaryHost(b, h, looprig) }) }
 	b.Cleanup(h.stop)
@@ -261,4 +264,196 @@ func slowSubscribersTurn(b *testing.B, input string, stuck int) (time.Duration, 
 		b.Fatal(err)
 	}
 	return d, r, hwm
+}
+
+// replayLine is what the turns that fill BenchmarkHostReplaySubscribers'
+// journal print, again and again.
+const replayLine = "0123456789012345678901234567890123456789012345678901234567890123456789"
+
+// BenchmarkHostReplaySubscribers: a real background host (the built
+// command) serves a session whose journal holds about 40 MB (three turns
+// printing 14 MB each, journaled as 64 KiB output checkpoints; one turn
+// with -short), restored for each round by `looprig restore --detach`.
+// Ours: 32 clients (the host's limit) subscribe from seq 0 and never read;
+// once the host is quiet (it served them what their queues and the output
+// budget hold and cut the others: "settle"), one of them hangs up and a
+// client (host.Client) reads the whole journal from seq 0 while the 31
+// others stay. The baseline, in interleaved rounds, is the host alone: a
+// new host, the same reading client and no other. Target (issue 31;
+// SECURITY.md, "Resource bounds"): the host's peak RSS ≤ 150 MiB (157 MB),
+// the restore and everything after it included.
+//
+// Metrics: rss-MB and base-rss-MB (the host's VmHWM over its life), ours-ms
+// and base-ms (the reading client's subscribe to its last journaled event),
+// ratio (ours/base), first-ms and base-first-ms (to its first event),
+// settle-ms (the 32 subscribes to the host's quiet: its CPU time still for
+// 300 ms), journal-MB.
+func BenchmarkHostReplaySubscribers(b *testing.B) {
+	const stuck = 32
+	rounds, turns := pick(1, 3), pick(1, 3)
+	h := startBinaryHost(b)
+	for range turns {
+		if _, err := h.looprig("run", h.id, "--", fmt.Sprintf("yes %s | head -c 14000000", replayLine)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	h.stop()
+	fi, err := os.Stat(filepath.Join(h.store, "ledgers", "sessions", h.id+".log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for range b.N {
+		var ours, base side
+		var oursRSS, baseRSS int64
+		var first, baseFirst, settle time.Duration
+		interleave(rounds, func() {
+			r := replayRound(b, h, stuck)
+			ours.add(1, r.read)
+			oursRSS = max(oursRSS, r.hwm)
+			first, settle = max(first, r.first), max(settle, r.settle)
+		}, func() {
+			r := replayRound(b, h, 0)
+			base.add(1, r.read)
+			baseRSS = max(baseRSS, r.hwm)
+			baseFirst = max(baseFirst, r.first)
+		})
+		b.ReportMetric(float64(oursRSS)/1e6, "rss-MB")
+		b.ReportMetric(float64(baseRSS)/1e6, "base-rss-MB")
+		b.ReportMetric(ours.perOp()/1e3, "ours-ms")
+		b.ReportMetric(base.perOp()/1e3, "base-ms")
+		b.ReportMetric(ours.perOp()/base.perOp(), "ratio")
+		b.ReportMetric(float64(first.Microseconds())/1e3, "first-ms")
+		b.ReportMetric(float64(baseFirst.Microseconds())/1e3, "base-first-ms")
+		b.ReportMetric(float64(settle.Microseconds())/1e3, "settle-ms")
+		b.ReportMetric(float64(fi.Size())/1e6, "journal-MB")
+	}
+}
+
+// replayResult is one round of BenchmarkHostReplaySubscribers.
+type replayResult struct {
+	read, first, settle time.Duration
+	hwm                 int64
+}
+
+// replayRound restores h's session in a new host, subscribes stuck clients
+// from seq 0 that never read, waits for the host to be quiet, replaces one
+// of them (if any) by a client that reads the journal from seq 0, and stops
+// the host.
+func replayRound(b *testing.B, h *binaryHost, stuck int) replayResult {
+	b.Helper()
+	var restored struct {
+		PID int `json:"pid"`
+	}
+	var err error
+	for try := 0; try < 20; try++ { // the previous round's host may still hold the lease a moment
+		var out []byte
+		if out, err = h.looprig("restore", "--detach", "--json", h.id); err == nil {
+			if err = json.Unmarshal(out, &restored); err == nil && restored.PID <= 0 {
+				err = fmt.Errorf("looprig restore --detach --json: no pid in %s", out)
+			}
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	pid := restored.PID
+	var res replayResult
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+		// The host may take a moment to see its clients go (a stop is
+		// refused while it serves as many as it may): stop until it is
+		// gone, then kill it.
+		for deadline := time.Now().Add(time.Minute); alive(pid) && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+			h.looprig("stop", h.id)
+		}
+		if alive(pid) {
+			b.Logf("host pid %d did not stop: killed", pid)
+			syscall.Kill(pid, syscall.SIGKILL)
+			for alive(pid) {
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+	}()
+	if stuck > 0 {
+		t0 := time.Now()
+		for range stuck {
+			conns = append(conns, stuckSubscriber(b, h.sock, 0))
+		}
+		res.settle = waitHostQuiet(b, pid, 300*time.Millisecond).Sub(t0)
+		conns[0].Close()
+		conns = conns[1:]
+	}
+	ctx, cancel := context.WithTimeout(bg, 5*time.Minute)
+	defer cancel()
+	var c *host.Client
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if c, err = host.Dial(ctx, h.sock, host.WithClientVersion("bench")); err == nil || time.Now().After(deadline) {
+			break // the host may not have seen the hang-up yet: too_many_clients
+		}
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	stat, err := c.Status(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	t0 := time.Now()
+	st, err := c.Subscribe(ctx, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for last := uint64(0); last < stat.Tip; {
+		env, err := st.Next(ctx)
+		var lost *host.StreamLostError
+		if errors.As(err, &lost) {
+			if st, err = c.Subscribe(ctx, lost.LastSeq); err != nil {
+				b.Fatal(err)
+			}
+			continue
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.first == 0 {
+			res.first = time.Since(t0)
+		}
+		last = max(last, env.Seq)
+	}
+	res.read = time.Since(t0)
+	if _, res.hwm, err = procMem(pid); err != nil {
+		b.Fatal(err)
+	}
+	return res
+}
+
+// waitHostQuiet waits until pid's CPU time (utime+stime) has not moved for
+// quiet, and returns when it last moved.
+func waitHostQuiet(tb testing.TB, pid int, quiet time.Duration) time.Time {
+	tb.Helper()
+	prev, _, err := procCPU(pid)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	moved := time.Now()
+	for deadline := moved.Add(2 * time.Minute); time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		ticks, _, err := procCPU(pid)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if ticks != prev {
+			prev, moved = ticks, time.Now()
+		} else if time.Since(moved) >= quiet {
+			return moved
+		}
+	}
+	tb.Fatalf("host pid %d did not go quiet", pid)
+	return time.Time{}
 }

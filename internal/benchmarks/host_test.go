@@ -490,7 +490,7 @@ func BenchmarkHostIdle(b *testing.B) {
 			}
 			return out, err
 		}
-		out, err := looprig("new", "--detach", "--json")
+		out, err := looprig("new", "--scratch", "--detach", "--json")
 		var created struct {
 			ID  string `json:"id"`
 			PID int    `json:"pid"`

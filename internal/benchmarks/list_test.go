@@ -16,6 +16,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
 
+	"looprig/internal/testbin"
 	"looprig/rig"
 	"looprig/tui"
 )
@@ -94,32 +95,8 @@ func BenchmarkList(b *testing.B) {
 	}
 }
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// looprigBinary builds the looprig command once per process.
-func looprigBinary(tb testing.TB) string {
-	tb.Helper()
-	buildOnce.Do(func() {
-		root, err := fixtureRoot()
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(root, "looprig")
-		out, err := exec.Command("go", "build", "-o", binPath, "looprig").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		tb.Fatal(buildErr)
-	}
-	return binPath
-}
+// looprigBinary is the looprig command, built once per process.
+func looprigBinary(tb testing.TB) string { return testbin.Looprig(tb) }
 
 // BenchmarkLsJSON: the built command `looprig --store DIR ls --json` (a new
 // process: start, open the store, list, print) over the 10k-session store,

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"looprig/internal/tmuxtest"
 )
 
 // liveHostCount is how many live sessions the live-store benchmarks keep:
@@ -47,7 +49,7 @@ func startLiveStore(b *testing.B, n int) *liveStore {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			out, err := ls.run("new", "--detach", "--json")
+			out, err := ls.run("new", "--scratch", "--detach", "--json")
 			var created struct {
 				PID int `json:"pid"`
 			}
@@ -105,31 +107,6 @@ func (ls *liveStore) stop() {
 	}
 }
 
-// tmuxServer is a tmux server of its own (-L), killed at the end.
-type tmuxServer struct {
-	tb     testing.TB
-	socket string
-}
-
-func newTmuxServer(tb testing.TB, name string) *tmuxServer {
-	tb.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		tb.Skip("tmux is not installed")
-	}
-	t := &tmuxServer{tb: tb, socket: name + strconv.Itoa(os.Getpid())}
-	tb.Cleanup(func() { exec.Command("tmux", "-L", t.socket, "kill-server").Run() })
-	return t
-}
-
-func (t *tmuxServer) run(args ...string) string {
-	t.tb.Helper()
-	out, err := exec.Command("tmux", append([]string{"-L", t.socket, "-f", "/dev/null"}, args...)...).CombinedOutput()
-	if err != nil {
-		t.tb.Fatalf("tmux %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
-
 func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
@@ -146,12 +123,12 @@ func median(ds []time.Duration) time.Duration {
 // Metrics: ours-ms, base-ms (medians), ratio (ours/base).
 func BenchmarkLsLive(b *testing.B) {
 	ls := startLiveStore(b, liveHostCount)
-	tm := newTmuxServer(b, "lrls")
+	tm := tmuxtest.New(b)
 	for i := range liveHostCount {
 		// Each pane runs cat, not the user's login shell, whose rc
 		// files may do anything (100 at once of one seen here fought
 		// over a lock file for minutes): what is measured is ls.
-		tm.run("new-session", "-d", "-s", "s"+strconv.Itoa(i), "cat")
+		tm.Run("new-session", "-d", "-s", "s"+strconv.Itoa(i), "cat")
 	}
 	// 100 hosts and 100 shells have just started: measure once they have
 	// settled, as they are when a user lists them.
@@ -170,7 +147,7 @@ func BenchmarkLsLive(b *testing.B) {
 				b.Fatalf("looprig ls shows %d live sessions, want %d:\n%s", n, liveHostCount, out)
 			}
 			t0 = time.Now()
-			out2 := tm.run("ls")
+			out2 := tm.Run("ls")
 			base = append(base, time.Since(t0))
 			if n := strings.Count(out2, "\n"); n != liveHostCount {
 				b.Fatalf("tmux ls shows %d sessions, want %d", n, liveHostCount)
@@ -195,24 +172,24 @@ func BenchmarkTUIIdleLive(b *testing.B) {
 	ls := startLiveStore(b, liveHostCount)
 	window := idleWindow()
 	for range b.N {
-		tm := newTmuxServer(b, "lridle")
+		tm := tmuxtest.New(b)
 		env := fmt.Sprintf("XDG_RUNTIME_DIR=%q XDG_CONFIG_HOME=%q XDG_STATE_HOME=%q TERM=xterm-256color",
 			ls.runtime, filepath.Join(ls.runtime, "config"), filepath.Join(ls.runtime, "state"))
-		tm.run("new-session", "-d", "-s", "idle", "-x", "200", "-y", "60",
+		tm.Run("new-session", "-d", "-s", "idle", "-x", "200", "-y", "60",
 			"sh", "-c", fmt.Sprintf("exec env %s %q --store %q", env, ls.bin, ls.store))
-		tm.run("new-session", "-d", "-s", "floor", "-x", "200", "-y", "60",
+		tm.Run("new-session", "-d", "-s", "floor", "-x", "200", "-y", "60",
 			"sh", "-c", fmt.Sprintf("exec env %s=1 %q -test.run='^TestTUIIdleFloor$'", tuiIdleFloorEnv, os.Args[0]))
-		pid, err := strconv.Atoi(strings.TrimSpace(tm.run("display-message", "-p", "-t", "idle", "#{pane_pid}")))
+		pid, err := strconv.Atoi(tm.Display("idle", "#{pane_pid}"))
 		if err != nil {
 			b.Fatal(err)
 		}
-		floorPID, err := strconv.Atoi(strings.TrimSpace(tm.run("display-message", "-p", "-t", "floor", "#{pane_pid}")))
+		floorPID, err := strconv.Atoi(tm.Display("floor", "#{pane_pid}"))
 		if err != nil {
 			b.Fatal(err)
 		}
-		for deadline := time.Now().Add(30 * time.Second); strings.Count(tm.run("capture-pane", "-p", "-t", "idle"), "● live") < 10; {
+		for deadline := time.Now().Add(30 * time.Second); strings.Count(tm.Screen("idle"), "● live") < 10; {
 			if time.Now().After(deadline) {
-				b.Fatalf("the TUI showed no live sessions within 30 s:\n%s", tm.run("capture-pane", "-p", "-t", "idle"))
+				b.Fatalf("the TUI showed no live sessions within 30 s:\n%s", tm.Screen("idle"))
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
@@ -220,6 +197,6 @@ func BenchmarkTUIIdleLive(b *testing.B) {
 		used := cpuOver(b, window, pid, floorPID)
 		b.ReportMetric(used[0].pct(used[0].ns), "cpu-pct")
 		b.ReportMetric(used[0].pct(used[1].ns), "floor-cpu-pct")
-		exec.Command("tmux", "-L", tm.socket, "kill-server").Run()
+		tm.Kill()
 	}
 }

@@ -3,6 +3,8 @@ package benchmarks
 import (
 	"os"
 	"testing"
+
+	"looprig/internal/testbin"
 )
 
 func makeTempRoot() (string, error) {
@@ -18,6 +20,7 @@ var keep bool
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	testbin.Cleanup()
 	if rootDir != "" && !keep {
 		os.RemoveAll(rootDir)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"looprig/host"
+	"looprig/internal/tmuxtest"
 	"looprig/rig"
 	"looprig/rig/event"
 )
@@ -91,7 +92,7 @@ func startDetachedHost(b *testing.B) detachedHost {
 	var created struct {
 		ID string `json:"id"`
 	}
-	if err := json.Unmarshal(looprig("new", "--detach", "--json"), &created); err != nil {
+	if err := json.Unmarshal(looprig("new", "--scratch", "--detach", "--json"), &created); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { looprig("stop", created.ID) })
@@ -150,9 +151,9 @@ func tmuxControlTurn(b *testing.B, input string, lines int) []time.Duration {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(bg, 5*time.Minute)
 	defer cancel()
-	socket := fmt.Sprintf("lrbench%d-%d", os.Getpid(), time.Now().UnixNano())
-	defer exec.Command("tmux", "-L", socket, "kill-server").Run()
-	cmd := exec.CommandContext(ctx, "tmux", "-L", socket, "-f", "/dev/null", "-C", "new-session", "-x", "200", "-y", "50",
+	tm := tmuxtest.New(b)
+	defer tm.Kill()
+	cmd := tm.Command(ctx, "-C", "new-session", "-x", "200", "-y", "50",
 		"sh -c "+shQuote(input+"; sleep 30"))
 	stdin, err := cmd.StdinPipe() // a control client ends when its input does
 	if err != nil {

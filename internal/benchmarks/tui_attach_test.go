@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"looprig/internal/tmuxtest"
 	"looprig/rig"
 )
 
@@ -62,11 +63,8 @@ func BenchmarkTUIAttach(b *testing.B) {
 	})
 	// The last output line of the long turn, as the events pane shows it.
 	want := fmt.Sprintf("output line %010d", records-1)
-	socket := "lrattach" + strconv.Itoa(os.Getpid())
-	tmux := func(args ...string) ([]byte, error) {
-		return exec.Command("tmux", append([]string{"-L", socket, "-f", "/dev/null"}, args...)...).CombinedOutput()
-	}
-	defer tmux("kill-server")
+	tm := tmuxtest.New(b)
+	tmux := tm.Try
 	quoted := make([]string, len(env))
 	for i, e := range env {
 		quoted[i] = strconv.Quote(e)

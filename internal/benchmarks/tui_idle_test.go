@@ -12,6 +12,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"looprig/internal/tmuxtest"
 	"looprig/rig"
 	"looprig/tui"
 )
@@ -86,33 +87,26 @@ func BenchmarkTUIIdle(b *testing.B) {
 	window := idleWindow()
 	for range b.N {
 		home := shortPrivateDir(b)
-		socket := "lrbench" + strconv.Itoa(os.Getpid())
-		tmux := func(args ...string) string {
-			out, err := exec.Command("tmux", append([]string{"-L", socket, "-f", "/dev/null"}, args...)...).CombinedOutput()
-			if err != nil {
-				b.Fatalf("tmux %v: %v\n%s", args, err, out)
-			}
-			return string(out)
-		}
+		tm := tmuxtest.New(b)
 		env := fmt.Sprintf("HOME=%q XDG_CONFIG_HOME=%q XDG_STATE_HOME=%q XDG_RUNTIME_DIR=%q TERM=xterm-256color",
 			home, filepath.Join(home, "config"), filepath.Join(home, "state"), home)
-		tmux("new-session", "-d", "-s", "idle", "-x", "200", "-y", "60",
+		tm.Run("new-session", "-d", "-s", "idle", "-x", "200", "-y", "60",
 			"sh", "-c", fmt.Sprintf("exec env %s %q --store %q", env, bin, fx.Dir))
-		tmux("new-session", "-d", "-s", "floor", "-x", "200", "-y", "60",
+		tm.Run("new-session", "-d", "-s", "floor", "-x", "200", "-y", "60",
 			"sh", "-c", fmt.Sprintf("exec env %s=1 %q -test.run='^TestTUIIdleFloor$'", tuiIdleFloorEnv, os.Args[0]))
 		func() {
-			defer exec.Command("tmux", "-L", socket, "kill-server").Run()
-			pid, err := strconv.Atoi(strings.TrimSpace(tmux("display-message", "-p", "-t", "idle", "#{pane_pid}")))
+			defer tm.Kill()
+			pid, err := strconv.Atoi(tm.Display("idle", "#{pane_pid}"))
 			if err != nil {
 				b.Fatal(err)
 			}
-			floorPID, err := strconv.Atoi(strings.TrimSpace(tmux("display-message", "-p", "-t", "floor", "#{pane_pid}")))
+			floorPID, err := strconv.Atoi(tm.Display("floor", "#{pane_pid}"))
 			if err != nil {
 				b.Fatal(err)
 			}
-			for deadline := time.Now().Add(30 * time.Second); !strings.Contains(tmux("capture-pane", "-p", "-t", "idle"), "benchmark session"); {
+			for deadline := time.Now().Add(30 * time.Second); !strings.Contains(tm.Screen("idle"), "benchmark session"); {
 				if time.Now().After(deadline) {
-					b.Fatalf("the TUI showed no session within 30 s:\n%s", tmux("capture-pane", "-p", "-t", "idle"))
+					b.Fatalf("the TUI showed no session within 30 s:\n%s", tm.Screen("idle"))
 				}
 				time.Sleep(50 * time.Millisecond)
 			}

@@ -35,14 +35,10 @@ package soak
 // store (found in /proc) is killed and counted as a failure.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -204,8 +200,7 @@ func (s *soaker) runHosts(ctx context.Context, res *Result) error {
 // of the path taken. The last trial of a session leaves it with no host.
 func (s *soaker) hostTrial(ctx context.Context, i int, sess *session, target killTarget, last bool) (tr trialResult) {
 	tr.target = target
-	ackPath := filepath.Join(s.cfg.Dir, "acks", fmt.Sprintf("%04d", i+1))
-	ackFile, err := os.OpenFile(ackPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_TRUNC, 0o600)
+	ackPath, ackFile, err := s.openAcks(i)
 	if err != nil {
 		tr.err = err
 		return tr
@@ -230,13 +225,7 @@ func (s *soaker) hostTrial(ctx context.Context, i int, sess *session, target kil
 		return tr
 	}
 
-	if tr.err = runUntilKilled(&tr, func() error { return s.killOneHostedRun(sess, ackFile, &tr) }); tr.err != nil {
-		return tr
-	}
-	n, err := readAcks(ackPath, sess.acked)
-	tr.acked = n
-	if err != nil {
-		tr.err = err
+	if tr.err = runUntilKilled(&tr, sess, ackPath, func() error { return s.killOneHostedRun(sess, ackFile, &tr) }); tr.err != nil {
 		return tr
 	}
 
@@ -268,41 +257,32 @@ func (s *soaker) hostTrial(ctx context.Context, i int, sess *session, target kil
 // ends with an error fails the trial). After a killed host it waits for
 // the host to be gone and for the run to end by itself.
 func (s *soaker) killOneHostedRun(sess *session, ackFile *os.File, tr *trialResult) error {
-	cmd := exec.Command(s.cfg.Binary, "--store", s.store, "run", sess.id, "--", s.cfg.Input)
-	cmd.Env = append(s.env, "LOOPRIG_ACK_FD=3")
-	cmd.ExtraFiles = []*os.File{ackFile}
-	var errb tailBuffer
-	cmd.Stdout, cmd.Stderr = io.Discard, &errb
-	after := time.Duration(s.rng.Int64N(int64(s.window) + 1))
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start run: %w", err)
+	r, err := s.startRun(ackFile, "run", sess.id, "--", s.cfg.Input)
+	if err != nil {
+		return err
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	timer := time.NewTimer(after)
-	defer timer.Stop()
+	defer r.timer.Stop()
 	ended := func(waitErr error) error { // the run ended by itself
 		code, sig := exitStatus(waitErr)
 		if sig != 0 || code != 0 {
-			return fmt.Errorf("run ended by itself with %s after %v: %s", describeExit(code, sig), time.Since(start).Round(time.Millisecond), errb.String())
+			return fmt.Errorf("run ended by itself with %s after %v: %s", describeExit(code, sig), time.Since(r.start).Round(time.Millisecond), r.errb.String())
 		}
 		tr.completed++
-		s.ranFor(time.Since(start))
+		s.ranFor(time.Since(r.start))
 		return nil
 	}
 	select {
-	case waitErr := <-done:
+	case waitErr := <-r.done:
 		return ended(waitErr)
-	case <-timer.C:
+	case <-r.timer.C:
 	}
 
 	if tr.target == killClient {
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-		waitErr := <-done
+		_ = r.cmd.Process.Signal(syscall.SIGKILL)
+		waitErr := <-r.done
 		if _, sig := exitStatus(waitErr); sig == syscall.SIGKILL {
-			tr.killed, tr.after = true, after
-			tr.steps = append(tr.steps, "killed the client after "+after.Round(time.Millisecond).String()+completedNote(tr.completed))
+			tr.killed, tr.after = true, r.after
+			tr.steps = append(tr.steps, "killed the client after "+r.after.Round(time.Millisecond).String()+completedNote(tr.completed))
 			return nil
 		}
 		return ended(waitErr) // it ended just as the kill came
@@ -311,41 +291,41 @@ func (s *soaker) killOneHostedRun(sess *session, ackFile *os.File, tr *trialResu
 	// Kill the host; the run must notice and end.
 	pid := sess.pid
 	if !s.isOurHost(pid) {
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-		<-done
-		return fmt.Errorf("host %d is gone before its kill (run stderr: %s)", pid, errb.String())
+		_ = r.cmd.Process.Signal(syscall.SIGKILL)
+		<-r.done
+		return fmt.Errorf("host %d is gone before its kill (run stderr: %s)", pid, r.errb.String())
 	}
 	_ = syscall.Kill(pid, syscall.SIGKILL)
-	tr.killed, tr.victim, tr.after = true, pid, after
+	tr.killed, tr.victim, tr.after = true, pid, r.after
 	delete(s.hosts, sess.id)
 	sess.pid = 0
 	if !waitGone(pid, hostExitWait) {
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-		<-done
+		_ = r.cmd.Process.Signal(syscall.SIGKILL)
+		<-r.done
 		return fmt.Errorf("host %d still runs %v after its SIGKILL", pid, hostExitWait)
 	}
 	var waitErr error
 	wait := time.NewTimer(s.cfg.CommandTimeout)
 	defer wait.Stop()
 	select {
-	case waitErr = <-done:
+	case waitErr = <-r.done:
 	case <-wait.C:
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-		<-done
-		return fmt.Errorf("run did not end within %v of its host's SIGKILL: %s", s.cfg.CommandTimeout, errb.String())
+		_ = r.cmd.Process.Signal(syscall.SIGKILL)
+		<-r.done
+		return fmt.Errorf("run did not end within %v of its host's SIGKILL: %s", s.cfg.CommandTimeout, r.errb.String())
 	}
 	code, sig := exitStatus(waitErr)
-	tr.steps = append(tr.steps, fmt.Sprintf("killed the host %d after %v%s (run: %s)", pid, after.Round(time.Millisecond),
+	tr.steps = append(tr.steps, fmt.Sprintf("killed the host %d after %v%s (run: %s)", pid, r.after.Round(time.Millisecond),
 		completedNote(tr.completed), describeExit(code, sig)))
 	switch {
 	case sig == 0 && code == 0:
 		// Its turn ended before the kill, or it reached no host and ran
 		// the turn in a host it started (afterHostKill tells which).
 		tr.fellBack = true // until the listing says otherwise
-	case sig == 0 && code == exitRunFailed && strings.Contains(errb.String(), "lost the host"):
+	case sig == 0 && code == exitRunFailed && strings.Contains(r.errb.String(), "lost the host"):
 	default:
 		return fmt.Errorf("run ended with %s after its host was SIGKILLed, want 125 (lost the host) or 0: %s",
-			describeExit(code, sig), errb.String())
+			describeExit(code, sig), r.errb.String())
 	}
 	return nil
 }
@@ -578,316 +558,4 @@ func (s *soaker) calibrateHosts(ctx context.Context) error {
 		return fmt.Errorf("soak: calibration: %w", err)
 	}
 	return nil
-}
-
-// newDetached creates a session live in a new host.
-func (s *soaker) newDetached(ctx context.Context, title string) (*session, error) {
-	out, errb, code, err := s.looprig(ctx, "new", "--detach", "--json", "--title", title)
-	if err != nil {
-		return nil, err
-	}
-	if code != 0 {
-		return nil, fmt.Errorf("exit %d: %s", code, firstLine(out, errb))
-	}
-	var v struct {
-		ID       string `json:"id"`
-		Epoch    uint64 `json:"epoch"`
-		PID      int    `json:"pid"`
-		Detached bool   `json:"detached"`
-	}
-	if err := json.Unmarshal(out, &v); err != nil || v.ID == "" || v.PID <= 0 || v.Epoch == 0 || !v.Detached {
-		return nil, fmt.Errorf("new --detach --json said %q: %v", out, err)
-	}
-	s.hosts[v.ID] = v.PID
-	return &session{id: v.ID, acked: map[uint64]string{}, pid: v.PID, epoch: v.Epoch}, nil
-}
-
-// restoreDetached restores the session in a new host.
-func (s *soaker) restoreDetached(ctx context.Context, sess *session) error {
-	out, errb, code, err := s.looprig(ctx, "restore", sess.id, "--detach", "--json")
-	if err != nil || code != 0 {
-		return fmt.Errorf("exit %d %v: %s", code, err, firstLine(out, errb))
-	}
-	var v struct {
-		Epoch    uint64 `json:"epoch"`
-		PID      int    `json:"pid"`
-		Detached bool   `json:"detached"`
-	}
-	if err := json.Unmarshal(firstJSON(out), &v); err != nil || v.PID <= 0 || v.Epoch == 0 || !v.Detached {
-		return fmt.Errorf("restore --detach --json said %q: %v", out, err)
-	}
-	s.hosts[sess.id] = v.PID
-	sess.pid, sess.epoch, sess.restored = v.PID, v.Epoch, true
-	return nil
-}
-
-// stopHost stops the host pid of session id and waits for it to exit,
-// killing it if the stop fails.
-func (s *soaker) stopHost(ctx context.Context, id string, pid int) error {
-	delete(s.hosts, id)
-	out, errb, code, err := s.looprig(ctx, "stop", id, "--json")
-	if err != nil || code != 0 {
-		s.killHost(pid)
-		return fmt.Errorf("stop %.8s (host %d): exit %d %v: %s", id, pid, code, err, firstLine(out, errb))
-	}
-	var v struct {
-		PID int `json:"pid"`
-	}
-	if err := json.Unmarshal(out, &v); err != nil || v.PID != pid {
-		s.killHost(pid)
-		return fmt.Errorf("stop %.8s: stop --json said %q (%v), want host %d", id, out, err, pid)
-	}
-	if !waitGone(pid, hostExitWait) {
-		s.killHost(pid)
-		return fmt.Errorf("stop %.8s: host %d still ran %v after stop returned", id, pid, hostExitWait)
-	}
-	return nil
-}
-
-// killHost SIGKILLs pid if it is a host of the store, and waits for it.
-func (s *soaker) killHost(pid int) {
-	if pid > 0 && s.isOurHost(pid) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		waitGone(pid, hostExitWait)
-	}
-}
-
-// killStrayHosts kills every process serving a session of the store
-// (`looprig host --store STORE ...`, found in /proc) and returns their
-// pids.
-func (s *soaker) killStrayHosts() []int {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var pids []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid <= 0 || !s.isOurHost(pid) {
-			continue
-		}
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		waitGone(pid, hostExitWait)
-		pids = append(pids, pid)
-	}
-	return pids
-}
-
-// isOurHost says whether pid is alive and a host of the soak's store: its
-// command line is `BINARY host ... --store STORE ...`, as host.Start
-// starts it.
-func (s *soaker) isOurHost(pid int) bool {
-	if !alive(pid) {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil {
-		return false
-	}
-	args := strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
-	if len(args) < 4 || args[1] != "host" {
-		return false
-	}
-	for i := 2; i+1 < len(args); i++ {
-		if args[i] == "--store" && args[i+1] == s.store {
-			return true
-		}
-	}
-	return false
-}
-
-// alive says whether pid runs: a zombie does not (a host is not the
-// soak's child once its starter exited, and whoever reaps it may be slow).
-func alive(pid int) bool {
-	// A process SIGKILLed is gone when its last thread is: its leader can
-	// be a zombie while other threads still exit, holding its descriptors
-	// (and its flocks).
-	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-	if err != nil {
-		return taskAlive(fmt.Sprintf("/proc/%d/stat", pid))
-	}
-	for _, t := range tasks {
-		if taskAlive(fmt.Sprintf("/proc/%d/task/%s/stat", pid, t.Name())) {
-			return true
-		}
-	}
-	return false
-}
-
-// taskAlive reports whether the thread whose stat file is path runs (is
-// neither a zombie nor dead).
-func taskAlive(path string) bool {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return false
-	}
-	// The state follows the command name, which is in parentheses.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return false
-	}
-	return b[i+2] != 'Z' && b[i+2] != 'X'
-}
-
-// waitGone waits up to d for pid to exit.
-func waitGone(pid int, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return true
-}
-
-// lsRow is what the soak reads of one `ls --json` row.
-type lsRow struct {
-	ID     string `json:"id"`
-	State  string `json:"state"`
-	Reason string `json:"reason"`
-	Holder *struct {
-		PID int `json:"pid"`
-	} `json:"holder"`
-	LastSeq uint64 `json:"last_seq"`
-}
-
-func describeRow(r lsRow) string {
-	if r.Holder != nil {
-		return fmt.Sprintf("%s (held by pid %d)", r.State, r.Holder.PID)
-	}
-	return r.State
-}
-
-func (s *soaker) listing(ctx context.Context) ([]lsRow, error) {
-	out, errOut, code, err := s.looprig(ctx, "ls", "--json")
-	if err != nil || code != 0 {
-		return nil, fmt.Errorf("ls: exit %d %v: %s", code, err, firstLine(errOut, out))
-	}
-	var rows []lsRow
-	if err := json.Unmarshal(out, &rows); err != nil {
-		return nil, fmt.Errorf("ls --json: %v", err)
-	}
-	return rows, nil
-}
-
-// row is the listing of session id; no session may be broken.
-func (s *soaker) row(ctx context.Context, id string) (lsRow, error) {
-	rows, err := s.listing(ctx)
-	if err != nil {
-		return lsRow{}, err
-	}
-	for _, r := range rows {
-		if r.ID == id {
-			return r, nil
-		}
-	}
-	return lsRow{}, errors.New("ls: the session is not listed")
-}
-
-// noBroken: no session of the store is listed as broken.
-func (s *soaker) noBroken(ctx context.Context) error {
-	rows, err := s.listing(ctx)
-	if err != nil {
-		return err
-	}
-	for _, r := range rows {
-		if r.State == "broken" {
-			return fmt.Errorf("ls: session %s is broken: %s", r.ID, r.Reason)
-		}
-	}
-	return nil
-}
-
-// wantLive: the row shows the session live in host pid.
-func (s *soaker) wantLive(r lsRow, pid int) error {
-	if r.State != "live" || r.Holder == nil || r.Holder.PID != pid {
-		return fmt.Errorf("session is %s, want live in host %d", describeRow(r), pid)
-	}
-	return nil
-}
-
-func (s *soaker) journal(ctx context.Context, id string) ([]record, error) {
-	out, errOut, code, err := s.looprig(ctx, "log", id, "--json")
-	if err != nil || code != 0 {
-		return nil, fmt.Errorf("log: exit %d %v: %s", code, err, firstLine(errOut, out))
-	}
-	return parseLog(out)
-}
-
-// turnSpan is a turn of the journal: its TurnStarted and its terminal
-// record (nil while open).
-type turnSpan struct {
-	id  string
-	end *record
-}
-
-// turnsAfter lists the turns started after seq tip.
-func turnsAfter(recs []record, tip uint64) []turnSpan {
-	var turns []turnSpan
-	at := map[string]int{}
-	for i, r := range recs {
-		switch r.Type {
-		case "TurnStarted":
-			if r.Seq > tip {
-				at[r.TurnID] = len(turns)
-				turns = append(turns, turnSpan{id: r.TurnID})
-			}
-		case "TurnDone", "TurnFailed", "TurnInterrupted":
-			if j, ok := at[r.TurnID]; ok && turns[j].end == nil {
-				turns[j].end = &recs[i]
-			}
-		}
-	}
-	return turns
-}
-
-func lastFence(recs []record) uint64 {
-	for i := len(recs) - 1; i >= 0; i-- {
-		if recs[i].Kind == "fence" {
-			return recs[i].Epoch
-		}
-	}
-	return 0
-}
-
-// exitStatus is a waited process's exit code, or the signal that killed
-// it.
-func exitStatus(waitErr error) (code int, sig syscall.Signal) {
-	var ee *exec.ExitError
-	if !errors.As(waitErr, &ee) {
-		if waitErr != nil {
-			return -1, 0
-		}
-		return 0, 0
-	}
-	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return -1, ws.Signal()
-	}
-	return ee.ExitCode(), 0
-}
-
-func describeExit(code int, sig syscall.Signal) string {
-	if sig != 0 {
-		return "signal " + sig.String()
-	}
-	return "exit " + strconv.Itoa(code)
-}
-
-// hostLogTail is the end of session id's host log (<runtime>/looprig/
-// <hash>/<id>.log), for a failed trial's diagnostics.
-func (s *soaker) hostLogTail(id string) string {
-	paths, _ := filepath.Glob(filepath.Join(s.runtime, "looprig", "*", id+".log"))
-	if len(paths) == 0 {
-		return ""
-	}
-	b, err := os.ReadFile(paths[0])
-	if err != nil {
-		return ""
-	}
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) > 10 {
-		lines = lines[len(lines)-10:]
-	}
-	return strings.Join(lines, "\n")
 }

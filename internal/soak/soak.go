@@ -301,7 +301,7 @@ func (s *soaker) looprig(ctx context.Context, args ...string) (stdout, stderr []
 }
 
 func (s *soaker) newSession(ctx context.Context, title string) (string, error) {
-	out, errb, code, err := s.looprig(ctx, "new", "--json", "--title", title)
+	out, errb, code, err := s.looprig(ctx, "new", "--scratch", "--json", "--title", title)
 	if err != nil {
 		return "", err
 	}
@@ -355,22 +355,15 @@ func (s *soaker) ranFor(d time.Duration) {
 // trial runs one chatty turn, kills it at a random moment, restores and
 // checks the session.
 func (s *soaker) trial(ctx context.Context, i int, sess *session) (tr trialResult) {
-	ackPath := filepath.Join(s.cfg.Dir, "acks", fmt.Sprintf("%04d", i+1))
-	ackFile, err := os.OpenFile(ackPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_TRUNC, 0o600)
+	ackPath, ackFile, err := s.openAcks(i)
 	if err != nil {
 		tr.err = err
 		return tr
 	}
 	defer ackFile.Close()
-	if tr.err = runUntilKilled(&tr, func() error { return s.killOneRun(sess, ackFile, &tr) }); tr.err != nil {
-		return tr
-	}
-
-	// What the dead process (and the runs before it) promised.
-	n, err := readAcks(ackPath, sess.acked)
-	tr.acked = n
-	if err != nil {
-		tr.err = err
+	// The runs, and what the dead process (and the runs before it)
+	// promised.
+	if tr.err = runUntilKilled(&tr, sess, ackPath, func() error { return s.killOneRun(sess, ackFile, &tr) }); tr.err != nil {
 		return tr
 	}
 
@@ -486,8 +479,10 @@ const maxRunsPerTrial = 20
 // runUntilKilled calls run (one run of the session, killed at its kill
 // moment unless it ends first) until a run is killed: runs that end before
 // their kill moment are followed by another run of the same session, so
-// that every trial is a kill.
-func runUntilKilled(tr *trialResult, run func() error) error {
+// that every trial is a kill. Then it reads what the runs acknowledged in
+// ackPath, the trial's ack file, into sess.acked (tr.acked counts the
+// lines).
+func runUntilKilled(tr *trialResult, sess *session, ackPath string, run func() error) error {
 	for !tr.killed {
 		if tr.completed == maxRunsPerTrial {
 			return fmt.Errorf("%d runs in a row ended before their kill moment", tr.completed)
@@ -496,7 +491,48 @@ func runUntilKilled(tr *trialResult, run func() error) error {
 			return err
 		}
 	}
-	return nil
+	n, err := readAcks(ackPath, sess.acked)
+	tr.acked = n
+	return err
+}
+
+// openAcks creates (or empties) trial i's ack file, for the trial's runs
+// to acknowledge on as their LOOPRIG_ACK_FD.
+func (s *soaker) openAcks(i int) (string, *os.File, error) {
+	path := filepath.Join(s.cfg.Dir, "acks", fmt.Sprintf("%04d", i+1))
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_TRUNC, 0o600)
+	return path, f, err
+}
+
+// startedRun is a `looprig run` started by startRun, to be killed when
+// timer fires (after, a random moment in the kill window from start)
+// unless done delivers its Wait's result first.
+type startedRun struct {
+	cmd   *exec.Cmd
+	errb  *tailBuffer // the tail of its stderr
+	after time.Duration
+	start time.Time
+	done  chan error
+	timer *time.Timer
+}
+
+// startRun starts looprig with the store and args, acknowledging on
+// ackFile as its fd 3, and draws its kill moment. The caller stops
+// r.timer.
+func (s *soaker) startRun(ackFile *os.File, args ...string) (*startedRun, error) {
+	cmd := exec.Command(s.cfg.Binary, append([]string{"--store", s.store}, args...)...)
+	cmd.Env = append(s.env, "LOOPRIG_ACK_FD=3")
+	cmd.ExtraFiles = []*os.File{ackFile}
+	errb := &tailBuffer{}
+	cmd.Stdout, cmd.Stderr = io.Discard, errb
+	after := time.Duration(s.rng.Int64N(int64(s.window) + 1))
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start run: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return &startedRun{cmd: cmd, errb: errb, after: after, start: start, done: done, timer: time.NewTimer(after)}, nil
 }
 
 // killOneRun starts `looprig run --in-process` and SIGKILLs it at a random
@@ -504,35 +540,26 @@ func runUntilKilled(tr *trialResult, run func() error) error {
 // (tr.completed counts those; a run that ends with an error fails the
 // trial).
 func (s *soaker) killOneRun(sess *session, ackFile *os.File, tr *trialResult) error {
-	cmd := exec.Command(s.cfg.Binary, "--store", s.store, "run", "--in-process", sess.id, "--", s.cfg.Input)
-	cmd.Env = append(s.env, "LOOPRIG_ACK_FD=3")
-	cmd.ExtraFiles = []*os.File{ackFile}
-	var errb tailBuffer
-	cmd.Stdout, cmd.Stderr = io.Discard, &errb
-	after := time.Duration(s.rng.Int64N(int64(s.window) + 1))
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start run: %w", err)
+	r, err := s.startRun(ackFile, "run", "--in-process", sess.id, "--", s.cfg.Input)
+	if err != nil {
+		return err
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	timer := time.NewTimer(after)
-	defer timer.Stop()
+	defer r.timer.Stop()
 	var waitErr error
 	killed := false
 	select {
-	case waitErr = <-done:
-	case <-timer.C:
+	case waitErr = <-r.done:
+	case <-r.timer.C:
 		killed = true
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-		waitErr = <-done
+		_ = r.cmd.Process.Signal(syscall.SIGKILL)
+		waitErr = <-r.done
 	}
 	exit := 0
 	var ee *exec.ExitError
 	switch {
 	case errors.As(waitErr, &ee):
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL && killed {
-			tr.killed, tr.victim, tr.after = true, cmd.Process.Pid, after
+			tr.killed, tr.victim, tr.after = true, r.cmd.Process.Pid, r.after
 			return nil
 		}
 		exit = ee.ExitCode()
@@ -540,10 +567,10 @@ func (s *soaker) killOneRun(sess *session, ackFile *os.File, tr *trialResult) er
 		return fmt.Errorf("run: %w", waitErr)
 	}
 	if exit != 0 {
-		return fmt.Errorf("run ended by itself with exit %d after %v: %s", exit, time.Since(start).Round(time.Millisecond), errb.String())
+		return fmt.Errorf("run ended by itself with exit %d after %v: %s", exit, time.Since(r.start).Round(time.Millisecond), r.errb.String())
 	}
 	tr.completed++ // ended (exit 0) before the kill moment, or just as the kill came
-	s.ranFor(time.Since(start))
+	s.ranFor(time.Since(r.start))
 	return nil
 }
 

@@ -3,11 +3,12 @@ package soak
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"looprig/internal/testbin"
 )
 
 // TestSoakShort is the short version of scripts/soak: 20 SIGKILL trials of
@@ -17,7 +18,7 @@ func TestSoakShort(t *testing.T) {
 		t.Skip("builds and SIGKILLs the real binary")
 	}
 	dir := t.TempDir()
-	bin := buildLooprig(t, dir)
+	bin := testbin.Looprig(t)
 	var log strings.Builder
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -35,15 +36,10 @@ func TestSoakShort(t *testing.T) {
 	}
 }
 
-func buildLooprig(t *testing.T, dir string) string {
-	t.Helper()
-	bin := filepath.Join(dir, "looprig")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = "../.." // the module root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build looprig: %v\n%s", err, out)
-	}
-	return bin
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testbin.Cleanup()
+	os.Exit(code)
 }
 
 // TestSoakHostsShort is the short version of scripts/soak --hosts: a few
@@ -55,7 +51,7 @@ func TestSoakHostsShort(t *testing.T) {
 		t.Skip("builds and SIGKILLs the real binary and its hosts")
 	}
 	dir := t.TempDir()
-	bin := buildLooprig(t, dir)
+	bin := testbin.Looprig(t)
 	// Short: a socket path holds at most 103 bytes, t.TempDir's are long.
 	rt, err := os.MkdirTemp("", "lr")
 	if err != nil {

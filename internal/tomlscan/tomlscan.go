@@ -9,11 +9,31 @@
 //
 // Check follows TOML's lexical structure (comments; basic, literal and
 // multi-line strings; keys, bare, quoted and dotted; table headers; arrays
-// and inline tables) but is no validator: it stops quietly at anything it
-// cannot follow, where the decoder stops too, with a syntax error.
+// and inline tables) from where the decoder starts: past the byte-order
+// mark it skips (Marks). It is no validator, but it refuses what it cannot
+// follow, with a *ShapeError at its line: what it has not read, it has not
+// bounded, and a decoder that reads past the same place (as it did past a
+// mark Check once did not skip) would decode it unchecked. A mistake it
+// reads past, and one at the end of the document, are left to the
+// decoder, which then reads nothing Check has not.
 package tomlscan
 
-import "fmt"
+import (
+	"bytes"
+	"fmt"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Marks are the byte-order marks the decoder (BurntSushi/toml's parse)
+// skips at the start of a document, and so does Check: one of them, the
+// first that matches, in this order. A document in UTF-16 does not get
+// far past its mark: Check refuses its first NUL byte.
+var Marks = [][]byte{
+	{0xff, 0xfe},       // UTF-16, little-endian
+	{0xfe, 0xff},       // UTF-16, big-endian
+	{0xef, 0xbb, 0xbf}, // UTF-8
+}
 
 // Limits bounds a document's shape.
 type Limits struct {
@@ -41,10 +61,21 @@ type ShapeError struct {
 
 func (e *ShapeError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Reason) }
 
-// Check returns a *ShapeError when doc goes past lim, else nil.
+// Check returns a *ShapeError when doc goes past lim or holds what Check
+// cannot follow before its end, else nil.
 func Check(doc []byte, lim Limits) error {
 	s := &scanner{b: doc, line: 1, lim: lim}
+	for _, m := range Marks {
+		if bytes.HasPrefix(doc, m) {
+			s.i = len(m)
+			break
+		}
+	}
 	s.document()
+	if s.err == nil && s.stop && s.i < len(s.b) {
+		// Stopped where the rest is unread: refuse it.
+		s.err = &ShapeError{Line: s.line, Reason: "invalid TOML: " + s.why}
+	}
 	return s.err
 }
 
@@ -56,7 +87,40 @@ type scanner struct {
 	depth  int
 	values int
 	err    error
-	stop   bool // stopped: past a limit, or at what the decoder refuses too
+	stop   bool   // stopped: past a limit, or at what it cannot follow
+	why    string // what it could not follow, when that stopped it
+}
+
+// halt stops the scan at what it cannot follow: want is what it expected
+// there (Check refuses the document unless nothing is left to read).
+func (s *scanner) halt(want string) {
+	if s.stop {
+		return
+	}
+	s.stop = true
+	if s.i >= len(s.b) {
+		s.why = want + ", found the end of the file"
+		return
+	}
+	s.why = fmt.Sprintf("%s, found %s", want, describe(s.b[s.i:]))
+}
+
+// describe names the character b starts with, for a refusal.
+func describe(b []byte) string {
+	r, n := utf8.DecodeRune(b)
+	switch {
+	case r == 0:
+		return "a NUL byte (TOML files are UTF-8; is this one UTF-16?)"
+	case r == '\n' || r == '\r':
+		return "the end of the line"
+	case r == 0xfeff:
+		return "a byte-order mark (U+FEFF) past the start of the file"
+	case r == utf8.RuneError && n <= 1:
+		return fmt.Sprintf("byte 0x%02x, not UTF-8", b[0])
+	case unicode.IsPrint(r):
+		return fmt.Sprintf("%q", r)
+	}
+	return fmt.Sprintf("%U", r)
 }
 
 func (s *scanner) fail(format string, args ...any) {
@@ -126,7 +190,7 @@ func (s *scanner) document() {
 			s.comment()
 		}
 		if !s.eof() && s.peek() != '\n' && s.peek() != '\r' {
-			s.stop = true
+			s.halt("expected the end of the line or a comment")
 		}
 	}
 }
@@ -141,13 +205,17 @@ func (s *scanner) header() {
 	s.count()
 	s.key()
 	if s.eof() || s.peek() != ']' {
-		s.stop = true
+		if double {
+			s.halt("expected ']]' to close an array-of-tables header")
+		} else {
+			s.halt("expected ']' to close a table header")
+		}
 		return
 	}
 	s.i++
 	if double {
 		if s.eof() || s.peek() != ']' {
-			s.stop = true
+			s.halt("expected ']]' to close an array-of-tables header")
 			return
 		}
 		s.i++
@@ -160,7 +228,7 @@ func (s *scanner) keyValue() {
 	s.key()
 	s.blank()
 	if s.eof() || s.peek() != '=' {
-		s.stop = true
+		s.halt("expected '=' after a key")
 		return
 	}
 	s.i++
@@ -174,6 +242,7 @@ func (s *scanner) key() {
 	for {
 		s.blank()
 		if s.eof() {
+			s.halt("expected a key")
 			return
 		}
 		start := s.i
@@ -187,7 +256,7 @@ func (s *scanner) key() {
 				s.i++
 			}
 		default:
-			s.stop = true
+			s.halt("expected a key (letters, digits, '_', '-', or quoted)")
 			return
 		}
 		if n := s.i - start; n > s.lim.KeyBytes+2 {
@@ -248,39 +317,21 @@ func (s *scanner) nest() bool {
 
 // array reads [v, v, ...], comments and newlines between.
 func (s *scanner) array() {
-	s.i++
-	if !s.nest() {
-		return
-	}
-	defer func() { s.depth-- }()
-	for {
-		s.space()
-		if s.eof() {
-			return
-		}
-		if s.peek() == ']' {
-			s.i++
-			return
-		}
+	s.list(']', "expected ',' or ']' in an array", func() {
 		s.count()
 		s.value()
-		s.space()
-		if s.eof() {
-			return
-		}
-		switch s.peek() {
-		case ',':
-			s.i++
-		case ']':
-		default:
-			s.stop = true
-			return
-		}
-	}
+	})
 }
 
 // inlineTable reads { k = v, k = v }.
 func (s *scanner) inlineTable() {
+	s.list('}', "expected ',' or '}' in an inline table", s.keyValue)
+}
+
+// list reads what array and inlineTable share: the opening bracket, then
+// items read by item and separated by commas, up to the closing byte end;
+// anything else after an item halts with want.
+func (s *scanner) list(end byte, want string, item func()) {
 	s.i++
 	if !s.nest() {
 		return
@@ -291,11 +342,11 @@ func (s *scanner) inlineTable() {
 		if s.eof() {
 			return
 		}
-		if s.peek() == '}' {
+		if s.peek() == end {
 			s.i++
 			return
 		}
-		s.keyValue()
+		item()
 		s.space()
 		if s.eof() {
 			return
@@ -303,9 +354,9 @@ func (s *scanner) inlineTable() {
 		switch s.peek() {
 		case ',':
 			s.i++
-		case '}':
+		case end:
 		default:
-			s.stop = true
+			s.halt(want)
 			return
 		}
 	}
@@ -318,7 +369,7 @@ func (s *scanner) singleLineString(q byte) bool {
 	for !s.eof() {
 		switch c := s.peek(); {
 		case c == '\n':
-			s.stop = true
+			s.halt("expected a string to end on its line")
 			return false
 		case c == '\\' && q == '"':
 			s.i += 2
@@ -329,7 +380,7 @@ func (s *scanner) singleLineString(q byte) bool {
 		}
 		s.i++
 	}
-	s.stop = true
+	s.halt("expected a string to end")
 	return false
 }
 
@@ -356,5 +407,5 @@ func (s *scanner) multiLineString(q byte) {
 		}
 		s.i++
 	}
-	s.stop = true
+	s.halt("expected a multi-line string to end")
 }

@@ -1,6 +1,7 @@
 package tomlscan
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"runtime"
@@ -175,29 +176,107 @@ func TestWorstWithinLimitsDecodesCheaply(t *testing.T) {
 	}
 }
 
+// FuzzCheck: whatever the document, and whichever byte-order mark the
+// decoder skips it starts with (or none), Check refuses it at a line of
+// it, or it decodes at a cost linear in its size.
 func FuzzCheck(f *testing.F) {
 	for _, doc := range good {
 		f.Add([]byte(doc))
 	}
 	f.Add([]byte(nestedInline(200)))
 	f.Add([]byte("a = \"\"\"x\\\n\"\"\"\n[b]\nc.d = [{e = 1}]"))
+	for _, m := range Marks {
+		f.Add(append(bytes.Clone(m), nestedInline(4<<10)...)) // the mark twice, below
+		f.Add(append(bytes.Clone(m), good["config"]...))
+	}
+	f.Add([]byte("key: " + nestedInline(200)))
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		err := Check(doc, Default)
-		var se *ShapeError
-		if err != nil && (!errors.As(err, &se) || se.Line < 1 || se.Line > strings.Count(string(doc), "\n")+1) {
-			t.Fatalf("Check: %v", err)
-		}
-		if err != nil {
-			return
-		}
-		// What Check lets through decodes at a cost linear in its size.
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		var v map[string]any
-		toml.Decode(string(doc), &v)
-		runtime.ReadMemStats(&after)
-		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4096*uint64(len(doc)+64) {
-			t.Fatalf("%d bytes decode allocating %d bytes", len(doc), alloc)
+		checkThenDecode(t, doc)
+		for _, m := range Marks {
+			checkThenDecode(t, append(bytes.Clone(m), doc...))
 		}
 	})
+}
+
+// checkThenDecode fails t unless Check refuses doc at one of its lines or
+// doc decodes allocating at most 4 KiB a byte.
+func checkThenDecode(t *testing.T, doc []byte) {
+	t.Helper()
+	err := Check(doc, Default)
+	var se *ShapeError
+	if err != nil && (!errors.As(err, &se) || se.Line < 1 || se.Line > strings.Count(string(doc), "\n")+1) {
+		t.Fatalf("Check: %v", err)
+	}
+	if err != nil {
+		return
+	}
+	// What Check lets through decodes at a cost linear in its size.
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var v map[string]any
+	toml.Decode(string(doc), &v)
+	runtime.ReadMemStats(&after)
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4096*uint64(len(doc)+64) {
+		t.Fatalf("%d bytes (%q…) decode allocating %d bytes", len(doc), doc[:min(len(doc), 16)], alloc)
+	}
+}
+
+// TestMarksAreTheDecoders: the decoder reads a document past each of
+// Marks, and past no other byte-order mark (a decoder that skipped
+// another would read past where Check stops: Marks would have to hold it).
+func TestMarksAreTheDecoders(t *testing.T) {
+	for _, m := range Marks {
+		var v map[string]any
+		if _, err := toml.Decode(string(m)+"a = 1\n", &v); err != nil || v["a"] != int64(1) {
+			t.Errorf("the decoder does not skip the mark % x: %v, %v", m, v, err)
+		}
+		if err := Check(append(bytes.Clone(m), good["config"]...), Default); err != nil {
+			t.Errorf("Check refuses a good document after the mark % x: %v", m, err)
+		}
+	}
+	others := map[string]string{
+		"UTF-32LE": "\xff\xfe\x00\x00", "UTF-32BE": "\x00\x00\xfe\xff", "UTF-8 twice": "\xef\xbb\xbf\xef\xbb\xbf",
+		"UTF-16LE then UTF-8": "\xff\xfe\xef\xbb\xbf", "UTF-7": "+/v8", "UTF-1": "\xf7\x64\x4c", "UTF-EBCDIC": "\xdd\x73\x66\x73",
+		"SCSU": "\x0e\xfe\xff", "BOCU-1": "\xfb\xee\x28", "GB 18030": "\x84\x31\x95\x33",
+	}
+	for name, m := range others {
+		var v map[string]any
+		if _, err := toml.Decode(m+"a = 1\n", &v); err == nil {
+			t.Errorf("the decoder reads a document past a %s mark (% x): add it to Marks", name, m)
+		}
+		if err := Check([]byte(m+nestedInline(200)), Default); err == nil {
+			t.Errorf("Check lets nesting after a %s mark (% x) through", name, m)
+		}
+	}
+}
+
+// TestRefusesWhatItCannotFollow: where Check cannot follow a document
+// before its end, it refuses it there, at its line, saying what it
+// expected and found; a mistake at the very end, after which nothing is
+// left unread, is the decoder's to report.
+func TestRefusesWhatItCannotFollow(t *testing.T) {
+	for _, c := range []struct{ doc, reason string }{
+		{"a = 1\nkey: value\n", "expected '=' after a key, found ':'"},
+		{"a = 1\n[table\nb = 2\n", "expected ']' to close a table header, found the end of the line"},
+		{"a = 1\n[[tables]\nb = 2\n", "expected ']]' to close an array-of-tables header"},
+		{"a = 1\ns = \"open\nb = 2\n", "expected a string to end on its line"},
+		{"a = 1\nb = \"x\" junk\n", "expected the end of the line or a comment, found 'j'"},
+		{"a = 1\nb = [1, 2 }\n", "expected ',' or ']' in an array, found '}'"},
+		{"a = 1\nb = { c = 1 ]\n", "expected ',' or '}' in an inline table, found ']'"},
+		{"a = 1\né = 2\n", "found 'é'"},
+		{"a = 1\n\x00b = 2\n", "a NUL byte"},
+		{"a = 1\n\xffb = 2\n", "byte 0xff, not UTF-8"},
+		{"a = 1\n\ufeffb = 2\n", "a byte-order mark (U+FEFF) past the start of the file"},
+	} {
+		err := Check([]byte(c.doc), Default)
+		var se *ShapeError
+		if !errors.As(err, &se) || se.Line != 2 || !strings.Contains(se.Reason, c.reason) || !strings.HasPrefix(se.Reason, "invalid TOML: ") {
+			t.Errorf("%q: %v; want line 2: invalid TOML: …%s…", c.doc, err, c.reason)
+		}
+	}
+	for _, doc := range []string{"a = 'open", "a = \"\"\"\nopen\n", "a = [1,\n", "[table", "a = { b = 1"} {
+		if err := Check([]byte(doc), Default); err != nil {
+			t.Errorf("%q: %v; nothing is left unread: the decoder reports it", doc, err)
+		}
+	}
 }

@@ -40,6 +40,8 @@ type FileChange struct {
 	LinesRemoved     int
 	Counted          bool
 	Binary           bool // Diff: either side is not text
+
+	oldChunks, newChunks []Chunk // where the content is, for patch
 }
 
 // DiffOptions tune Diff.
@@ -107,6 +109,17 @@ func loadOrEmpty(ctx context.Context, blobs storage.BlobStore, d storage.Digest)
 	return Load(ctx, blobs, d)
 }
 
+// Compare lists the paths that differ from a to b, sorted, without
+// patches (Diff with NoPatch, on manifests in hand). Entries a rule left
+// out are in neither.
+func Compare(a, b *Manifest) []FileChange { return compareManifests(a, b) }
+
+// SameEntry reports whether a and b are the same entry (kind, mode,
+// content or target); where their content is stored does not count.
+func SameEntry(a, b Entry) bool {
+	return a.Path == b.Path && a.Kind == b.Kind && a.Mode == b.Mode && a.Size == b.Size && a.Digest == b.Digest && a.Target == b.Target
+}
+
 // compareManifests lists the paths that differ from a to b.
 func compareManifests(a, b *Manifest) []FileChange {
 	var out []FileChange
@@ -147,11 +160,11 @@ func compareManifests(a, b *Manifest) []FileChange {
 }
 
 func (c *FileChange) setOld(e *Entry) {
-	c.OldKind, c.OldMode, c.OldSize, c.OldTarget, c.OldDigest = e.Kind, e.Mode, e.Size, e.Target, e.Digest
+	c.OldKind, c.OldMode, c.OldSize, c.OldTarget, c.OldDigest, c.oldChunks = e.Kind, e.Mode, e.Size, e.Target, e.Digest, e.Chunks
 }
 
 func (c *FileChange) setNew(e *Entry) {
-	c.NewKind, c.NewMode, c.NewSize, c.NewTarget, c.NewDigest = e.Kind, e.Mode, e.Size, e.Target, e.Digest
+	c.NewKind, c.NewMode, c.NewSize, c.NewTarget, c.NewDigest, c.newChunks = e.Kind, e.Mode, e.Size, e.Target, e.Digest, e.Chunks
 }
 
 // patch fills c's Patch or Summary when a file's content changed.
@@ -176,12 +189,12 @@ func patch(ctx context.Context, blobs storage.BlobStore, c *FileChange, opts Dif
 	var oldText, newText []byte
 	var err error
 	if oldFile {
-		if oldText, err = readBlob(ctx, blobs, c.OldDigest, c.Path); err != nil {
+		if oldText, err = readContent(ctx, blobs, &Entry{Path: c.Path, Size: c.OldSize, Digest: c.OldDigest, Chunks: c.oldChunks}); err != nil {
 			return err
 		}
 	}
 	if newFile {
-		if newText, err = readBlob(ctx, blobs, c.NewDigest, c.Path); err != nil {
+		if newText, err = readContent(ctx, blobs, &Entry{Path: c.Path, Size: c.NewSize, Digest: c.NewDigest, Chunks: c.newChunks}); err != nil {
 			return err
 		}
 	}
@@ -212,16 +225,13 @@ func patch(ctx context.Context, blobs storage.BlobStore, c *FileChange, opts Dif
 	return nil
 }
 
-// readBlob reads blob d whole (the caller bounds its size), verified.
-func readBlob(ctx context.Context, blobs storage.BlobStore, d storage.Digest, p string) ([]byte, error) {
-	rc, err := blobs.GetBlob(ctx, d)
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint: diff %s: %w", p, err)
-	}
+// readContent reads file e whole (the caller bounds its size), verified.
+func readContent(ctx context.Context, blobs storage.BlobStore, e *Entry) ([]byte, error) {
+	rc := openContent(ctx, blobs, e)
 	defer rc.Close()
 	b, err := io.ReadAll(rc)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint: diff %s: %w", p, err)
+		return nil, fmt.Errorf("checkpoint: diff %s: %w", e.Path, err)
 	}
 	return b, nil
 }

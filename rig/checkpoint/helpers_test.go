@@ -1,12 +1,17 @@
 package checkpoint
 
 import (
+	"context"
+	"io"
 	"io/fs"
 	"math/rand"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"looprig/rig/storage"
+	"looprig/rig/storage/memstore"
 )
 
 // write creates root/rel (and its parents) with content and mode.
@@ -109,4 +114,33 @@ func treeOf(t testing.TB, root string) map[string]node {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// damage changes the first byte of file p's content in the pack that
+// holds it, as a disk error would.
+func damage(t testing.TB, blobs *memstore.Store, manifest storage.Digest, p string) {
+	t.Helper()
+	ctx := context.Background()
+	m, err := Load(ctx, blobs, manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, ok := m.Lookup(p)
+	if !ok || len(e.Chunks) == 0 {
+		t.Fatalf("%s: no content in the checkpoint", p)
+	}
+	c := e.Chunks[0]
+	rc, err := blobs.GetBlob(ctx, c.Pack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[c.Offset] ^= 0x20
+	if !blobs.DamageBlob(c.Pack, b) {
+		t.Fatal("no blob to damage")
+	}
 }

@@ -1,6 +1,9 @@
 package checkpoint
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestIgnoreMatch(t *testing.T) {
 	for _, tc := range []struct {
@@ -41,6 +44,34 @@ func TestIgnoreMatch(t *testing.T) {
 		{[]string{"sp\\ "}, "sp ", false, true},
 		{[]string{"*.log\r"}, "x.log", false, true},
 		{nil, "x", false, false},
+		// git's wildmatch within an element
+		{[]string{"[!a]x"}, "bx", false, true},
+		{[]string{"[!a]x"}, "ax", false, false},
+		{[]string{"[^a]x"}, "bx", false, true},
+		{[]string{"[]]x"}, "]x", false, true},
+		{[]string{"[!]]x"}, "]x", false, false},
+		{[]string{"[a-c]x"}, "bx", false, true},
+		{[]string{"[c-a]x"}, "bx", false, false}, // a reversed range is empty
+		{[]string{"[a-]x"}, "-x", false, true},
+		{[]string{"[[:digit:]]x"}, "1x", false, true},
+		{[]string{"[[:digit:]]x"}, "ax", false, false},
+		{[]string{"[![:alpha:]]"}, "1", false, true},
+		{[]string{"[[:]x"}, ":x", false, true}, // "[:" with no ":]" is a "["
+		{[]string{`[\]]x`}, "]x", false, true},
+		{[]string{"foo**bar"}, "fooXYbar", false, true},
+		{[]string{"a*b*c"}, "aXbYbZc", false, true},
+		{[]string{"a*b*c"}, "aXbYbZ", false, false},
+		{[]string{"*"}, "a/b", false, true},
+		{[]string{`\*`}, "*", false, true},
+		{[]string{`\*`}, "x", false, false},
+		{[]string{`a\/b`}, "a/b", false, true},
+		{[]string{"a/**/**"}, "a", true, false},
+		{[]string{"a/**/**"}, "a/x", false, true},
+		{[]string{"**/**/b"}, "x/y/b", false, true},
+		{[]string{"**/a/b"}, "a/x/a/b", false, true}, // backtracks
+		{[]string{"build//"}, "build", true, false},  // git strips one "/"
+		{[]string{"/"}, "x", false, false},
+		{[]string{"!"}, "x", false, false},
 	} {
 		ig, err := ParseIgnore(tc.patterns)
 		if err != nil {
@@ -50,7 +81,9 @@ func TestIgnoreMatch(t *testing.T) {
 			t.Errorf("%q match %q (dir %v) = %v, want %v", tc.patterns, tc.path, tc.dir, got, tc.want)
 		}
 	}
-	if _, err := ParseIgnore([]string{"ok", "bad["}); err == nil {
-		t.Error("a bad class parsed")
+	for _, bad := range []string{"bad[", "x\\", "[[:nope:]]", "[a-\\", "[\\"} {
+		if _, err := ParseIgnore([]string{"ok", bad}); err == nil || !strings.Contains(err.Error(), "line 2") {
+			t.Errorf("%q parsed: %v", bad, err)
+		}
 	}
 }

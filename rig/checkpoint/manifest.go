@@ -3,7 +3,6 @@ package checkpoint
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -54,22 +53,31 @@ type Entry struct {
 	Kind   Kind           //
 	Mode   fs.FileMode    // File and Dir: permission bits (within 0777)
 	Size   int64          // File: bytes
-	Digest storage.Digest // File: its blob
+	Digest storage.Digest // File: the digest of its content
 	Target string         // Symlink: the target, exactly as read
+	// Chunks says where a File's content is (none when it is empty). A
+	// version 1 manifest's file is one chunk: its own blob, whole.
+	Chunks []Chunk
 }
 
-// Manifest is a checkpoint: the entries of a workspace, sorted by path
-// (byte order), each path once. Directories that hold something are
-// implied by their entries' paths; only empty ones are entries.
+// Manifest is a checkpoint read whole: the entries of a workspace, sorted
+// by path (byte order), each path once. Directories that hold something
+// are implied by their entries' paths; only empty ones are entries.
+// Version 2 checkpoints (trees, see tree.go) also give every directory's
+// mode and the paths a rule left out.
 type Manifest struct {
-	Entries []Entry
+	Version  int // 1: a flat manifest; 2: a snapshot of trees
+	Entries  []Entry
+	RootMode fs.FileMode            // version 2
+	Dirs     map[string]fs.FileMode // version 2: every directory below the root, by path
+	Excluded []ExcludedPath         // version 2: sorted by path
 }
 
 // NewManifest sorts entries by path and returns them as a manifest, or a
 // *ManifestError when they do not form a valid one.
 func NewManifest(entries []Entry) (*Manifest, error) {
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Path < entries[j].Path })
-	m := &Manifest{Entries: entries}
+	m := &Manifest{Version: 1, Entries: entries}
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
@@ -207,7 +215,7 @@ func Decode(r io.Reader) (*Manifest, error) {
 	sc := bufio.NewScanner(lr)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLineBytes)
 	sc.Split(splitStrictLines)
-	m := &Manifest{}
+	m := &Manifest{Version: 1}
 	seen := make(map[string]struct{})
 	line := 0
 	for sc.Scan() {
@@ -247,6 +255,11 @@ func Decode(r io.Reader) (*Manifest, error) {
 	}
 	if line == 0 {
 		return nil, &ManifestError{Reason: "empty"}
+	}
+	for i := range m.Entries {
+		if e := &m.Entries[i]; e.Kind == File && e.Size > 0 {
+			e.Chunks = []Chunk{{Digest: e.Digest, Pack: e.Digest, Length: e.Size}}
+		}
 	}
 	return m, nil
 }
@@ -323,27 +336,4 @@ func parseMode(s string) (fs.FileMode, error) {
 		return 0, fmt.Errorf("mode %.10q: want 4 octal digits", s)
 	}
 	return fs.FileMode(v), nil
-}
-
-// Load reads and decodes the manifest stored as blob d, verifying the blob.
-func Load(ctx context.Context, blobs storage.BlobStore, d storage.Digest) (*Manifest, error) {
-	rc, err := blobs.GetBlob(ctx, d)
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint: load manifest %s: %w", d, err)
-	}
-	defer rc.Close()
-	m, err := Decode(rc)
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint: load manifest %s: %w", d, err)
-	}
-	return m, nil
-}
-
-// store puts the manifest's encoding into blobs and returns its digest.
-func (m *Manifest) store(ctx context.Context, blobs storage.BlobStore) (storage.Digest, error) {
-	info, err := blobs.PutBlob(ctx, bytes.NewReader(m.Encode()))
-	if err != nil {
-		return storage.Digest{}, fmt.Errorf("checkpoint: store manifest: %w", err)
-	}
-	return info.Digest, nil
 }

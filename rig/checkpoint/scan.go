@@ -2,39 +2,53 @@ package checkpoint
 
 import (
 	"context"
-	"errors"
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
-	"sync/atomic"
-	"syscall"
-	"time"
+
+	"golang.org/x/sys/unix"
 
 	"looprig/rig/storage"
 )
 
 // Options tune Take (and Differences, which walks a directory the same way).
 type Options struct {
-	// Exclude holds gitignore-style patterns (see Ignore) applied after
-	// the root's .looprigignore, so they win over it. Nothing is
-	// excluded by default.
+	// Exclude holds gitignore-style patterns applied after the built-in
+	// and the workspace's own rules (see Filter), so they win over them.
 	Exclude []string
+	// Include holds gitignore-style patterns that take back what any
+	// other rule left out.
+	Include []string
 	// Index is the previous Take's Result.Index, or nil: files whose stat
-	// data it holds unchanged are not read.
+	// data it holds unchanged are not read, directories whose entries are
+	// all unchanged are not encoded again.
 	Index *Index
+	// IndexTrusted says the caller knows Index.Manifest is a checkpoint
+	// its journal records, so that every blob the index names is
+	// referenced and no sweep deletes it. Otherwise every pack the index
+	// would have Take reuse is first confirmed present, and renewed
+	// (storage.BlobStore.TouchBlob) so that a sweep spares it until the
+	// new checkpoint is journaled; a pack that is gone is not reused.
+	IndexTrusted bool
 	// MaxBytes, when > 0, bounds the total size of the regular files:
-	// more fails Take with *TooLargeError before anything but file
-	// contents is stored (and before any is when the walk already shows
-	// it).
+	// more fails Take with *TooLargeError before anything is stored.
 	MaxBytes int64
 	// Parallel is how many files are read at once (default 4).
 	Parallel int
+	// Progress, when not nil, is called now and then while files are
+	// read and stored (from one goroutine at a time), and once at the end.
+	Progress func(Progress)
+}
+
+// Progress is how far a Take is.
+type Progress struct {
+	Files, FilesDone int   // regular files in the workspace; done so far
+	Bytes, BytesDone int64 // their bytes; done so far (including those the index vouched for)
 }
 
 // SkipReason says why a path was left out of a checkpoint.
@@ -55,50 +69,61 @@ type Skipped struct {
 	Detail string // the symlink's target, the file's type, ...
 }
 
-// maxIgnoreFileBytes bounds the .looprigignore read.
-const maxIgnoreFileBytes = 1 << 20
-
-// scan is one walk of a workspace.
-type scan struct {
-	root    string
-	ignore  *Ignore
-	entries []Entry
-	files   []int   // indexes in entries of the regular files
-	stamps  []stamp // per entries index (files only)
-	skipped []Skipped
-	total   int64
+// ExcludedPath is a path a rule left out of a checkpoint (see Filter):
+// its name is recorded, its content never read or stored.
+type ExcludedPath struct {
+	Path   string
+	IsDir  bool
+	Reason ExcludeReason // the rule's kind ("" when read back from a checkpoint)
 }
 
-// loadIgnore compiles the root's .looprigignore (if it is a regular file)
-// followed by extra.
-func loadIgnore(root string, extra []string) (*Ignore, error) {
-	ig := &Ignore{}
-	p := filepath.Join(root, IgnoreFile)
-	if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
-		f, err := os.Open(p)
-		if err != nil {
-			return nil, fmt.Errorf("checkpoint: %w", err)
-		}
-		b, err := io.ReadAll(io.LimitReader(f, maxIgnoreFileBytes+1))
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("checkpoint: read %s: %w", p, err)
-		}
-		if len(b) > maxIgnoreFileBytes {
-			return nil, fmt.Errorf("checkpoint: %s is larger than %d bytes", p, maxIgnoreFileBytes)
-		}
-		if err := ig.add(strings.Split(string(b), "\n"), IgnoreFile); err != nil {
-			return nil, err
-		}
-	}
-	if err := ig.add(extra, "Options.Exclude"); err != nil {
-		return nil, err
-	}
-	return ig, nil
+// scan is one walk of a workspace: a tree of directories, each with its
+// entries sorted by name.
+type scan struct {
+	root     string
+	filter   *Filter
+	top      *dirNode
+	dirs     []*dirNode // children before parents
+	files    []*fileNode
+	skipped  []Skipped
+	excluded []ExcludedPath
+	total    int64
+}
+
+type dirNode struct {
+	rel      string
+	mode     fs.FileMode
+	entries  []scanEntry
+	excluded []ExcludedPath // left out here (moved to the scan by collect)
+	skipped  []Skipped
+	sig      storage.Digest
+	tree     treeRef
+	reused   bool // its tree is the index's
+	stamped  bool // sig computed
+}
+
+type scanEntry struct {
+	name     string
+	kind     Kind
+	excluded bool
+	file     *fileNode // File
+	dir      *dirNode  // Dir
+	target   string    // Symlink
+}
+
+type fileNode struct {
+	rel    string
+	st     stamp
+	digest storage.Digest
+	chunks []chunkLoc
+	hit    bool     // the index vouched for it
+	skip   *Skipped // left out after all
 }
 
 // walk lists root without following symlinks and without reading files.
-func walk(ctx context.Context, root string, exclude []string) (*scan, error) {
+// Directories are read through descriptors (openat, fstatat: no path is
+// resolved twice, no symbolic link is followed below root), a few at once.
+func walk(ctx context.Context, root string, opts Options) (*scan, error) {
 	fi, err := os.Stat(root)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
@@ -106,248 +131,245 @@ func walk(ctx context.Context, root string, exclude []string) (*scan, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("checkpoint: %s is not a directory", root)
 	}
-	ig, err := loadIgnore(root, exclude)
+	f, err := NewFilter(root, FilterOptions{Exclude: opts.Exclude, Include: opts.Include})
 	if err != nil {
 		return nil, err
 	}
-	s := &scan{root: root, ignore: ig}
-	if _, err := s.walkDir(ctx, ""); err != nil {
-		return nil, err
+	rootFD, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: walk: %w", &fs.PathError{Op: "open", Path: root, Err: err})
 	}
-	s.sort()
+	w := &walker{ctx: ctx, root: root, filter: f, sem: make(chan struct{}, walkParallel)}
+	top := &dirNode{rel: "", mode: fi.Mode().Perm()}
+	w.wg.Add(1)
+	w.dir(rootFD, top)
+	w.wg.Wait()
+	if w.err != nil {
+		return nil, w.err
+	}
+	s := &scan{root: root, filter: f, top: top}
+	s.collect(top)
 	return s, nil
 }
 
-// sort orders the entries by path (the walk gives "a/b" before "a.txt"),
-// keeping files and stamps in step.
-func (s *scan) sort() {
-	for len(s.stamps) < len(s.entries) {
-		s.stamps = append(s.stamps, stamp{})
-	}
-	order := make([]int, len(s.entries))
-	for i := range order {
-		order[i] = i
-	}
-	sort.Slice(order, func(a, b int) bool { return s.entries[order[a]].Path < s.entries[order[b]].Path })
-	entries := make([]Entry, len(order))
-	stamps := make([]stamp, len(order))
-	s.files = s.files[:0]
-	for i, j := range order {
-		entries[i], stamps[i] = s.entries[j], s.stamps[j]
-		if entries[i].Kind == File {
-			s.files = append(s.files, i)
-		}
-	}
-	s.entries, s.stamps = entries, stamps
+// walkParallel is how many directories a walk reads at once besides the
+// one it is in.
+const walkParallel = 4
+
+// walker is one walk: directories read by as many goroutines as sem
+// allows, the first error kept.
+type walker struct {
+	ctx    context.Context
+	root   string
+	filter *Filter
+	fmu    sync.Mutex // serializes the filter
+	sem    chan struct{}
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	err    error
 }
 
-// walkDir adds the entries below directory rel ("" for the root) and
-// reports whether it kept any.
-func (s *scan) walkDir(ctx context.Context, rel string) (bool, error) {
-	if err := ctx.Err(); err != nil {
-		return false, fmt.Errorf("checkpoint: walk: %w", err)
+func (w *walker) fail(err error) {
+	w.mu.Lock()
+	if w.err == nil {
+		w.err = err
 	}
-	des, err := os.ReadDir(filepath.Join(s.root, filepath.FromSlash(rel)))
+	w.mu.Unlock()
+}
+
+func (w *walker) failed() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err != nil
+}
+
+// dir reads the directory open as fd (which it closes) into d: its
+// entries sorted by name, subdirectories walked in goroutines of their
+// own while sem has room, else in this one.
+func (w *walker) dir(fd int, d *dirNode) {
+	defer w.wg.Done()
+	f := os.NewFile(uintptr(fd), filepath.Join(w.root, filepath.FromSlash(d.rel)))
+	defer f.Close()
+	if err := w.ctx.Err(); err != nil {
+		w.fail(fmt.Errorf("checkpoint: walk: %w", err))
+		return
+	}
+	if w.failed() {
+		return
+	}
+	w.fmu.Lock()
+	err := w.filter.Enter(d.rel)
+	w.fmu.Unlock()
 	if err != nil {
-		return false, fmt.Errorf("checkpoint: walk: %w", err)
+		w.fail(err)
+		return
 	}
-	kept := false
-	for _, de := range des {
-		p := path.Join(rel, de.Name())
-		typ := de.Type()
-		if s.ignore.Match(p, typ.IsDir()) {
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		w.fail(fmt.Errorf("checkpoint: walk: %w", err))
+		return
+	}
+	sort.Strings(names)
+	d.entries = make([]scanEntry, 0, len(names))
+	var st unix.Stat_t
+	for _, name := range names {
+		p := name
+		if d.rel != "" {
+			p = d.rel + "/" + name
+		}
+		if err := fstatat(fd, name, &st); err != nil {
+			if err == unix.ENOENT {
+				continue // removed since it was listed
+			}
+			w.fail(fmt.Errorf("checkpoint: walk: %w", &fs.PathError{Op: "lstat", Path: filepath.Join(f.Name(), name), Err: err}))
+			return
+		}
+		typ := st.Mode & unix.S_IFMT
+		w.fmu.Lock()
+		excluded, why := w.filter.Excluded(p, typ == unix.S_IFDIR)
+		w.fmu.Unlock()
+		if excluded {
+			k := File
+			if typ == unix.S_IFDIR {
+				k = Dir
+			}
+			d.entries = append(d.entries, scanEntry{name: name, kind: k, excluded: true})
+			d.excluded = append(d.excluded, ExcludedPath{Path: p, IsDir: k == Dir, Reason: why})
 			continue
 		}
-		abs := filepath.Join(s.root, filepath.FromSlash(p))
-		switch {
-		case typ.IsDir():
-			inner, err := s.walkDir(ctx, p)
+		switch typ {
+		case unix.S_IFDIR:
+			sub := &dirNode{rel: p, mode: fs.FileMode(st.Mode & 0o777)}
+			cfd, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 			if err != nil {
-				return false, err
-			}
-			if !inner {
-				fi, err := os.Lstat(abs)
-				if err != nil {
-					return false, fmt.Errorf("checkpoint: walk: %w", err)
+				if err == unix.ENOENT || err == unix.ELOOP || err == unix.ENOTDIR { // replaced since
+					d.skipped = append(d.skipped, Skipped{Path: p, Reason: SkipChanged, Detail: "no longer a directory"})
+					continue
 				}
-				s.entries = append(s.entries, Entry{Path: p, Kind: Dir, Mode: fi.Mode().Perm()})
+				w.fail(fmt.Errorf("checkpoint: walk: %w", &fs.PathError{Op: "open", Path: filepath.Join(f.Name(), name), Err: err}))
+				return
 			}
-			kept = true
-		case typ&fs.ModeSymlink != 0:
-			target, err := os.Readlink(abs)
+			d.entries = append(d.entries, scanEntry{name: name, kind: Dir, dir: sub})
+			w.wg.Add(1)
+			select {
+			case w.sem <- struct{}{}:
+				go func() {
+					defer func() { <-w.sem }()
+					w.dir(cfd, sub)
+				}()
+			default:
+				w.dir(cfd, sub)
+			}
+		case unix.S_IFLNK:
+			target, err := readlinkat(fd, name)
 			if err != nil {
-				return false, fmt.Errorf("checkpoint: walk: %w", err)
+				w.fail(fmt.Errorf("checkpoint: walk: %w", &fs.PathError{Op: "readlink", Path: filepath.Join(f.Name(), name), Err: err}))
+				return
 			}
 			if r := checkTarget(p, target); r != "" {
-				s.skipped = append(s.skipped, Skipped{Path: p, Reason: SkipOutsideSymlink, Detail: target + ": " + r})
+				d.skipped = append(d.skipped, Skipped{Path: p, Reason: SkipOutsideSymlink, Detail: target + ": " + r})
 				continue
 			}
-			s.entries = append(s.entries, Entry{Path: p, Kind: Symlink, Target: target})
-			kept = true
-		case typ.IsRegular():
-			fi, err := os.Lstat(abs)
-			if err != nil {
-				return false, fmt.Errorf("checkpoint: walk: %w", err)
-			}
-			if !fi.Mode().IsRegular() { // replaced since ReadDir
-				s.skipped = append(s.skipped, Skipped{Path: p, Reason: SkipChanged, Detail: fi.Mode().Type().String()})
-				continue
-			}
-			st := stampOf(fi)
-			s.files = append(s.files, len(s.entries))
-			s.entries = append(s.entries, Entry{Path: p, Kind: File, Mode: fi.Mode().Perm(), Size: st.size})
-			for len(s.stamps) < len(s.entries) {
-				s.stamps = append(s.stamps, stamp{})
-			}
-			s.stamps[len(s.entries)-1] = st
-			s.total += st.size
-			kept = true
+			d.entries = append(d.entries, scanEntry{name: name, kind: Symlink, target: target})
+		case unix.S_IFREG:
+			fn := &fileNode{rel: p, st: stampOfStat(&st)}
+			d.entries = append(d.entries, scanEntry{name: name, kind: File, file: fn})
 		default:
-			s.skipped = append(s.skipped, Skipped{Path: p, Reason: SkipSpecial, Detail: typ.String()})
+			d.skipped = append(d.skipped, Skipped{Path: p, Reason: SkipSpecial, Detail: modeOfStat(&st).Type().String()})
 		}
 	}
-	return kept, nil
 }
 
-// digester turns an open file into a digest: PutBlob for Take, a local
-// hash for Differences. It returns the digest and the bytes it read.
-type digester func(ctx context.Context, r io.Reader) (storage.Digest, int64, error)
-
-// digestFiles fills the digest of every regular file: from ix when its
-// stat data match, else by reading it with dig, parallel at once. Files
-// that change while read, twice, or vanish are dropped from the entries
-// and added to skipped. It returns the bytes read.
-func (s *scan) digestFiles(ctx context.Context, ix *Index, dig digester, parallel int) (int64, error) {
-	var todo []int
-	for _, i := range s.files {
-		if d, ok := ix.lookup(s.entries[i].Path, s.stamps[i]); ok {
-			s.entries[i].Digest = d
-		} else {
-			todo = append(todo, i)
+// collect fills s from the tree below d: its directories children first,
+// its files, what was left out and skipped, in path order.
+func (s *scan) collect(d *dirNode) {
+	s.excluded = append(s.excluded, d.excluded...)
+	s.skipped = append(s.skipped, d.skipped...)
+	for i := range d.entries {
+		e := &d.entries[i]
+		switch {
+		case e.excluded:
+		case e.kind == Dir:
+			s.collect(e.dir)
+		case e.kind == File:
+			s.files = append(s.files, e.file)
+			s.total += e.file.st.size
 		}
 	}
-	if parallel <= 0 {
-		parallel = 4
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		read     atomic.Int64
-		next     atomic.Int64
-		mu       sync.Mutex
-		firstErr error
-		drop     = make(map[int]Skipped)
-		wg       sync.WaitGroup
-	)
-	for w := 0; w < min(parallel, len(todo)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				k := int(next.Add(1)) - 1
-				if k >= len(todo) || ctx.Err() != nil {
-					return
-				}
-				i := todo[k]
-				skip, err := s.readFile(ctx, i, dig, &read)
-				mu.Lock()
-				if err != nil && firstErr == nil {
-					firstErr = err
-					cancel()
-				}
-				if skip != nil {
-					drop[i] = *skip
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return read.Load(), firstErr
-	}
-	if err := ctx.Err(); err != nil {
-		return read.Load(), fmt.Errorf("checkpoint: %w", err)
-	}
-	if len(drop) > 0 {
-		kept := s.entries[:0]
-		var files []int
-		stamps := s.stamps[:0]
-		for i, e := range s.entries {
-			if sk, ok := drop[i]; ok {
-				s.skipped = append(s.skipped, sk)
-				s.total -= e.Size
-				continue
-			}
-			if e.Kind == File {
-				files = append(files, len(kept))
-			}
-			kept = append(kept, e)
-			stamps = append(stamps, s.stamps[i])
-		}
-		s.entries, s.files, s.stamps = kept, files, stamps
-	}
-	return read.Load(), nil
+	d.excluded, d.skipped = nil, nil
+	s.dirs = append(s.dirs, d)
 }
 
-// readFile digests entries[i], re-stating the open file after reading it:
-// when its size, mtime, ctime or inode moved meanwhile, it tries once
-// more, then gives up on the file (SkipChanged) rather than keep content
-// that may be torn. It updates the entry's size and mode and its stamp.
-func (s *scan) readFile(ctx context.Context, i int, dig digester, read *atomic.Int64) (*Skipped, error) {
-	e := &s.entries[i]
-	abs := filepath.Join(s.root, filepath.FromSlash(e.Path))
-	for try := 0; try < 2; try++ {
-		f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-		if errors.Is(err, fs.ErrNotExist) {
-			return &Skipped{Path: e.Path, Reason: SkipVanished}, nil
-		}
-		if errors.Is(err, syscall.ELOOP) { // became a symlink
-			return &Skipped{Path: e.Path, Reason: SkipChanged, Detail: "became a symlink"}, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("checkpoint: %w", err)
-		}
-		before, err := f.Stat()
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("checkpoint: %w", err)
-		}
-		if !before.Mode().IsRegular() {
-			f.Close()
-			return &Skipped{Path: e.Path, Reason: SkipChanged, Detail: before.Mode().Type().String()}, nil
-		}
-		d, n, err := dig(ctx, f)
-		read.Add(n)
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("checkpoint: read %s: %w", e.Path, err)
-		}
-		after, err := f.Stat()
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("checkpoint: %w", err)
-		}
-		b, a := stampOf(before), stampOf(after)
-		if b.sameContent(a) && n == a.size {
-			e.Digest, e.Size, e.Mode = d, a.size, after.Mode().Perm()
-			s.stamps[i] = a
-			return nil, nil
+// fstatat is lstat of name in the open directory dir, retried on EINTR.
+func fstatat(dir int, name string, st *unix.Stat_t) error {
+	for {
+		if err := unix.Fstatat(dir, name, st, unix.AT_SYMLINK_NOFOLLOW); err != unix.EINTR {
+			return err
 		}
 	}
-	return &Skipped{Path: e.Path, Reason: SkipChanged}, nil
 }
 
-// newIndex returns the index of the scanned files, without those modified
-// within racyWindow of start.
-func (s *scan) newIndex(start time.Time) *Index {
-	ix := &Index{Version: indexVersion, Files: make(map[string]IndexEntry, len(s.files))}
-	limit := start.Add(-racyWindow).UnixNano()
-	for _, i := range s.files {
-		st := s.stamps[i]
-		if st.mtimeNs < limit {
-			ix.Files[s.entries[i].Path] = st.entry(s.entries[i].Digest)
+// readlinkat reads the target of the symbolic link name in dir.
+func readlinkat(dir int, name string) (string, error) {
+	for size := 256; ; size *= 2 {
+		buf := make([]byte, size)
+		n, err := unix.Readlinkat(dir, name, buf)
+		if err != nil {
+			return "", err
+		}
+		if n < size {
+			return string(buf[:n]), nil
 		}
 	}
-	return ix
+}
+
+// signature computes d.sig from what the walk saw (and what reading the
+// files found), and whether d's tree can be the index's: every file below
+// it vouched for by the index, every subdirectory reused, the signature
+// the index's. Subdirectories are signed first (s.dirs order).
+func (d *dirNode) signature(ix *Index) (reusable bool) {
+	h := sha256.New()
+	var b []byte
+	b = binary.AppendUvarint(b, uint64(d.mode))
+	clean := true
+	for i := range d.entries {
+		e := &d.entries[i]
+		if e.kind == File && !e.excluded && e.file.skip != nil {
+			clean = false
+			continue
+		}
+		b = append(b, byte(e.kind))
+		if e.excluded {
+			b = append(b, 'x')
+		}
+		b = appendString(b, e.name)
+		switch {
+		case e.excluded:
+		case e.kind == File:
+			st := e.file.st
+			b = binary.AppendVarint(b, st.size)
+			b = binary.AppendUvarint(b, uint64(st.mode))
+			b = binary.AppendVarint(b, st.mtimeNs)
+			b = binary.AppendVarint(b, st.ctimeNs)
+			b = binary.AppendUvarint(b, st.ino)
+			clean = clean && e.file.hit
+		case e.kind == Symlink:
+			b = appendString(b, e.target)
+		case e.kind == Dir:
+			b = append(b, e.dir.sig[:]...)
+			clean = clean && e.dir.reused
+		}
+		if len(b) > 4096 {
+			h.Write(b)
+			b = b[:0]
+		}
+	}
+	h.Write(b)
+	h.Sum(d.sig[:0])
+	d.stamped = true
+	if !clean || ix == nil {
+		return false
+	}
+	old, ok := ix.Dirs[d.rel]
+	return ok && old.Sig == d.sig
 }

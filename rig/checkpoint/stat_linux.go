@@ -3,6 +3,8 @@ package checkpoint
 import (
 	"io/fs"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // inodeCtime returns fi's inode number and change time (ns).
@@ -12,4 +14,9 @@ func inodeCtime(fi fs.FileInfo) (uint64, int64) {
 		return 0, 0
 	}
 	return uint64(st.Ino), st.Ctim.Nano()
+}
+
+// stampOfStat is the stamp of what st describes.
+func stampOfStat(st *unix.Stat_t) stamp {
+	return stamp{size: st.Size, mode: modeOfStat(st), mtimeNs: st.Mtim.Nano(), ctimeNs: st.Ctim.Nano(), ino: uint64(st.Ino)}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,7 +27,7 @@ import (
 // directory; nothing is written into the user's own settings) are
 // `looprig hook` commands that reach this turn's hook socket: PreToolUse
 // (a tool the agent wants to use: allowed by pattern or asked as a gate)
-// and Notification (attention).
+// and Notification (attention); see claude_hooks.go.
 type claude struct {
 	command     string
 	allow       []string
@@ -53,6 +54,15 @@ func (c *claude) Name() string { return "claude" }
 
 // NewConversation implements Agent: Claude Code's session ids are UUIDs.
 func (c *claude) NewConversation() string { return uuid.NewString() }
+
+// ForkLine implements ConversationForker: each line of a Claude Code
+// transcript is a JSON object naming its conversation ("sessionId"), so
+// every JSON string that is exactly from's id becomes to's (both are
+// UUIDs: the line keeps its length). This is what Claude Code's own
+// --fork-session writes; the source's file is left as it is.
+func (c *claude) ForkLine(line []byte, from, to string) []byte {
+	return bytes.ReplaceAll(line, []byte(`"`+from+`"`), []byte(`"`+to+`"`))
+}
 
 // TranscriptPath implements Agent: Claude Code keeps a conversation in
 // CONFIG/projects/SLUG/ID.jsonl, CONFIG being $CLAUDE_CONFIG_DIR or
@@ -149,7 +159,7 @@ func (c *claude) Run(ctx context.Context, turn Turn, sink Sink) (Result, error) 
 	}
 	defer hooks.close() // no gate outlives the agent
 	settings := filepath.Join(private, "settings.json")
-	if err := os.WriteFile(settings, c.settings(), 0o600); err != nil {
+	if err := os.WriteFile(settings, c.settings(hooks.args()), 0o600); err != nil {
 		return none, fmt.Errorf("claude: %w", err)
 	}
 	pin := []string{"--session-id", turn.Conversation}
@@ -157,7 +167,6 @@ func (c *claude) Run(ctx context.Context, turn Turn, sink Sink) (Result, error) 
 		pin = []string{"--resume", turn.Conversation}
 	}
 	agentTurn := turn
-	agentTurn.Env = append(agentTurn.Env[:len(agentTurn.Env):len(agentTurn.Env)], hooks.env()...)
 	if c.interactive {
 		// The agent's own interface, on the turn's terminal: its output is
 		// the turn's, as a full-screen program's; the first prompt, if
@@ -202,23 +211,21 @@ func (r *claudeResult) err(exitCode int) error {
 	return nil
 }
 
-// settings is the --settings file: the hooks, each `looprig hook`, with a
-// timeout longer than the gate's so that the gate's denial arrives first:
-// PreToolUse and Notification, and for the interactive interface
-// SessionStart (its conversation) and Stop (it waits for the user).
-func (c *claude) settings() []byte {
+// settings is the --settings file: the hooks, each `looprig hook` with
+// hookArgs (where its socket and token are), with a timeout longer than
+// the gate's so that the gate's denial arrives first: the events of
+// hookEvents, which are the only ones the hook socket takes.
+func (c *claude) settings(hookArgs []string) []byte {
 	wait := c.gateTimeout + hookSlack
-	cmd := shellQuoteAll(append(c.hookArgv(), "--wait", wait.String()))
+	cmd := shellQuoteAll(append(append(c.hookArgv()[:len(c.hookArgv()):len(c.hookArgv())], "--wait", wait.String()), hookArgs...))
 	hook := []map[string]any{{"type": "command", "command": cmd, "timeout": int((wait + hookSlack).Seconds())}}
-	hooks := map[string]any{
-		"PreToolUse":   []map[string]any{{"matcher": "*", "hooks": hook}},
-		"Notification": []map[string]any{{"hooks": hook}},
-	}
-	if c.interactive {
-		// Headless turns report the conversation in their stream and end
-		// where the agent stops: these would only cost a process each.
-		hooks["SessionStart"] = []map[string]any{{"hooks": hook}}
-		hooks["Stop"] = []map[string]any{{"hooks": hook}}
+	hooks := map[string]any{}
+	for _, ev := range hookEvents(c.interactive) {
+		entry := map[string]any{"hooks": hook}
+		if ev == hookPreToolUse {
+			entry["matcher"] = "*"
+		}
+		hooks[ev] = []map[string]any{entry}
 	}
 	b, _ := json.Marshal(map[string]any{"hooks": hooks})
 	return b

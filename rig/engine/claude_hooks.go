@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -25,16 +26,52 @@ import (
 // forwards the hook's input to this socket and prints the answer (RunHook).
 // The socket lives in the turn's private directory (0700, the socket
 // 0600), serves only peers of this uid, and each request carries the
-// turn's token (LOOPRIG_HOOK_TOKEN in the agent's environment, never in
-// argv). A PreToolUse request is a tool the agent wants to use: allowed by
-// the profile's patterns, or asked as a gate; anything else (no answer in
-// time, the turn ending, a request that cannot be read) is a denial.
+// turn's token, which the hook reads from a file beside the socket (0600):
+// the settings name both on the hook's command line, so neither is in the
+// agent's environment, and so in no tool command's. A PreToolUse request
+// is a tool the agent wants to use: allowed by the profile's patterns, or
+// asked as a gate; anything else (no answer in time, the turn ending, a
+// request that cannot be read) is a denial.
+//
+// The token tells the hook from another user's process, not from the
+// agent's own tools: they run as the user, beside the hook, and one that
+// looks for it finds it (the settings file is named on the agent's command
+// line, and the token file is the user's). So the socket takes nothing on
+// the token's word that would let a tool speak for the user or pose as
+// the agent's program: only the hook events the turn asked for
+// (hookEvents: a headless turn takes no SessionStart or Stop), an event of
+// another kind is refused (AgentSink.HookRefused); a conversation id is
+// only reported, and the runtime refuses one that is not the session's; a
+// notification is journaled as the agent's words; and a gate is answered
+// only by a client outside the session's turns (rig.FromTurnError).
 
-// Environment of the agent's hooks.
+// The environment of the agent's hooks of an earlier looprig (the socket
+// and the token): `looprig hook` still reads them when its command line
+// names neither, so that a turn its earlier host started goes on.
 const (
 	hookSocketEnv = "LOOPRIG_HOOK"
 	hookTokenEnv  = "LOOPRIG_HOOK_TOKEN"
 )
+
+// The hook events a turn asks the agent for.
+const (
+	hookPreToolUse   = "PreToolUse"
+	hookNotification = "Notification"
+	hookSessionStart = "SessionStart"
+	hookStop         = "Stop"
+)
+
+// hookEvents are the hook events a turn asks the agent for, and the only
+// ones its socket takes: PreToolUse (a gate) and Notification (attention);
+// the agent's own interface also SessionStart (its conversation) and Stop
+// (it waits for the user). Headless turns report the conversation in
+// their stream and end where the agent stops.
+func hookEvents(interactive bool) []string {
+	if interactive {
+		return []string{hookPreToolUse, hookNotification, hookSessionStart, hookStop}
+	}
+	return []string{hookPreToolUse, hookNotification}
+}
 
 const (
 	// maxHookRequest bounds a hook's request (the agent's hook input).
@@ -45,6 +82,8 @@ const (
 	// command waits for its answer, and the agent for the hook: the gate
 	// times out (and is denied) first.
 	hookSlack = 30 * time.Second
+	// maxTokenFile bounds the token file the hook reads.
+	maxTokenFile = 4 << 10
 )
 
 // hookRequest is what `looprig hook` sends: the turn's token and the
@@ -73,6 +112,8 @@ type hookInput struct {
 type hookServer struct {
 	ln          *net.UnixListener
 	path, token string
+	tokenFile   string
+	events      []string // the hook events the turn asked for (hookEvents)
 	sink        Sink
 	allow       []string
 	gateTimeout time.Duration
@@ -90,6 +131,10 @@ func startHooks(ctx context.Context, dir string, sink Sink, allow []string, gate
 	if _, err := rand.Read(token); err != nil {
 		return nil, err
 	}
+	tokenFile := filepath.Join(dir, "hook.token")
+	if err := os.WriteFile(tokenFile, []byte(hex.EncodeToString(token)), 0o600); err != nil {
+		return nil, fmt.Errorf("write the hooks' token: %w", err)
+	}
 	path := filepath.Join(dir, "hook.sock")
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
@@ -99,17 +144,18 @@ func startHooks(ctx context.Context, dir string, sink Sink, allow []string, gate
 		_ = ln.Close()
 		return nil, err
 	}
-	h := &hookServer{ln: ln, path: path, token: hex.EncodeToString(token), sink: sink, allow: allow, gateTimeout: gateTimeout,
-		interactive: interactive, gate: make(chan struct{}, 1)}
+	h := &hookServer{ln: ln, path: path, token: hex.EncodeToString(token), tokenFile: tokenFile, events: hookEvents(interactive),
+		sink: sink, allow: allow, gateTimeout: gateTimeout, interactive: interactive, gate: make(chan struct{}, 1)}
 	h.ctx, h.cancel = context.WithCancel(ctx)
 	h.wg.Add(1)
 	go h.serve()
 	return h, nil
 }
 
-// env is the environment the agent (and so its hooks) runs with.
-func (h *hookServer) env() []string {
-	return []string{hookSocketEnv + "=" + h.path, hookTokenEnv + "=" + h.token}
+// args is what the hook's command line adds to `looprig hook`: where
+// its socket and its token are.
+func (h *hookServer) args() []string {
+	return []string{"--socket", h.path, "--token-file", h.tokenFile}
 }
 
 // close stops serving: open gates are closed (their hooks answer deny)
@@ -154,30 +200,43 @@ func (h *hookServer) handle(c *net.UnixConn) {
 	_, _ = c.Write(append(b, '\n'))
 }
 
-// answer decides a hook request and returns what the hook prints.
+// answer decides a hook request and returns what the hook prints. An
+// event the turn did not ask for (hookEvents) is refused: it changes
+// nothing, and the sink is told.
 func (h *hookServer) answer(raw json.RawMessage) string {
 	var in hookInput
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return denial("looprig could not read the request: " + err.Error())
 	}
+	a, _ := h.sink.(AgentSink)
+	if !slices.Contains(h.events, in.Event) {
+		if a != nil {
+			a.HookRefused(in.Event)
+		}
+		if in.Event == "" {
+			return denial("looprig could not read the request: it names no hook event")
+		}
+		return ""
+	}
 	switch in.Event {
-	case "PreToolUse":
+	case hookPreToolUse:
 		return h.toolUse(in)
-	case "Notification":
-		if a, ok := h.sink.(AgentSink); ok {
+	case hookNotification:
+		if a != nil {
 			a.Notify(in.Message)
 		}
-	case "SessionStart":
-		// The interactive interface reports its conversation here (headless
-		// turns report it in their stream too).
-		if a, ok := h.sink.(AgentSink); ok && validConversation(in.Session) {
-			a.Conversation(in.Session)
+	case hookSessionStart:
+		// The interactive interface reports its conversation here; the
+		// runtime keeps the session's own (headless turns report it in
+		// their stream).
+		if a != nil && validConversation(in.Session) {
+			a.Conversation(in.Session, FromHook)
 		}
-	case "Stop":
+	case hookStop:
 		// The agent finished answering: in its own interface it now waits
-		// for the user (a headless turn ends instead).
-		if a, ok := h.sink.(AgentSink); ok && h.interactive {
-			a.Notify("claude is waiting for you")
+		// for the user.
+		if a != nil {
+			a.Notify("")
 		}
 	}
 	return ""
@@ -187,7 +246,7 @@ func (h *hookServer) answer(raw json.RawMessage) string {
 // a gate.
 func (h *hookServer) toolUse(in hookInput) string {
 	arg := toolArgument(in.ToolInput)
-	if toolAllowed(h.allow, in.Tool, arg) {
+	if toolAllowed(h.allow, in.Tool, in.ToolInput) {
 		return permission("allow", "allowed by the profile's agent_allow")
 	}
 	// The time to answer runs from the request, also while it waits for
@@ -235,18 +294,58 @@ func permission(decision, reason string) string {
 
 func denial(reason string) string { return permission("deny", reason) }
 
+// HookTarget is where `looprig hook` reaches its turn: the hook socket and
+// the file that holds the turn's token, as the turn's settings name them
+// on the hook's command line.
+type HookTarget struct {
+	Socket    string
+	TokenFile string
+	// Token is the token itself, for a hook started by an earlier looprig,
+	// which had it in the agent's environment (HookTargetFromEnv).
+	Token string
+}
+
+// HookTargetFromEnv is the target a hook of an earlier looprig found in
+// its environment.
+func HookTargetFromEnv(getenv func(string) string) HookTarget {
+	return HookTarget{Socket: getenv(hookSocketEnv), Token: getenv(hookTokenEnv)}
+}
+
+// token reads the target's token.
+func (t HookTarget) token() (string, error) {
+	if t.TokenFile == "" {
+		if t.Token == "" {
+			return "", errors.New("no token: looprig hook runs only as an agent turn's hook (its settings name --socket and --token-file)")
+		}
+		return t.Token, nil
+	}
+	f, err := os.Open(t.TokenFile)
+	if err != nil {
+		return "", fmt.Errorf("read the turn's token: %w", err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("read the turn's token: %s is not a regular file", t.TokenFile)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxTokenFile))
+	if err != nil {
+		return "", fmt.Errorf("read the turn's token: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
 // RunHook is `looprig hook`: it forwards the hook input the agent wrote on
-// stdin to the turn's hook socket (named by the environment, getenv) and
-// returns what to print on stdout. It fails closed: when the socket cannot
-// be reached, the input cannot be read, or no answer comes within wait, a
-// PreToolUse hook answers deny (and other hooks nothing), so the agent
-// never uses a tool nobody approved.
-func RunHook(ctx context.Context, stdin io.Reader, getenv func(string) string, wait time.Duration) (string, error) {
+// stdin to the turn's hook socket (target) and returns what to print on
+// stdout. It fails closed: when the socket cannot be reached, the input or
+// the token cannot be read, or no answer comes within wait, a PreToolUse
+// hook answers deny (and other hooks nothing), so the agent never uses a
+// tool nobody approved.
+func RunHook(ctx context.Context, stdin io.Reader, target HookTarget, wait time.Duration) (string, error) {
 	input, err := io.ReadAll(io.LimitReader(stdin, maxHookRequest+1))
 	var in hookInput
 	_ = json.Unmarshal(input, &in)
 	fail := func(err error) (string, error) {
-		if in.Event == "PreToolUse" || in.Event == "" {
+		if in.Event == hookPreToolUse || in.Event == "" {
 			return denial("looprig: " + textsafe.Line(err.Error())), err
 		}
 		return "", err
@@ -259,14 +358,17 @@ func RunHook(ctx context.Context, stdin io.Reader, getenv func(string) string, w
 	case !json.Valid(input):
 		return fail(errors.New("the hook's input is not JSON"))
 	}
-	path, token := getenv(hookSocketEnv), getenv(hookTokenEnv)
-	if path == "" || token == "" {
-		return fail(fmt.Errorf("%s and %s are not set: looprig hook runs only inside a looprig agent turn", hookSocketEnv, hookTokenEnv))
+	if target.Socket == "" {
+		return fail(errors.New("no hook socket: looprig hook runs only as an agent turn's hook (its settings name --socket and --token-file)"))
+	}
+	token, err := target.token()
+	if err != nil {
+		return fail(err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	var d net.Dialer
-	c, err := d.DialContext(ctx, "unix", path)
+	c, err := d.DialContext(ctx, "unix", target.Socket)
 	if err != nil {
 		return fail(fmt.Errorf("reach the session's holder: %w", err))
 	}

@@ -15,13 +15,22 @@ type agentSink struct {
 	*testSink
 	mu            sync.Mutex
 	conversations []string
+	froms         []string // where each conversation came from
 	notes         []string
+	refused       []string // hook events refused
 }
 
-func (s *agentSink) Conversation(id string) {
+func (s *agentSink) Conversation(id, from string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.conversations = append(s.conversations, id)
+	s.froms = append(s.froms, from)
+}
+
+func (s *agentSink) HookRefused(event string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refused = append(s.refused, event)
 }
 
 func (s *agentSink) Notify(text string) {
@@ -99,16 +108,11 @@ func TestHookHostileInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.close()
-	env := map[string]string{}
-	for _, kv := range h.env() {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
-	getenv := func(k string) string { return env[k] }
+	target := HookTarget{Socket: h.path, TokenFile: h.tokenFile}
 	esc := "\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2J"
 	ask := func(input map[string]any) (string, error) {
 		b, _ := json.Marshal(input)
-		return RunHook(context.Background(), strings.NewReader(string(b)), getenv, 10*time.Second)
+		return RunHook(context.Background(), strings.NewReader(string(b)), target, 10*time.Second)
 	}
 	out, err := ask(map[string]any{"hook_event_name": "PreToolUse", "tool_name": "Bash" + esc,
 		"tool_input": map[string]any{"command": strings.Repeat("z", 200_000) + esc + "\nrm -rf ~"}})
@@ -126,7 +130,7 @@ func TestHookHostileInput(t *testing.T) {
 		t.Errorf("oversized request: %s, %v, %d gates", out, err, len(asked))
 	}
 	// A wrong token: denied.
-	env[hookTokenEnv] = strings.Repeat("0", 64)
+	target = HookTarget{Socket: h.path, Token: strings.Repeat("0", 64)}
 	out, err = ask(map[string]any{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": map[string]any{"command": "ls"}})
 	if err == nil || !strings.Contains(out, `"permissionDecision":"deny"`) || len(asked) != 1 {
 		t.Errorf("wrong token: %s, %v, %d gates", out, err, len(asked))
@@ -139,15 +143,13 @@ func TestHookHostileInput(t *testing.T) {
 
 // A hook whose holder is gone is denied.
 func TestHookHolderGone(t *testing.T) {
-	getenv := func(k string) string {
-		return map[string]string{hookSocketEnv: t.TempDir() + "/gone.sock", hookTokenEnv: "x"}[k]
-	}
-	out, err := RunHook(context.Background(), strings.NewReader(`{"hook_event_name":"PreToolUse","tool_name":"Bash"}`), getenv, time.Second)
+	target := HookTarget{Socket: t.TempDir() + "/gone.sock", Token: "x"}
+	out, err := RunHook(context.Background(), strings.NewReader(`{"hook_event_name":"PreToolUse","tool_name":"Bash"}`), target, time.Second)
 	if err == nil || !strings.Contains(out, `"permissionDecision":"deny"`) {
 		t.Errorf("%s, %v", out, err)
 	}
 	// Not a tool: nothing to deny, nothing printed.
-	out, _ = RunHook(context.Background(), strings.NewReader(`{"hook_event_name":"Notification","message":"hi"}`), getenv, time.Second)
+	out, _ = RunHook(context.Background(), strings.NewReader(`{"hook_event_name":"Notification","message":"hi"}`), target, time.Second)
 	if out != "" {
 		t.Errorf("notification answered %q", out)
 	}
@@ -196,6 +198,11 @@ func TestHookGatesQueueWithinTheirTime(t *testing.T) {
 		asked = append(asked, prompt)
 		mu.Unlock()
 		<-ctx.Done()
+		// The first gate holds the line a little past its own time (as
+		// recording its end may), so that the second request, which came
+		// in moments after it, has surely waited out its time behind it,
+		// however the two requests' arrivals are spread on a slow machine.
+		time.Sleep(200 * time.Millisecond)
 		return false, ctx.Err()
 	}
 	h, err := startHooks(context.Background(), t.TempDir(), sink, nil, 300*time.Millisecond, false)
@@ -203,16 +210,12 @@ func TestHookGatesQueueWithinTheirTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.close()
-	env := map[string]string{}
-	for _, kv := range h.env() {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
+	target := HookTarget{Socket: h.path, TokenFile: h.tokenFile}
 	outs := make(chan string, 2)
 	for _, cmd := range []string{"first", "second"} {
 		go func() {
 			b, _ := json.Marshal(map[string]any{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": map[string]any{"command": cmd}})
-			out, _ := RunHook(context.Background(), strings.NewReader(string(b)), func(k string) string { return env[k] }, 10*time.Second)
+			out, _ := RunHook(context.Background(), strings.NewReader(string(b)), target, 10*time.Second)
 			outs <- out
 		}()
 	}

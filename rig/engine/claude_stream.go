@@ -92,7 +92,7 @@ func (c *claudeStream) message(msg *claudeMessage, line []byte) {
 	case "system":
 		if msg.Subtype == "init" && validConversation(msg.Session) {
 			if a, ok := c.sink.(AgentSink); ok {
-				a.Conversation(msg.Session)
+				a.Conversation(msg.Session, FromStream)
 			}
 		}
 	case "stream_event":

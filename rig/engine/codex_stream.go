@@ -55,7 +55,7 @@ func (c *codexStream) message(line []byte) bool {
 	switch ev.Type {
 	case "thread.started":
 		if a, ok := c.sink.(AgentSink); ok && validConversation(ev.Thread) {
-			a.Conversation(ev.Thread)
+			a.Conversation(ev.Thread, FromStream)
 		}
 	case "item.completed":
 		it := ev.Item

@@ -163,6 +163,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"looprig/rig/fault"
 )
 
 // Turn is one submitted input.
@@ -263,6 +265,11 @@ func (e *UnknownEngineError) Error() string {
 	return fmt.Sprintf("engine: unknown engine %q (known: %s)", e.Name, strings.Join(e.Known, ", "))
 }
 
+// Explanation explains it: kind unknown_engine.
+func (e *UnknownEngineError) Explanation() fault.Explanation {
+	return fault.Of(fault.KindUnknownEngine, fault.Fact("engine", e.Name), fault.Fact("known", e.Known))
+}
+
 // Defaults for Config fields left zero.
 const (
 	DefaultDemoSteps    = 10
@@ -308,6 +315,10 @@ type Config struct {
 	// Shell is the shell engine's shell, an absolute path: a turn runs as
 	// "Shell -c INPUT" ("": DefaultShell). See CheckShell and UserShell.
 	Shell string
+	// ShellInteractive runs a turn as "Shell -i -c INPUT": an interactive
+	// shell, which reads the user's rc file (~/.bashrc, ~/.zshrc) and so
+	// knows their aliases and functions.
+	ShellInteractive bool
 	// AgentCommand is the agent engine's program: a path, or a name looked
 	// up in $PATH ("": the engine's own, "claude" or "codex").
 	AgentCommand string

@@ -3,12 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
-	"go/parser"
-	"go/token"
-	"path/filepath"
 	"reflect"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -317,30 +312,5 @@ func TestDemoCancel(t *testing.T) {
 	}
 	if sink.text(Stdout) != "" {
 		t.Fatal("output after cancel")
-	}
-}
-
-// TestImports pins the dependency direction: rig/engine uses the standard
-// library, golang.org/x/sys/unix, github.com/creack/pty, github.com/google/uuid
-// (agent conversation ids) and looprig's leaf packages textsafe and
-// peercred only.
-func TestImports(t *testing.T) {
-	files, _ := filepath.Glob("*.go")
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		af, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, imp := range af.Imports {
-			p, _ := strconv.Unquote(imp.Path.Value)
-			std := !strings.Contains(strings.SplitN(p, "/", 2)[0], ".") && !strings.HasPrefix(p, "looprig")
-			allowed := []string{"golang.org/x/sys/unix", "github.com/creack/pty", "github.com/google/uuid", "looprig/internal/textsafe", "looprig/internal/peercred"}
-			if !std && !slices.Contains(allowed, p) {
-				t.Errorf("%s imports %s", f, p)
-			}
-		}
 	}
 }

@@ -68,6 +68,9 @@ const (
 	// turnScript: $1 is the shell, $2 the input. The go-ahead arrives on
 	// fd 3.
 	turnScript = `read -r go <&3 || exit 125; exec 3<&-; exec "$1" -c "$2"`
+	// turnScriptInteractive is turnScript for Config.ShellInteractive:
+	// "SHELL -i -c INPUT".
+	turnScriptInteractive = `read -r go <&3 || exit 125; exec 3<&-; exec "$1" -i -c "$2"`
 	// watchScript: $1 is the turn's process group id; stdin is the pipe
 	// from this process.
 	watchScript = `trap '' HUP INT QUIT TERM PIPE; read -r l; [ "$l" = done ] || kill -s KILL -- "-$1" 2>/dev/null; exit 0`
@@ -81,81 +84,27 @@ const (
 
 func (s *shell) run(ctx context.Context, turn Turn, sink Sink) (Result, error) {
 	none := Result{ExitCode: NoExitCode}
-	var files []*os.File
-	defer func() {
-		for _, f := range files {
-			_ = f.Close()
-		}
-	}()
-	pipe := func() (r, w *os.File, err error) {
-		r, w, err = os.Pipe()
-		if err == nil {
-			files = append(files, r, w)
-		}
-		return r, w, err
-	}
-	goR, goW, err := pipe()
+	var files openFiles
+	defer files.close()
+	goR, goW, err := files.pipe()
 	if err != nil {
 		return none, fmt.Errorf("engine shell: %w", err)
 	}
-	watchR, watchW, err := pipe()
+	watchR, watchW, err := files.pipe()
 	if err != nil {
 		return none, fmt.Errorf("engine shell: %w", err)
 	}
 
-	cmd := exec.Command("/bin/sh", "-c", turnScript, "looprig-turn", s.path, turn.Input)
-	cmd.Dir = turn.Dir
-	cmd.Env = os.Environ()
-	cmd.ExtraFiles = []*os.File{goR}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	// childEnds are the descriptors only the child keeps: closed here once
-	// it started, so that EOF (EIO for a pty) marks the end of its output.
-	childEnds := []*os.File{goR}
-	var outputs []*os.File // what the engine reads: the master, or the stdout and stderr pipes
-	var console *Console   // attached (pty mode only)
-	var master *os.File
-	if s.noTTY {
-		outR, outW, err := pipe()
-		if err != nil {
-			return none, fmt.Errorf("engine shell: %w", err)
-		}
-		errR, errW, err := pipe()
-		if err != nil {
-			return none, fmt.Errorf("engine shell: %w", err)
-		}
-		cmd.Stdout = outW // *os.File: handed to the child as is, no copying goroutine
-		cmd.Stderr = errW
-		childEnds = append(childEnds, outW, errW)
-		outputs = []*os.File{outR, errR}
-	} else {
-		m, slave, err := openPTY()
-		if err != nil {
-			return none, fmt.Errorf("engine shell: %w", err)
-		}
-		master = m
-		files = append(files, master, slave)
-		console = turn.Console
-		if console == nil {
-			console = NewConsole(0, 0)
-		}
-		// Before the start: the turn starts with the console's size, and
-		// input written from now on waits in the pty for the turn to read.
-		if err := console.attach(master); err != nil {
-			return none, fmt.Errorf("engine shell: %w", err)
-		}
-		defer console.detach(master) // early returns; normally detached below
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-		// Setsid + Setctty: a session leader whose controlling terminal is
-		// the slave (fd 0 in the child), its group the foreground group.
-		cmd.SysProcAttr.Setctty = true
-		cmd.SysProcAttr.Ctty = 0
-		cmd.Env = append(cmd.Env, "TERM="+s.term)
-		childEnds = append(childEnds, slave)
-		outputs = []*os.File{master}
+	tio, err := s.command(turn, &files, goR)
+	if err != nil {
+		return none, err
 	}
-	cmd.Env = append(cmd.Env, turn.Env...)
+	cmd, console, master, outputs := tio.cmd, tio.console, tio.master, tio.outputs
+	if console != nil {
+		defer console.detach(master) // early returns; normally detached below
+	}
 	err = cmd.Start()
-	for _, f := range childEnds {
+	for _, f := range tio.childEnds {
 		_ = f.Close()
 	}
 	if err != nil {
@@ -177,12 +126,7 @@ func (s *shell) run(ctx context.Context, turn Turn, sink Sink) (Result, error) {
 		close(exited)
 	}()
 
-	watcher := exec.Command("/bin/sh", "-c", watchScript, "looprig-watch", strconv.Itoa(pgid))
-	watcher.Dir = "/" // pin no directory
-	watcher.Stdin = watchR
-	watcher.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	watchErr := watcher.Start()
-	_ = watchR.Close()
+	watcher, watchErr := startWatcher(pgid, watchR)
 
 	interruptedTurn := false
 	var startedErr error // Turn.Started refused the turn
@@ -231,6 +175,109 @@ func (s *shell) run(ctx context.Context, turn Turn, sink Sink) (Result, error) {
 		return res, interrupted(ctx, "shell")
 	}
 	return res, nil
+}
+
+// openFiles are the descriptors a turn's run opened: all closed when the
+// run returns.
+type openFiles []*os.File
+
+// pipe opens a pipe whose ends are closed with the others.
+func (fs *openFiles) pipe() (r, w *os.File, err error) {
+	r, w, err = os.Pipe()
+	if err == nil {
+		*fs = append(*fs, r, w)
+	}
+	return r, w, err
+}
+
+// close closes every descriptor opened.
+func (fs *openFiles) close() {
+	for _, f := range *fs {
+		_ = f.Close()
+	}
+}
+
+// turnIO is a turn's process wired, not started yet: its command, the
+// descriptors only the child keeps (closed here once it started, so that
+// EOF, or EIO for a pty, marks the end of its output), what the engine
+// reads (the master, or the stdout and stderr pipes), and on a pty the
+// console attached to the master.
+type turnIO struct {
+	cmd       *exec.Cmd
+	childEnds []*os.File
+	outputs   []*os.File
+	console   *Console // attached (pty mode only)
+	master    *os.File
+}
+
+// command wires the turn's process: turnScript in a session of its own,
+// waiting for the go-ahead on goR, its output on pipes (NoTTY) or on a
+// pty whose slave is its controlling terminal (the turn's Console
+// attached to the master before the start). Its errors are the engine's.
+func (s *shell) command(turn Turn, files *openFiles, goR *os.File) (*turnIO, error) {
+	script := turnScript
+	if s.interactive {
+		script = turnScriptInteractive
+	}
+	cmd := exec.Command("/bin/sh", "-c", script, "looprig-turn", s.path, turn.Input)
+	cmd.Dir = turn.Dir
+	cmd.Env = os.Environ()
+	cmd.ExtraFiles = []*os.File{goR}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	tio := &turnIO{cmd: cmd, childEnds: []*os.File{goR}}
+	if s.noTTY {
+		outR, outW, err := files.pipe()
+		if err != nil {
+			return nil, fmt.Errorf("engine shell: %w", err)
+		}
+		errR, errW, err := files.pipe()
+		if err != nil {
+			return nil, fmt.Errorf("engine shell: %w", err)
+		}
+		cmd.Stdout = outW // *os.File: handed to the child as is, no copying goroutine
+		cmd.Stderr = errW
+		tio.childEnds = append(tio.childEnds, outW, errW)
+		tio.outputs = []*os.File{outR, errR}
+	} else {
+		m, slave, err := openPTY()
+		if err != nil {
+			return nil, fmt.Errorf("engine shell: %w", err)
+		}
+		master := m
+		*files = append(*files, master, slave)
+		console := turn.Console
+		if console == nil {
+			console = NewConsole(0, 0)
+		}
+		// Before the start: the turn starts with the console's size, and
+		// input written from now on waits in the pty for the turn to read.
+		if err := console.attach(master); err != nil {
+			return nil, fmt.Errorf("engine shell: %w", err)
+		}
+		tio.console, tio.master = console, master
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+		// Setsid + Setctty: a session leader whose controlling terminal is
+		// the slave (fd 0 in the child), its group the foreground group.
+		cmd.SysProcAttr.Setctty = true
+		cmd.SysProcAttr.Ctty = 0
+		cmd.Env = append(cmd.Env, "TERM="+s.term)
+		tio.childEnds = append(tio.childEnds, slave)
+		tio.outputs = []*os.File{master}
+	}
+	cmd.Env = append(cmd.Env, turn.Env...)
+	return tio, nil
+}
+
+// startWatcher starts the watcher of process group pgid, reading watchR
+// (closed here once it started).
+func startWatcher(pgid int, watchR *os.File) (*exec.Cmd, error) {
+	watcher := exec.Command("/bin/sh", "-c", watchScript, "looprig-watch", strconv.Itoa(pgid))
+	watcher.Dir = "/" // pin no directory
+	watcher.Stdin = watchR
+	watcher.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	watchErr := watcher.Start()
+	_ = watchR.Close()
+	return watcher, watchErr
 }
 
 // terminate interrupts the group: SIGTERM, then SIGKILL if the group is not

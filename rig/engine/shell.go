@@ -12,6 +12,8 @@ type shell struct {
 	noTTY   bool
 	term    string
 	path    string // the shell: "path -c INPUT"
+	// interactive: "path -i -c INPUT" (Config.ShellInteractive).
+	interactive bool
 }
 
 // NewShell returns the "shell" engine: Config.Shell -c INPUT in the turn's
@@ -20,7 +22,7 @@ type shell struct {
 // package documentation.
 func NewShell(cfg Config) Engine {
 	cfg = cfg.withDefaults()
-	return &shell{policy: cfg.GatePolicy, grace: cfg.ShellGrace, maxLine: cfg.MaxLine, noTTY: cfg.NoTTY, term: cfg.Term, path: cfg.Shell}
+	return &shell{policy: cfg.GatePolicy, grace: cfg.ShellGrace, maxLine: cfg.MaxLine, noTTY: cfg.NoTTY, term: cfg.Term, path: cfg.Shell, interactive: cfg.ShellInteractive}
 }
 
 func (s *shell) Name() string { return "shell" }

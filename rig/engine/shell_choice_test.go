@@ -93,3 +93,37 @@ func TestShellBashPasswordPrompt(t *testing.T) {
 		t.Fatalf("stdout %q, want the prompt, no echo, and got 8", got)
 	}
 }
+
+// ShellInteractive runs "SHELL -i -c INPUT": the shell gets -i first, and
+// bash reads ~/.bashrc, so an alias defined there works, which it does not
+// in the default "SHELL -c INPUT".
+func TestShellInteractive(t *testing.T) {
+	t.Run("argv", func(t *testing.T) {
+		bothModes(t, func(t *testing.T, cfg Config) {
+			cfg.Shell = filepath.Join(t.TempDir(), "argv-shell")
+			if err := os.WriteFile(cfg.Shell, []byte("#!/bin/sh\nprintf '[%s]' \"$@\"; echo\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			cfg.ShellInteractive = true
+			if _, err, sink := runShell(t, cfg, "ll"); err != nil || sink.text(Stdout) != "[-i][-c][ll]\n" {
+				t.Fatalf("stdout %q, %v; want [-i][-c][ll]", sink.text(Stdout), err)
+			}
+		})
+	})
+	t.Run("bashrc", func(t *testing.T) {
+		bash := needBash(t)
+		home := t.TempDir()
+		if err := os.WriteFile(filepath.Join(home, ".bashrc"), []byte("alias hi='echo hello-from-alias'\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("HOME", home)
+		cfg := Config{Shell: bash, ShellInteractive: true}
+		if _, err, sink := runShell(t, cfg, "hi"); err != nil || !strings.Contains(sink.text(Stdout), "hello-from-alias") {
+			t.Fatalf("interactive: stdout %q, %v; want the alias's output", sink.text(Stdout), err)
+		}
+		cfg.ShellInteractive = false
+		if _, _, sink := runShell(t, cfg, "hi"); strings.Contains(sink.text(Stdout), "hello-from-alias") {
+			t.Fatalf("not interactive, the alias ran: %q", sink.text(Stdout))
+		}
+	})
+}

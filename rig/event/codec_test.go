@@ -18,12 +18,15 @@ func samples() []Event {
 		SessionStarted{Title: "demo <&>", Rig: "default", Fingerprint: "sha256:ab",
 			Manifest: map[string]string{"engine": "shell", "root": "/w"}, Placement: "session", Root: "/w"},
 		SessionStarted{},
+		SessionStarted{Title: "fork", Rig: "default", Placement: "session", ForkedFrom: &ForkedFrom{Session: "0b5c2a4e-8f1d-4c3a-9e7b-2d6f1a0c9b8e",
+			TurnIndex: 3, TurnID: "t3", Checkpoint: strings.Repeat("cd", 32), Conversation: "9f1c2a4e-8f1d-4c3a-9e7b-2d6f1a0c9b8e"}},
 		SessionActive{},
 		SessionIdle{},
 		SessionStopped{},
 		RestoreStarted{Epoch: 7},
 		RestoreDone{Epoch: 7, Interrupted: []string{"t1", "t2"}, GatesClosed: []string{"g1"}},
 		RestoreDone{Epoch: 1, Interrupted: []string{}, GatesClosed: nil},
+		RestoreDone{Epoch: 8, Interrupted: []string{}, GatesClosed: []string{}, Holder: "4250@other-box"},
 		RestoreErrored{Kind: "replay_failed", Message: "bad record at 12"},
 		ConfigurationAdopted{Changes: []Change{
 			{Field: "engine", Persisted: "shell", Live: "demo", Level: LevelWarn},
@@ -34,11 +37,15 @@ func samples() []Event {
 		SessionFaulted{Cause: "lease lost"},
 		WorkspaceCheckpointed{Manifest: strings.Repeat("ab", 32), Files: 10_000, Bytes: 100 << 20, Read: 4096, Skipped: 1, TurnID: "t1", Trigger: TriggerTurn},
 		WorkspaceCheckpointed{Manifest: strings.Repeat("0", 64), Trigger: TriggerStop},
+		WorkspaceCheckpointed{Manifest: strings.Repeat("cd", 32), Files: 3, Bytes: 12, Trigger: TriggerFork, Host: "box"},
 		WorkspaceCheckpointSkipped{TurnID: "t1", Trigger: TriggerTurn, Reason: "the workspace is 2 GiB, over checkpoint_max (1 GiB)", Bytes: 2 << 30, Limit: 1 << 30},
 		HandedOff{To: "4242@other-box"},
+		WorkspaceReconciled{Action: ReconcileMovedAside, Manifest: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+			Differs: 2, Paths: []string{"a", "b"}, Host: "box", MovedTo: "/ws/x.diverged-20261202-101500"},
 		AgentConversation{Agent: "claude", ID: "0b5c2a4e-8f1d-4c3a-9e7b-2d6f1a0c9b8e"},
 		AgentConversation{Agent: "claude", ID: "0b5c2a4e-8f1d-4c3a-9e7b-2d6f1a0c9b8e", TurnID: "t1"},
 		AgentTranscript{Agent: "claude", ID: "0b5c2a4e-8f1d-4c3a-9e7b-2d6f1a0c9b8e", Blob: strings.Repeat("cd", 32), Bytes: 12345, TurnID: "t1"},
+		WorktreeAdded{Repo: "/src/app", Branch: "looprig/1a2b3c4d", Path: "/src/app.worktrees/looprig/1a2b3c4d"},
 		LoopStarted{LoopID: "l1", Name: "shell", Engine: "shell"},
 		TurnStarted{TurnID: "t1", Index: 3, Input: "for i in $(seq 60); do echo $i && sleep 1; done"},
 		TurnOutput{TurnID: "t1", Text: "1\n2\nünïcødé \x1b[31mred\x1b[0m\n", Elided: 1 << 40},
@@ -47,11 +54,22 @@ func samples() []Event {
 		TurnDone{TurnID: "t1", ExitCode: -1, Duration: -5 * time.Millisecond},
 		TurnFailed{TurnID: "t2", Err: "exec: not found"},
 		TurnInterrupted{TurnID: "t1", Index: 3, Reason: ReasonCrash},
+		TurnInterrupted{TurnID: "t1", Index: 4, Reason: ReasonHandoff},
 		GateOpened{GateID: "g1", TurnID: "t1", Prompt: "run rm -rf build?"},
 		GateResolved{GateID: "g1", Action: ActionClose, Reason: "restore_unavailable"},
+		GateResolved{GateID: "g1", Action: ActionApprove, Reason: "user", By: &Client{Kind: "cli", PID: 4242, Terminal: true}},
 		Attention{TurnID: "t1", Reason: AttentionOSC9, Text: "build done <&> ünï"},
 		Attention{TurnID: "t1", Reason: AttentionBell},
+		Attention{TurnID: "t1", Reason: AttentionAgent, Text: "Claude needs your permission", Agent: "claude"},
 		AttentionSeen{Through: 42, From: "tui"},
+		Refused{TurnID: "t1", What: RefusedGateAnswer, GateID: "g1", Action: ActionApprove, By: &Client{Kind: "cli", PID: 77}, Reason: FromTurnCarries, Via: 70},
+		Refused{TurnID: "t1", What: RefusedInput, By: &Client{Kind: "unknown"}, Reason: FromTurnGone},
+		Refused{TurnID: "t1", What: RefusedHook, Agent: "claude", Hook: "SessionStart"},
+		Refused{TurnID: "t1", What: RefusedConversation, Agent: "claude", ID: "0b5c2a4e-8f1d-4c3a-9e7b-2d6f1a0c9b8e", Source: SourceHook},
+		WorkspaceCheckpointed{Manifest: strings.Repeat("ab", 32), Files: 3, Bytes: 12, TurnID: "t1", Trigger: TriggerRevert, Host: "box"},
+		WorkspaceReverted{TurnID: "t1", TurnIndex: 3, Manifest: strings.Repeat("0", 64), From: strings.Repeat("ab", 32),
+			Files: 2, Bytes: 10, Changed: 4, Removed: 1, Paths: []string{"a.txt", "dir/b"}, Host: "box"},
+		WorkspaceReverted{TurnID: "t1", TurnIndex: 3, Undo: true, Manifest: strings.Repeat("ab", 32), From: strings.Repeat("0", 64), Host: "box"},
 	}
 }
 
@@ -61,8 +79,8 @@ func TestSamplesCoverRegistry(t *testing.T) {
 		seen[ev.Type()] = true
 	}
 	reg := Registered()
-	if len(reg) != 25 {
-		t.Errorf("Registered() has %d types, want 25", len(reg))
+	if len(reg) != 29 {
+		t.Errorf("Registered() has %d types, want 29", len(reg))
 	}
 	for _, info := range reg {
 		if !seen[info.Type] {
@@ -84,8 +102,9 @@ func TestClassesAndScopes(t *testing.T) {
 		TypeSessionStarted: true, TypeSessionActive: true, TypeSessionIdle: true, TypeSessionStopped: true,
 		TypeRestoreStarted: true, TypeRestoreDone: true, TypeRestoreErrored: true,
 		TypeConfigurationAdopted: true, TypeSessionFaulted: true,
-		TypeWorkspaceCheckpointed: true, TypeWorkspaceCheckpointSkipped: true, TypeHandedOff: true,
-		TypeAgentConversation: true, TypeAgentTranscript: true,
+		TypeWorkspaceCheckpointed: true, TypeWorkspaceCheckpointSkipped: true, TypeHandedOff: true, TypeWorkspaceReconciled: true,
+		TypeWorkspaceReverted: true,
+		TypeAgentConversation: true, TypeAgentTranscript: true, TypeWorktreeAdded: true,
 	}
 	for _, info := range Registered() {
 		wantClass, wantScope := Enduring, LoopScope
@@ -217,6 +236,13 @@ func TestUnmarshalFailsClosed(t *testing.T) {
 		{"bad reason", `{"v":1,"type":"TurnInterrupted","data":{"turn_id":"t","index":1,"reason":"bored"}}`, DecodeInvalid},
 		{"empty reason", `{"v":1,"type":"TurnInterrupted","data":{"turn_id":"t","index":1}}`, DecodeInvalid},
 		{"bad action", `{"v":1,"type":"GateResolved","data":{"gate_id":"g","action":"maybe"}}`, DecodeInvalid},
+		{"gate answered by nobody", `{"v":1,"type":"GateResolved","data":{"gate_id":"g","action":"approve","reason":"user","by":{"kind":"","pid":1,"terminal":false}}}`, DecodeInvalid},
+		{"gate answered by a control", `{"v":1,"type":"GateResolved","data":{"gate_id":"g","action":"approve","reason":"user","by":{"kind":"cli\u001b","pid":1,"terminal":false}}}`, DecodeInvalid},
+		{"unknown client field", `{"v":1,"type":"GateResolved","data":{"gate_id":"g","action":"approve","reason":"user","by":{"kind":"cli","pid":1,"terminal":false,"user":"root"}}}`, DecodeUnknownField},
+		{"refused what", `{"v":1,"type":"Refused","data":{"turn_id":"t","what":"everything"}}`, DecodeInvalid},
+		{"refused reason", `{"v":1,"type":"Refused","data":{"turn_id":"t","what":"input","reason":"because"}}`, DecodeInvalid},
+		{"refused id with a space", `{"v":1,"type":"Refused","data":{"turn_id":"t","what":"conversation","id":"a b"}}`, DecodeInvalid},
+		{"attention agent with a control", `{"v":1,"type":"Attention","data":{"turn_id":"t","reason":"agent","text":"","agent":"c\u0007"}}`, DecodeInvalid},
 		{"bad stream", `{"v":1,"type":"OutputDelta","data":{"turn_id":"t","stream":"stdin"}}`, DecodeInvalid},
 		{"bad checkpoint trigger", `{"v":1,"type":"WorkspaceCheckpointed","data":{"manifest":"` + strings.Repeat("a", 64) + `","files":1,"bytes":1,"read":0,"skipped":0,"turn_id":"","trigger":"cron"}}`, DecodeInvalid},
 		{"bad checkpoint manifest", `{"v":1,"type":"WorkspaceCheckpointed","data":{"manifest":"` + strings.Repeat("A", 64) + `","files":1,"bytes":1,"read":0,"skipped":0,"turn_id":"","trigger":"turn"}}`, DecodeInvalid},
@@ -278,6 +304,8 @@ func TestMarshalRefuses(t *testing.T) {
 		"unregistered":   unregistered{},
 		"bad reason":     TurnInterrupted{TurnID: "t", Reason: "nap"},
 		"bad action":     GateResolved{GateID: "g", Action: ""},
+		"bad client":     GateResolved{GateID: "g", Action: ActionDeny, By: &Client{Kind: "a b"}},
+		"bad refused":    Refused{What: RefusedHook, Hook: "Session\nStart"},
 		"bad stream":     OutputDelta{Stream: "tty"},
 		"bad level":      ConfigurationAdopted{Changes: []Change{{Level: "debug"}}},
 		"bad attention":  Attention{TurnID: "t", Reason: "beep"},

@@ -96,9 +96,14 @@ func sampleEvents() map[Type]Event {
 		TypeSessionFaulted: SessionFaulted{Cause: hard},
 		TypeWorkspaceCheckpointed: WorkspaceCheckpointed{Manifest: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
 			Files: 3, Bytes: 4096, Read: 100, Skipped: 1, TurnID: "t1", Trigger: TriggerTurn},
-		TypeHandedOff:                  HandedOff{To: hard},
+		TypeHandedOff: HandedOff{To: hard},
+		TypeWorkspaceReconciled: WorkspaceReconciled{Action: ReconcileAdopted, Manifest: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+			From: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", Differs: 1, Paths: []string{hard}, Host: hard},
+		TypeWorkspaceReverted: WorkspaceReverted{TurnID: "t1", TurnIndex: 2, Manifest: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+			From: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", Changed: 1, Paths: []string{hard}, Host: hard},
 		TypeAgentConversation:          AgentConversation{Agent: "claude", ID: "0b5c2a4e-8f1d-4c3a-9e7b-2d6f1a0c9b8e", TurnID: "t1"},
 		TypeAgentTranscript:            AgentTranscript{Agent: "claude", ID: "0b5c2a4e", Blob: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", Bytes: 7, TurnID: "t1"},
+		TypeWorktreeAdded:              WorktreeAdded{Repo: hard, Branch: "looprig/1a2b3c4d", Path: hard},
 		TypeWorkspaceCheckpointSkipped: WorkspaceCheckpointSkipped{TurnID: "t1", Trigger: TriggerStop, Reason: hard, Bytes: 5 << 30, Limit: 1 << 30},
 		TypeLoopStarted:                LoopStarted{LoopID: "loop-1", Name: "root", Engine: "shell"},
 		TypeTurnStarted:                TurnStarted{TurnID: "t1", Index: 3, Input: hard},
@@ -108,9 +113,10 @@ func sampleEvents() map[Type]Event {
 		TypeTurnFailed:                 TurnFailed{TurnID: "t1", Err: hard},
 		TypeTurnInterrupted:            TurnInterrupted{TurnID: "t1", Index: 3, Reason: ReasonUser},
 		TypeGateOpened:                 GateOpened{GateID: "g1", TurnID: "t1", Prompt: hard},
-		TypeGateResolved:               GateResolved{GateID: "g1", Action: ActionApprove, Reason: "user"},
+		TypeGateResolved:               GateResolved{GateID: "g1", Action: ActionApprove, Reason: "user", By: &Client{Kind: "tui", PID: 4242, Terminal: true}},
 		TypeAttention:                  Attention{TurnID: "t1", Reason: AttentionOSC777, Text: hard},
 		TypeAttentionSeen:              AttentionSeen{Through: 41, From: "cli"},
+		TypeRefused:                    Refused{TurnID: "t1", What: RefusedGateAnswer, GateID: "g1", Action: ActionApprove, By: &Client{Kind: "cli", PID: 77}, Reason: FromTurnCarries, Via: 70},
 	}
 }
 

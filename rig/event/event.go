@@ -41,8 +41,11 @@ const (
 	TypeWorkspaceCheckpointed      Type = "WorkspaceCheckpointed"
 	TypeWorkspaceCheckpointSkipped Type = "WorkspaceCheckpointSkipped"
 	TypeHandedOff                  Type = "HandedOff"
+	TypeWorkspaceReconciled        Type = "WorkspaceReconciled"
+	TypeWorkspaceReverted          Type = "WorkspaceReverted"
 	TypeAgentConversation          Type = "AgentConversation"
 	TypeAgentTranscript            Type = "AgentTranscript"
+	TypeWorktreeAdded              Type = "WorktreeAdded"
 
 	TypeLoopStarted     Type = "LoopStarted"
 	TypeTurnStarted     Type = "TurnStarted"
@@ -55,6 +58,7 @@ const (
 	TypeGateResolved    Type = "GateResolved"
 	TypeAttention       Type = "Attention"
 	TypeAttentionSeen   Type = "AttentionSeen"
+	TypeRefused         Type = "Refused"
 )
 
 // Class says whether an event is journaled.
@@ -133,8 +137,11 @@ func (SessionFaulted) Type() Type               { return TypeSessionFaulted }
 func (WorkspaceCheckpointed) Type() Type        { return TypeWorkspaceCheckpointed }
 func (WorkspaceCheckpointSkipped) Type() Type   { return TypeWorkspaceCheckpointSkipped }
 func (HandedOff) Type() Type                    { return TypeHandedOff }
+func (WorkspaceReconciled) Type() Type          { return TypeWorkspaceReconciled }
+func (WorkspaceReverted) Type() Type            { return TypeWorkspaceReverted }
 func (AgentConversation) Type() Type            { return TypeAgentConversation }
 func (AgentTranscript) Type() Type              { return TypeAgentTranscript }
+func (WorktreeAdded) Type() Type                { return TypeWorktreeAdded }
 func (LoopStarted) Type() Type                  { return TypeLoopStarted }
 func (TurnStarted) Type() Type                  { return TypeTurnStarted }
 func (TurnOutput) Type() Type                   { return TypeTurnOutput }
@@ -146,6 +153,7 @@ func (GateOpened) Type() Type                   { return TypeGateOpened }
 func (GateResolved) Type() Type                 { return TypeGateResolved }
 func (Attention) Type() Type                    { return TypeAttention }
 func (AttentionSeen) Type() Type                { return TypeAttentionSeen }
+func (Refused) Type() Type                      { return TypeRefused }
 func (SessionStarted) Class() Class             { return Enduring }
 func (SessionActive) Class() Class              { return Enduring }
 func (SessionIdle) Class() Class                { return Enduring }
@@ -158,8 +166,11 @@ func (SessionFaulted) Class() Class             { return Ephemeral }
 func (WorkspaceCheckpointed) Class() Class      { return Enduring }
 func (WorkspaceCheckpointSkipped) Class() Class { return Enduring }
 func (HandedOff) Class() Class                  { return Enduring }
+func (WorkspaceReconciled) Class() Class        { return Enduring }
+func (WorkspaceReverted) Class() Class          { return Enduring }
 func (AgentConversation) Class() Class          { return Enduring }
 func (AgentTranscript) Class() Class            { return Enduring }
+func (WorktreeAdded) Class() Class              { return Enduring }
 func (LoopStarted) Class() Class                { return Enduring }
 func (TurnStarted) Class() Class                { return Enduring }
 func (TurnOutput) Class() Class                 { return Enduring }
@@ -171,6 +182,7 @@ func (GateOpened) Class() Class                 { return Enduring }
 func (GateResolved) Class() Class               { return Enduring }
 func (Attention) Class() Class                  { return Enduring }
 func (AttentionSeen) Class() Class              { return Enduring }
+func (Refused) Class() Class                    { return Enduring }
 func (SessionStarted) Scope() Scope             { return SessionScope }
 func (SessionActive) Scope() Scope              { return SessionScope }
 func (SessionIdle) Scope() Scope                { return SessionScope }
@@ -183,8 +195,11 @@ func (SessionFaulted) Scope() Scope             { return SessionScope }
 func (WorkspaceCheckpointed) Scope() Scope      { return SessionScope }
 func (WorkspaceCheckpointSkipped) Scope() Scope { return SessionScope }
 func (HandedOff) Scope() Scope                  { return SessionScope }
+func (WorkspaceReconciled) Scope() Scope        { return SessionScope }
+func (WorkspaceReverted) Scope() Scope          { return SessionScope }
 func (AgentConversation) Scope() Scope          { return SessionScope }
 func (AgentTranscript) Scope() Scope            { return SessionScope }
+func (WorktreeAdded) Scope() Scope              { return SessionScope }
 func (LoopStarted) Scope() Scope                { return LoopScope }
 func (TurnStarted) Scope() Scope                { return LoopScope }
 func (TurnOutput) Scope() Scope                 { return LoopScope }
@@ -196,3 +211,4 @@ func (GateOpened) Scope() Scope                 { return LoopScope }
 func (GateResolved) Scope() Scope               { return LoopScope }
 func (Attention) Scope() Scope                  { return LoopScope }
 func (AttentionSeen) Scope() Scope              { return LoopScope }
+func (Refused) Scope() Scope                    { return LoopScope }

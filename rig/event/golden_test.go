@@ -31,7 +31,7 @@ func goldenEvents() []Event {
 			OutputDelta{TurnID: s, Stream: StreamStdout, Text: s},
 			TurnStarted{TurnID: s, Index: 1, Input: s},
 			SessionStarted{Title: s, Manifest: map[string]string{s: s, "k": s}, Root: s},
-			RestoreDone{Epoch: 2, Interrupted: []string{s}, GatesClosed: []string{s, s}},
+			RestoreDone{Epoch: 2, Interrupted: []string{s}, GatesClosed: []string{s, s}, Holder: s},
 			GateOpened{GateID: s, TurnID: s, Prompt: s},
 			Attention{TurnID: s, Reason: AttentionOSC9, Text: s},
 		)

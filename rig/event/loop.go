@@ -75,6 +75,9 @@ const (
 	ReasonCrash     = "crash"
 	ReasonShutdown  = "shutdown"
 	ReasonLeaseLost = "lease_lost"
+	// ReasonHandoff: the turn was interrupted to hand the session over
+	// (looprig take --interrupt).
+	ReasonHandoff = "handoff"
 	// ReasonEngineStuck: Shutdown gave up waiting for an engine that did
 	// not stop (it ignored its context) and released the session anyway.
 	ReasonEngineStuck = "engine_unresponsive"
@@ -85,7 +88,7 @@ type TurnInterrupted struct {
 	TurnID string `json:"turn_id"`
 	Index  int    `json:"index"`
 	// Reason is one of ReasonUser, ReasonCrash, ReasonShutdown,
-	// ReasonLeaseLost, ReasonEngineStuck.
+	// ReasonLeaseLost, ReasonEngineStuck, ReasonHandoff.
 	Reason string `json:"reason"`
 }
 
@@ -110,6 +113,100 @@ type GateResolved struct {
 	Action string `json:"action"`
 	// Reason is free text such as "user", "restore_unavailable", "shutdown".
 	Reason string `json:"reason"`
+	// By is the client that answered (an approval or a denial); nil for
+	// a gate looprig closed, and in records written before it was kept.
+	By *Client `json:"by,omitempty"`
+}
+
+// MaxClientKind bounds Client.Kind, in bytes.
+const MaxClientKind = 32
+
+// Client is who sent a session a request that speaks for the user (a
+// gate's answer, input to a turn): the kind of client it said it is, and
+// its process as the system told the session's holder.
+type Client struct {
+	// Kind is what the client said it is ("tui", "cli"; "unknown" when it
+	// said nothing): printable ASCII, at most MaxClientKind bytes.
+	Kind string `json:"kind"`
+	// PID is its process id (0: not known, on a system that does not tell
+	// a socket's peer).
+	PID int `json:"pid"`
+	// Terminal reports that its process had a controlling terminal.
+	Terminal bool `json:"terminal"`
+}
+
+// What a Refused record refused.
+const (
+	// RefusedGateAnswer: a gate's answer from inside the session's turns.
+	RefusedGateAnswer = "gate_answer"
+	// RefusedInput: input from inside the session's turns.
+	RefusedInput = "input"
+	// RefusedHook: a hook event the agent's turn did not ask for.
+	RefusedHook = "hook"
+	// RefusedConversation: a conversation id the agent reported that is
+	// not the session's.
+	RefusedConversation = "conversation"
+)
+
+// Why a gate's answer or input was refused (Refused.Reason).
+const (
+	// FromTurnCarries: the client's process, or an ancestor of it,
+	// carries the session's environment (LOOPRIG_SESSION): a turn of the
+	// session started it.
+	FromTurnCarries = "carries"
+	// FromTurnGroup: the client's process, or an ancestor of it, is in
+	// the running turn's process group.
+	FromTurnGroup = "in_group"
+	// FromTurnGone: the process that connected is gone (another process
+	// may hold its connection), or is no longer the one that connected.
+	FromTurnGone = "gone"
+	// FromTurnUnknown: the client's process could not be inspected.
+	FromTurnUnknown = "unknown"
+)
+
+// Where a refused conversation id came from (Refused.Source).
+const (
+	SourceStream = "stream" // the agent's output stream
+	SourceHook   = "hook"   // a hook (SessionStart)
+)
+
+// MaxRefusedDetail bounds Refused.Hook and Refused.ID, in bytes.
+const MaxRefusedDetail = 128
+
+// Refused (a warning): looprig refused something sent to a turn that
+// would have spoken for the user or for the agent, and kept it out: an
+// answer to a gate or input from a process inside the session's own
+// turns (By, Reason), a hook event the agent's turn did not ask for
+// (Hook), a conversation id other than the session's (ID, Source). The
+// gate stays open, the input is not written, the conversation is not
+// adopted.
+type Refused struct {
+	TurnID string `json:"turn_id"`
+	// What is RefusedGateAnswer, RefusedInput, RefusedHook or
+	// RefusedConversation.
+	What string `json:"what"`
+	// GateID and Action: the gate a refused answer was for, and the
+	// answer (ActionApprove, ActionDeny).
+	GateID string `json:"gate_id,omitempty"`
+	Action string `json:"action,omitempty"`
+	// By is the client that sent a refused answer or input, and Reason
+	// why it was refused (FromTurnCarries, FromTurnGroup, FromTurnGone,
+	// FromTurnUnknown).
+	By     *Client `json:"by,omitempty"`
+	Reason string  `json:"reason,omitempty"`
+	// Via is the process found inside the turn: the client's own or an
+	// ancestor's (0 when none was found: gone, unknown).
+	Via int `json:"via,omitempty"`
+	// Agent names the agent engine (RefusedHook, RefusedConversation).
+	Agent string `json:"agent,omitempty"`
+	// Hook is the name of the hook event refused (printable ASCII, at
+	// most MaxRefusedDetail bytes).
+	Hook string `json:"hook,omitempty"`
+	// ID is the conversation id the agent reported, and Source where it
+	// came from (SourceStream, SourceHook). The session's stays what it
+	// was.
+	ID     string `json:"id,omitempty"`
+	Source string `json:"source,omitempty"`
 }
 
 // Attention reasons: what a turn's program wrote to ask for the user.
@@ -134,8 +231,13 @@ type Attention struct {
 	Reason string `json:"reason"`
 	// Text is the notification's text, printable characters only (others
 	// are spaces), at most MaxAttentionText bytes of valid UTF-8; "" for a
-	// bell.
+	// bell. For AttentionAgent it is the agent's words ("" when the agent
+	// only waits for the user), which every presenter shows as the
+	// agent's ("claude says: …"), never as looprig's.
 	Text string `json:"text"`
+	// Agent names the agent engine of an AttentionAgent ("claude"); ""
+	// for the others (and for records written before it was kept).
+	Agent string `json:"agent,omitempty"`
 }
 
 // AttentionSeen: the user looked at the session (a client attached to it

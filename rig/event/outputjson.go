@@ -63,6 +63,15 @@ func readText(plain, b64 *string) (string, error) {
 	return "", nil
 }
 
+// decodeWire decodes b strictly into w, the wire form of an output event,
+// and returns the text its fields plain and b64 (fields of w) spell.
+func decodeWire(b []byte, w any, plain, b64 **string) (string, error) {
+	if err := strictDecode(b, w); err != nil {
+		return "", err
+	}
+	return readText(*plain, *b64)
+}
+
 func marshalWire(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -84,10 +93,7 @@ func (t TurnOutput) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads what MarshalJSON writes, strictly.
 func (t *TurnOutput) UnmarshalJSON(b []byte) error {
 	var w turnOutputWire
-	if err := strictDecode(b, &w); err != nil {
-		return err
-	}
-	text, err := readText(w.Text, w.TextB64)
+	text, err := decodeWire(b, &w, &w.Text, &w.TextB64)
 	if err != nil {
 		return err
 	}
@@ -106,10 +112,7 @@ func (o OutputDelta) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads what MarshalJSON writes, strictly.
 func (o *OutputDelta) UnmarshalJSON(b []byte) error {
 	var w outputDeltaWire
-	if err := strictDecode(b, &w); err != nil {
-		return err
-	}
-	text, err := readText(w.Text, w.TextB64)
+	text, err := decodeWire(b, &w, &w.Text, &w.TextB64)
 	if err != nil {
 		return err
 	}

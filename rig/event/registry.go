@@ -46,8 +46,11 @@ var entries = []entry{
 	reg[WorkspaceCheckpointed](),
 	reg[WorkspaceCheckpointSkipped](),
 	reg[HandedOff](),
+	reg[WorkspaceReconciled](),
+	reg[WorkspaceReverted](),
 	reg[AgentConversation](),
 	reg[AgentTranscript](),
+	reg[WorktreeAdded](),
 	reg[LoopStarted](),
 	reg[TurnStarted](),
 	reg[TurnOutput](),
@@ -59,6 +62,7 @@ var entries = []entry{
 	reg[GateResolved](),
 	reg[Attention](),
 	reg[AttentionSeen](),
+	reg[Refused](),
 }
 
 var registry = func() map[Type]*entry {

@@ -14,6 +14,21 @@ type SessionStarted struct {
 	Manifest    map[string]string `json:"manifest"`
 	Placement   string            `json:"placement"`
 	Root        string            `json:"root"`
+	// ForkedFrom says where a session made by `looprig fork` came from
+	// (rig/fork.go); nil for every other session.
+	ForkedFrom *ForkedFrom `json:"forked_from,omitempty"`
+}
+
+// ForkedFrom is the session and turn a fork was made from: its workspace
+// began as the checkpoint journaled after that turn (Checkpoint, the
+// manifest's 64 hex characters), and an agent fork's conversation as the
+// source's conversation (Conversation, the agent's id) at that turn's end.
+type ForkedFrom struct {
+	Session      string `json:"session"`
+	TurnIndex    int    `json:"turn_index"`
+	TurnID       string `json:"turn_id"`
+	Checkpoint   string `json:"checkpoint"`
+	Conversation string `json:"conversation,omitempty"`
 }
 
 // SessionActive: a turn started while the session was idle.
@@ -38,6 +53,10 @@ type RestoreDone struct {
 	Interrupted []string `json:"interrupted"`
 	// GatesClosed lists the ids of the gates the restore closed.
 	GatesClosed []string `json:"gates_closed"`
+	// Holder names the process that restored the session and holds it
+	// from now on ("pid@host"): after a hand-over, the one it was handed
+	// to. Empty in records of looprig before it was recorded.
+	Holder string `json:"holder,omitempty"`
 }
 
 // RestoreErrored records a restore that failed before RestoreDone.

@@ -38,15 +38,103 @@ func notNegative(field string, n int64) error {
 }
 
 func (t TurnInterrupted) validate() error {
-	return oneOf("reason", t.Reason, ReasonUser, ReasonCrash, ReasonShutdown, ReasonLeaseLost, ReasonEngineStuck)
+	return oneOf("reason", t.Reason, ReasonUser, ReasonCrash, ReasonShutdown, ReasonLeaseLost, ReasonEngineStuck, ReasonHandoff)
 }
 
 func (g GateResolved) validate() error {
-	return oneOf("action", g.Action, ActionApprove, ActionDeny, ActionClose)
+	if err := oneOf("action", g.Action, ActionApprove, ActionDeny, ActionClose); err != nil {
+		return err
+	}
+	return g.By.validate("by")
+}
+
+func (c *Client) validate(field string) error {
+	if c == nil {
+		return nil
+	}
+	if !printableASCII(c.Kind, MaxClientKind) {
+		return &invalidValue{field: field + ".kind", value: fmt.Sprintf("%q", c.Kind), want: fmt.Sprintf("1 to %d printable ASCII characters, no space", MaxClientKind)}
+	}
+	if c.PID < 0 {
+		return &invalidValue{field: field + ".pid", value: fmt.Sprint(c.PID), want: "0 or more"}
+	}
+	return nil
+}
+
+// printableASCII reports whether s is 1 to max printable ASCII
+// characters without a space.
+func printableASCII(s string, max int) bool {
+	if s == "" || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+func (r Refused) validate() error {
+	if err := oneOf("what", r.What, RefusedGateAnswer, RefusedInput, RefusedHook, RefusedConversation); err != nil {
+		return err
+	}
+	if r.Action != "" {
+		if err := oneOf("action", r.Action, ActionApprove, ActionDeny); err != nil {
+			return err
+		}
+	}
+	if r.Reason != "" {
+		if err := oneOf("reason", r.Reason, FromTurnCarries, FromTurnGroup, FromTurnGone, FromTurnUnknown); err != nil {
+			return err
+		}
+	}
+	if r.Source != "" {
+		if err := oneOf("source", r.Source, SourceStream, SourceHook); err != nil {
+			return err
+		}
+	}
+	if r.Via < 0 {
+		return &invalidValue{field: "via", value: fmt.Sprint(r.Via), want: "0 or more"}
+	}
+	for _, f := range []struct{ name, value string }{{"hook", r.Hook}, {"id", r.ID}, {"agent", r.Agent}} {
+		if f.value != "" && !printableASCII(f.value, MaxRefusedDetail) {
+			return &invalidValue{field: f.name, value: fmt.Sprintf("%q", f.value), want: fmt.Sprintf("1 to %d printable ASCII characters, no space", MaxRefusedDetail)}
+		}
+	}
+	return r.By.validate("by")
+}
+
+func (w WorkspaceReconciled) validate() error {
+	if err := oneOf("action", w.Action, ReconcileUpdated, ReconcileAdopted, ReconcileMovedAside); err != nil {
+		return err
+	}
+	if !isDigestHex(w.Manifest) {
+		return &invalidValue{field: "manifest", value: fmt.Sprintf("%q", w.Manifest), want: "64 lower-case hex characters"}
+	}
+	if w.From != "" && !isDigestHex(w.From) {
+		return &invalidValue{field: "from", value: fmt.Sprintf("%q", w.From), want: "64 lower-case hex characters or empty"}
+	}
+	if w.Differs < 0 {
+		return &invalidValue{field: "differs", value: fmt.Sprint(w.Differs), want: "0 or more"}
+	}
+	return nil
+}
+
+func (w WorkspaceReverted) validate() error {
+	for _, f := range []struct{ name, value string }{{"manifest", w.Manifest}, {"from", w.From}} {
+		if !isDigestHex(f.value) {
+			return &invalidValue{field: f.name, value: fmt.Sprintf("%q", f.value), want: "64 lower-case hex characters"}
+		}
+	}
+	if w.TurnIndex < 0 || w.Files < 0 || w.Changed < 0 || w.Removed < 0 {
+		return &invalidValue{field: "turn_index", value: fmt.Sprint(w.TurnIndex, w.Files, w.Changed, w.Removed), want: "0 or more"}
+	}
+	return notNegative("bytes", w.Bytes)
 }
 
 func (w WorkspaceCheckpointed) validate() error {
-	if err := oneOf("trigger", w.Trigger, TriggerTurn, TriggerStop, TriggerHandoff); err != nil {
+	if err := oneOf("trigger", w.Trigger, TriggerTurn, TriggerStop, TriggerHandoff, TriggerRestore, TriggerRevert, TriggerTurnStart, TriggerFork); err != nil {
 		return err
 	}
 	if !isDigestHex(w.Manifest) {
@@ -62,13 +150,22 @@ func (w WorkspaceCheckpointed) validate() error {
 }
 
 func (w WorkspaceCheckpointSkipped) validate() error {
-	if err := oneOf("trigger", w.Trigger, TriggerTurn, TriggerStop, TriggerHandoff); err != nil {
+	if err := oneOf("trigger", w.Trigger, TriggerTurn, TriggerStop, TriggerHandoff, TriggerTurnStart); err != nil {
 		return err
 	}
 	if err := notNegative("bytes", w.Bytes); err != nil {
 		return err
 	}
 	return notNegative("limit", w.Limit)
+}
+
+func (w WorktreeAdded) validate() error {
+	for _, f := range []struct{ name, value string }{{"repo", w.Repo}, {"branch", w.Branch}, {"path", w.Path}} {
+		if f.value == "" {
+			return &invalidValue{field: f.name, value: `""`, want: "not empty"}
+		}
+	}
+	return nil
 }
 
 func (a AgentConversation) validate() error {
@@ -118,6 +215,9 @@ func isDigestHex(s string) bool {
 func (a Attention) validate() error {
 	if err := oneOf("reason", a.Reason, AttentionBell, AttentionOSC9, AttentionOSC777, AttentionAgent); err != nil {
 		return err
+	}
+	if a.Agent != "" && !printableASCII(a.Agent, MaxAgentField) {
+		return &invalidValue{field: "agent", value: fmt.Sprintf("%q", a.Agent), want: fmt.Sprintf("1 to %d printable ASCII characters, no space", MaxAgentField)}
 	}
 	if len(a.Text) > MaxAttentionText {
 		return &invalidValue{field: "text", value: fmt.Sprintf("%d bytes", len(a.Text)), want: fmt.Sprintf("at most %d bytes", MaxAttentionText)}

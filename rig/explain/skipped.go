@@ -1,6 +1,9 @@
 package explain
 
-import "looprig/rig/storage"
+import (
+	"looprig/rig/fault"
+	"looprig/rig/storage"
+)
 
 // Skip is why a restore of a session believed crashed did nothing
 // without failing (restore --all-crashed, the TUI's R): somebody else was
@@ -22,20 +25,18 @@ const (
 // RestoreSkipped classifies the error of a restore of a session believed
 // crashed: whether it was skipped because somebody else was first, and
 // for SkipHeld the holder when the error names one. It works on errors
-// that crossed a process boundary too (an Explainer, as a host's start
-// returns).
+// that crossed a process boundary too (a fault.Explainer, as a host's
+// start returns).
 func RestoreSkipped(err error) (skip Skip, holder storage.Holder) {
 	if err == nil {
 		return NotSkipped, storage.Holder{}
 	}
 	x := Explain(err)
 	switch {
-	case x.Kind == KindNotCrashed:
+	case x.Kind == fault.KindNotCrashed:
 		return SkipNotCrashed, storage.Holder{}
-	case x.Remedy == RemedyWaitOrBreakLease:
-		h, _ := x.Field("holder")
-		holder, _ = h.(storage.Holder)
-		return SkipHeld, holder
+	case x.Remedy == fault.RemedyWaitOrBreakLease:
+		return SkipHeld, FactsOf(x).Holder
 	}
 	return NotSkipped, storage.Holder{}
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"looprig/rig/event"
+	"looprig/rig/fault"
 )
 
 // BufferSize is the capacity of every subscription's channel.
@@ -51,6 +52,16 @@ func (e *FaultError) Error() string {
 }
 
 func (e *FaultError) Unwrap() error { return e.Err }
+
+// Explanation explains it: its cause's explanation (a lost lease: the
+// fault is that the lease is lost), except stored damage, whose fault is
+// kind persistence_fault: what the hub could not journal.
+func (e *FaultError) Explanation() fault.Explanation {
+	if x, ok := fault.First(e.Err); ok && x.Kind != fault.KindCorrupt && x.Kind != fault.KindBrokenJournal {
+		return x
+	}
+	return fault.Of(fault.KindPersistenceFault, fault.Fact("event_type", string(e.Type)))
+}
 
 // SubscriptionLossError closes a subscription that could not keep up with
 // enduring events. LastSeq is the last journal sequence it was delivered;
@@ -92,8 +103,10 @@ type Option func(*Hub)
 func WithClock(now func() time.Time) Option { return func(h *Hub) { h.now = now } }
 
 // WithJournaled registers fn to run for every enduring event once it is
-// journaled and delivered, in journal order (the hub's publishes wait for
-// it: fn must be quick and must not publish).
+// journaled and before it is delivered, in journal order (the hub's
+// publishes wait for it: fn must be quick and must not publish). A
+// subscriber that sees the event finds fn run: the session's fold
+// (rig.State) knows what the subscriber saw.
 func WithJournaled(fn func(event.Envelope)) Option { return func(h *Hub) { h.onJournaled = fn } }
 
 // WithFaultHandler registers fn to run once, outside the hub's lock, when an
@@ -179,12 +192,12 @@ func (h *Hub) Publish(ctx context.Context, loopID string, ev event.Event) (event
 	}
 	env.Seq = seq
 	env.At = h.now()
+	if h.onJournaled != nil {
+		h.onJournaled(env) // before delivery: whoever sees env finds it applied
+	}
 	h.mu.Lock()
 	h.deliverLocked(env)
 	h.mu.Unlock()
-	if h.onJournaled != nil {
-		h.onJournaled(env)
-	}
 	return env, nil
 }
 

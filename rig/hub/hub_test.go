@@ -86,6 +86,26 @@ func TestEnduringIsDeliveredWithItsSeq(t *testing.T) {
 	}
 }
 
+// The journaled hook (the session's fold, rig.State) runs before any
+// subscriber gets the event: a client that saw an event and asks the
+// session about it (answers the gate, looks at the attention) finds the
+// session knowing it already.
+func TestJournaledRunsBeforeDelivery(t *testing.T) {
+	var sub *Subscription
+	var queued []int
+	h := New("s1", &memJournal{}, WithJournaled(func(event.Envelope) { queued = append(queued, len(sub.C())) }))
+	sub = h.Subscribe(Filter{AllLoops: true})
+	for i := range 2 {
+		if _, err := h.Publish(ctx, "loop1", event.TurnStarted{TurnID: "t", Index: i}); err != nil {
+			t.Fatal(err)
+		}
+		recv(t, sub)
+	}
+	if len(queued) != 2 || queued[0] != 0 || queued[1] != 0 {
+		t.Fatalf("subscriber had %v events queued when the hook ran, want [0 0]", queued)
+	}
+}
+
 // peekJournal is a memJournal whose hook runs inside AppendEvent, once the
 // event is journaled and before the hub gets its sequence back: the hook
 // sees the world as it is at append time.

@@ -3,6 +3,9 @@ package journal
 import (
 	"fmt"
 	"strconv"
+
+	"looprig/rig/fault"
+	"looprig/rig/storage"
 )
 
 // JournalLeaseLostError: the writer's lease is lost, so it must not write.
@@ -25,6 +28,11 @@ func (e *JournalLeaseLostError) Error() string {
 
 func (e *JournalLeaseLostError) Unwrap() error { return e.Cause }
 
+// Explanation explains it: kind lease_lost (storage.LostLease).
+func (e *JournalLeaseLostError) Explanation() fault.Explanation {
+	return storage.LostLease(e.Name, e.Epoch, e.Cause)
+}
+
 // FencedError: the ledger's tip was not where this writer left it, so a
 // successor (or any other writer) has appended: this writer is fenced off.
 // It is latched: every later append returns it, and it is never retried.
@@ -46,6 +54,12 @@ func (e *FencedError) Error() string {
 }
 
 func (e *FencedError) Unwrap() error { return e.Err }
+
+// Explanation explains it: kind lease_lost, as a successor took the
+// ledger (storage.LostLease).
+func (e *FencedError) Explanation() fault.Explanation {
+	return storage.LostLease(e.Name, e.Epoch, e.Err)
+}
 
 // AppendError: the ledger refused or failed an append for a reason other
 // than a conflict. The journal can no longer know the tip (the append may
@@ -104,3 +118,8 @@ func (e *RecordDecodeError) Error() string {
 }
 
 func (e *RecordDecodeError) Unwrap() error { return e.Err }
+
+// Explanation explains it: kind broken_journal.
+func (e *RecordDecodeError) Explanation() fault.Explanation {
+	return fault.Of(fault.KindBrokenJournal, fault.Fact("seq", e.Seq), fault.Fact("reason", e.Reason))
+}

@@ -333,8 +333,13 @@ func (j *SessionJournal) lead(ctx context.Context) {
 	err := j.lostErr()
 	if err == nil {
 		// One caller giving up must not fail the others' records (nor
-		// latch the journal), so the flush ignores cancellation.
-		if aerr := j.ledger.Append(context.WithoutCancel(ctx), j.name, expected, payloads...); aerr != nil {
+		// latch the journal), so the flush ignores cancellation; it has a
+		// deadline of its own (WithFlushTimeout), so that a store call
+		// that hangs fails the journal rather than every caller with it.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.flushTimeout())
+		aerr := j.ledger.Append(fctx, j.name, expected, payloads...)
+		cancel()
+		if aerr != nil {
 			err = j.classify(aerr, expected, n)
 		}
 	}
@@ -361,6 +366,14 @@ func (j *SessionJournal) lead(ctx context.Context) {
 		j.flushing = false
 	}
 	j.mu.Unlock()
+}
+
+// flushTimeout bounds one flush.
+func (j *SessionJournal) flushTimeout() time.Duration {
+	if j.opts.flushTimeout > 0 {
+		return j.opts.flushTimeout
+	}
+	return DefaultFlushTimeout
 }
 
 // finishLocked completes ps with sequences from first (when err is nil) or

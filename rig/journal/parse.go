@@ -193,6 +193,10 @@ func (l *lexer) composite() ([]byte, error) {
 	return nil, l.fail("unterminated object")
 }
 
+// unescaped maps the byte after a backslash in a one-byte escape to the
+// byte it stands for.
+var unescaped = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
 // unquote decodes the body of a string that has escapes or invalid UTF-8,
 // as encoding/json does. off is its offset, for errors.
 func unquote(s []byte, off int) ([]byte, error) {
@@ -206,23 +210,8 @@ func unquote(s []byte, off int) ([]byte, error) {
 				return bad("truncated escape")
 			}
 			switch s[r+1] {
-			case '"', '\\', '/':
-				out = append(out, s[r+1])
-				r += 2
-			case 'b':
-				out = append(out, '\b')
-				r += 2
-			case 'f':
-				out = append(out, '\f')
-				r += 2
-			case 'n':
-				out = append(out, '\n')
-				r += 2
-			case 'r':
-				out = append(out, '\r')
-				r += 2
-			case 't':
-				out = append(out, '\t')
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				out = append(out, unescaped[s[r+1]])
 				r += 2
 			case 'u':
 				rr := getu4(s[r:])

@@ -29,6 +29,7 @@ type Replayer struct {
 	name   string
 	cur    storage.Cursor
 	rec    Record
+	size   int // the current record's payload, in bytes
 	last   uint64
 	n      uint
 	err    error
@@ -77,12 +78,18 @@ func (r *Replayer) Next() bool {
 		return false
 	}
 	r.rec = rec
+	r.size = len(raw.Payload)
 	r.last = raw.Seq
 	return true
 }
 
 // Record returns the current record.
 func (r *Replayer) Record() Record { return r.rec }
+
+// Size returns the length of the current record's encoded payload: what
+// reading it cost, and about what its decoded form holds (a reader that
+// bounds what it keeps in bytes counts this; rig's replay chunks do).
+func (r *Replayer) Size() int { return r.size }
 
 // Err returns the error that stopped the replay, nil at a clean end.
 func (r *Replayer) Err() error { return r.err }
@@ -140,6 +147,10 @@ func (e *EventReplayer) Next() bool {
 
 // Envelope returns the current event.
 func (e *EventReplayer) Envelope() event.Envelope { return e.env }
+
+// Size returns the length of the current event record's encoded payload
+// (see Replayer.Size).
+func (e *EventReplayer) Size() int { return e.r.Size() }
 
 // Err returns the error that stopped the replay, nil at a clean end.
 func (e *EventReplayer) Err() error { return e.r.Err() }

@@ -4,6 +4,8 @@ package procgroup
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -69,4 +71,33 @@ func environ(pid int) ([]string, bool) {
 		env = append(env, p)
 	}
 	return env, true
+}
+
+// pControlT is P_CONTROLT of p_flag: the process has a controlling
+// terminal (sys/proc.h).
+const pControlT = 0x2
+
+func look(pid int) (Process, error) {
+	// A pid nobody has gives an empty answer, which SysctlKinfoProc
+	// reports as EIO.
+	k, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
+	switch {
+	case errors.Is(err, unix.ESRCH), errors.Is(err, unix.EIO), err == nil && (k.Proc.P_pid != int32(pid) || k.Proc.P_stat == szomb):
+		return Process{}, fmt.Errorf("process %d: %w", pid, ErrNoProcess)
+	case err != nil:
+		return Process{}, fmt.Errorf("process %d: %w", pid, err)
+	}
+	start := uint64(k.Proc.P_starttime.Sec)*1_000_000 + uint64(k.Proc.P_starttime.Usec)
+	return Process{PID: pid, PPID: int(k.Eproc.Ppid), PGID: int(k.Eproc.Pgid), Start: start,
+		Terminal: k.Proc.P_flag&pControlT != 0}, nil
+}
+
+// processEnviron is environ, named as on Linux.
+func processEnviron(pid int) ([]string, bool) { return environ(pid) }
+func dead(pid int) (bool, error) {
+	procs, err := unix.SysctlKinfoProcSlice("kern.proc.pid", pid)
+	if err != nil {
+		return false, err
+	}
+	return len(procs) == 0 || procs[0].Proc.P_stat == szomb, nil
 }

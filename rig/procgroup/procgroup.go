@@ -129,6 +129,21 @@ func Inspect(g Group) (Status, error) {
 	}
 }
 
+// Dead reports whether process pid on this machine is dead or dying:
+// there is no such process, it is a zombie (dead, not yet reaped by its
+// parent), its exit has begun, or a SIGKILL is pending for it (sent, not
+// yet acted on). A dying process still holds its files until its last
+// thread is gone, and a zombie's pid looks alive to kill(pid, 0): this
+// tells them apart from a live process. False when it cannot be told
+// (ErrUnsupported; Darwin sees zombies and gone processes only) or pid is
+// not a process id.
+func Dead(pid int) (bool, error) {
+	if pid <= 0 {
+		return false, nil
+	}
+	return dead(pid)
+}
+
 // carries reports whether env, an environment ("NAME=value" entries),
 // holds every mark.
 func carries(env []string, marks []string) bool {

@@ -116,3 +116,42 @@ func TestStop(t *testing.T) {
 		t.Fatalf("Stop of a gone group = %+v, %v", got, err)
 	}
 }
+
+// A live process is not dead; a killed one (dying, then a zombie not yet
+// reaped) and a reaped one (no such process) are.
+func TestDead(t *testing.T) {
+	if gone, err := Dead(os.Getpid()); err != nil || gone {
+		t.Fatalf("Dead(this process) = %v, %v", gone, err)
+	}
+	pid, cmd := startGroup(t, "sleep 30")
+	if gone, err := Dead(pid); err != nil || gone {
+		t.Fatalf("Dead(a sleeping child) = %v, %v", gone, err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		gone, err := Dead(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gone {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a killed child not yet reaped is not taken for exited")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if syscall.Kill(pid, 0) != nil {
+		t.Fatal("the killed child was reaped already: it should be a zombie until Wait")
+	}
+	cmd.Wait()
+	if gone, err := Dead(pid); err != nil || !gone {
+		t.Fatalf("Dead(a reaped child) = %v, %v", gone, err)
+	}
+	if gone, _ := Dead(0); gone {
+		t.Fatal("Dead(0) is true")
+	}
+}

@@ -146,7 +146,7 @@ func testAttentionSeen(t *testing.T, e *env) {
 	}
 
 	time.Sleep(400 * time.Millisecond) // a quiet: the next signal is news
-	if _, err := s.SendInput(waitCtx(t), rig.Input{Text: "done\n", From: "test"}); err != nil {
+	if _, err := s.SendInput(waitCtx(t), rig.Input{Text: "done\n", From: testClient}); err != nil {
 		t.Fatal(err)
 	}
 	outputShows(t, e, s, ti.ID, "said-"+m)

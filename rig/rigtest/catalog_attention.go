@@ -69,7 +69,7 @@ func testCatalogAttention(t *testing.T, e *env) {
 	case <-time.After(WaitTimeout):
 		t.Fatalf("the session did not notice the loss of its lease")
 	}
-	waitIdle(t, s)
+	waitTurnOver(t, s)
 	s2 := e.restore(e.define(rig.WithProfile(gateProfile())), id)
 	info = listedWhen(t, e.raw, id, "the restore", func(i rig.SessionInfo) bool { return i.State == rig.StateLive })
 	want := rig.TurnEnd{TurnID: second.ID, Index: 1, Outcome: rig.TurnOutcomeInterrupted, Reason: event.ReasonCrash}

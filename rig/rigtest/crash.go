@@ -78,7 +78,7 @@ func testSimulatedCrash(t *testing.T, e *env, gate bool) {
 		t.Fatalf("the session did not notice the loss of its lease")
 	}
 	as[*journal.JournalLeaseLostError](t, s.Err(), "fault of the crashed session")
-	waitIdle(t, s) // its turn ended, processes gone
+	waitTurnOver(t, s) // its turn ended, processes gone
 	noProcs(t, m, "after the crashed session's turn ended")
 	if info, ok := listed(t, e.raw, id); !ok || info.State != rig.StateCrashed {
 		t.Errorf("crashed session listed as %+v (listed %v), want crashed", info, ok)
@@ -177,55 +177,8 @@ func testKilledHelper(t *testing.T, e *env, role string) {
 		t.Skipf("backend %s cannot be opened by another process; SimulatedCrash covers the restore", e.b.Name)
 	}
 	m := newMarker()
-	cmd := exec.Command(os.Args[0], "-test.run=^"+helperTestName+"$", "-test.count=1")
-	cmd.Env = append(os.Environ(),
-		helperEnv+"="+role, helperStoreEnv+"="+e.dir, helperWSEnv+"="+e.ws, helperMarkerEnv+"="+m)
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var waitOnce sync.Once
-	wait := func() { waitOnce.Do(func() { _ = cmd.Wait() }) }
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		stdin.Close()
-		wait()
-		if t.Failed() {
-			t.Logf("helper stderr:\n%s", stderr.String())
-		}
-	})
-
-	lines := make(chan string, 1)
-	var out lockedBuffer
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if l, ok := strings.CutPrefix(sc.Text(), helperPrefix); ok {
-				lines <- l
-			}
-			out.Write(append(sc.Bytes(), '\n'))
-		}
-		close(lines)
-	}()
-	var line string
-	select {
-	case l, ok := <-lines:
-		if !ok {
-			t.Fatalf("helper ended without reporting a session; stdout:\n%s\nstderr:\n%s", out.String(), stderr.String())
-		}
-		line = l
-	case <-time.After(WaitTimeout):
-		t.Fatalf("helper did not report a session; stderr:\n%s", stderr.String())
-	}
+	hp := spawnHelper(t, e, role, m)
+	cmd, line, wait := hp.cmd, hp.line, hp.wait
 	var idText, turnID string
 	var epoch uint64
 	if _, err := fmt.Sscan(line, &idText, &epoch, &turnID); err != nil {
@@ -265,10 +218,76 @@ func testKilledHelper(t *testing.T, e *env, role string) {
 	}
 }
 
+// helperProc is a helper process of the crash tests, started for a role,
+// and the line it reported.
+type helperProc struct {
+	cmd  *exec.Cmd
+	line string
+	wait func() // waits for it to exit (once)
+}
+
+// spawnHelper starts a helper process for role, with marker m, and waits
+// for the line it reports; it is killed when the test ends.
+func spawnHelper(t *testing.T, e *env, role, m string) *helperProc {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+helperTestName+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(),
+		helperEnv+"="+role, helperStoreEnv+"="+e.dir, helperWSEnv+"="+e.ws, helperMarkerEnv+"="+m)
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var waitOnce sync.Once
+	wait := func() { waitOnce.Do(func() { _ = cmd.Wait() }) }
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		stdin.Close()
+		wait()
+		if t.Failed() {
+			t.Logf("helper stderr:\n%s", stderr.String())
+		}
+	})
+	lines := make(chan string, 1)
+	var out lockedBuffer
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if l, ok := strings.CutPrefix(sc.Text(), helperPrefix); ok {
+				lines <- l
+			}
+			out.Write(append(sc.Bytes(), '\n'))
+		}
+		close(lines)
+	}()
+	select {
+	case l, ok := <-lines:
+		if !ok {
+			t.Fatalf("helper ended without reporting; stdout:\n%s\nstderr:\n%s", out.String(), stderr.String())
+		}
+		return &helperProc{cmd: cmd, line: l, wait: wait}
+	case <-time.After(WaitTimeout):
+		t.Fatalf("helper did not report; stderr:\n%s", stderr.String())
+	}
+	return nil
+}
+
 // runHelper is the helper process: it creates a session in the store named
 // by the environment, starts the role's turn, reports "ID EPOCH TURN" and
 // waits to be killed (or for its stdin to close).
 func runHelper(t *testing.T, b Backend, role string) {
+	if step, ok := strings.CutPrefix(role, checkpointCrashRole); ok {
+		runCheckpointCrashHelper(t, b, rig.CheckpointStep(step))
+		return
+	}
 	store := b.Reopen(t, os.Getenv(helperStoreEnv))
 	r := defineOn(t, store, os.Getenv(helperWSEnv), rig.WithProfile(gateProfile()))
 	s, err := r.NewSession(t.Context())

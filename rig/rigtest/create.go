@@ -99,15 +99,25 @@ func testSeedBeforeLoop(t *testing.T, e *env) {
 // stage, and releases everything it took: no lease, ledger, catalog entry
 // or workspace directory is left behind.
 func testNewSessionFailures(t *testing.T, e *env) {
-	type stageCase struct {
-		name  string
-		stage rig.LifecycleStage
-		// setup returns the rig to call, the context and options; it may
-		// install faults.
-		setup func(t *testing.T, e *env) (*rig.Rig, context.Context, []rig.SessionOption)
-		cause func(t *testing.T, err error)
+	for _, c := range newSessionFailureCases() {
+		t.Run(c.name, func(t *testing.T) { runNewSessionFailure(t, newEnv(t, e.b), c) })
 	}
-	cases := []stageCase{
+}
+
+// stageCase is a NewSession that fails at one stage; cause checks the
+// error's cause.
+type stageCase struct {
+	name  string
+	stage rig.LifecycleStage
+	// setup returns the rig to call, the context and options; it may
+	// install faults.
+	setup func(t *testing.T, e *env) (*rig.Rig, context.Context, []rig.SessionOption)
+	cause func(t *testing.T, err error)
+}
+
+// newSessionFailureCases are a failure at each stage of NewSession.
+func newSessionFailureCases() []stageCase {
+	return []stageCase{
 		{"validate-cancelled-context", rig.StageValidate,
 			func(t *testing.T, e *env) (*rig.Rig, context.Context, []rig.SessionOption) {
 				ctx, cancel := context.WithCancel(context.Background())
@@ -196,81 +206,88 @@ func testNewSessionFailures(t *testing.T, e *env) {
 				}
 			}},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			e := newEnv(t, e.b)
-			r, ctx, opts := c.setup(t, e)
-			before := e.fs.names("")
-			s, err := r.NewSession(ctx, opts...)
-			if err == nil {
-				shutdownAtCleanup(t, s)
-				t.Fatalf("NewSession succeeded, want a failure at stage %s", c.stage)
-			}
-			if s != nil {
-				t.Errorf("failed NewSession returned a session")
-			}
-			le := as[*rig.LifecycleError](t, err, "NewSession")
-			if le.Stage != c.stage {
-				t.Errorf("LifecycleError stage %q, want %q (%v)", le.Stage, c.stage, err)
-			}
-			c.cause(t, err)
-			e.fs.setAppendFault(nil)
-			e.fs.setAcquireFault(nil)
+}
 
-			// What the failed call took, it released; what it wrote, it removed.
-			var taken, sessions []string
-			for _, n := range e.fs.names("") {
-				if !slices.Contains(before, n) {
-					taken = append(taken, n)
-					if a, rel := e.fs.stats(n); a != rel {
-						t.Errorf("lease %s: %d grant(s), %d released", n, a, rel)
-					}
-					if strings.HasPrefix(n, "sessions/") {
-						sessions = append(sessions, n)
-					}
-				}
+// runNewSessionFailure makes NewSession fail as c says, checks the error,
+// then that the failure left nothing behind.
+func runNewSessionFailure(t *testing.T, e *env, c stageCase) {
+	r, ctx, opts := c.setup(t, e)
+	before := e.fs.names("")
+	s, err := r.NewSession(ctx, opts...)
+	if err == nil {
+		shutdownAtCleanup(t, s)
+		t.Fatalf("NewSession succeeded, want a failure at stage %s", c.stage)
+	}
+	if s != nil {
+		t.Errorf("failed NewSession returned a session")
+	}
+	le := as[*rig.LifecycleError](t, err, "NewSession")
+	if le.Stage != c.stage {
+		t.Errorf("LifecycleError stage %q, want %q (%v)", le.Stage, c.stage, err)
+	}
+	c.cause(t, err)
+	e.fs.setAppendFault(nil)
+	e.fs.setAcquireFault(nil)
+	checkFailedCreationLeftNothing(t, e, c.stage, before)
+}
+
+// checkFailedCreationLeftNothing checks that a NewSession that failed at
+// stage released what it took (the leases not in before) and removed what
+// it wrote: journal, catalog entry, workspace.
+func checkFailedCreationLeftNothing(t *testing.T, e *env, stage rig.LifecycleStage, before []string) {
+	// What the failed call took, it released; what it wrote, it removed.
+	var taken, sessions []string
+	for _, n := range e.fs.names("") {
+		if !slices.Contains(before, n) {
+			taken = append(taken, n)
+			if a, rel := e.fs.stats(n); a != rel {
+				t.Errorf("lease %s: %d grant(s), %d released", n, a, rel)
 			}
-			switch {
-			case c.stage == rig.StageValidate || c.stage == rig.StageLease:
-				if len(taken) != 0 {
-					t.Errorf("stage %s acquired %v", c.stage, taken)
-				}
-			case len(sessions) != 1:
-				t.Fatalf("the failed NewSession acquired session leases %v, want exactly one", sessions)
+			if strings.HasPrefix(n, "sessions/") {
+				sessions = append(sessions, n)
 			}
-			for _, name := range sessions {
-				id := strings.TrimPrefix(name, "sessions/")
-				if n, err := e.raw.Tip(t.Context(), name); err != nil || n != 0 {
-					t.Errorf("ledger of the failed session has tip %d (%v), want none", n, err)
-				}
-				if _, err := e.raw.Get(t.Context(), storage.CatalogKey(id)); !rig.IsNotFound(err) {
-					t.Errorf("catalog entry of the failed session: %v, want *storage.NotFoundError", err)
-				}
-				if exists(filepath.Join(e.ws, id)) {
-					t.Errorf("workspace directory of the failed session is left behind")
-				}
-				if st, err := e.raw.Probe(t.Context(), name); err != nil || st.Held {
-					t.Errorf("lease %s after the failure: %+v, %v; want free", name, st, err)
-				}
-				list, err := rig.ListSessions(t.Context(), e.raw)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, info := range list {
-					if info.ID == id {
-						t.Errorf("ListSessions lists the failed session: %+v", info)
-					}
-				}
-				if _, err := uuid.Parse(id); err != nil {
-					t.Errorf("session name %s holds no uuid", name)
-				}
+		}
+	}
+	switch {
+	case stage == rig.StageValidate || stage == rig.StageLease:
+		if len(taken) != 0 {
+			t.Errorf("stage %s acquired %v", stage, taken)
+		}
+	case len(sessions) != 1:
+		t.Fatalf("the failed NewSession acquired session leases %v, want exactly one", sessions)
+	}
+	for _, name := range sessions {
+		id := strings.TrimPrefix(name, "sessions/")
+		if n, err := e.raw.Tip(t.Context(), name); err != nil || n != 0 {
+			t.Errorf("ledger of the failed session has tip %d (%v), want none", n, err)
+		}
+		if _, err := e.raw.Get(t.Context(), storage.CatalogKey(id)); !rig.IsNotFound(err) {
+			t.Errorf("catalog entry of the failed session: %v, want *storage.NotFoundError", err)
+		}
+		if exists(filepath.Join(e.ws, id)) {
+			t.Errorf("workspace directory of the failed session is left behind")
+		}
+		if st, err := e.raw.Probe(t.Context(), name); err != nil || st.Held {
+			t.Errorf("lease %s after the failure: %+v, %v; want free", name, st, err)
+		}
+		list, err := rig.ListSessions(t.Context(), e.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, info := range list {
+			if info.ID == id {
+				t.Errorf("ListSessions lists the failed session: %+v", info)
 			}
-		})
+		}
+		if _, err := uuid.Parse(id); err != nil {
+			t.Errorf("session name %s holds no uuid", name)
+		}
 	}
 }
 
 var placementCases = []testCase{
 	{"ExclusiveRootBusy", testExclusiveBusy},
+	{"UnsafeRootsRefused", testUnsafeRootsRefused},
 }
 
 // A second session on an exclusive root (named directly or through a

@@ -131,7 +131,7 @@ func testBreakStopsTheTurn(t *testing.T, e *env) {
 	}
 	// The holder finds out at its next append (its turn's end).
 	eventually(t, "the old holder to fault", func() bool { return s.Err() != nil })
-	waitIdle(t, s)
+	waitTurnOver(t, s)
 
 	// Nothing is left for a restore to close.
 	r := e.restore(e.define(rig.WithProfile(gateProfile())), id)

@@ -21,9 +21,13 @@ type faultStore struct {
 	onAppend  func(name string, expected uint64, payloads [][]byte) error
 	onAcquire func(name string) error
 	onProbe   func(name string) error
-	deafNew   bool                       // new grants hide their loss (deafened)
-	grants    map[string][]*trackedLease // every grant, per name, in order
-	ops       []leaseOp                  // grants and releases, in order
+	onTip     func(name string)
+	onGet     func(ctx context.Context, key string) // called before every Get; may block
+	onRelease func(name string) error               // called after every Release; its error is the Release's
+	deafNew   bool                                  // new grants hide their loss (deafened)
+	grants    map[string][]*trackedLease            // every grant, per name, in order
+	ops       []leaseOp                             // grants and releases, in order
+	ledgers   map[string]bool                       // every ledger appended to
 }
 
 type leaseOp struct {
@@ -33,7 +37,26 @@ type leaseOp struct {
 }
 
 func newFaultStore(s storage.Store) *faultStore {
-	return &faultStore{Store: s, grants: map[string][]*trackedLease{}}
+	return &faultStore{Store: s, grants: map[string][]*trackedLease{}, ledgers: map[string]bool{}}
+}
+
+// setGetHook installs fn, called before every Get of the KV reaches the
+// store (it may block, as a read on a dropped connection does).
+func (f *faultStore) setGetHook(fn func(ctx context.Context, key string)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.onGet = fn
+}
+
+// Get implements storage.KV, after the Get hook.
+func (f *faultStore) Get(ctx context.Context, key string) (storage.Entry, error) {
+	f.mu.Lock()
+	hook := f.onGet
+	f.mu.Unlock()
+	if hook != nil {
+		hook(ctx, key)
+	}
+	return f.Store.Get(ctx, key)
 }
 
 // setAppendFault installs fn, called before every Append reaches the store;
@@ -41,6 +64,15 @@ func newFaultStore(s storage.Store) *faultStore {
 func (f *faultStore) setAppendFault(fn func(name string, expected uint64, payloads [][]byte) error) {
 	f.mu.Lock()
 	f.onAppend = fn
+	f.mu.Unlock()
+}
+
+// setReleaseFault installs fn, called once a lease was released; a
+// non-nil error is what Release returns (the lease is released all the
+// same, as after a release whose acknowledgement was lost).
+func (f *faultStore) setReleaseFault(fn func(name string) error) {
+	f.mu.Lock()
+	f.onRelease = fn
 	f.mu.Unlock()
 }
 
@@ -99,9 +131,27 @@ func (f *faultStore) onRecord(fn func(name string, rec journal.Record) error) {
 	})
 }
 
+// setTipHook installs fn, called before every Tip reaches the store.
+func (f *faultStore) setTipHook(fn func(name string)) {
+	f.mu.Lock()
+	f.onTip = fn
+	f.mu.Unlock()
+}
+
+func (f *faultStore) Tip(ctx context.Context, name string) (uint64, error) {
+	f.mu.Lock()
+	hook := f.onTip
+	f.mu.Unlock()
+	if hook != nil {
+		hook(name)
+	}
+	return f.Store.Tip(ctx, name)
+}
+
 func (f *faultStore) Append(ctx context.Context, name string, expected uint64, payloads ...[]byte) error {
 	f.mu.Lock()
 	hook := f.onAppend
+	f.ledgers[name] = true
 	f.mu.Unlock()
 	if hook != nil {
 		if err := hook(name, expected, payloads); err != nil {
@@ -109,6 +159,24 @@ func (f *faultStore) Append(ctx context.Context, name string, expected uint64, p
 		}
 	}
 	return f.Store.Append(ctx, name, expected, payloads...)
+}
+
+// sessionLedgers returns the names of the ledgers of sessions the store
+// was asked to append to, or granted a lease of: the journals a test made
+// through it, whether or not a catalog entry lists them.
+func (f *faultStore) sessionLedgers() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for n := range f.ledgers {
+		out = append(out, n)
+	}
+	for n := range f.grants {
+		if strings.HasPrefix(n, "sessions/") {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func (f *faultStore) Acquire(ctx context.Context, name string) (storage.Lease, error) {
@@ -275,8 +343,13 @@ func (l *trackedLease) Release(ctx context.Context) error {
 	if l.calls == 1 {
 		l.f.ops = append(l.f.ops, leaseOp{op: "release", name: l.name, epoch: l.Lease.Epoch()})
 	}
+	hook := l.f.onRelease
 	l.f.mu.Unlock()
-	return l.Lease.Release(ctx)
+	err := l.Lease.Release(ctx)
+	if hook != nil && err == nil {
+		err = hook(l.name)
+	}
+	return err
 }
 
 func (l *trackedLease) releaseCalls() int {

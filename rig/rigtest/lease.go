@@ -82,7 +82,7 @@ func tryStaleWrites[E error](t testing.TB, s *rig.Session, gate string, ops ...s
 		case opInterrupt:
 			err = s.Interrupt(ctx)
 		case opRespondGate:
-			err = s.RespondGate(ctx, gate, true)
+			err = s.RespondGate(ctx, gate, true, testClient)
 		default:
 			t.Fatalf("unknown stale mutation %q", op)
 		}
@@ -169,7 +169,7 @@ func testSessionLeaseBroken(t *testing.T, e *env, atGate bool) {
 	if atGate {
 		tryStaleWrites[*journal.JournalLeaseLostError](t, s, gate, allStaleOps...)
 	}
-	waitIdle(t, s)
+	waitTurnOver(t, s)
 	if atGate && exists(filepath.Join(s.Workspace(), file)) {
 		t.Errorf("the gated command of the stale holder ran")
 	}
@@ -223,7 +223,7 @@ func testStaleWriterFenced(t *testing.T, e *env) {
 			if !errors.As(s.Err(), &fenced) {
 				t.Errorf("latched fault %v, want the *journal.FencedError of the holder's own append", s.Err())
 			}
-			waitIdle(t, s)
+			waitTurnOver(t, s)
 			if file != "" && exists(filepath.Join(s.Workspace(), file)) {
 				t.Errorf("the gated command of the stale holder ran")
 			}
@@ -268,7 +268,7 @@ func testRootLeaseBroken(t *testing.T, e *env) {
 		t.Errorf("WorkspaceRootLeaseLostError{Root %q, Epoch %d}, want {%q, %d}", lost.Root, lost.Epoch, root, rootEpoch)
 	}
 	tryStaleWrites[*rig.WorkspaceRootLeaseLostError](t, s, gate, allStaleOps...)
-	waitIdle(t, s)
+	waitTurnOver(t, s)
 	if exists(filepath.Join(root, file)) {
 		t.Errorf("the gated command of the stale holder ran in the root")
 	}

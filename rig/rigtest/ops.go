@@ -25,6 +25,7 @@ var opsCases = []testCase{
 	{"FollowRecords", testFollowRecords},
 	{"FollowRecordsStopsOnError", testFollowRecordsStops},
 	{"ProfileFor", testProfileFor},
+	{"PlacedAsRecorded", testPlacedAsRecorded},
 	{"SessionExists", testSessionExists},
 }
 
@@ -165,7 +166,7 @@ func testBreakLeaseNoJournal(t *testing.T, e *env) {
 // arrive on recs, the result on result. The test's cleanup cancels it and
 // waits for the goroutine to end.
 type follower struct {
-	recs   chan journal.Record
+	recs   chan rig.Record
 	result chan error // buffered: FollowRecords' one result
 	exited chan struct{}
 	cancel context.CancelFunc
@@ -173,12 +174,12 @@ type follower struct {
 
 // startFollow follows session id after after; fn sees every record before
 // it is sent on recs, and its error ends the follow.
-func startFollow(t *testing.T, e *env, id uuid.UUID, after uint64, fn func(journal.Record) error) *follower {
+func startFollow(t *testing.T, e *env, id uuid.UUID, after uint64, fn func(rig.Record) error) *follower {
 	ctx, cancel := context.WithCancel(context.Background())
-	f := &follower{recs: make(chan journal.Record, 64), result: make(chan error, 1), exited: make(chan struct{}), cancel: cancel}
+	f := &follower{recs: make(chan rig.Record, 64), result: make(chan error, 1), exited: make(chan struct{}), cancel: cancel}
 	go func() {
 		defer close(f.exited)
-		f.result <- rig.FollowRecords(ctx, e.raw, id, after, 5*time.Millisecond, func(r journal.Record) error {
+		f.result <- rig.FollowRecords(ctx, e.raw, id, after, 5*time.Millisecond, func(r rig.Record) error {
 			if err := fn(r); err != nil {
 				return err
 			}
@@ -195,7 +196,7 @@ func startFollow(t *testing.T, e *env, id uuid.UUID, after uint64, fn func(journ
 }
 
 // next returns the next record followed.
-func (f *follower) next(t *testing.T) journal.Record {
+func (f *follower) next(t *testing.T) rig.Record {
 	t.Helper()
 	select {
 	case r := <-f.recs:
@@ -205,7 +206,7 @@ func (f *follower) next(t *testing.T) journal.Record {
 	case <-time.After(WaitTimeout):
 		t.Fatalf("timed out waiting for a followed record")
 	}
-	return journal.Record{}
+	return rig.Record{}
 }
 
 // wait returns FollowRecords' result.
@@ -227,7 +228,7 @@ func testFollowRecords(t *testing.T, e *env) {
 	id := uuid.New()
 	w := openWriter(t, e, id, false)
 	w.append(t, 2) // fence 1, events 2 and 3
-	f := startFollow(t, e, id, 1, func(journal.Record) error { return nil })
+	f := startFollow(t, e, id, 1, func(rig.Record) error { return nil })
 	var seqs []uint64
 	for len(seqs) < 2 {
 		seqs = append(seqs, f.next(t).Seq)
@@ -259,7 +260,7 @@ func testFollowRecordsStops(t *testing.T, e *env) {
 	w := openWriter(t, e, id, false)
 	w.append(t, 1)
 	errStop := errors.New("rigtest: stop here")
-	f := startFollow(t, e, id, 0, func(r journal.Record) error {
+	f := startFollow(t, e, id, 0, func(r rig.Record) error {
 		if r.Seq == 4 {
 			return errStop
 		}
@@ -325,6 +326,55 @@ func testProfileFor(t *testing.T, e *env) {
 	p, err := rig.ProfileFor(t.Context(), e.raw, uuid.New(), lookup, known)
 	if err != nil || p.Name != rig.DefaultProfile().Name || p.Engine != rig.DefaultProfile().Engine || len(asked) != 0 {
 		t.Fatalf("ProfileFor of a session that recorded nothing = %+v, %v (lookup asked %q); want the default profile, no lookup", p, err, asked)
+	}
+}
+
+// A session created in a directory of its choosing under a profile that
+// pins no placement (as `looprig new` in a project directory does) is
+// restored there by ProfileFor, from its catalog entry or else from its
+// SessionStarted, with no drift; a profile that pins another placement
+// is drift, as before.
+func testPlacedAsRecorded(t *testing.T, e *env) {
+	root := canonical(t, t.TempDir())
+	unpinned := rig.DefaultProfile()
+	created := unpinned
+	created.Placement, created.Root = rig.PlacementExclusive, root
+	s := e.newSession(e.define(rig.WithProfile(created)))
+	id := s.SessionID()
+	runTurn(t, s, "echo here > here.txt")
+	shutdown(t, s)
+
+	lookup := func(string) (rig.Profile, bool) { return unpinned, true }
+	placed := func(what string) rig.Profile {
+		t.Helper()
+		p, err := rig.ProfileFor(t.Context(), e.raw, id, lookup, nil)
+		if err != nil || p.Placement != rig.PlacementExclusive || p.Root != root {
+			t.Fatalf("%s: ProfileFor = %+v, %v; want exclusive in %s", what, p, err, root)
+		}
+		return p
+	}
+	p := placed("from the catalog entry")
+	s = e.restore(e.define(rig.WithProfile(p)), id)
+	if info := s.Restored(); len(info.Adopted) != 0 || s.Workspace() != root {
+		t.Fatalf("restored with drift %v in %s; want none, in %s", info.Adopted, s.Workspace(), root)
+	}
+	shutdown(t, s)
+	if err := e.raw.DeleteKey(t.Context(), storage.CatalogKey(id.String()), storage.AnyRevision); err != nil {
+		t.Fatal(err)
+	}
+	placed("from SessionStarted")
+
+	pinned := unpinned
+	pinned.PlacementPinned = true
+	if q := rig.AsRecorded(t.Context(), e.raw, id, pinned); q.Placement != rig.PlacementSession || q.Root != "" {
+		t.Fatalf("a pinned profile was placed as recorded: %+v", q)
+	}
+	r := e.define(rig.WithProfile(pinned))
+	if s, err := r.RestoreSession(t.Context(), id); err == nil {
+		shutdownAtCleanup(t, s)
+		t.Fatal("restore under a profile that pins session placement succeeded; want drift refused")
+	} else {
+		as[*rig.RestoreRejectedError](t, err, "restore under a profile that pins session placement")
 	}
 }
 

@@ -164,6 +164,7 @@ func legacySession(t *testing.T, e *env, fingerprintOnly bool) uuid.UUID {
 	started := starts[0]
 	m := rig.Manifest(maps.Clone(started.Manifest))
 	delete(m, "shell")
+	delete(m, "shell_interactive") // recorded since later still
 	started.Manifest, started.Fingerprint = m, m.Fingerprint()
 	if fingerprintOnly {
 		started.Manifest = nil

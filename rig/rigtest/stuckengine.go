@@ -184,7 +184,7 @@ func checkNothingLate(t testing.TB, e *env, s *rig.Session, eng *stuckEngine) {
 	case <-time.After(WaitTimeout):
 		t.Fatal("the released engine did not return")
 	}
-	waitIdle(t, s)
+	waitTurnOver(t, s)
 	if after := tip(t, e.raw, id); after != before {
 		t.Errorf("the abandoned engine's late return appended to the journal: tip %d -> %d:%s", before, after, describe(readJournal(t, e.raw, id)[before:]))
 	}

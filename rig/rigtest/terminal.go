@@ -27,6 +27,7 @@ var terminalCases = []testCase{
 	{"InterruptSendsCtrlCFirst", testInterruptCtrlC},
 	{"ResizeReachesTheTurn", testResize},
 	{"NoTerminal", testNoTerminal},
+	{"PromptEcho", testPromptEcho},
 }
 
 // inputCommands are the journal's input commands.
@@ -96,7 +97,7 @@ func testInputLine(t *testing.T, e *env) {
 	line := "alice-" + m + "\n"
 	ti := submit(t, s, `read name; echo "got $name"`)
 	waitTerminal(t, s, false)
-	if hidden := sendInput(t, s, rig.Input{Text: line, From: "test"}); hidden {
+	if hidden := sendInput(t, s, rig.Input{Text: line, From: testClient}); hidden {
 		t.Error("SendInput reported hidden input with echo on")
 	}
 	waitIdle(t, s)
@@ -105,7 +106,7 @@ func testInputLine(t *testing.T, e *env) {
 		t.Errorf("output %q lacks the line typed", out)
 	}
 	cmds, written := inputRecords(recs, journal.CommandInput), inputRecords(recs, journal.CommandInputWritten)
-	want := journal.Command{Name: journal.CommandInput, LoopID: s.LoopID(), TurnID: ti.ID, Bytes: len(line), From: "test"}
+	want := journal.Command{Name: journal.CommandInput, LoopID: s.LoopID(), TurnID: ti.ID, Bytes: len(line), From: testClient.Kind}
 	if len(cmds) != 1 || *cmds[0].Command != want {
 		t.Fatalf("input commands:%s\nwant one %+v", describe(cmds), want)
 	}
@@ -123,7 +124,7 @@ func testHiddenInput(t *testing.T, e *env) {
 	secret := "pw-" + newMarker()
 	ti := submit(t, s, `stty -echo; read pw; stty echo; echo "len ${#pw}"`)
 	waitTerminal(t, s, true)
-	if hidden := sendInput(t, s, rig.Input{Text: secret + "\n", From: "test"}); !hidden {
+	if hidden := sendInput(t, s, rig.Input{Text: secret + "\n", From: testClient}); !hidden {
 		t.Error("SendInput did not report the input hidden with echo off")
 	}
 	waitIdle(t, s)
@@ -172,7 +173,7 @@ func testEchoOffDuringAppend(t *testing.T, e *env) {
 		echoOff <- err
 		return nil
 	})
-	hidden := sendInput(t, s, rig.Input{Text: secret + "\n", From: "test"})
+	hidden := sendInput(t, s, rig.Input{Text: secret + "\n", From: testClient})
 	e.fs.setAppendFault(nil)
 	select {
 	case err := <-echoOff:
@@ -213,7 +214,7 @@ func testInputTimeout(t *testing.T, e *env) {
 	send := func(text string) error {
 		ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 		defer cancel()
-		_, err := s.SendInput(ctx, rig.Input{Text: text, From: "test"})
+		_, err := s.SendInput(ctx, rig.Input{Text: text, From: testClient})
 		return err
 	}
 	chunk := strings.Repeat("y\n", 32<<10) // 64 KiB of lines
@@ -265,11 +266,11 @@ func testInputTooLarge(t *testing.T, e *env) {
 	s := e.newSession(e.define())
 	ti := submit(t, s, `read x; echo "read ${#x}"`)
 	waitTerminal(t, s, false)
-	_, err := s.SendInput(waitCtx(t), rig.Input{Text: strings.Repeat("\x01", storage.MaxPayload/4) + "\n", From: "test"})
+	_, err := s.SendInput(waitCtx(t), rig.Input{Text: strings.Repeat("\x01", storage.MaxPayload/4) + "\n", From: testClient})
 	if !errors.As(err, new(*storage.PayloadTooLargeError)) {
 		t.Fatalf("SendInput of text no record holds: %v, want *storage.PayloadTooLargeError", err)
 	}
-	sendInput(t, s, rig.Input{Text: "ok\n", From: "test"})
+	sendInput(t, s, rig.Input{Text: "ok\n", From: testClient})
 	waitIdle(t, s)
 	recs := readJournal(t, e.raw, s.SessionID())
 	if out := turnOutput(recs, ti.ID); !strings.Contains(out, "read 2") {
@@ -285,7 +286,7 @@ func testInputEOF(t *testing.T, e *env) {
 	s := e.newSession(e.define())
 	ti := submit(t, s, `cat >/dev/null; echo "eof-seen"`)
 	waitTerminal(t, s, false)
-	if _, err := s.SendInput(waitCtx(t), rig.Input{EOF: true, From: "test"}); err != nil {
+	if _, err := s.SendInput(waitCtx(t), rig.Input{EOF: true, From: testClient}); err != nil {
 		t.Fatal(err)
 	}
 	waitIdle(t, s)

@@ -258,7 +258,7 @@ func testStopAtGate(t *testing.T, e *env, byShutdown bool) {
 		if err := s.Interrupt(waitCtx(t)); err != nil {
 			t.Fatalf("Interrupt at a gate: %v", err)
 		}
-		if err := s.RespondGate(waitCtx(t), gate.GateID, true); err == nil {
+		if err := s.RespondGate(waitCtx(t), gate.GateID, true, testClient); err == nil {
 			t.Errorf("answer to a gate closed by an interrupt was accepted")
 		}
 		shutdown(t, s)
@@ -290,7 +290,7 @@ func testGate(t *testing.T, e *env) {
 	ctx := waitCtx(t)
 	m := newMarker()
 
-	if err := s.RespondGate(ctx, "no-such-gate", true); err == nil {
+	if err := s.RespondGate(ctx, "no-such-gate", true, testClient); err == nil {
 		t.Errorf("RespondGate with no gate open succeeded")
 	} else if ng := as[*rig.NoGateError](t, err, "RespondGate with no gate"); ng.Open != "" {
 		t.Errorf("NoGateError.Open = %q with no gate open", ng.Open)
@@ -317,21 +317,21 @@ func testGate(t *testing.T, e *env) {
 		if st := s.Status(); st.Gate.TurnID != g.turn.ID || st.Gate.Prompt != opened.Prompt {
 			t.Errorf("Status().Gate = %+v, want the opened gate", st.Gate)
 		}
-		err := s.RespondGate(ctx, g.gate+"-wrong", true)
+		err := s.RespondGate(ctx, g.gate+"-wrong", true, testClient)
 		if ng := as[*rig.NoGateError](t, err, "RespondGate with a wrong id"); ng.Open != g.gate {
 			t.Errorf("NoGateError.Open = %q, want %q", ng.Open, g.gate)
 		}
 		if exists(filepath.Join(s.Workspace(), g.file)) {
 			t.Fatalf("gated command ran before it was answered")
 		}
-		if err := s.RespondGate(ctx, g.gate, g.approve); err != nil {
+		if err := s.RespondGate(ctx, g.gate, g.approve, testClient); err != nil {
 			t.Fatalf("RespondGate(%v): %v", g.approve, err)
 		}
 		waitIdle(t, s)
 		if got := exists(filepath.Join(s.Workspace(), g.file)); got != g.approve {
 			t.Errorf("approve=%v: marker file exists=%v", g.approve, got)
 		}
-		if err := s.RespondGate(ctx, g.gate, true); err == nil {
+		if err := s.RespondGate(ctx, g.gate, true, testClient); err == nil {
 			t.Errorf("a second answer to gate %s was accepted", g.gate)
 		}
 	}
@@ -349,6 +349,9 @@ func testGate(t *testing.T, e *env) {
 		}
 		if resolved[i].GateID != g.gate || resolved[i].Action != want {
 			t.Errorf("GateResolved %+v, want gate %s action %s", resolved[i], g.gate, want)
+		}
+		if by := resolved[i].By; by == nil || by.Kind != testClient.Kind || by.PID != os.Getpid() {
+			t.Errorf("GateResolved of %s names %+v, want the test's client (pid %d)", g.gate, by, os.Getpid())
 		}
 		if openedRecs[i].Seq >= resolvedRecs[i].Seq {
 			t.Errorf("GateResolved of %s is not after its GateOpened", g.gate)
@@ -371,11 +374,11 @@ func testGateRespondOnDelivery(t *testing.T, e *env) {
 	answers := make(chan error, 16)
 	collect(t, s.Subscribe(hub.Filter{AllLoops: true}), func(env event.Envelope) {
 		if o, ok := env.Event.(event.GateOpened); ok {
-			err := s.RespondGate(context.Background(), o.GateID, true)
+			err := s.RespondGate(context.Background(), o.GateID, true, testClient)
 			answers <- err
 			for i := 0; err != nil && i < 1000; i++ { // unblock the turn anyway
 				time.Sleep(5 * time.Millisecond)
-				err = s.RespondGate(context.Background(), o.GateID, true)
+				err = s.RespondGate(context.Background(), o.GateID, true, testClient)
 			}
 		}
 	})

@@ -23,6 +23,10 @@ var workspaceCases = []testCase{
 	{"ShutdownTakesTheTurnsCheckpoint", testWorkspaceShutdownDuringTurn},
 	{"TurnCheckpointsPairEachTurn", testTurnCheckpoints},
 	{"HandOff", testHandOff},
+	{"HandOffWithdrawn", testHandOffWithdrawn},
+	{"HandOffTakerGone", testHandOffTakerGone},
+	{"HandOffCommitted", testHandOffCommitted},
+	{"HandOffLeaseFreedWithout", testHandOffLeaseFreedWithout},
 	{"Sweep", testSweep},
 	{"IndexSurvivesRestore", testIndexSurvivesRestore},
 }
@@ -122,6 +126,12 @@ func testWorkspaceTravels(t *testing.T, e *env) {
 	ti2 := runTurn(t, s2, "cat notes.txt && ./run.sh")
 	if out := turnOutput(readJournal(t, e.raw, id), ti2.ID); !strings.Contains(out, "world") || !strings.Contains(out, "run") {
 		t.Errorf("the next turn's output %q", out)
+	}
+	// The materialized tree's index came with it: the first checkpoint
+	// after the restore reads nothing, and changes nothing.
+	cps, _ = find[event.WorkspaceCheckpointed](readJournal(t, e.raw, id))
+	if last := cps[len(cps)-1]; last.Read != 0 || last.Manifest != cp.Manifest {
+		t.Errorf("the first checkpoint after the materializing restore: %+v; want nothing read, the same manifest %s", last, cp.Manifest)
 	}
 }
 
@@ -322,8 +332,8 @@ func testHandOff(t *testing.T, e *env) {
 		t.Fatal("the session was not handed over with its turn interrupted")
 	}
 	ints, _ := find[event.TurnInterrupted](readJournal(t, e.raw, id))
-	if len(ints) != 1 || ints[0].TurnID != ti2.ID || ints[0].Reason != event.ReasonUser {
-		t.Errorf("interruptions %+v, want turn %s's by the user", ints, ti2.ID)
+	if len(ints) != 1 || ints[0].TurnID != ti2.ID || ints[0].Reason != event.ReasonHandoff {
+		t.Errorf("interruptions %+v, want turn %s's for the hand-over", ints, ti2.ID)
 	}
 }
 
@@ -338,10 +348,10 @@ func blobCount(t *testing.T, store storage.Store) int {
 }
 
 // A sweep deletes the blobs no checkpoint on record references (a scrap
-// a crashed checkpoint left, a deleted session's files) once they are
+// a crashed checkpoint left, a deleted session's packs) once they are
 // older than the grace, and keeps every blob of every recorded
-// checkpoint, a deleted session's content that another session has too
-// included; a manifest it cannot read stops it before it deletes anything.
+// checkpoint; a manifest it cannot read stops it before it deletes
+// anything.
 func testSweep(t *testing.T, e *env) {
 	r := e.define()
 	keep := e.newSession(r)
@@ -355,29 +365,40 @@ func testSweep(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 
-	res, err := rig.SweepBlobs(t.Context(), e.raw, time.Hour)
+	res, err := rig.SweepBlobs(t.Context(), e.raw, rig.SweepOptions{Grace: time.Hour})
 	if err != nil || res.Deleted != 0 || res.Recent != 1 {
 		t.Fatalf("sweep with a grace: %+v, %v; want the recent scrap spared, nothing deleted", res, err)
 	}
-	res, err = rig.SweepBlobs(t.Context(), e.raw, 0)
+	res, err = rig.SweepBlobs(t.Context(), e.raw, rig.SweepOptions{})
 	if err != nil || res.Deleted != 1 {
 		t.Fatalf("sweep: %+v, %v; want the scrap deleted", res, err)
 	}
 	if _, err := e.raw.StatBlob(t.Context(), scrap.Digest); err == nil {
 		t.Error("the scrap is still there")
 	}
-	before := blobCount(t, e.raw)
-	if _, err := rig.DeleteSession(t.Context(), e.raw, e.ws, gone.SessionID()); err != nil {
+	d, err := rig.DeleteSession(t.Context(), e.raw, e.ws, gone.SessionID())
+	if err != nil {
 		t.Fatal(err)
 	}
-	res, err = rig.SweepBlobs(t.Context(), e.raw, 0)
-	// gone's manifest (its turn's; its shutdown had nothing new) and
-	// only.txt; shared.txt is keep's too.
-	if err != nil || res.Deleted != 2 || blobCount(t, e.raw) != before-2 {
-		t.Fatalf("sweep after deleting a session: %+v, %v (%d blobs, were %d)", res, err, blobCount(t, e.raw), before)
+	if len(d.Blobs) < 3 {
+		t.Fatalf("the deleted session referenced %d blobs, want its checkpoint's snapshot, trees and files", len(d.Blobs))
 	}
-	if _, err := e.raw.StatBlob(t.Context(), storage.DigestOf([]byte("shared\n"))); err != nil {
-		t.Errorf("content another session has too was deleted: %v", err)
+	// rm frees them at once, but for what another session references too.
+	freed, err := rig.FreeSessionBlobs(t.Context(), e.raw, []rig.DeletedSession{d})
+	if err != nil || len(freed) != 1 || freed[0].Deleted == 0 || freed[0].Renewed != 0 {
+		t.Fatalf("FreeSessionBlobs: %+v, %v", freed, err)
+	}
+	left := 0
+	for _, b := range d.Blobs {
+		if _, err := e.raw.StatBlob(t.Context(), b); err == nil {
+			left++
+		}
+	}
+	if left != freed[0].Shared {
+		t.Errorf("%d blobs of the deleted session left, %d shared with another", left, freed[0].Shared)
+	}
+	if res, err = rig.SweepBlobs(t.Context(), e.raw, rig.SweepOptions{}); err != nil || res.Deleted != 0 {
+		t.Errorf("sweep after rm freed the blobs: %+v, %v; want nothing left to delete", res, err)
 	}
 	for _, turn := range []string{"0", "1"} {
 		tc, err := rig.FindTurnCheckpoints(t.Context(), e.raw, keep.SessionID(), turn)
@@ -401,7 +422,7 @@ func testSweep(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	n := blobCount(t, e.raw)
-	if res, err := rig.SweepBlobs(t.Context(), e.raw, 0); err == nil || res.Deleted != 0 || blobCount(t, e.raw) != n {
+	if res, err := rig.SweepBlobs(t.Context(), e.raw, rig.SweepOptions{}); err == nil || res.Deleted != 0 || blobCount(t, e.raw) != n {
 		t.Errorf("sweep with a manifest missing: %+v, %v; want an error and nothing deleted", res, err)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -44,6 +46,32 @@ type BlobStore interface {
 	// fn returns an error, which ListBlobs returns. Blobs put or deleted
 	// during the listing may or may not be seen.
 	ListBlobs(ctx context.Context, fn func(BlobInfo) error) error
+	// TouchBlob renews blob d's Modified time to now, as putting its
+	// content again would, without the content: a sweep that lists it
+	// afterwards sees it as just put. An absent blob is
+	// *BlobNotFoundError and nothing is created. It returns the blob's
+	// information after the renewal.
+	TouchBlob(ctx context.Context, d Digest) (BlobInfo, error)
+	// DeleteBlobs removes, of the blobs ds, those last modified before
+	// cutoff (all of them when cutoff is zero), as DeleteBlob would one by
+	// one but in bulk (fewer syncs, round trips in parallel); the check of
+	// Modified and the removal are as close together as the store allows,
+	// so that a blob renewed (PutBlob, TouchBlob) after a sweep listed it
+	// is not removed. Absent blobs are skipped, not an error. It returns
+	// the blobs it removed (their size for reporting). On an error some
+	// may have been removed: the ones returned.
+	DeleteBlobs(ctx context.Context, ds []Digest, cutoff time.Time) ([]BlobInfo, error)
+	// GetBlobRange opens length bytes of blob d starting at offset, NOT
+	// verified against d (the caller verifies what it reads against a
+	// digest of its own: a chunk inside a pack). offset < 0, length < 0
+	// or offset+length beyond the blob's size is an error (a
+	// *CorruptError when the blob is shorter than the range the caller
+	// expected: errors.As finds it, also when the content turns out
+	// shorter while it is read). An absent blob is *BlobNotFoundError.
+	// The caller closes it. It does not read the blob from its start
+	// where the store can seek: fsstore preads; natsstore starts at the
+	// chunk holding offset.
+	GetBlobRange(ctx context.Context, d Digest, offset, length int64) (io.ReadCloser, error)
 }
 
 // Digest is the SHA-256 of a blob's content.
@@ -92,7 +120,8 @@ func (d *Digest) UnmarshalText(b []byte) error {
 type BlobInfo struct {
 	Digest Digest
 	Size   int64
-	// Modified is when the blob was last put (stored or put again).
+	// Modified is when the blob was last put (stored or put again) or
+	// touched (BlobStore.TouchBlob).
 	Modified time.Time
 }
 
@@ -161,3 +190,103 @@ func (v *verifyingReader) corrupt(reason string) error {
 }
 
 func (v *verifyingReader) Close() error { return v.r.Close() }
+
+// CheckRange checks the range of GetBlobRange, offset and length, against
+// the size of blob d: a negative offset or length is an error, a range
+// past the end of the blob a *CorruptError (path names the file, when
+// there is one). Stores call it before they read.
+func CheckRange(d Digest, size, offset, length int64, path string) error {
+	switch {
+	case offset < 0 || length < 0:
+		return fmt.Errorf("blob %s: range of %d bytes at %d: negative", d, length, offset)
+	case offset > size || length > size-offset:
+		return &CorruptError{Name: BlobName(d), Path: path, Offset: -1,
+			Reason: fmt.Sprintf("%d bytes, shorter than the range of %d bytes at %d", size, length, offset)}
+	}
+	return nil
+}
+
+// RangeReader wraps r, the stored content of blob d from offset on, so
+// that it yields length bytes and then io.EOF, and a *CorruptError
+// wrapping io.ErrUnexpectedEOF in place of an io.EOF that comes before
+// length bytes (the blob got shorter than its size said). It does not
+// verify the content. Stores return their GetBlobRange readers through
+// it; path names the file, when there is one.
+func RangeReader(r io.ReadCloser, d Digest, offset, length int64, path string) io.ReadCloser {
+	return &rangeReader{r: r, d: d, offset: offset, left: length, path: path}
+}
+
+type rangeReader struct {
+	r      io.ReadCloser
+	d      Digest
+	offset int64 // of the next byte
+	left   int64
+	path   string
+	err    error // sticky, once the end was reached
+}
+
+func (v *rangeReader) Read(p []byte) (int, error) {
+	if v.err != nil {
+		return 0, v.err
+	}
+	if v.left == 0 {
+		v.err = io.EOF
+		return 0, v.err
+	}
+	if int64(len(p)) > v.left {
+		p = p[:v.left]
+	}
+	n, err := v.r.Read(p)
+	v.offset += int64(n)
+	v.left -= int64(n)
+	switch {
+	case err == io.EOF && v.left > 0:
+		v.err = &CorruptError{Name: BlobName(v.d), Path: v.path, Offset: v.offset,
+			Reason: fmt.Sprintf("ends at byte %d, %d bytes before the end of the range read", v.offset, v.left),
+			Err:    io.ErrUnexpectedEOF}
+		return n, v.err
+	case err == io.EOF || err == nil && v.left == 0:
+		v.err = io.EOF
+		return n, v.err
+	}
+	return n, err
+}
+
+func (v *rangeReader) Close() error { return v.r.Close() }
+
+// DeleteInParallel is the loop of a store's DeleteBlobs: it calls del(i)
+// for each i in [0, n), on up to par goroutines at once, and returns the
+// blobs the calls removed, in the order they returned. The first error
+// stops it: the calls in progress finish (what they removed is returned
+// too), no other starts, and it returns that error.
+func DeleteInParallel(n, par int, del func(i int) ([]BlobInfo, error)) ([]BlobInfo, error) {
+	var (
+		mu      sync.Mutex
+		removed []BlobInfo
+		first   error
+		next    atomic.Int64
+		wg      sync.WaitGroup
+	)
+	for range min(par, n) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				mu.Lock()
+				stop := first != nil
+				mu.Unlock()
+				if stop || i >= n {
+					return
+				}
+				got, err := del(i)
+				mu.Lock()
+				removed = append(removed, got...)
+				if err != nil && first == nil {
+					first = err
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return removed, first
+}

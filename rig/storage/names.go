@@ -61,6 +61,18 @@ func ValidateName(name string) error {
 // SessionName is the lease and ledger name of a session.
 func SessionName(id string) string { return "sessions/" + id }
 
+// SessionOfLease returns the session id a lease or journal name belongs
+// to, SessionName's inverse (the name a *LeaseHeldError or a
+// *journal.JournalLeaseLostError carries); ok is false for a name that is
+// not a session's, such as a workspace root's lease.
+func SessionOfLease(name string) (id string, ok bool) {
+	id, ok = strings.CutPrefix(name, SessionName(""))
+	if !ok || id == "" || strings.Contains(id, "/") {
+		return "", false
+	}
+	return id, true
+}
+
 // CatalogKey is the KV key of a session's catalog entry.
 func CatalogKey(id string) string { return "sessions/" + id + "/catalog" }
 

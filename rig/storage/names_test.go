@@ -64,3 +64,22 @@ func FuzzValidateName(f *testing.F) {
 		}
 	})
 }
+
+func TestSessionOfLease(t *testing.T) {
+	const id = "0b9e3a4e-1111-4222-8333-444455556666"
+	for _, tt := range []struct {
+		name string
+		id   string
+		ok   bool
+	}{
+		{SessionName(id), id, true},
+		{CatalogKey(id), "", false},
+		{RootLeaseName("ab12"), "", false},
+		{SessionName(""), "", false},
+		{"other/" + id, "", false},
+	} {
+		if got, ok := SessionOfLease(tt.name); got != tt.id || ok != tt.ok {
+			t.Errorf("SessionOfLease(%q) = %q, %v; want %q, %v", tt.name, got, ok, tt.id, tt.ok)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -14,12 +15,23 @@ import (
 	"looprig/fsstore/internal/seam"
 )
 
+// WriteFileAtomic makes the new contents durable before they replace the
+// old ones, and the replacement before it returns: the temp file is
+// fsynced, then renamed over the file, then the directory is fsynced (the
+// seams see each sync: removing one, or the rename moving before the temp
+// file's, fails this test). Epoch files and KV values are written so.
 func TestWriteFileAtomic(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "f")
 	var passed []seam.Point
 	restore := seam.Set(func(p seam.Point, at string) error {
-		if at != path {
+		switch {
+		case p == seam.Fsync && at == dir:
+		case p == seam.Fsync:
+			if filepath.Dir(at) != dir || !strings.HasPrefix(filepath.Base(at), ".f.tmp-") {
+				t.Errorf("fsync of %s, want the temp file beside %s", at, path)
+			}
+		case at != path:
 			t.Errorf("seam %s at %s, want %s", p, at, path)
 		}
 		passed = append(passed, p)
@@ -46,7 +58,8 @@ func TestWriteFileAtomic(t *testing.T) {
 	if fi.Mode().Perm() != 0o640 {
 		t.Errorf("mode %v, want 0640 whatever the umask", fi.Mode().Perm())
 	}
-	if want := []seam.Point{seams.TempWritten, seams.Renamed, seams.TempWritten, seams.Renamed}; !slices.Equal(passed, want) {
+	once := []seam.Point{seam.Fsync, seams.TempWritten, seams.Renamed, seam.Fsync}
+	if want := append(slices.Clone(once), once...); !slices.Equal(passed, want) {
 		t.Errorf("seams %v, want %v", passed, want)
 	}
 	entries, err := os.ReadDir(dir)

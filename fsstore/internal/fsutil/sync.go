@@ -5,6 +5,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"looprig/fsstore/internal/seam"
 )
 
 // Durability on each platform.
@@ -26,6 +28,9 @@ import (
 // EINTR. A failure is an *fs.PathError naming path, the file fd is open on,
 // and the call that failed.
 func Fsync(fd int, path string) error {
+	if err := seam.At(seam.Fsync, path); err != nil { // test seam: every fsync, in order
+		return &fs.PathError{Op: "fsync", Path: path, Err: err}
+	}
 	return fullSync(fd, path, fullSyncCall, "fsync", unix.Fsync)
 }
 
@@ -48,6 +53,9 @@ func SyncFile(f *os.File) error {
 // fcntl(F_FULLFSYNC) on Darwin, which has no cheaper full flush. Errors
 // are as Fsync's.
 func DataSync(fd int, path string) error {
+	if err := seam.At(seam.DataSync, path); err != nil { // test seam: every data sync, in order
+		return &fs.PathError{Op: dataSyncName, Path: path, Err: err}
+	}
 	return fullSync(fd, path, fullSyncCall, dataSyncName, dataSyncCall)
 }
 

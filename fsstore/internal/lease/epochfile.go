@@ -108,7 +108,7 @@ func formatEpochFile(epoch uint64, h storage.Holder) []byte {
 // they are.
 func readEpochFile(name, path string) (uint64, storage.Holder, error) {
 	corrupt := func(reason string, err error) error {
-		return &storage.CorruptError{Name: name, Path: path, Offset: -1, Reason: reason, Err: err}
+		return &storage.CorruptError{Name: name, Path: path, Offset: -1, Reason: reason, EpochFile: true, Err: err}
 	}
 	fd, err := fsutil.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	switch {
@@ -171,7 +171,7 @@ func writeEpochFile(path string, dirFD int, epoch uint64, h storage.Holder) erro
 // nextEpoch returns n+1, or a *storage.CorruptError if n cannot grow.
 func nextEpoch(name, path string, n uint64) (uint64, error) {
 	if n == math.MaxUint64 {
-		return 0, &storage.CorruptError{Name: name, Path: path, Offset: -1, Reason: "epoch is at its maximum and cannot advance"}
+		return 0, &storage.CorruptError{Name: name, Path: path, Offset: -1, Reason: "epoch is at its maximum and cannot advance", EpochFile: true}
 	}
 	return n + 1, nil
 }

@@ -178,6 +178,10 @@ func (m *Manager) Acquire(ctx context.Context, name, lockPath, epochPath string)
 		// A fresh descriptor per attempt: never shared between attempts
 		// or leases.
 		fl, held, err := tryLockFile(lockPath, lockFlags)
+		if err != nil && (errors.Is(err, unix.EROFS) || errors.Is(err, os.ErrPermission)) {
+			// A read-only store: say so, not only the system's word.
+			err = &storage.NotWritableError{Name: name, Path: lockPath, Err: err}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("acquire lease %q: %w", name, err)
 		}

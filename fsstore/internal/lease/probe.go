@@ -175,14 +175,35 @@ func (m *Manager) WatchesLockFiles() bool {
 }
 
 // noteLockInodes remembers the inode numbers of lock files a probe saw, for
-// LockTableStamp.
+// LockTableStamp. The set is copied on write: LockTableStamp reads the map
+// it took under the lock after letting go of it, so a published map is
+// never changed.
 func (m *Manager) noteLockInodes(inodes map[uint64]struct{}) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.lockInodes != nil && containsAll(m.lockInodes, inodes) {
+		return
+	}
+	var next map[uint64]struct{}
 	if m.lockInodes == nil || len(m.lockInodes)+len(inodes) > maxLockInodes {
-		m.lockInodes = make(map[uint64]struct{}, len(inodes))
+		next = make(map[uint64]struct{}, len(inodes))
+	} else {
+		next = make(map[uint64]struct{}, len(m.lockInodes)+len(inodes))
+		for ino := range m.lockInodes {
+			next[ino] = struct{}{}
+		}
 	}
 	for ino := range inodes {
-		m.lockInodes[ino] = struct{}{}
+		next[ino] = struct{}{}
 	}
+	m.lockInodes = next
+}
+
+func containsAll(set, sub map[uint64]struct{}) bool {
+	for ino := range sub {
+		if _, ok := set[ino]; !ok {
+			return false
+		}
+	}
+	return true
 }

@@ -1,7 +1,10 @@
 package lease
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -40,5 +43,39 @@ func TestStampProcLocks(t *testing.T) {
 	}
 	if stamp("", map[uint64]struct{}{}) != stamp(foreign, map[uint64]struct{}{}) {
 		t.Errorf("watching no file, a foreign lock moved the stamp")
+	}
+}
+
+// TestLockTableStampWhileProbesAddInodes reads the lock table while probes
+// add the lock files they saw: the set LockTableStamp reads is never the
+// one being written (go test -race found a TUI listing crash here).
+func TestLockTableStampWhileProbesAddInodes(t *testing.T) {
+	// A lock in the table, so that its entries are looked up in the set.
+	f, err := os.Create(filepath.Join(t.TempDir(), "lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	m := NewManager(Options{})
+	m.WatchLockFiles(map[uint64]struct{}{1: {}})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := uint64(2); i < 2000; i++ {
+			m.WatchLockFiles(map[uint64]struct{}{i: {}})
+		}
+	}()
+	for {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		if _, err := m.LockTableStamp(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -127,44 +127,77 @@ func (l *Log) commit(batch []*request) {
 		}
 		return 0
 	})
-	live := func() error {
-		n := 0
-		for _, r := range batch {
-			if !r.settled {
-				if err := r.ctx.Err(); err != nil {
-					r.settle(err)
-					continue
-				}
-				n++
-			}
-		}
-		if n == 0 {
-			return context.Canceled // every request is settled
-		}
-		return nil
-	}
-	if live() != nil {
+	if batchLive(batch) != nil {
 		return
 	}
-	fail := func(err error) {
-		for _, r := range batch {
-			if !r.settled {
-				r.settle(err)
-			}
-		}
+	if !l.lockForCommit(batch) {
+		return
+	}
+	defer l.unlockFile()
+	if err := l.catchUp(); err != nil {
+		failBatch(batch, err)
+		return
 	}
 
-	// Bring the state up to date under the file lock, creating the file
-	// if it is absent and something would be written to it.
-	locked := false
-	for !locked {
+	if !decide(batch, l.tip, l.name, false) {
+		return
+	}
+	buf, seq, marks := l.encode(batch)
+	if err := l.writeDurably(buf); err != nil {
+		failBatch(batch, err)
+		return
+	}
+	l.end += int64(len(buf))
+	l.tip = seq
+	l.index = append(l.index, marks...)
+	for _, r := range batch {
+		if !r.settled {
+			r.settle(nil)
+		}
+	}
+}
+
+// batchLive settles the requests of batch whose context is done, and
+// returns context.Canceled once every request is settled.
+func batchLive(batch []*request) error {
+	n := 0
+	for _, r := range batch {
+		if !r.settled {
+			if err := r.ctx.Err(); err != nil {
+				r.settle(err)
+				continue
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		return context.Canceled // every request is settled
+	}
+	return nil
+}
+
+// failBatch settles every request of batch not settled yet with err.
+func failBatch(batch []*request, err error) {
+	for _, r := range batch {
+		if !r.settled {
+			r.settle(err)
+		}
+	}
+}
+
+// lockForCommit brings the state up to date under the file lock, creating
+// the file if it is absent and something would be written to it. It
+// reports whether it holds the lock (the caller unlocks it); when it does
+// not, every request of batch is settled.
+func (l *Log) lockForCommit(batch []*request) bool {
+	for {
 		if l.f == nil {
 			err := l.openExisting()
 			if errors.Is(err, fs.ErrNotExist) {
 				l.reset()
 				if !decide(batch, 0, l.name, true) {
 					decide(batch, 0, l.name, false)
-					return // nothing to write: no file needed
+					return false // nothing to write: no file needed
 				}
 				err = l.create()
 				if errors.Is(err, fs.ErrExist) {
@@ -172,8 +205,16 @@ func (l *Log) commit(batch []*request) {
 				}
 			}
 			if err != nil {
-				fail(err)
-				return
+				failBatch(batch, err)
+				return false
+			}
+		}
+		if l.readOnly && batchWrites(batch) { // tip checks alone need no write
+			if err := l.openWritable(); errors.Is(err, fs.ErrNotExist) {
+				continue
+			} else if err != nil {
+				failBatch(batch, err)
+				return false
 			}
 		}
 		blocking := true
@@ -184,43 +225,49 @@ func (l *Log) commit(batch []*request) {
 		}
 		var alive func() error
 		if !blocking {
-			alive = live
+			alive = func() error { return batchLive(batch) }
 		}
 		if err := l.lockFile(alive); err != nil {
-			fail(err)
-			return
+			failBatch(batch, err)
+			return false
 		}
-		if live() != nil {
+		if batchLive(batch) != nil {
 			l.unlockFile()
-			return
+			return false
 		}
 		same, err := l.sameFile()
 		if err != nil {
 			l.unlockFile()
-			fail(err)
-			return
+			failBatch(batch, err)
+			return false
 		}
 		if !same {
 			l.unlockFile()
 			l.drop()
 			continue
 		}
-		locked = true
+		return true
 	}
-	defer l.unlockFile()
-	if err := l.catchUp(); err != nil {
-		fail(err)
-		return
-	}
+}
 
-	if !decide(batch, l.tip, l.name, false) {
-		return
+// batchWrites reports whether a request of batch still to settle
+// carries payloads.
+func batchWrites(batch []*request) bool {
+	for _, r := range batch {
+		if !r.settled && len(r.payloads) > 0 {
+			return true
+		}
 	}
+	return false
+}
 
-	// Encode every accepted frame into one buffer.
-	buf := l.wbuf[:0]
-	seq := l.tip
-	var marks []int64 // offsets of new index entries
+// encode appends every accepted frame of batch, numbered on from l.tip,
+// to one buffer (l.wbuf's, kept for the next commit unless it grew over
+// maxKeptWriteBuf). It returns the buffer, the sequence of its last frame
+// and the offsets of new index entries.
+func (l *Log) encode(batch []*request) (buf []byte, seq uint64, marks []int64) {
+	buf = l.wbuf[:0]
+	seq = l.tip
 	for _, r := range batch {
 		if r.settled {
 			continue
@@ -238,20 +285,24 @@ func (l *Log) commit(batch []*request) {
 	} else {
 		l.wbuf = nil
 	}
+	return buf, seq, marks
+}
 
+// writeDurably writes buf at the file's cached end and makes it durable:
+// the directory synced (once per file), then fdatasync. A failed write or
+// directory sync is rolled back; a failed fdatasync breaks the Log.
+func (l *Log) writeDurably(buf []byte) error {
 	if _, err := seam.WriteAt(l.f, buf, l.end); err != nil {
 		// Roll back whatever part of the write landed (a short write on a
 		// full disk), so nobody takes part of a batch for committed records.
 		l.rollback()
-		fail(err)
-		return
+		return err
 	}
 	seam.At(seam.LedgerWritten, l.path) // test seam: crash before fdatasync
 	if !l.dirSynced {
 		if err := fsutil.SyncDir(l.dir); err != nil {
 			l.rollback()
-			fail(err)
-			return
+			return err
 		}
 		l.dirSynced = true
 	}
@@ -260,19 +311,11 @@ func (l *Log) commit(batch []*request) {
 		// disk. Try to take the frames back, and refuse further use.
 		_ = l.f.Truncate(l.end)
 		l.broken = fmt.Errorf("%w after failed sync: %w", ErrBroken, err)
-		fail(err)
-		return
+		return err
 	}
 	l.syncs.Add(1)
 	seam.At(seam.LedgerSynced, l.path) // test seam: crash before the ack
-	l.end += int64(len(buf))
-	l.tip = seq
-	l.index = append(l.index, marks...)
-	for _, r := range batch {
-		if !r.settled {
-			r.settle(nil)
-		}
-	}
+	return nil
 }
 
 // rollback truncates the file back to the cached end after a failed

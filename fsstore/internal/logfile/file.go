@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"looprig/fsstore/internal/fsutil"
+	"looprig/rig/storage"
 )
 
 // refresh brings the cached state in line with the file the path names
@@ -56,10 +57,41 @@ func (l *Log) refresh(ctx context.Context) error {
 }
 
 // openExisting opens the file at path for reading and writing, without
-// creating it or following a symlink, and resets the cached state.
+// creating it or following a symlink, and resets the cached state. A file
+// that cannot be opened for writing (a read-only store: a read-only file
+// system, a file or directory without write permission) is opened for
+// reading only, and l.readOnly says so: reading it needs no more, and a
+// write reopens it (openWritable) and fails with
+// *storage.NotWritableError.
 func (l *Log) openExisting() error {
 	f, err := os.OpenFile(l.path, os.O_RDWR|syscall.O_NOFOLLOW, 0)
+	readOnly := false
+	if err != nil && cannotWrite(err) {
+		f, err = os.OpenFile(l.path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+		readOnly = true
+	}
 	if err != nil {
+		return err
+	}
+	if err := l.adopt(f); err != nil {
+		f.Close()
+		return err
+	}
+	l.readOnly = readOnly
+	l.dirSynced = false
+	return nil
+}
+
+// openWritable replaces a file opened for reading only with the same file
+// opened for writing too: a write needs it. It fails with
+// *storage.NotWritableError when that is still refused.
+func (l *Log) openWritable() error {
+	l.drop()
+	f, err := os.OpenFile(l.path, os.O_RDWR|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		if cannotWrite(err) {
+			return &storage.NotWritableError{Name: l.name, Path: l.path, Err: err}
+		}
 		return err
 	}
 	if err := l.adopt(f); err != nil {
@@ -68,6 +100,12 @@ func (l *Log) openExisting() error {
 	}
 	l.dirSynced = false
 	return nil
+}
+
+// cannotWrite reports whether err refuses a write: a read-only file
+// system, or no permission.
+func cannotWrite(err error) bool {
+	return errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission)
 }
 
 // create makes the file (exclusively), syncs the directory, and adopts it.
@@ -117,6 +155,7 @@ func (l *Log) drop() {
 	l.f, l.fd = nil, -1
 	l.dev, l.ino = 0, 0
 	l.dirSynced = false
+	l.readOnly = false
 	l.reset()
 }
 

@@ -58,6 +58,7 @@ type Log struct {
 	tip       uint64  // sequence of the last valid frame
 	index     []int64 // index[k] is the offset of the frame with seq k*interval+1
 	dirSynced bool    // the directory entry of f is known durable
+	readOnly  bool    // f is open for reading only (openExisting)
 	broken    error   // sticky: a failed sync leaves the file state unknown
 	wbuf      []byte
 	spare     []*request

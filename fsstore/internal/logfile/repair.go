@@ -13,7 +13,8 @@ import (
 // in a file whose validated part ends at pos. If a valid frame starts
 // anywhere after it (before size), the damage cannot be a torn tail: it
 // returns *storage.CorruptError and changes nothing. Otherwise it cuts the
-// file at pos and fsyncs the truncation.
+// file at pos and fsyncs the truncation (a file open for reading only is
+// left as it is: its valid part ends at pos all the same).
 func (l *Log) repairTail(rd *reader, pos, size int64, derr error) error {
 	q, found, err := findFrame(rd, pos+1, size)
 	if err != nil {
@@ -22,6 +23,11 @@ func (l *Log) repairTail(rd *reader, pos, size int64, derr error) error {
 	if found {
 		return &storage.CorruptError{Name: l.name, Path: l.path, Offset: pos,
 			Reason: fmt.Sprintf("bad frame (%v) followed by a valid frame at byte %d", derr, q), Err: derr}
+	}
+	if l.readOnly {
+		// A reader that cannot write leaves the cut to a writer: what
+		// follows pos was never acknowledged, and is not read.
+		return nil
 	}
 	if err := l.f.Truncate(pos); err != nil {
 		return err

@@ -1,7 +1,9 @@
 // Package seam holds fsstore's test seams: named points on the write paths
 // of ledgers, epoch files and KV files where a test can stop the process
-// (to prove that a crash at that point recovers) or make a write fail (to
-// prove that a full disk is a typed error that loses nothing).
+// (to prove that a crash at that point recovers), make a write fail (to
+// prove that a full disk is a typed error that loses nothing), or see and
+// hold every sync (to prove that nothing is acknowledged before the sync
+// that makes it durable).
 //
 // Nothing in looprig sets a hook. In production every seam costs one
 // atomic load of a nil pointer. Tests in the fsstore tree set one with Set,
@@ -41,11 +43,22 @@ const (
 	// KVRenamed: the temp file was renamed over the key's file; the
 	// directory is not fsynced yet.
 	KVRenamed Point = "kv.renamed"
+
+	// Fsync: the fsync (fcntl F_FULLFSYNC on Darwin) of the file or
+	// directory at path is about to run, on every write path: what the
+	// hooks of the points above see is what was made durable, in order.
+	// A hook error is the sync's error (as EIO would be), and the sync
+	// does not run.
+	Fsync Point = "sync.fsync"
+	// DataSync: the fdatasync of the file at path (a ledger) is about to
+	// run; a hook error is its error, as for Fsync.
+	DataSync Point = "sync.datasync"
 )
 
 // Hook is called at each point with the file the step writes. What it
-// returns is injected where the point says so (LedgerWrite) and ignored
-// elsewhere. It may stop the process.
+// returns is injected where the point says so (LedgerWrite, Fsync,
+// DataSync) and ignored elsewhere. It may stop the process, or block (a
+// sync held while a test looks at what was acknowledged meanwhile).
 type Hook func(p Point, path string) error
 
 var hook atomic.Pointer[Hook]

@@ -106,6 +106,59 @@ func (s *Store) ListBlobs(ctx context.Context, fn func(storage.BlobInfo) error) 
 	return nil
 }
 
+// TouchBlob implements storage.BlobStore.
+func (s *Store) TouchBlob(ctx context.Context, d storage.Digest) (storage.BlobInfo, error) {
+	if err := ctxErr(ctx, "touch blob", d.String()); err != nil {
+		return storage.BlobInfo{}, err
+	}
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.blobs[d]
+	if b == nil {
+		return storage.BlobInfo{}, &storage.BlobNotFoundError{Digest: d}
+	}
+	b.modified = now
+	return storage.BlobInfo{Digest: d, Size: int64(len(b.data)), Modified: now}, nil
+}
+
+// DeleteBlobs implements storage.BlobStore: the check of each blob's time
+// and its removal are one step under the store's lock.
+func (s *Store) DeleteBlobs(ctx context.Context, ds []storage.Digest, cutoff time.Time) ([]storage.BlobInfo, error) {
+	if err := ctxErr(ctx, "delete blobs", ""); err != nil {
+		return nil, err
+	}
+	var removed []storage.BlobInfo
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, d := range ds {
+		b := s.blobs[d]
+		if b == nil || !cutoff.IsZero() && !b.modified.Before(cutoff) {
+			continue
+		}
+		delete(s.blobs, d)
+		removed = append(removed, storage.BlobInfo{Digest: d, Size: int64(len(b.data)), Modified: b.modified})
+	}
+	return removed, nil
+}
+
+// GetBlobRange implements storage.BlobStore.
+func (s *Store) GetBlobRange(ctx context.Context, d storage.Digest, offset, length int64) (io.ReadCloser, error) {
+	if err := ctxErr(ctx, "get blob range", d.String()); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	b := s.blobs[d]
+	s.mu.Unlock()
+	if b == nil {
+		return nil, &storage.BlobNotFoundError{Digest: d}
+	}
+	if err := storage.CheckRange(d, int64(len(b.data)), offset, length, ""); err != nil {
+		return nil, fmt.Errorf("memstore: get blob range: %w", err)
+	}
+	return storage.RangeReader(io.NopCloser(bytes.NewReader(b.data[offset:offset+length])), d, offset, length, ""), nil
+}
+
 // DamageBlob replaces blob d's stored content with data, keeping its
 // digest, as a disk error or an attacker would: for tests of what reads
 // it. It reports whether the blob was there.

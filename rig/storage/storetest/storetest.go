@@ -13,7 +13,8 @@
 // one level of children), the name grammar on every method, done contexts,
 // LocalDir (stable; an existing absolute directory when not ""), change
 // stamps (every KV and lease change moves them) and blobs (content
-// addressed, streamed, verified on read, renewed when put again).
+// addressed, streamed, verified on read, renewed when put again or
+// touched, deleted in bulk by age, read by range).
 //
 // Every failure is classified with errors.As or errors.Is, never by the text
 // of a message.

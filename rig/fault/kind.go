@@ -1,10 +1,6 @@
-package explain
+package fault
 
-import (
-	"strconv"
-
-	"looprig/rig"
-)
+import "strconv"
 
 // Type is the family of a failure: the error type people and JSON see
 // ("RestoreError", "LeaseHeldError", ...). Its String is that name, which
@@ -50,6 +46,15 @@ const (
 	TypePeerRefusedError
 	TypeEventTooLargeError
 	TypeTooManyClientsError
+	TypeHandOffWithoutWorkspaceError
+	TypeFromTurnError
+	TypeHandOffTimeoutError
+	TypeHostUnresponsiveError
+	TypeUnsafeSocketDirError
+	TypeSocketDirError
+	TypeUnsafeRootError
+	TypeNoCheckpointBeforeError
+	TypeForkError
 	typeCount
 )
 
@@ -90,6 +95,16 @@ var typeNames = [typeCount]string{
 	TypePeerRefusedError:        "PeerRefusedError",
 	TypeEventTooLargeError:      "EventTooLargeError",
 	TypeTooManyClientsError:     "TooManyClientsError",
+
+	TypeHandOffWithoutWorkspaceError: "HandOffWithoutWorkspaceError",
+	TypeFromTurnError:                "FromTurnError",
+	TypeHandOffTimeoutError:          "HandOffTimeoutError",
+	TypeHostUnresponsiveError:        "HostUnresponsiveError",
+	TypeUnsafeSocketDirError:         "UnsafeSocketDirError",
+	TypeSocketDirError:               "SocketDirError",
+	TypeUnsafeRootError:              "UnsafeRootError",
+	TypeNoCheckpointBeforeError:      "NoCheckpointBeforeError",
+	TypeForkError:                    "ForkError",
 }
 
 // String returns the type's name.
@@ -152,6 +167,7 @@ const (
 	KindTurnRunning
 	KindReplayFailed
 	KindMaterializeFailed
+	KindWorkspaceDiverged
 	KindAppendFailed
 	KindLoopFailed
 	KindRuntimeFailed
@@ -173,6 +189,11 @@ const (
 	KindBrokenJournal
 	KindCorrupt
 	KindNotCrashed
+	// A hand-over would leave the workspace behind (its holder does not
+	// checkpoint it).
+	KindWorkspaceNotCheckpointed
+	// The holder did not hand the session over in time (take).
+	KindHandOffTimeout
 
 	// A live session's calls.
 	KindBusy
@@ -180,6 +201,8 @@ const (
 	KindNoTerminal
 	KindInputTimeout
 	KindNoGate
+	// A gate's answer or input from inside the session's own turns.
+	KindFromTurn
 	KindSessionClosed
 	KindEngineUnresponsive
 	KindPersistenceFault
@@ -196,6 +219,20 @@ const (
 	KindPeerRefused      // the peer runs as another uid
 	KindEventTooLarge    // an event does not fit in a server line
 	KindTooManyClients   // the host serves as many clients as it may
+	KindHostUnresponsive // the host says nothing (stopped, wedged)
+	KindUnsafeSocketDir  // a level of the socket directory is not safe to use
+	KindSocketDirFailed  // the socket directory cannot be made or looked at
+
+	// A workspace root that is not a project directory ("/", the home
+	// directory itself).
+	KindUnsafeRoot
+
+	// A revert whose turn's workspace before it is not known exactly.
+	KindNoCheckpointBefore
+	// A session cannot be forked at the turn asked for (no such turn, it
+	// has not ended, no checkpoint of the workspace followed it, the
+	// fork's directory is not empty).
+	KindNotForkable
 	kindCount
 )
 
@@ -221,25 +258,26 @@ var kinds = [kindCount]kindInfo{
 	KindInvalidProfile:     {"invalid_profile", TypeInvalidProfileError, RemedyFixProfile},
 	KindUnknownEngine:      {"unknown_engine", TypeUnknownEngineError, RemedyDefineEngine},
 
-	KindDiscoveryFailed:   {string(rig.RestoreDiscoveryFailed), TypeRestoreError, RemedyListSessions},
-	KindLeaseFailed:       {string(rig.RestoreLeaseFailed), TypeRestoreError, RemedyRetry},
-	KindJournalFailed:     {string(rig.RestoreJournalFailed), TypeRestoreError, RemedyRetry},
-	KindTurnRunning:       {string(rig.RestoreTurnRunning), TypeRestoreError, RemedyStopEarlierTurn},
-	KindReplayFailed:      {string(rig.RestoreReplayFailed), TypeRestoreError, RemedyInspectJournal},
-	KindMaterializeFailed: {string(rig.RestoreMaterializeFailed), TypeRestoreError, RemedyCheckWorkspace},
-	KindAppendFailed:      {string(rig.RestoreAppendFailed), TypeRestoreError, RemedyRetry},
-	KindLoopFailed:        {string(rig.RestoreLoopFailed), TypeRestoreError, RemedyRetry},
-	KindRuntimeFailed:     {string(rig.RestoreRuntimeFailed), TypeRestoreError, RemedyRetry},
-	KindContextDone:       {string(rig.RestoreContextDone), TypeRestoreError, RemedyRetry},
+	KindDiscoveryFailed:   {"discovery_failed", TypeRestoreError, RemedyListSessions},
+	KindLeaseFailed:       {"lease_failed", TypeRestoreError, RemedyRetry},
+	KindJournalFailed:     {"journal_failed", TypeRestoreError, RemedyRetry},
+	KindTurnRunning:       {"turn_running", TypeRestoreError, RemedyStopEarlierTurn},
+	KindReplayFailed:      {"replay_failed", TypeRestoreError, RemedyInspectJournal},
+	KindMaterializeFailed: {"materialize_failed", TypeRestoreError, RemedyCheckWorkspace},
+	KindWorkspaceDiverged: {"workspace_diverged", TypeRestoreError, RemedyResolveDivergence},
+	KindAppendFailed:      {"append_failed", TypeRestoreError, RemedyRetry},
+	KindLoopFailed:        {"loop_failed", TypeRestoreError, RemedyRetry},
+	KindRuntimeFailed:     {"runtime_failed", TypeRestoreError, RemedyRetry},
+	KindContextDone:       {"context_done", TypeRestoreError, RemedyRetry},
 
-	KindCreateValidate:  {string(rig.StageValidate), TypeLifecycleError, RemedyNone},
-	KindCreateMint:      {string(rig.StageMint), TypeLifecycleError, RemedyNone},
-	KindCreateLease:     {string(rig.StageLease), TypeLifecycleError, RemedyNone},
-	KindCreateJournal:   {string(rig.StageJournal), TypeLifecycleError, RemedyNone},
-	KindCreatePlacement: {string(rig.StagePlacement), TypeLifecycleError, RemedyNone},
-	KindCreateSeed:      {string(rig.StageSeed), TypeLifecycleError, RemedyNone},
-	KindCreateLoop:      {string(rig.StageLoop), TypeLifecycleError, RemedyNone},
-	KindCreateCommit:    {string(rig.StageCommit), TypeLifecycleError, RemedyNone},
+	KindCreateValidate:  {"validate", TypeLifecycleError, RemedyNone},
+	KindCreateMint:      {"mint", TypeLifecycleError, RemedyNone},
+	KindCreateLease:     {"lease", TypeLifecycleError, RemedyNone},
+	KindCreateJournal:   {"journal", TypeLifecycleError, RemedyNone},
+	KindCreatePlacement: {"placement", TypeLifecycleError, RemedyNone},
+	KindCreateSeed:      {"seed", TypeLifecycleError, RemedyNone},
+	KindCreateLoop:      {"loop", TypeLifecycleError, RemedyNone},
+	KindCreateCommit:    {"commit", TypeLifecycleError, RemedyNone},
 
 	KindLeaseHeld:     {"lease_held", TypeLeaseHeldError, RemedyWaitOrBreakLease},
 	KindLeaseLost:     {"lease_lost", TypeLeaseLostError, RemedySeeHolder},
@@ -247,11 +285,15 @@ var kinds = [kindCount]kindInfo{
 	KindCorrupt:       {"corrupt", TypeCorruptError, RemedyInspectJournal},
 	KindNotCrashed:    {"not_crashed", TypeNotCrashedError, RemedyNone},
 
+	KindWorkspaceNotCheckpointed: {"workspace_not_checkpointed", TypeHandOffWithoutWorkspaceError, RemedyTakeWithoutWorkspace},
+	KindHandOffTimeout:           {"handoff_timeout", TypeHandOffTimeoutError, RemedyBreakLease},
+
 	KindBusy:               {"busy", TypeBusyError, RemedyNone},
 	KindNoTurn:             {"no_turn", TypeNoTurnError, RemedyNone},
 	KindNoTerminal:         {"no_terminal", TypeNoTerminalError, RemedyNone},
 	KindInputTimeout:       {"input_timeout", TypeInputTimeoutError, RemedyNone},
 	KindNoGate:             {"no_gate", TypeNoGateError, RemedyNone},
+	KindFromTurn:           {"from_turn", TypeFromTurnError, RemedyAnswerAsAPerson},
 	KindSessionClosed:      {"session_closed", TypeSessionClosedError, RemedyRestoreWhenStopped},
 	KindEngineUnresponsive: {"engine_unresponsive", TypeEngineUnresponsiveError, RemedyRestoreIt},
 	KindPersistenceFault:   {"persistence_fault", TypePersistenceFaultError, RemedyNone},
@@ -267,6 +309,14 @@ var kinds = [kindCount]kindInfo{
 	KindPeerRefused:       {"peer_refused", TypePeerRefusedError, RemedyNone},
 	KindEventTooLarge:     {"event_too_large", TypeEventTooLargeError, RemedyNone},
 	KindTooManyClients:    {"too_many_clients", TypeTooManyClientsError, RemedyNone},
+	KindHostUnresponsive:  {"host_unresponsive", TypeHostUnresponsiveError, RemedyBreakLease},
+	KindUnsafeSocketDir:   {"unsafe_socket_dir", TypeUnsafeSocketDirError, RemedyFixSocketDir},
+	KindSocketDirFailed:   {"socket_dir_failed", TypeSocketDirError, RemedyFixSocketDir},
+
+	KindUnsafeRoot: {"unsafe_root", TypeUnsafeRootError, RemedyChooseProjectRoot},
+
+	KindNoCheckpointBefore: {"no_checkpoint_before", TypeNoCheckpointBeforeError, RemedyNone},
+	KindNotForkable:        {"not_forkable", TypeForkError, RemedyNone},
 }
 
 // String returns the kind's snake_case name.
@@ -286,7 +336,7 @@ func (k Kind) Type() Type {
 }
 
 // Remedy returns the remedy of a failure of kind k whose cause says
-// nothing more specific (Explain may choose another one by the cause).
+// nothing more specific (an error's Explanation may choose another by its cause).
 func (k Kind) Remedy() Remedy {
 	if k < kindCount {
 		return kinds[k].remedy
@@ -312,30 +362,4 @@ func Kinds() []Kind {
 		ks[i] = Kind(i)
 	}
 	return ks
-}
-
-// restoreKinds are the kinds of a restore's stages.
-var restoreKinds = map[rig.RestoreErrorKind]Kind{
-	rig.RestoreDiscoveryFailed:   KindDiscoveryFailed,
-	rig.RestoreLeaseFailed:       KindLeaseFailed,
-	rig.RestoreJournalFailed:     KindJournalFailed,
-	rig.RestoreTurnRunning:       KindTurnRunning,
-	rig.RestoreReplayFailed:      KindReplayFailed,
-	rig.RestoreMaterializeFailed: KindMaterializeFailed,
-	rig.RestoreAppendFailed:      KindAppendFailed,
-	rig.RestoreLoopFailed:        KindLoopFailed,
-	rig.RestoreRuntimeFailed:     KindRuntimeFailed,
-	rig.RestoreContextDone:       KindContextDone,
-}
-
-// creationKinds are the kinds of a creation's stages.
-var creationKinds = map[rig.LifecycleStage]Kind{
-	rig.StageValidate:  KindCreateValidate,
-	rig.StageMint:      KindCreateMint,
-	rig.StageLease:     KindCreateLease,
-	rig.StageJournal:   KindCreateJournal,
-	rig.StagePlacement: KindCreatePlacement,
-	rig.StageSeed:      KindCreateSeed,
-	rig.StageLoop:      KindCreateLoop,
-	rig.StageCommit:    KindCreateCommit,
 }

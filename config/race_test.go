@@ -1,0 +1,8 @@
+//go:build race
+
+package config
+
+// raceSlowdown scales the time ceilings of the tests: the race detector
+// makes the byte-at-a-time scan of a document about ten times slower
+// than the built command's, which the ceilings are about.
+const raceSlowdown = 10

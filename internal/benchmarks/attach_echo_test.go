@@ -1,0 +1,93 @@
+package benchmarks
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"looprig/internal/tmuxtest"
+)
+
+// BenchmarkAttachEchoVsTmux: a line typed into `looprig attach` (the
+// built command, in a tmux pane) to a turn running cat in a background
+// host, until cat's copy of it shows on the pane (the line, then cat's
+// copy: the turn's echo of it is the line already shown); against the
+// same line typed into `tmux attach` (a nested tmux client in a pane) to
+// a pane of another tmux server running cat, in interleaved rounds. Both
+// are typed and read the same way, with send-keys and capture-pane polled
+// every half millisecond, whose cost is in both figures.
+//
+// Metrics: ours-p50-ms, ours-p99-ms, base-p50-ms, base-p99-ms (tmux
+// attach), ratio (ours p99 / tmux p99).
+func BenchmarkAttachEchoVsTmux(b *testing.B) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		b.Skip("tmux is not installed")
+	}
+	rounds, lines := pick(2, 4), pick(20, 50)
+	bin := looprigBinary(b)
+	for range b.N {
+		h := startDetachedHost(b)
+		rt := filepath.Dir(h.storeKey)
+		env := fmt.Sprintf("XDG_RUNTIME_DIR=%q XDG_CONFIG_HOME=%q XDG_STATE_HOME=%q TERM=xterm-256color",
+			os.Getenv("XDG_RUNTIME_DIR"), filepath.Join(rt, "config"), filepath.Join(rt, "state"))
+		run := exec.Command("/bin/sh", "-c", fmt.Sprintf("env %s %q --store %q run %s --detach -- cat", env, bin, h.storeKey, h.id))
+		if out, err := run.CombinedOutput(); err != nil {
+			b.Fatalf("run --detach: %v\n%s", err, out)
+		}
+		srv, inner := tmuxtest.New(b), tmuxtest.New(b)
+		srv.Start("ours", 120, 40, "/bin/sh", "-c", fmt.Sprintf("env %s %q --store %q attach %s", env, bin, h.storeKey, h.id))
+		inner.Start("cat", 120, 40, "cat")
+		srv.Start("base", 120, 40, "/bin/sh", "-c", fmt.Sprintf("TMUX= tmux -L %s -f /dev/null attach -t cat", inner.Socket()))
+		srv.WaitFor("ours", time.Minute, "turn 0: cat")
+		time.Sleep(500 * time.Millisecond) // the turn has its terminal; attach follows it
+		var ours, tmux side
+		round := 0
+		interleave(rounds, func() {
+			ours.lat = append(ours.lat, typedLines(b, srv, "ours", round, lines)...)
+			round++
+		}, func() {
+			tmux.lat = append(tmux.lat, typedLines(b, srv, "base", round, lines)...)
+			round++
+		})
+		b.ReportMetric(ours.pct(0.50)/1e3, "ours-p50-ms")
+		b.ReportMetric(ours.pct(0.99)/1e3, "ours-p99-ms")
+		b.ReportMetric(tmux.pct(0.50)/1e3, "base-p50-ms")
+		b.ReportMetric(tmux.pct(0.99)/1e3, "base-p99-ms")
+		b.ReportMetric(ours.pct(0.99)/tmux.pct(0.99), "ratio")
+	}
+}
+
+// typedLines types lines lines into pane name, one at a time, each timed
+// from the send to the moment cat's copy of it shows.
+func typedLines(b *testing.B, srv *tmuxtest.Server, name string, round, lines int) []time.Duration {
+	b.Helper()
+	lat := make([]time.Duration, 0, lines)
+	for i := range lines {
+		mark := fmt.Sprintf("m%dr%dl%dz", len(name), round, i)
+		ctx, cancel := context.WithTimeout(bg, 30*time.Second)
+		t0 := time.Now()
+		if out, err := srv.Command(ctx, "send-keys", "-t", name, mark, "Enter").CombinedOutput(); err != nil {
+			cancel()
+			b.Fatalf("send-keys: %v\n%s", err, out)
+		}
+		for {
+			out, err := srv.Command(ctx, "capture-pane", "-p", "-t", name).Output()
+			if err != nil {
+				cancel()
+				b.Fatalf("%s: %s not copied by cat: %v\n%s", name, mark, err, out)
+			}
+			if strings.Count(string(out), mark) >= 2 {
+				break
+			}
+			time.Sleep(500 * time.Microsecond)
+		}
+		lat = append(lat, time.Since(t0))
+		cancel()
+	}
+	return lat
+}
