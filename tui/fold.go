@@ -118,7 +118,7 @@ func (t *transcript) turnEvent(at time.Time, turn *rig.OpenTurn, ev event.Event)
 		t.flushPending()
 		t.line(at, clsError, "⏹ turn "+strconv.Itoa(ev.Index)+" interrupted ("+ev.Reason+")"+t.elidedNote())
 	case event.Refused:
-		t.flushPending()
+		t.interject()
 		t.line(at, clsError, "✗ "+refusedWords(ev))
 	default:
 		return false
@@ -132,7 +132,7 @@ func (t *transcript) turnEvent(at time.Time, turn *rig.OpenTurn, ev event.Event)
 func (t *transcript) gateEvent(at time.Time, ev event.Event) bool {
 	switch ev := ev.(type) {
 	case event.GateOpened:
-		t.flushPending()
+		t.interject()
 		t.line(at, clsGate, "? gate: "+firstLine(ev.Prompt)+" — a approve · d deny")
 	case event.GateResolved:
 		word := map[string]string{event.ActionApprove: "approved", event.ActionDeny: "denied", event.ActionClose: "closed"}[ev.Action]
@@ -149,7 +149,7 @@ func (t *transcript) gateEvent(at time.Time, ev event.Event) bool {
 		}
 		t.line(at, cls, "gate "+word+by)
 	case event.Attention:
-		t.flushPending()
+		t.interject()
 		what := "rang the bell"
 		switch {
 		case ev.Reason == event.AttentionAgent:
@@ -187,12 +187,12 @@ func (t *transcript) workspaceEvent(at time.Time, ev event.Event) bool {
 		}[ev.Action]
 		t.line(at, clsRestore, fmt.Sprintf("%s (on %s: %d entries)", what, ev.Host, ev.Differs))
 	case event.AgentConversation:
-		t.flushPending() // mid-turn: after the output before it
+		t.interject()
 		t.line(at, clsMuted, ev.Agent+" conversation "+ev.ID)
 	case event.WorktreeAdded:
 		t.line(at, clsMuted, "git worktree "+ev.Path+" on branch "+ev.Branch)
 	case event.AgentTranscript:
-		t.flushPending()
+		t.interject()
 		t.line(at, clsMuted, fmt.Sprintf("%s transcript stored: %s bytes", ev.Agent, commas(uint64(max(ev.Bytes, 0)))))
 	default:
 		return false

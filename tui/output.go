@@ -94,6 +94,20 @@ func (t *transcript) flushScreen() {
 	}
 }
 
+// interject makes way for a line said in the middle of a turn's output
+// (a gate, a bell, the agent's conversation): the lines of output so far
+// go before it. While a full-screen program shows its screen, nothing
+// ends: the screen lasts for the program's whole alternate-screen span
+// (or until ctrl+] closes a screen f opened), whatever is said meanwhile,
+// and the line waits in the transcript below the output before the
+// screen.
+func (t *transcript) interject() {
+	if t.screen != nil && t.screen.active() || t.out != nil && t.out.FullScreen() {
+		return
+	}
+	t.flushPending()
+}
+
 // flushPending ends the output shown so far (the turn ended, or something
 // else is said between its lines): the lines still pending become final
 // and the renderer is dropped.

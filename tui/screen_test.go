@@ -405,3 +405,89 @@ func TestScreenFollowsWindowSize(t *testing.T) {
 		checkFrame(t, m.View(), sz[0], sz[1])
 	}
 }
+
+// A full-screen program's screen lasts for its whole alternate-screen
+// span: a bell, a gate, the agent's conversation or its transcript
+// between two chunks of its output do not end it (Claude Code raises
+// attention at the end of every answer). The lines said meanwhile are in
+// the transcript once the program leaves its screen.
+func TestScreenSurvivesEventsBetweenChunks(t *testing.T) {
+	interjections := []event.Event{
+		event.Attention{TurnID: "t", Reason: event.AttentionBell},
+		event.Attention{TurnID: "t", Reason: event.AttentionAgent, Agent: "claude", Text: "done answering"},
+		event.GateOpened{GateID: "g", TurnID: "t", Prompt: "Bash(rm -rf build)"},
+		event.GateResolved{GateID: "g", Action: event.ActionApprove, Reason: "user"},
+		event.AgentConversation{Agent: "claude", ID: "c1"},
+		event.AgentTranscript{Agent: "claude", Bytes: 10},
+	}
+	for _, ev := range interjections {
+		t.Run(string(ev.Type()), func(t *testing.T) {
+			v := newSessView("s")
+			v.transcript.screenSize = [2]int{40, 8}
+			seq := uint64(1)
+			apply := func(ev event.Event) {
+				v.transcript.applyAll([]event.Envelope{{Seq: seq, Event: ev}})
+				seq++
+			}
+			off := int64(0)
+			out := func(text string) {
+				apply(event.OutputDelta{TurnID: "t", Stream: "stdout", Offset: off, Text: text})
+				off += int64(len(text))
+			}
+			apply(event.TurnStarted{TurnID: "t", Index: 0, Input: "claude"})
+			out("before\n\x1b[?1049h\x1b[2J\x1b[1;1Hfirst-frame")
+			apply(ev)
+			if v.transcript.screen == nil {
+				t.Fatal("the screen ended at the event")
+			}
+			out("\x1b[2;1Hsecond-frame")
+			if v.transcript.screen == nil {
+				t.Fatal("no screen after the output that followed the event")
+			}
+			got := strings.Join(v.transcript.screen.lines(termrender.NoColor, false), "\n")
+			if !strings.Contains(got, "first-frame") || !strings.Contains(got, "second-frame") {
+				t.Fatalf("the screen lost a frame across the event:\n%s", got)
+			}
+			out("\x1b[?1049lafter\n")
+			if v.transcript.screen != nil {
+				t.Fatal("the screen outlived the program's alternate screen")
+			}
+			apply(event.TurnDone{TurnID: "t"})
+			all := strings.Join(ringText(v), "\n")
+			for _, want := range []string{"before", "after"} {
+				if !strings.Contains(all, want) {
+					t.Errorf("transcript lacks %q:\n%s", want, all)
+				}
+			}
+		})
+	}
+}
+
+// Through a real turn: a full-screen program that rings the bell between
+// two frames keeps its screen in the events pane, and f still gives it
+// the keys.
+func TestFlowScreenSurvivesBell(t *testing.T) {
+	st := memstore.New()
+	f := startFlow(t, st, flowOptions(t, st))
+	id := f.newLiveSession()
+	script := filepath.Join(t.TempDir(), "bell.sh")
+	program := `stty -echo; printf '\033[?1049h\033[2J\033[Hframe-one\a'
+sleep 0.3; printf '\033[2;1Hframe-two'
+IFS= read -rsn1 a; printf '\033[3;1Hgot-%s' "$a"
+IFS= read -rsn1 b; printf '\033[?1049l'; echo "left-screen"
+`
+	if err := os.WriteFile(script, []byte(program), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.submit(id, "bash "+script)
+	f.waitView("frame-one", "frame-two", "turn 0's screen")
+	f.typeText("f")
+	f.waitView("keys go to the full-screen program")
+	f.typeText("x")
+	f.waitView("got-x", "frame-one")
+	f.typeText("q")
+	f.waitView("left-screen", "rang the bell", "turn 0 done: exit 0")
+	f.typeText("q") // gives the keys back
+	f.waitView("keys go to looprig again")
+	f.quit()
+}
