@@ -502,6 +502,10 @@ func runTUI(e *env) int {
 	// their hosts, which ignore both: the UI only detaches.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	var clock func() time.Time
+	if testTUIClock != nil {
+		clock = testTUIClock()
+	}
 	err = tui.Run(ctx, tui.Options{
 		Store: st, StoreDir: st.Dir(), Workspaces: st.WorkspacesDir(),
 		StoreKey: key, StartHost: e.tuiStartHost(st, cfg),
@@ -511,6 +515,7 @@ func runTUI(e *env) int {
 		Version: Version,
 		Notify:  cfg.Notify, NotifyAfter: cfg.NotifyAfter,
 		Warning: tuiWarning(),
+		Now:     clock,
 	})
 	if err != nil {
 		return e.fail(err)

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"time"
+
 	"looprig/host"
 	"looprig/rig"
 )
@@ -16,4 +18,6 @@ var (
 	testMaterializeProgress func(func(done, total int64)) func(done, total int64)
 	// testHostOptions adds options to the server `looprig host` runs.
 	testHostOptions func() []host.Option
+	// testTUIClock is the TUI's clock (nil: the wall clock).
+	testTUIClock func() func() time.Time
 )

@@ -28,10 +28,15 @@ import (
 //     (host.WithMaxClients) rather than host.DefaultMaxClients: a test
 //     fills the default's connections with clients that never read and
 //     still has one that reads.
+//   - LOOPRIG_E2E_CLOCK_RATE=N: the TUI's clock runs N times as fast as
+//     the wall clock from the TUI's start: what it says of time (how long
+//     a turn has run, since when a session is idle, when a host is probed
+//     again) is tried for an hour in a minute.
 const (
 	e2eHoldEnv       = "LOOPRIG_E2E_CHECKPOINT_HOLD"
 	e2eSlowEnv       = "LOOPRIG_E2E_MATERIALIZE_SLOW"
 	e2eMaxClientsEnv = "LOOPRIG_E2E_HOST_MAX_CLIENTS"
+	e2eClockRateEnv  = "LOOPRIG_E2E_CLOCK_RATE"
 )
 
 func init() {
@@ -63,6 +68,14 @@ func init() {
 			return nil
 		}
 		return []host.Option{host.WithMaxClients(n)}
+	}
+	testTUIClock = func() func() time.Time {
+		rate, err := strconv.Atoi(os.Getenv(e2eClockRateEnv))
+		if err != nil || rate <= 1 {
+			return nil
+		}
+		start := time.Now()
+		return func() time.Time { return start.Add(time.Since(start) * time.Duration(rate)) }
 	}
 	testMaterializeProgress = func(f func(done, total int64)) func(done, total int64) {
 		d, err := time.ParseDuration(os.Getenv(e2eSlowEnv))

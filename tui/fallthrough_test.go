@@ -77,3 +77,18 @@ func TestKeysNeverFallThrough(t *testing.T) {
 		})
 	}
 }
+
+// Keys that arrive in one read come as one message ("/needs:me"): each is
+// routed as if typed alone, so "/" opens the filter and the rest fills it.
+func TestKeysReadTogether(t *testing.T) {
+	m := fakeModel(t, 120, 40, asciiRenderer())
+	m.send(listMsg{infos: mixedList()})
+	m.Update(keyMsg("/needs:me"))
+	m.Update(keyMsg("enter"))
+	if m.list.filter != needsFilter || m.list.filterActive {
+		t.Fatalf("after \"/needs:me\" and enter: filter %q (open %v), want %q applied:\n%s", m.list.filter, m.list.filterActive, needsFilter, m.View())
+	}
+	if m.focus != paneList {
+		t.Errorf("enter closed the filter and also moved the focus to pane %d", m.focus)
+	}
+}

@@ -79,31 +79,31 @@ func (m Model) keys(ks ...string) Model {
 	return m
 }
 
+// keyMsg is the key named k as Bubble Tea names keys ("enter", "pgdown",
+// "ctrl+]"); anything else is typed text, and several runes are keys read
+// together.
 func keyMsg(k string) tea.KeyMsg {
-	switch k {
-	case "enter":
-		return tea.KeyMsg{Type: tea.KeyEnter}
-	case "esc":
-		return tea.KeyMsg{Type: tea.KeyEsc}
-	case "tab":
-		return tea.KeyMsg{Type: tea.KeyTab}
-	case "up":
-		return tea.KeyMsg{Type: tea.KeyUp}
-	case "down":
-		return tea.KeyMsg{Type: tea.KeyDown}
-	case "ctrl+c":
-		return tea.KeyMsg{Type: tea.KeyCtrlC}
-	case "ctrl+d":
-		return tea.KeyMsg{Type: tea.KeyCtrlD}
-	case "left":
-		return tea.KeyMsg{Type: tea.KeyLeft}
-	case "right":
-		return tea.KeyMsg{Type: tea.KeyRight}
-	case "ctrl+]":
-		return tea.KeyMsg{Type: tea.KeyCtrlCloseBracket}
+	if t, ok := keyTypes[k]; ok {
+		return tea.KeyMsg{Type: t}
 	}
 	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
 }
+
+// keyTypes are Bubble Tea's key types by name.
+var keyTypes = func() map[string]tea.KeyType {
+	m := map[string]tea.KeyType{}
+	for t := tea.KeyType(-100); t < 128; t++ {
+		if t == tea.KeyRunes || t == tea.KeySpace {
+			continue
+		}
+		if name := (tea.KeyMsg{Type: t}).String(); name != "" {
+			if _, dup := m[name]; !dup {
+				m[name] = t
+			}
+		}
+	}
+	return m
+}()
 
 func fakeID(n int) string { return fmt.Sprintf("%08x-0000-4000-8000-%012x", 0xa0000000+n, n) }
 

@@ -32,6 +32,8 @@ type tmuxEnv struct {
 	// project is where the TUI starts: n offers it as a new session's
 	// directory.
 	project string
+	// env is more of the TUI's environment ("NAME=value ...").
+	env string
 }
 
 func newTmux(t *testing.T, bin string) *tmuxEnv {
@@ -48,8 +50,8 @@ func newTmux(t *testing.T, bin string) *tmuxEnv {
 // shellLine runs the binary, then reports its exit status and keeps the
 // pane open, so a crash or a quit can be read and the pane respawned.
 func (e *tmuxEnv) shellLine() string {
-	env := fmt.Sprintf("HOME=%q XDG_CONFIG_HOME=%q XDG_STATE_HOME=%q LOOPRIG_STORE= NO_COLOR= CI= COLORTERM= TERM=xterm-256color",
-		e.home, filepath.Join(e.home, "config"), filepath.Join(e.home, "state"))
+	env := fmt.Sprintf("HOME=%q XDG_CONFIG_HOME=%q XDG_STATE_HOME=%q LOOPRIG_STORE= NO_COLOR= CI= COLORTERM= TERM=xterm-256color %s",
+		e.home, filepath.Join(e.home, "config"), filepath.Join(e.home, "state"), e.env)
 	return fmt.Sprintf("cd %q && env %s %q --store %q; echo \"[exit $?]\"; exec sleep 3600", e.project, env, e.bin, e.store)
 }
 

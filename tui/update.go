@@ -137,6 +137,20 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
+// eachKey routes the keys of a message that holds several: Bubble Tea
+// gives the printable keys of one read as one message, so keys typed fast
+// (or arriving together over a slow SSH link) come as "/needs" rather
+// than "/" then "needs". Each is routed in turn, as if read alone: "/"
+// opens the filter and the rest is typed into it, and no key is lost
+// because it came with another.
+func (m *model) eachKey(msg tea.KeyMsg) tea.Cmd {
+	cmds := make([]tea.Cmd, 0, len(msg.Runes))
+	for _, r := range msg.Runes {
+		cmds = append(cmds, m.onKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}))
+	}
+	return tea.Batch(cmds...)
+}
+
 // onKey routes a key: ctrl+c always quits; an open dialog, the help
 // screen, the input line or the filter take keys before the panes; then
 // the keys of the TUI, the movement keys of the focused pane and the keys
@@ -145,6 +159,9 @@ func (m *model) onKey(msg tea.KeyMsg) tea.Cmd {
 	k := m.keys
 	if m.screenFocus != nil {
 		return m.screenKey(msg)
+	}
+	if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
+		return m.eachKey(msg)
 	}
 	if key.Matches(msg, k.ForceQuit) {
 		return m.beginQuit() // ctrl+c never asks
