@@ -45,8 +45,10 @@ import (
 // screenFrameEvery is the least time between two frames.
 const screenFrameEvery = 12 * time.Millisecond
 
-// Our own sequences.
+// Our own sequences; screenEnter is the program's switch to its screen,
+// for a renderer that begins on it.
 const (
+	screenEnter    = "\x1b[?1049h"
 	seqEnterScreen = "\x1b[?1049h\x1b[H\x1b[2J"
 	seqLeaveScreen = "\x1b[0m\x1b[?25h\x1b[?1049l"
 )

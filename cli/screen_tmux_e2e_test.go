@@ -117,7 +117,9 @@ func TestTmuxRunFullScreen(t *testing.T) {
 	srv.WaitFor("run", screenWait, "typed: ab\n", "submitted: hello world\n", "ctrl-c: 1\n")
 	sameScreen(t, srv, "direct", "run")
 
-	srv.Send("run", "BSpace", "BSpace", "q")
+	srv.Send("run", "BSpace", "BSpace", "H") // the program hides the cursor: run shows it again once out
+	waitUntil(t, "the cursor hidden", func() bool { return srv.Display("run", "#{cursor_flag}") == "0" })
+	srv.Send("run", "q")
 	s := srv.WaitFor("run", screenWait, "[exit 0]")
 	for _, want := range []string{
 		"[full-screen program: its screen is not part of the line output]\n[full-screen program ended]\n",
@@ -170,19 +172,33 @@ func TestTmuxAttachFullScreen(t *testing.T) {
 		t.Errorf("attach did not go back to the main screen (alternate_on %s):\n%s", alt, s)
 	}
 
-	// A program already on its screen: a new attach (a size the turn's
-	// terminal did not have) gets its whole screen.
+	// A program already on its screen, whose switch to it is older than
+	// attach's replay (60 keys typed in a make as many records): a new
+	// attach, of the turn's terminal's size (no SIGWINCH from that), gets
+	// its whole screen, the same as the program run directly shows.
 	h.mustShell(0, "/bin/bash", "run", id, "--detach", "--", fs)
-	directPane(srv, "direct", 90, 25, fs)
-	srv.WaitFor("direct", screenWait, "bottom row: q leaves")
 	waitUntil(t, "a to show the screen", func() bool { return strings.Contains(srv.Screen("a"), "bottom row") })
-	looprigPane(h, srv, "b", 90, 25, "attach "+id)
-	srv.WaitFor("b", screenWait, "bottom row: q leaves", "size 90x25")
+	directPane(srv, "direct", 100, 30, fs)
+	srv.WaitFor("direct", screenWait, "bottom row: q leaves")
+	xs := strings.Repeat("x", 60)
+	for range xs {
+		srv.Type("a", "x")
+		time.Sleep(20 * time.Millisecond)
+	}
+	srv.Send("a", "Enter")
+	srv.WaitFor("a", screenWait, "submitted: "+xs)
+	srv.Type("direct", xs)
+	srv.Send("direct", "Enter")
+	looprigPane(h, srv, "b", 100, 30, "attach "+id)
+	srv.WaitFor("b", screenWait, "bottom row: q leaves", "submitted: "+xs)
 	sameScreen(t, srv, "direct", "b")
 	srv.Type("b", "xy")
 	srv.WaitFor("a", screenWait, "typed: xy")
 	srv.Send("b", "C-]")
 	srv.WaitFor("b", screenWait, "detached; session "+id[:8]+" keeps running", "[exit 0]")
+	if all := srv.Run("capture-pane", "-p", "-S", "-", "-t", "b"); !strings.Contains(all, "are not shown here") {
+		t.Errorf("b replayed the whole journal: the screen's start was in its replay\n%s", all)
+	}
 	saneTerminal(t, srv, "b")
 	if s := srv.Screen("a"); strings.Contains(s, "[exit") || !strings.Contains(s, "typed: xy") {
 		t.Errorf("a ended with b's detach, or lost the screen:\n%s", s)

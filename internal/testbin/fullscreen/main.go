@@ -3,7 +3,8 @@
 // alternate screen, draws a known frame, reads keys raw and shows them in
 // the frame, rings the bell once drawn, shows "submitted: LINE" for each
 // Enter ("\r"), shows "ctrl-c" for 0x03, draws the whole frame again on
-// SIGWINCH, and leaves the alternate screen on "q", printing the lines
+// SIGWINCH, hides the cursor on "H", and leaves the alternate screen on
+// "q", printing the lines
 // submitted on the main screen. With -hostile it also writes what must
 // never reach a terminal through looprig: OSC 52 (clipboard), a title,
 // an OSC 8 hyperlink, a DCS string.
@@ -100,6 +101,8 @@ func (p *prog) keys(b []byte) bool {
 			p.last = "(a newline, not Enter)"
 		case c == 3:
 			p.ctrlC++
+		case c == 'H': // the program hides the cursor
+			os.Stdout.WriteString("\x1b[?25l")
 		case c == 0x7f:
 			if p.typed != "" {
 				p.typed = p.typed[:len(p.typed)-1]
