@@ -76,9 +76,6 @@ type screenTerm struct {
 	// raw switches the input forwarder between line mode and keys (nil:
 	// stdin is not this terminal).
 	raw func(on bool)
-
-	// frames and written count the frames drawn and their bytes.
-	frames, written int
 }
 
 // newScreenTerm returns the screen of f, a terminal; started: it draws
@@ -188,8 +185,6 @@ func (s *screenTerm) draw() {
 	s.buf = s.frame.Draw(s.buf, rows, cur.X, cur.Y, !emu.CursorHidden(), s.cols, s.rows)
 	s.last = time.Now()
 	if len(s.buf) > 0 {
-		s.frames++
-		s.written += len(s.buf)
 		s.out.Write(s.buf)
 	}
 }
@@ -320,11 +315,4 @@ func (s *screenTerm) close() {
 	s.closed = true
 	s.leaveScreen()
 	s.r = nil
-}
-
-// stats returns the frames drawn and the bytes they wrote.
-func (s *screenTerm) stats() (frames, written int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.frames, s.written
 }

@@ -1,6 +1,7 @@
 package termrender
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -86,4 +87,26 @@ func TestFrameOfARenderersScreen(t *testing.T) {
 	if r.Screen() != nil || r.Keys().AppCursor {
 		t.Error("the screen outlived the program's leaving it")
 	}
+}
+
+// BenchmarkFrame is a frame of a 120×40 screen a program redrew whole
+// (every row changed, coloured): ScreenRows and Draw, what run and attach
+// spend per frame of a flood (at most one frame per 12 ms).
+func BenchmarkFrame(b *testing.B) {
+	r := New(Options{Profile: TrueColor})
+	r.ResizeScreen(120, 40)
+	r.WriteString("\x1b[?1049h")
+	emu := r.Screen()
+	var f Frame
+	var buf []byte
+	b.ReportAllocs()
+	for i := range b.N {
+		var sb strings.Builder
+		for y := range 40 {
+			fmt.Fprintf(&sb, "\x1b[%d;1H\x1b[3%dm%s\x1b[0m", y+1, (i+y)%8, strings.Repeat(string(rune('a'+(i+y)%26)), 118))
+		}
+		r.WriteString(sb.String())
+		buf = f.Draw(buf[:0], ScreenRows(emu, TrueColor, false), 0, 0, true, 120, 40)
+	}
+	b.ReportMetric(float64(len(buf)), "bytes/frame")
 }
