@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -30,6 +31,9 @@ type skipped struct {
 	// open is that turn when it was still running after them: the replay
 	// begins inside it.
 	open *rig.OpenTurn
+	// onScreen: open's output had a full-screen program's alternate screen
+	// after them (the replay begins inside its screen).
+	onScreen bool
 }
 
 // skippedBefore reads what records 1..after of session id's journal
@@ -40,12 +44,14 @@ type skipped struct {
 func skippedBefore(ctx context.Context, st storage.Store, id uuid.UUID, after, chunk uint64) (skipped, error) {
 	s := skipped{records: after, last: -1}
 	var newer [][]event.Envelope // chunks read, the newest first; output left out
+	var screens []map[string]bool
 	for hi := after; hi > 0; {
 		lo := hi - min(hi, chunk)
-		evs, start, err := readChunk(ctx, st, id, lo, hi)
+		evs, start, alt, err := readChunk(ctx, st, id, lo, hi)
 		if err != nil {
 			return skipped{records: after, last: -1}, err
 		}
+		screens = append(screens, alt)
 		if start < 0 {
 			newer = append(newer, evs)
 			hi = lo
@@ -64,6 +70,12 @@ func skippedBefore(ctx context.Context, st storage.Store, id uuid.UUID, after, c
 		if t := fold.Turn(); t != nil {
 			open := *t
 			s.open = &open
+			for _, alt := range screens { // the newest switch of its output
+				if on, ok := alt[t.ID]; ok {
+					s.onScreen = on
+					break
+				}
+			}
 		}
 		return s, nil
 	}
@@ -71,21 +83,30 @@ func skippedBefore(ctx context.Context, st storage.Store, id uuid.UUID, after, c
 }
 
 // readChunk returns the events of records lo+1..hi but the turns' output,
-// and the position among them of the last TurnStarted, -1 for none.
-func readChunk(ctx context.Context, st storage.Store, id uuid.UUID, lo, hi uint64) (evs []event.Envelope, start int, err error) {
+// the position among them of the last TurnStarted, -1 for none, and, by
+// turn, whether the last switch of alternate screen in its output there
+// entered it (true) or left it (false); a turn whose output has none is
+// not in alt.
+func readChunk(ctx context.Context, st storage.Store, id uuid.UUID, lo, hi uint64) (evs []event.Envelope, start int, alt map[string]bool, err error) {
 	rp, err := rig.ReadEvents(ctx, st, id, lo)
 	if err != nil {
-		return nil, -1, fmt.Errorf("read the journal before the records shown: %w", err)
+		return nil, -1, nil, fmt.Errorf("read the journal before the records shown: %w", err)
 	}
 	defer rp.Close()
 	start = -1
+	alt = map[string]bool{}
 	for rp.Next() {
 		env := rp.Envelope()
 		if env.Seq > hi {
 			break
 		}
-		switch env.Event.(type) {
-		case event.TurnOutput, event.OutputDelta:
+		switch ev := env.Event.(type) {
+		case event.TurnOutput:
+			if on, ok := lastScreenSwitch(ev.Text); ok {
+				alt[ev.TurnID] = on
+			}
+			continue
+		case event.OutputDelta:
 			continue
 		case event.TurnStarted:
 			start = len(evs)
@@ -93,9 +114,17 @@ func readChunk(ctx context.Context, st storage.Store, id uuid.UUID, lo, hi uint6
 		evs = append(evs, env)
 	}
 	if err := rp.Err(); err != nil {
-		return nil, -1, fmt.Errorf("read the journal before the records shown: %w", err)
+		return nil, -1, nil, fmt.Errorf("read the journal before the records shown: %w", err)
 	}
-	return evs, start, nil
+	return evs, start, alt, nil
+}
+
+// lastScreenSwitch says whether the last switch of alternate screen in
+// output text enters it (on) or leaves it; ok false when it has none.
+func lastScreenSwitch(text string) (on, ok bool) {
+	enter := max(strings.LastIndex(text, "\x1b[?1049h"), strings.LastIndex(text, "\x1b[?1047h"), strings.LastIndex(text, "\x1b[?47h"))
+	leave := max(strings.LastIndex(text, "\x1b[?1049l"), strings.LastIndex(text, "\x1b[?1047l"), strings.LastIndex(text, "\x1b[?47l"))
+	return enter > leave, enter != leave
 }
 
 // note says what an attach does not show, and where to read it.

@@ -62,6 +62,7 @@ type attachTerm struct {
 	index    int
 	prompted bool   // the prompt holds the cursor's line
 	asked    string // the gate whose question was asked here
+	live0    bool   // the replay is over: a program's screen shows (screen_term.go)
 }
 
 // newAttachTerm returns attach's terminal when stdin and stdout are one
@@ -74,6 +75,9 @@ func newAttachTerm(c *call, h *hostTurn, p *eventPrinter, st host.Status, detach
 		return nil
 	}
 	a := &attachTerm{c: c, h: h, short: rig.ShortID(h.id), live: newLiveLine(out), detach: detach, tip: st.Tip}
+	// A full-screen program's screen shows once the replay is over: one
+	// the replay only passes through is not flashed.
+	a.live.scr = newScreenTerm(out, outputProfile(out), false)
 	if st.Turn != nil {
 		a.running, a.index = st.Turn.ID, st.Turn.Index
 	}
@@ -89,7 +93,10 @@ func (a *attachTerm) start(ctx context.Context) (stop func()) {
 	if a.in != nil {
 		a.in.persist = true // a turn without a terminal leaves the prompt and the keys
 	}
-	return stopIn
+	return func() {
+		a.live.scr.close()
+		stopIn()
+	}
 }
 
 // stderr is where attach's messages go: beside the live line.
@@ -145,9 +152,41 @@ func (a *attachTerm) after(env event.Envelope) {
 func (a *attachTerm) settled() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if !a.live0 && a.seen >= a.tip {
+		a.live0 = true
+		if a.live.scr.start() {
+			go a.redraw()
+		}
+	}
 	if a.in != nil && a.running == "" && !a.prompted && a.seen >= a.tip {
 		a.prompt()
 	}
+}
+
+// redraw makes the full-screen program of the running turn, whose screen
+// attach came in the middle of (the replay has only its last output),
+// draw its whole screen again: its terminal shrinks by a row and grows
+// back, so the program gets SIGWINCH twice and redraws for the size it
+// ends with (the TUI's redraw, tui/screenfocus.go).
+func (a *attachTerm) redraw() {
+	cols, rows := a.live.scr.size()
+	if rows < 2 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if a.h.Resize(ctx, cols, rows-1) == nil {
+		a.h.Resize(ctx, cols, rows)
+	}
+}
+
+// keys takes Ctrl-] from what is typed to a full-screen program: the
+// bytes before it go to the program, then attach detaches.
+func (a *attachTerm) keys(text string) (send, then string) {
+	if i := strings.IndexByte(text, keyDetach); i >= 0 {
+		return text[:i], string([]byte{keyDetach})
+	}
+	return text, ""
 }
 
 // prompt shows the prompt (a.mu held).
@@ -167,6 +206,7 @@ func (a *attachTerm) take(ctx context.Context, line string, err error) bool {
 	}
 	switch {
 	case key == keyDetach, key == keyInterrupt && running == "", running == "" && errors.Is(err, io.EOF) && line == "":
+		a.live.scr.close() // a program's screen first: our terminal back as it was
 		a.mu.Lock()
 		if a.prompted {
 			a.prompted = false

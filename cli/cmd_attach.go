@@ -87,6 +87,12 @@ func (c *call) attachBanner(id uuid.UUID, pid int, after uint64, p *eventPrinter
 		if sk.open != nil {
 			p.header(sk.open.Index, sk.open.Input)
 		}
+		if sk.open != nil && sk.onScreen {
+			// The replay begins on a full-screen program's screen: its
+			// output is the screen's (the program redraws it whole once
+			// attached, attachTerm.redraw).
+			p.out.write(sk.open.ID, screenEnter)
+		}
 	}
 }
 

@@ -236,6 +236,8 @@ func (t *turnRunner) run(input string) int {
 	e, s := t.c, t.s
 	if f, ok := e.stdout.(*os.File); ok && !e.json && isTerminal(f) {
 		t.live = newLiveLine(f)
+		t.live.scr = newScreenTerm(f, outputProfile(f), true)
+		defer t.live.scr.close() // whatever way run ends, our terminal leaves a program's screen
 	}
 	f, err := t.follow()
 	if err != nil {
@@ -511,8 +513,9 @@ func (t *turnRunner) write(stderr bool, text string) {
 		} else {
 			*p = newOutputPrinter(to, outputProfile(w))
 			(*p).leaveOpen = true
-			if !stderr {
+			if !stderr && t.live != nil {
 				(*p).live = t.live
+				t.live.scr.fit((*p).r)
 			}
 		}
 	}

@@ -254,6 +254,13 @@ each line you type goes to the turn (^D at the start of a line sends an end
 of file), the turn gets your window size, and while the turn's terminal
 has echo off (a password prompt) yours does too, and what you type is
 journaled only as "hidden input, N bytes". Scripts use 'looprig send'.
+A full-screen program (less, vim, htop, Claude Code's interface) shows
+its screen on your terminal's alternate screen, as in tmux, and takes
+every key as typed: Enter is \r and submits, Ctrl-C and Ctrl-] go to the
+program (to leave it running, 'looprig attach ID', whose Ctrl-] detaches).
+Only its text and colours reach your terminal (no title, hyperlink,
+clipboard). When it leaves its screen or the turn ends, your terminal is
+back on its main screen in line mode.
 
 Gates: when the turn asks a gate (the shell engine asks before a command
 matching the profile's gate_policy, e.g. "rm -rf" or "sudo"), looprig asks
@@ -578,7 +585,12 @@ gate asks approve? [y/N]. Between turns the prompt 'looprig ID › ' takes
 a line that starts a turn. Ctrl-] detaches (the session goes on); Ctrl-C
 interrupts the running turn, and at the prompt detaches, as ^D does.
 Other clients see the turn's echo of what you type. A full-screen
-program's screen is a notice line, as in 'run'.
+program (less, vim, Claude Code's interface) shows its screen on your
+terminal's alternate screen, and takes every key as typed (Enter is \r,
+Ctrl-C goes to it); Ctrl-] still detaches. Attached in the middle of its
+screen, attach makes it redraw. Your terminal is back in line mode on its
+main screen when the program leaves its screen, the turn ends or attach
+exits.
 
 With --json, or off a terminal, attach only follows (--json: one event a
 line, as 'run --json'), and Ctrl-C detaches. Attached (without --json),

@@ -57,6 +57,9 @@ type liveLine struct {
 	held    bool     // a question of looprig's has the cursor's line
 	typed   []string // lines typed, as our terminal shows them, whose echo is awaited
 	buf     []byte
+	// scr shows a full-screen program's screen on the same terminal
+	// (screen_term.go); nil: none.
+	scr *screenTerm
 }
 
 // newLiveLine returns the live line of output printed on the terminal f.
@@ -154,6 +157,12 @@ func typedAs(shown, text string) string {
 func (l *liveLine) aside(w io.Writer, p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	question := len(p) > 0 && p[len(p)-1] != '\n'
+	return l.scr.aside(question, func() (int, error) { return l.asideLocked(w, p, question) })
+}
+
+// asideLocked is aside, l.mu held (and the main screen ours).
+func (l *liveLine) asideLocked(w io.Writer, p []byte, question bool) (int, error) {
 	l.buf = l.buf[:0]
 	if l.shown != "" {
 		l.erase()
@@ -162,7 +171,7 @@ func (l *liveLine) aside(w io.Writer, p []byte) (int, error) {
 		}
 	}
 	n, err := w.Write(p)
-	if len(p) > 0 && p[len(p)-1] != '\n' {
+	if question {
 		l.held = true
 		return n, err
 	}
@@ -189,7 +198,9 @@ func (l *liveLine) resume(typed bool) error {
 		l.buf = append(l.buf, '\n')
 	}
 	l.draw()
-	return l.flush()
+	err := l.flush()
+	l.scr.resume() // a full-screen program's screen shows again
+	return err
 }
 
 // final prints f, a line the output ended, in place of what is drawn.

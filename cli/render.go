@@ -80,11 +80,37 @@ func (p *outputPrinter) write(text string) error {
 		}
 		return nil
 	}
+	if p.live != nil && p.live.scr != nil {
+		return p.writeScreen(p.live.scr, text)
+	}
 	p.r.WriteString(text)
 	if p.live != nil {
 		return p.live.update(p.r.Final(), p.cursorLine())
 	}
 	return p.print(p.r.Final(), false)
+}
+
+// writeScreen is write on a terminal that shows a full-screen program's
+// screen while the output has the alternate screen (screen_term.go): the
+// renderer, whose virtual terminal the screen is drawn from, is written
+// under the screen's lock; the screen is left before the lines that
+// follow it are printed, and entered after the notice that precedes it.
+func (p *outputPrinter) writeScreen(s *screenTerm, text string) error {
+	var finals []string
+	var pending string
+	var alt bool
+	s.with(func() {
+		p.r.WriteString(text)
+		finals, pending, alt = p.r.Final(), p.cursorLine(), p.r.FullScreen()
+		if !alt {
+			s.done(p.r)
+		}
+	})
+	err := p.live.update(finals, pending)
+	if alt {
+		s.want(p.r)
+	}
+	return err
 }
 
 // cursorLine is the line the output is on, rendered; "" when empty. (With
@@ -106,7 +132,12 @@ func (p *outputPrinter) flush() error {
 	// left out) when the output ended with "\n".
 	open := p.leaveOpen && len(p.r.Pending()) > 0
 	if p.live != nil {
-		left, err := p.live.end(p.r.Flush(), open)
+		var lines []string
+		p.live.scr.with(func() {
+			p.live.scr.done(p.r) // the turn ended on the program's screen: back to the lines
+			lines = p.r.Flush()
+		})
+		left, err := p.live.end(lines, open)
 		p.open = p.open || left
 		return err
 	}
@@ -164,6 +195,7 @@ func (o *turnOutputs) write(id, text string) {
 		p = newOutputPrinter(o.w, outputProfile(o.w))
 		if o.live != nil {
 			p.live, p.leaveOpen = o.live, true
+			o.live.scr.fit(p.r)
 		}
 		o.p[id] = p
 	}

@@ -72,10 +72,22 @@ type termInput struct {
 	// the next turn may have one, and its keys are read).
 	persist bool
 
-	mu     sync.Mutex
-	gate   *rig.OpenGate // open gate the next line answers
-	hidden bool          // our terminal's echo is off (the turn's is)
-	wg     sync.WaitGroup
+	// scr is the screen of a full-screen program on this terminal (nil:
+	// none): it switches the input to keys (screen_input.go) and follows
+	// the window's size.
+	scr *screenTerm
+	// The reader's (screen_input.go): what was read and not handed over
+	// yet, its buffer, and the pipe a switch of mode wakes it with.
+	pend         []byte
+	rbuf         []byte
+	wakeR, wakeW int
+
+	mu      sync.Mutex
+	gate    *rig.OpenGate // open gate the next line answers
+	hidden  bool          // our terminal's echo is off (the turn's is)
+	raw     bool          // a full-screen program has the keys: our terminal is raw
+	stopped bool          // the terminal has its settings back: no more switches
+	wg      sync.WaitGroup
 }
 
 // startInput starts forwarding when stdin is a terminal (and not --json;
@@ -124,9 +136,18 @@ func startTermInput(ctx context.Context, e *env, s turnTerminal, owner inputOwne
 		ti.size = out
 		ti.echoed = live != nil && sameFile(in, out)
 	}
+	var wake [2]int
+	if unix.Pipe2(wake[:], unix.O_NONBLOCK|unix.O_CLOEXEC) != nil {
+		return nil, func() {}
+	}
+	ti.wakeR, ti.wakeW = wake[0], wake[1]
 	if keys != nil {
 		ti.keys = keys(&ti.base)
 		unix.IoctlSetTermios(int(in.Fd()), termiosSet, &ti.base)
+	}
+	if ti.echoed && live.scr != nil {
+		ti.scr = live.scr
+		ti.scr.setInput(ti.setRaw)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	winch := make(chan os.Signal, 1)
@@ -139,9 +160,15 @@ func startTermInput(ctx context.Context, e *env, s turnTerminal, owner inputOwne
 		ti.followSize(ctx, winch)
 	})
 	return ti, func() {
+		ti.scr.close() // our terminal leaves a program's screen first
 		cancel()
 		ti.wg.Wait()
+		ti.mu.Lock()
+		ti.stopped = true
+		ti.mu.Unlock()
 		unix.IoctlSetTermios(int(in.Fd()), termiosSet, ti.orig)
+		unix.Close(ti.wakeR)
+		unix.Close(ti.wakeW)
 	}
 }
 
@@ -183,13 +210,21 @@ func (ti *termInput) dropGate(id string) {
 	ti.mu.Unlock()
 }
 
-// forward reads lines and sends each to the turn, or to an open gate.
+// forward reads lines and sends each to the turn, or to an open gate;
+// while a full-screen program has the keys, it sends them as they come.
 func (ti *termInput) forward(ctx context.Context) {
 	first := true
 	for {
-		line, err := readLineTo(ctx, ti.in, ti.keys)
+		line, raw, err := ti.read(ctx)
 		if ctx.Err() != nil {
 			return
+		}
+		if raw && err == nil {
+			if !ti.sendKeys(ctx, line, first) {
+				return
+			}
+			first = false
+			continue
 		}
 		ti.mu.Lock()
 		g, hidden := ti.gate, ti.hidden
@@ -288,7 +323,6 @@ func sameFile(a, b *os.File) bool {
 
 // followEcho turns our terminal's echo off while the turn's is off.
 func (ti *termInput) followEcho(ctx context.Context) {
-	fd := int(ti.in.Fd())
 	hidden := false
 	tick := time.NewTicker(echoPoll)
 	defer tick.Stop()
@@ -308,16 +342,12 @@ func (ti *termInput) followEcho(ctx context.Context) {
 		if off == hidden {
 			continue
 		}
-		st := ti.base
-		if off {
-			st.Lflag &^= unix.ECHO
-		}
-		if unix.IoctlSetTermios(fd, termiosSet, &st) == nil {
+		ti.mu.Lock()
+		ti.hidden = off
+		if !ti.stopped && ti.applyTermios() == nil {
 			hidden = off
-			ti.mu.Lock()
-			ti.hidden = off
-			ti.mu.Unlock()
 		}
+		ti.mu.Unlock()
 	}
 }
 
@@ -344,6 +374,7 @@ func (ti *termInput) resize(ctx context.Context) {
 		return
 	}
 	if ws, err := unix.IoctlGetWinsize(int(ti.size.Fd()), unix.TIOCGWINSZ); err == nil && ws.Col > 0 && ws.Row > 0 {
+		ti.scr.resize(int(ws.Col), int(ws.Row))
 		rctx, cancel := context.WithTimeout(ctx, time.Second)
 		ti.s.Resize(rctx, int(ws.Col), int(ws.Row))
 		cancel()

@@ -98,6 +98,7 @@ func (r *Renderer) feedScreen(p []byte) {
 		if r.scr = NewScreen(r.scrCols, r.scrRows); r.scr == nil {
 			return
 		}
+		r.followKeys(r.scr)
 	}
 	if len(p) > screenFeedMax {
 		p = p[len(p)-screenFeedMax:]

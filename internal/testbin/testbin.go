@@ -71,6 +71,35 @@ func Looprig(tb testing.TB, tags ...string) string {
 	return path
 }
 
+// Program builds package pkg, a command of the module's (such as
+// "looprig/internal/testbin/fullscreen"), once per process, and returns
+// its path; a failed build fails tb.
+func Program(tb testing.TB, pkg string) string {
+	tb.Helper()
+	mu.Lock()
+	b := builds["pkg:"+pkg]
+	if b == nil {
+		b = &build{}
+		builds["pkg:"+pkg] = b
+	}
+	mu.Unlock()
+	b.once.Do(func() {
+		d, err := buildDir()
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.path = filepath.Join(d, filepath.Base(pkg))
+		if out, err := exec.Command("go", "build", "-o", b.path, pkg).CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+		}
+	})
+	if b.err != nil {
+		tb.Fatal(b.err)
+	}
+	return b.path
+}
+
 // Cleanup removes the binaries built so far.
 func Cleanup() {
 	mu.Lock()
