@@ -263,6 +263,7 @@ func format(v float64, kind string) string {
 
 func main() {
 	header := flag.String("header", "", "a line printed above the table")
+	scaleOnly := flag.Bool("scale", false, "only the figures of BenchmarkScaleLive (scripts/bench --scale)")
 	flag.Parse()
 	vals, err := parse(os.Stdin)
 	if err != nil {
@@ -278,7 +279,7 @@ func main() {
 	met, targets := 0, 0
 	for _, f := range figures {
 		ov, ok := vals[f.ours]
-		if !ok && f.scale {
+		if (!ok && f.scale) || (*scaleOnly && !f.scale) {
 			continue
 		}
 		if !ok {
