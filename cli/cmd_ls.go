@@ -30,7 +30,7 @@ var cmdLs = &command{
 }
 
 func runLs(c *call) int {
-	infos, err := rig.ListSessions(c.ctx, c.st, rig.WithServing(c.servedByHost()))
+	infos, err := rig.ListSessions(c.ctx, c.st, c.holderLiveness())
 	if err != nil {
 		return c.fail(fmt.Errorf("list sessions of %s: %w", c.st.Dir(), err))
 	}
@@ -114,8 +114,27 @@ func runLs(c *call) int {
 	return exitOK
 }
 
-// probeTimeout bounds the hello of one host when ls looks for them.
+// probeTimeout bounds the hello of one host when take looks for it.
 const probeTimeout = time.Second
+
+// holderLiveness is how ls learns which held sessions a host on this
+// machine serves (live: attachable) and which holders are stopped (not
+// answering): host.HolderLiveness, from the process table and the socket
+// directory, without a connection to any host (where the process table
+// cannot be read, it connects as servedByHost does).
+func (c *call) holderLiveness() rig.ListOption {
+	key, err := storeKey(c.st)
+	if err != nil {
+		return rig.WithLiveness(nil)
+	}
+	dir, err := host.SocketDir(key)
+	if err != nil {
+		return rig.WithLiveness(nil)
+	}
+	return rig.WithLiveness(func(ctx context.Context, id string, h storage.Holder) rig.Liveness {
+		return host.HolderLiveness(ctx, dir, id, h, host.WithClientVersion(Version))
+	})
+}
 
 // servedByHost says whether a host on this machine serves a held session
 // (a process listens on the session's socket, and its pid is the lease

@@ -48,18 +48,21 @@ func (s SessionState) Glyph() string {
 
 // SessionInfo is one row of a listing.
 type SessionInfo struct {
-	ID       string
-	State    SessionState
-	Reason   string // why a session is broken
-	Title    string
-	Profile  string
-	Engine   string
-	Shell    string          // the shell its turns run in (LegacyShell for entries that predate it)
-	Epoch    uint64          // latest lease epoch
-	Holder   *storage.Holder // set when held
-	OpenTurn string
-	Turn     int
-	OpenGate string
+	ID     string
+	State  SessionState
+	Reason string // why a session is broken (or stopped, crashed; for a held one: NotAnsweringReason)
+	// NotAnswering: held by a process on this machine that is stopped
+	// (WithLiveness said LivenessStopped); Reason says so.
+	NotAnswering bool
+	Title        string
+	Profile      string
+	Engine       string
+	Shell        string          // the shell its turns run in (LegacyShell for entries that predate it)
+	Epoch        uint64          // latest lease epoch
+	Holder       *storage.Holder // set when held
+	OpenTurn     string
+	Turn         int
+	OpenGate     string
 	// TurnSince and GateSince: when the open turn started and the open
 	// gate opened (zero when none is, or the entry predates them).
 	TurnSince, GateSince time.Time
@@ -137,7 +140,7 @@ func ListSessions(ctx context.Context, store storage.Store, opts ...ListOption) 
 	var probeErrs []error
 	host, _ := os.Hostname()
 	pid := os.Getpid()
-	served := newServedSet(cfg.serving, host, pid)
+	served := newServedSet(cfg.liveness, host, pid)
 	probed := make(chan struct{})
 	go func() {
 		defer close(probed)
@@ -172,8 +175,11 @@ func ListSessions(ctx context.Context, store storage.Store, opts ...ListOption) 
 			info.Holder = &h
 			info.State = StateHeld
 			info.Checkpointing = c.Checkpointing
-			if (h.PID == pid && h.Host == host) || served.has(names[i]) {
+			switch {
+			case (h.PID == pid && h.Host == host) || served.liveness(names[i]) == LivenessServing:
 				info.State = StateLive
+			case served.liveness(names[i]) == LivenessStopped:
+				info.Reason, info.NotAnswering = NotAnsweringReason(h.PID), true
 			}
 		case c.State == CatalogBroken:
 			info.State, info.Reason = StateBroken, c.Reason

@@ -2,6 +2,7 @@ package rig
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -12,38 +13,79 @@ import (
 type ListOption func(*listConfig)
 
 type listConfig struct {
-	serving func(ctx context.Context, id string, holder storage.Holder) bool
+	liveness func(ctx context.Context, id string, holder storage.Holder) Liveness
+}
+
+// Liveness is what a presenter on the holder's machine can tell of a held
+// session's holder without asking the store (host.HolderLiveness).
+type Liveness int
+
+const (
+	// LivenessUnknown: nothing is known; the store decides whether the
+	// session is held (a holder that is gone, a zombie, or a pid now
+	// another process's, is this: the store's lock table then says the
+	// lease is free).
+	LivenessUnknown Liveness = iota
+	// LivenessServing: the holder runs and serves the session's socket:
+	// the session is live (attachable).
+	LivenessServing
+	// LivenessStopped: the holder runs but is stopped (SIGSTOP, a
+	// debugger): it holds the lease and answers nobody. Listed held, with
+	// NotAnsweringReason.
+	LivenessStopped
+)
+
+// NotAnsweringReason is the Reason of a held session whose holder on this
+// machine is stopped.
+func NotAnsweringReason(pid int) string {
+	return "not answering: its holder, pid " + strconv.Itoa(pid) + ", is stopped (kill -CONT " + strconv.Itoa(pid) + " resumes it)"
 }
 
 // WithServing lists as live a held session that serving says a process on
-// this machine serves (the command line asks the session's socket for its
-// peer's pid, host.ServingPID, and compares it with the holder's): it can
-// be attached to, as a session this process holds can. serving is asked
+// this machine serves: WithLiveness with serving's yes as LivenessServing.
+func WithServing(serving func(ctx context.Context, id string, holder storage.Holder) bool) ListOption {
+	if serving == nil {
+		return func(*listConfig) {}
+	}
+	return WithLiveness(func(ctx context.Context, id string, h storage.Holder) Liveness {
+		if serving(ctx, id, h) {
+			return LivenessServing
+		}
+		return LivenessUnknown
+	})
+}
+
+// WithLiveness lists as live a held session whose holder liveness says
+// serves it (host.HolderLiveness: on Linux from /proc and the socket
+// directory, without a connection to any host): it can be attached to,
+// as a session this process holds can; and a held session whose holder
+// liveness says is stopped with NotAnsweringReason. liveness is asked
 // only of sessions whose holder names this machine, concurrently. A store
 // that takes a vouch (storage.WithVouch; fsstore) then need not ask its
-// lock table about those sessions at all.
-func WithServing(serving func(ctx context.Context, id string, holder storage.Holder) bool) ListOption {
-	return func(c *listConfig) { c.serving = serving }
+// lock table about the served sessions at all.
+func WithLiveness(liveness func(ctx context.Context, id string, holder storage.Holder) Liveness) ListOption {
+	return func(c *listConfig) { c.liveness = liveness }
 }
 
 // servedSet is what serving said of the sessions of one listing: asked
 // first as the store's vouch, then, for held sessions the store did not
 // ask about (a store that takes no vouch), by askRest.
 type servedSet struct {
-	serving func(ctx context.Context, id string, holder storage.Holder) bool
+	serving func(ctx context.Context, id string, holder storage.Holder) Liveness
 	host    string
 	pid     int // this process's, whose own sessions are live without asking
 
-	mu     sync.Mutex
-	asked  map[string]bool // lease name: what serving said
-	served map[string]bool
+	mu    sync.Mutex
+	asked map[string]Liveness // lease name: what serving said
 }
 
-func newServedSet(serving func(context.Context, string, storage.Holder) bool, host string, pid int) *servedSet {
-	return &servedSet{serving: serving, host: host, pid: pid, asked: map[string]bool{}, served: map[string]bool{}}
+func newServedSet(serving func(context.Context, string, storage.Holder) Liveness, host string, pid int) *servedSet {
+	return &servedSet{serving: serving, host: host, pid: pid, asked: map[string]Liveness{}}
 }
 
 // vouch is the store's vouch: whether the holder of lease name serves it.
+// A stopped holder is not vouched for: the store's lock table says
+// whether it still holds the lease.
 func (s *servedSet) vouch(ctx context.Context, name string, h storage.Holder) bool {
 	if s.serving == nil || h.PID <= 0 || h.PID == s.pid || h.Host != s.host {
 		return false
@@ -52,12 +94,11 @@ func (s *servedSet) vouch(ctx context.Context, name string, h storage.Holder) bo
 	if !ok {
 		return false
 	}
-	yes := s.serving(ctx, id, h)
+	l := s.serving(ctx, id, h)
 	s.mu.Lock()
-	s.asked[name] = true
-	s.served[name] = yes
+	s.asked[name] = l
 	s.mu.Unlock()
-	return yes
+	return l == LivenessServing
 }
 
 // servingWorkers bounds how many sessions askRest asks about at once.
@@ -72,7 +113,7 @@ func (s *servedSet) askRest(ctx context.Context, probes []storage.LeaseStatus) {
 	var rest []storage.LeaseStatus
 	s.mu.Lock()
 	for _, p := range probes {
-		if p.Held && !s.asked[p.Name] {
+		if _, asked := s.asked[p.Name]; p.Held && !asked {
 			rest = append(rest, p)
 		}
 	}
@@ -93,9 +134,9 @@ func (s *servedSet) askRest(ctx context.Context, probes []storage.LeaseStatus) {
 	wg.Wait()
 }
 
-// has reports whether serving said lease name's holder serves it.
-func (s *servedSet) has(name string) bool {
+// liveness is what serving said of lease name's holder.
+func (s *servedSet) liveness(name string) Liveness {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.served[name]
+	return s.asked[name]
 }

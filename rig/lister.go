@@ -22,6 +22,7 @@ const DefaultRelistEvery = 30 * time.Second
 // are serialized.
 type Lister struct {
 	store storage.Store
+	opts  []ListOption
 	// RelistEvery is DefaultRelistEvery when 0.
 	RelistEvery time.Duration
 
@@ -31,8 +32,13 @@ type Lister struct {
 	infos []SessionInfo
 }
 
-// NewLister returns a Lister of store's sessions.
-func NewLister(store storage.Store) *Lister { return &Lister{store: store} }
+// NewLister returns a Lister of store's sessions, listed with opts (as
+// ListSessions). With WithLiveness, a holder that stops or resumes
+// without touching the store is seen at the next listing again (at most
+// RelistEvery later).
+func NewLister(store storage.Store, opts ...ListOption) *Lister {
+	return &Lister{store: store, opts: opts}
+}
 
 // List returns the sessions, as ListSessions does, and whether they were
 // listed again (fresh); when not fresh, infos is the previous listing and
@@ -51,7 +57,7 @@ func (l *Lister) List(ctx context.Context) (infos []SessionInfo, fresh bool, err
 	if serr == nil && l.infos != nil && stamp == l.stamp && time.Since(l.at) < every {
 		return l.infos, false, nil
 	}
-	infos, err = ListSessions(ctx, l.store)
+	infos, err = ListSessions(ctx, l.store, l.opts...)
 	if err != nil {
 		l.infos = nil
 		return nil, true, err

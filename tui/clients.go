@@ -30,6 +30,7 @@ type shared struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	hostname string // this machine: a holder on it may be a host to attach to
+	pid      int    // this process's: a holder it is serves from here (tests)
 	// readTimeout bounds each read of a journal (historyTimeout; tests
 	// shorten it).
 	readTimeout time.Duration

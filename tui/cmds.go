@@ -14,6 +14,7 @@ import (
 	"looprig/rig"
 	"looprig/rig/event"
 	"looprig/rig/fault"
+	"looprig/rig/storage"
 	"looprig/themes"
 )
 
@@ -32,12 +33,14 @@ type (
 	}
 
 	// probedMsg: whether a host on this machine serves a session held
-	// here (host.Probe); key is the holding the probe was for.
+	// here (host.HolderLiveness; host.Probe for this process's own);
+	// key is the holding the probe was for.
 	probedMsg struct {
-		id  string
-		key string
-		pid int // the host's; 0 when no host answered
-		err error
+		id      string
+		key     string
+		pid     int  // the host's; 0 when no host answered
+		stopped bool // the holder is stopped: not answering
+		err     error
 	}
 
 	// attachedMsg: this TUI is attached to the host of a session, after
@@ -196,12 +199,29 @@ func (h *shared) attachCmd(id string) tea.Cmd {
 	}
 }
 
-// probeCmd asks whether a host on this machine serves session id
-// (host.Probe, bounded by probeTimeout).
-func (h *shared) probeCmd(id, key string) tea.Cmd {
+// probeCmd asks whether a host on this machine serves session id, held
+// by holder: host.HolderLiveness, which connects to no host where the
+// process table can be read. A holder that is this process (a host in
+// the TUI's own process: tests) is asked by connecting (host.Probe), as
+// the process table cannot tell whether it serves. Both are bounded by
+// probeTimeout.
+func (h *shared) probeCmd(id, key string, holder storage.Holder) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(h.ctx, probeTimeout)
 		defer cancel()
+		if holder.PID != h.pid {
+			dir, err := host.SocketDir(h.opts.StoreKey)
+			if err != nil {
+				return probedMsg{id: id, key: key, err: err}
+			}
+			switch host.HolderLiveness(ctx, dir, id, holder, h.dialOptions()...) {
+			case rig.LivenessServing:
+				return probedMsg{id: id, key: key, pid: holder.PID}
+			case rig.LivenessStopped:
+				return probedMsg{id: id, key: key, stopped: true, err: host.ErrNotHosted}
+			}
+			return probedMsg{id: id, key: key, err: host.ErrNotHosted}
+		}
 		hello, err := host.Probe(ctx, h.opts.StoreKey, id, h.dialOptions()...)
 		if err != nil && h.ctx.Err() != nil {
 			return nil

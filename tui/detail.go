@@ -99,6 +99,8 @@ func stateText(c common, v *sessView, state rig.SessionState) string {
 		sw += " · pid " + strconv.Itoa(v.hostPID()) + " (attached)"
 	case state == rig.StateLive:
 		sw += " · pid " + strconv.Itoa(v.hostPID())
+	case v.listing.probe.stopped && v.listing.info.Holder != nil && !v.listing.info.NotAnswering:
+		sw += " — " + rig.NotAnsweringReason(v.listing.info.Holder.PID)
 	case v.listing.info.Reason != "":
 		sw += " — " + clean(v.listing.info.Reason)
 	}

@@ -373,8 +373,11 @@ func listRow(st *styles, v *sessView, selected bool, iw int, c listCols, now tim
 	}
 	if c.holder > 0 {
 		h := v.listing.holder
-		if state == rig.StateLive {
+		switch {
+		case state == rig.StateLive:
 			h = "live · pid " + strconv.Itoa(v.hostPID())
+		case v.listing.probe.stopped:
+			h = "not answering" // its pid: the detail pane
 		}
 		tail.WriteString(fit(h, c.holder))
 	}

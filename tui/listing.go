@@ -1,8 +1,10 @@
 package tui
 
 import (
+	"context"
 	"errors"
 	"strconv"
+	"sync"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -16,8 +18,32 @@ import (
 // refreshEvery, slower when listing is slow) and whenever something may
 // have changed them. rig.Lister reads the store again only when its change
 // stamp moved, so an idle store costs little however many sessions it
-// has. A session held by a process on this machine is probed once per
-// holding (host.Probe): when a host answers, it is live.
+// has. Whether a host on this machine serves a held session comes with the
+// listing (rig.WithLiveness, host.HolderLiveness: the process table and
+// the socket directory, no connection to any host); only the session
+// shown is connected to (attached). A holding no host serves yet, or
+// whose host is stopped, is looked at again every reprobeEvery, as cheaply;
+// an idle tick looks at those holdings only (unserved), not at every
+// session.
+
+// listLiveness is how the TUI's listings learn which held sessions a host
+// on this machine serves: host.HolderLiveness, without a connection (no
+// hosts are looked for without a store key).
+func listLiveness(storeKey string) rig.ListOption {
+	if storeKey == "" {
+		return rig.WithLiveness(nil)
+	}
+	var dir string
+	var dirErr error
+	var once sync.Once
+	return rig.WithLiveness(func(ctx context.Context, id string, h storage.Holder) rig.Liveness {
+		once.Do(func() { dir, dirErr = host.SocketDir(storeKey) })
+		if dirErr != nil {
+			return rig.LivenessUnknown
+		}
+		return host.HolderLiveness(ctx, dir, id, h)
+	})
+}
 
 // listing is what the catalog and the host probes say of a session: its
 // latest row, its title and holder as drawn, and whether a host on this
@@ -68,6 +94,9 @@ type hostProbe struct {
 	// while attached): opening the session does not attach to it again,
 	// r does.
 	noAttach string
+	// stopped: the holder runs but is stopped (rig.LivenessStopped): not
+	// answering.
+	stopped bool
 }
 
 // reprobeEvery is how often a holding no host answered for is probed
@@ -89,20 +118,52 @@ func (l *listing) forgetHost() {
 	l.probe = hostProbe{noAttach: l.holding()}
 }
 
+// heldHere says whether a process on this machine (hostname) holds the
+// session as last listed, and hosts are looked for (storeKey is set).
+func (l *listing) heldHere(hostname, storeKey string) bool {
+	h := l.info.Holder
+	return h != nil && (l.info.State == rig.StateHeld || l.info.State == rig.StateLive) &&
+		h.Host == hostname && storeKey != ""
+}
+
+// takeListed takes what a fresh listing says of the host (rig.WithLiveness):
+// a session it lists live is served by its holder, another process on
+// this machine (self, this process, is listed live for holding, not for
+// serving, and is probed). It reports whether the session is unserved: held
+// here with no host serving it known, to be probed (probeDue).
+func (l *listing) takeListed(hostname, storeKey string, self int, now time.Time) (unserved bool) {
+	if !l.heldHere(hostname, storeKey) {
+		l.probe.key, l.probe.pid, l.probe.asking, l.probe.stopped = "", 0, false, false
+		return false
+	}
+	key, h := l.holding(), l.info.Holder
+	switch {
+	case l.info.State == rig.StateLive && h.PID != self:
+		l.probe.key, l.probe.pid, l.probe.at, l.probe.asking, l.probe.stopped = key, h.PID, now, false, false
+		return false
+	case l.info.NotAnswering:
+		l.probe.key, l.probe.pid, l.probe.at, l.probe.asking, l.probe.stopped = key, 0, now, false, true
+		return true
+	case key == l.probe.key && l.probe.pid > 0:
+		// A probe answered for this holding (perhaps after the listing
+		// was taken): it stands until the holding changes.
+		return false
+	}
+	return true
+}
+
 // probeDue says whether to probe now for a host serving the session, and
 // for which holding (key): a process on this machine (hostname) holds it,
 // hosts are probed (storeKey is set), and that holding was not probed yet,
 // or no host answered it for reprobeEvery. A due probe is asking from now
 // on; a session not held here forgets its probe.
 func (l *listing) probeDue(hostname, storeKey string, now time.Time) (key string, due bool) {
-	h := l.info.Holder
-	if h == nil || (l.info.State != rig.StateHeld && l.info.State != rig.StateLive) ||
-		h.Host != hostname || storeKey == "" {
-		l.probe.key, l.probe.pid, l.probe.asking = "", 0, false
+	if !l.heldHere(hostname, storeKey) {
+		l.probe.key, l.probe.pid, l.probe.asking, l.probe.stopped = "", 0, false, false
 		return "", false
 	}
 	key = l.holding()
-	if key == l.probe.key && (l.probe.pid > 0 || now.Sub(l.probe.at) < reprobeEvery) {
+	if key == l.probe.key && (l.probe.pid > 0 || l.probe.asking || now.Sub(l.probe.at) < reprobeEvery) {
 		return "", false
 	}
 	l.probe.key, l.probe.pid, l.probe.at, l.probe.asking = key, 0, now, true
@@ -131,11 +192,11 @@ func (m *model) onList(msg listMsg) tea.Cmd {
 	}
 	m.list.err = nil
 	if msg.same && m.list.listed {
-		// Nothing changed in the store; a holding whose probe found no
-		// host yet is still probed again when it is due.
+		// Nothing changed in the store; a holding no host serves yet is
+		// still probed again when it is due. Only those are looked at.
 		cmds := []tea.Cmd{next}
-		for _, v := range m.sessions {
-			if c := m.probeHolder(v); c != nil {
+		for id := range m.unserved {
+			if c := m.probeHolder(m.sessions[id]); c != nil {
 				cmds = append(cmds, c)
 			}
 		}
@@ -151,6 +212,11 @@ func (m *model) onList(msg listMsg) tea.Cmd {
 			m.sessions[info.ID] = v
 		}
 		v.listing.setInfo(info)
+		if v.listing.takeListed(m.h.hostname, m.h.opts.StoreKey, m.h.pid, m.now()) {
+			m.unserved[info.ID] = true
+		} else {
+			delete(m.unserved, info.ID)
+		}
 		if l := v.lost; l != nil && info.Epoch > l.oldEpoch {
 			l.newEpoch = max(l.newEpoch, info.Epoch)
 			if v.listing.holder != "" {
@@ -164,6 +230,7 @@ func (m *model) onList(msg listMsg) tea.Cmd {
 	for id, v := range m.sessions {
 		if !seen[id] && !v.attached() && v.busy == notBusy && v.lost == nil {
 			delete(m.sessions, id)
+			delete(m.unserved, id)
 		}
 	}
 	prev := m.list.selected()
@@ -180,13 +247,21 @@ func (m *model) onList(msg listMsg) tea.Cmd {
 }
 
 // probeHolder probes whether a host serves v, when a process on this
-// machine holds it and that holding was not probed yet.
+// machine holds it, no host is known to serve it, and that holding was
+// not probed yet (or not for reprobeEvery). A session no longer held here
+// leaves unserved.
 func (m *model) probeHolder(v *sessView) tea.Cmd {
+	if v == nil {
+		return nil
+	}
 	key, due := v.listing.probeDue(m.h.hostname, m.h.opts.StoreKey, m.now())
+	if v.listing.probe.key == "" || v.listing.probe.pid > 0 {
+		delete(m.unserved, v.id)
+	}
 	if !due {
 		return nil
 	}
-	return m.h.probeCmd(v.id, key)
+	return m.h.probeCmd(v.id, key, *v.listing.info.Holder)
 }
 
 // onProbed: a host answered for a session held on this machine, or none
@@ -197,10 +272,11 @@ func (m *model) onProbed(msg probedMsg) tea.Cmd {
 	if v == nil || msg.key != v.listing.probe.key {
 		return nil
 	}
-	v.listing.probe.pid, v.listing.probe.asking = msg.pid, false
+	v.listing.probe.pid, v.listing.probe.asking, v.listing.probe.stopped = msg.pid, false, msg.stopped
 	switch {
 	case msg.err != nil:
 		v.listing.probe.pid = 0
+		m.unserved[v.id] = true
 		if !errors.Is(msg.err, host.ErrNotHosted) {
 			m.h.log.Warn("probe host", "session", v.id, "err", msg.err)
 		}
@@ -209,6 +285,10 @@ func (m *model) onProbed(msg probedMsg) tea.Cmd {
 		// holder decides): not attachable.
 		m.h.log.Warn("a host answers for a session it does not hold", "session", v.id, "pid", msg.pid)
 		v.listing.probe.pid = 0
+		m.unserved[v.id] = true
+	}
+	if v.listing.probe.pid > 0 {
+		delete(m.unserved, v.id)
 	}
 	if v == m.list.selected() {
 		// Attach to the host that answered, or read the journal that

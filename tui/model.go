@@ -218,10 +218,14 @@ type model struct {
 	st       *styles
 
 	// the sessions and their listing
-	sessions     map[string]*sessView // every session known, by id
-	listInFlight bool                 // a listing is in flight
-	useClock     int                  // LRU clock of the journals shown (evict)
-	creating     int                  // creates in flight
+	sessions map[string]*sessView // every session known, by id
+	// unserved: the sessions held on this machine that no host is known
+	// to serve (probed again every reprobeEvery): an idle tick looks at
+	// these only.
+	unserved     map[string]bool
+	listInFlight bool // a listing is in flight
+	useClock     int  // LRU clock of the journals shown (evict)
+	creating     int  // creates in flight
 
 	// the components
 	focus    pane
@@ -286,13 +290,15 @@ func newModelLog(opts Options, r *lipgloss.Renderer, log *slog.Logger) Model {
 		opts: opts, store: opts.Store, ctx: ctx, cancel: cancel,
 		log: log, readTimeout: historyTimeout, hostname: hostname,
 		chunk: historyChunk, tail: tailReplay,
-		lister:  rig.NewLister(opts.Store),
+		lister:  rig.NewLister(opts.Store, listLiveness(opts.StoreKey)),
+		pid:     os.Getpid(),
 		clients: map[*host.Client]string{},
 	}
 	m := &model{
 		h: h, keys: defaultKeys(), now: opts.Now,
 		renderer: r,
 		sessions: map[string]*sessView{},
+		unserved: map[string]bool{},
 		width:    80, height: 24,
 	}
 	user, errs := themes.LoadDir(themes.Dir(opts.ConfigDir))

@@ -22,7 +22,11 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 	cmd := m.route(msg)
 	cmd = tea.Batch(cmd, m.attn.attend(m.h, msg, m.sessions, m.list.selected(), m.list.listed))
 	switch msg := msg.(type) {
-	case listMsg, probedMsg, attachedMsg, failedMsg, deletedMsg, restoreAllMsg:
+	case listMsg:
+		if !msg.same || !m.list.listed {
+			m.countLive() // an idle tick's listing changed nothing: no count
+		}
+	case probedMsg, attachedMsg, failedMsg, deletedMsg, restoreAllMsg:
 		m.countLive()
 	case streamMsg:
 		if msg.end != nil {

@@ -72,9 +72,12 @@ func startLiveStore(b *testing.B, n int) *liveStore {
 	return ls
 }
 
-// run runs the built command on the store.
-func (ls *liveStore) run(args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(bg, time.Minute)
+// run runs the built command on the store, within a minute.
+func (ls *liveStore) run(args ...string) ([]byte, error) { return ls.runFor(time.Minute, args...) }
+
+// runFor runs the built command on the store, within limit.
+func (ls *liveStore) runFor(limit time.Duration, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(bg, limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, ls.bin, append([]string{"--store", ls.store}, args...)...)
 	cmd.Env = ls.env

@@ -37,6 +37,9 @@ type figure struct {
 	target string  // "" for information only
 	// check reports whether the target is met, given ours and the ratio.
 	check func(ours, ratio float64) bool
+	// scale: a figure of BenchmarkScaleLive (scripts/bench --scale only):
+	// left out of the table, and its target not counted, when not run.
+	scale bool
 }
 
 func m(bench, unit string) metric               { return metric{bench, unit} }
@@ -51,6 +54,7 @@ func ratioAtMost(v float64) func(_, r float64) bool {
 }
 
 const (
+	sl = "BenchmarkScaleLive"
 	cf = "BenchmarkCheckpointFirst"
 	cu = "BenchmarkCheckpointUnchanged"
 	cr = "BenchmarkCheckpointRunTrue"
@@ -153,6 +157,13 @@ var figures = []figure{
 	{name: "first checkpoint of a 100 MB tree with a 64 MiB file: the host's peak memory above idle", ours: m("BenchmarkCheckpointMemory", "peak-above-idle-MiB"), kind: "n", target: "≤ 64 MiB", check: atMost(64)},
 	{name: "`looprig ls`, 100 sessions live in background hosts (new process; vs `tmux ls` with 100 sessions)", ours: m("BenchmarkLsLive", "ours-ms"), base: p("BenchmarkLsLive", "base-ms"), ratio: p("BenchmarkLsLive", "ratio"), kind: "ms", target: "≤ 3× tmux", check: ratioAtMost(3)},
 	{name: "idle TUI, 100 sessions live in background hosts: CPU % in all (vs a Bubble Tea program drawing one line at the same frame rate)", ours: m("BenchmarkTUIIdleLive", "cpu-pct"), base: p("BenchmarkTUIIdleLive", "floor-cpu-pct"), kind: "pct", target: "≤ 0.3 %", check: atMost(0.3)},
+	{name: "1,000 live sessions: PSS of an idle host (median)", ours: m(sl, "pss-kB"), kind: "n", target: "≤ 2,560 kB", check: atMost(2560), scale: true},
+	{name: "1,000 live sessions: CPU of the idle hosts together, % of a core", ours: m(sl, "idle-hosts-cpu-pct"), kind: "pct", target: "≤ 0.1 %", check: atMost(0.1), scale: true},
+	{name: "1,000 live sessions: `looprig ls` (vs `tmux ls` with 1,000 panes)", ours: m(sl, "ls-ms"), base: p(sl, "tmux-ls-ms"), ratio: p(sl, "ls-ratio"), kind: "ms", target: "≤ 3× tmux", check: ratioAtMost(3), scale: true},
+	{name: "1,000 live sessions: idle TUI CPU % (vs a bare Bubble Tea program at the same frame rate)", ours: m(sl, "tui-cpu-pct"), base: p(sl, "floor-cpu-pct"), ratio: p(sl, "tui-ratio"), kind: "pct", target: "≤ 1.1× the floor", check: ratioAtMost(1.1), scale: true},
+	{name: "1,000 live sessions: TUI start to a frame with live rows", ours: m(sl, "tui-first-frame-ms"), kind: "ms", target: "≤ 300 ms", check: atMost(300), scale: true},
+	{name: "1,000 live sessions: `looprig attach` to first output, p99 of 10 (vs `tmux attach`)", ours: m(sl, "attach-p99-ms"), base: p(sl, "tmux-attach-p99-ms"), ratio: p(sl, "attach-ratio"), kind: "ms", target: "≤ 2× tmux", check: ratioAtMost(2), scale: true},
+	{name: "1,000 crashed sessions: `restore --all-crashed`, each exactly once", ours: m(sl, "restore-all-s"), kind: "n", target: "≤ 60 s", check: atMost(60), scale: true},
 	{name: "agent turn through looprig (`looprig run`: host, journal, hooks, checkpoint, transcript stored; vs `claude -p` run directly on the same scripted model)", ours: m("BenchmarkAgentTurn", "ours-ms"), base: p("BenchmarkAgentTurn", "base-ms"), kind: "ms"},
 	{name: "what looprig adds to an agent turn (median of ours less the CLI's)", ours: m("BenchmarkAgentTurn", "added-ms"), kind: "ms", target: "≤ 50 ms", check: atMost(50)},
 	{name: "agent tool call with a durable gate answered by a script, p99 (vs the call allowed by agent_allow)", ours: m("BenchmarkAgentGate", "gated-p99-ms"), base: p("BenchmarkAgentGate", "allowed-p99-ms"), kind: "ms"},
@@ -252,6 +263,7 @@ func format(v float64, kind string) string {
 
 func main() {
 	header := flag.String("header", "", "a line printed above the table")
+	scaleOnly := flag.Bool("scale", false, "only the figures of BenchmarkScaleLive (scripts/bench --scale)")
 	flag.Parse()
 	vals, err := parse(os.Stdin)
 	if err != nil {
@@ -267,6 +279,9 @@ func main() {
 	met, targets := 0, 0
 	for _, f := range figures {
 		ov, ok := vals[f.ours]
+		if (!ok && f.scale) || (*scaleOnly && !f.scale) {
+			continue
+		}
 		if !ok {
 			cell := "not run"
 			if f.target != "" {

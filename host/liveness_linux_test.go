@@ -1,0 +1,146 @@
+//go:build linux
+
+package host
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"looprig/rig"
+	"looprig/rig/storage"
+)
+
+// holderProc is a real process standing for a lease holder, serving the
+// socket of session "s" in dir as a host does: it took the lease
+// (Acquired) after it started, then made the socket.
+type holderProc struct {
+	cmd    *exec.Cmd
+	holder storage.Holder
+	dir    string
+}
+
+func startHolder(t *testing.T) *holderProc {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "lv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Skipf("cannot start a process: %v", err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGCONT)
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	time.Sleep(20 * time.Millisecond) // its start time is before the grant
+	p := &holderProc{cmd: cmd, dir: dir, holder: storage.Holder{PID: cmd.Process.Pid, Host: "here", Acquired: time.Now()}}
+	p.listen(t)
+	return p
+}
+
+// listen makes the session's socket (as the holder would, after the
+// grant).
+func (p *holderProc) listen(t *testing.T) {
+	t.Helper()
+	path, err := SocketPath(p.dir, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(path)
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	t.Cleanup(func() { ln.Close() })
+}
+
+func (p *holderProc) liveness() rig.Liveness {
+	return HolderLiveness(context.Background(), p.dir, "s", p.holder)
+}
+
+// waitState waits until process pid's state letter is want.
+func waitState(t *testing.T, pid int, want byte) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := bytes.LastIndexByte(b, ')'); i > 0 && i+2 < len(b) && b[i+2] == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d never reached state %c: %s", pid, want, b)
+		}
+	}
+}
+
+// A holder that runs and serves is live; stopped (SIGSTOP) it is not
+// answering, not live; SIGCONT makes it live again; killed and not yet
+// reaped (a zombie) or gone, it is not live.
+func TestHolderLivenessOfARealProcess(t *testing.T) {
+	p := startHolder(t)
+	if l := p.liveness(); l != rig.LivenessServing {
+		t.Fatalf("a running holder serving its socket: %v, want serving", l)
+	}
+	pid := p.cmd.Process.Pid
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, pid, 'T')
+	if l := p.liveness(); l != rig.LivenessStopped {
+		t.Errorf("a stopped holder: %v, want stopped", l)
+	}
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, pid, 'S')
+	if l := p.liveness(); l != rig.LivenessServing {
+		t.Errorf("a holder continued: %v, want serving", l)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, pid, 'Z') // killed, not reaped: a zombie
+	if l := p.liveness(); l != rig.LivenessUnknown {
+		t.Errorf("a zombie holder: %v, want unknown (not live)", l)
+	}
+	p.cmd.Wait()
+	if l := p.liveness(); l != rig.LivenessUnknown {
+		t.Errorf("a holder gone: %v, want unknown (not live)", l)
+	}
+}
+
+// A pid reused by a process that started after the lease was granted is
+// not the holder; a socket older than the grant is an earlier holder's;
+// a holder without a socket does not serve.
+func TestHolderLivenessGuards(t *testing.T) {
+	p := startHolder(t)
+	reused := p.holder
+	reused.Acquired = time.Now().Add(-time.Minute) // granted before this pid's process started
+	if l := HolderLiveness(context.Background(), p.dir, "s", reused); l != rig.LivenessUnknown {
+		t.Errorf("a pid reused after the grant: %v, want unknown (not live)", l)
+	}
+	later := p.holder
+	later.Acquired = time.Now().Add(time.Minute) // the socket predates this grant
+	if l := HolderLiveness(context.Background(), p.dir, "s", later); l != rig.LivenessUnknown {
+		t.Errorf("a socket older than the grant: %v, want unknown (not live)", l)
+	}
+	if l := HolderLiveness(context.Background(), p.dir, "other", p.holder); l != rig.LivenessUnknown {
+		t.Errorf("a holder without a socket: %v, want unknown (not live)", l)
+	}
+	if l := HolderLiveness(context.Background(), p.dir, "s", storage.Holder{}); l != rig.LivenessUnknown {
+		t.Errorf("no holder: %v, want unknown", l)
+	}
+}
