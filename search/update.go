@@ -1,0 +1,393 @@
+package search
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/google/uuid"
+	bolt "go.etcd.io/bbolt"
+
+	"looprig/rig"
+)
+
+// Stats say what an Update did.
+type Stats struct {
+	// Sessions is how many sessions' journals had grown and were read;
+	// Purged how many sessions were dropped (gone from the store).
+	Sessions, Purged int
+	// Records and Lines are the journal records read and the lines they
+	// gave.
+	Records, Lines int64
+	// Rebuilt: the index was emptied first (damaged, or mostly deleted
+	// sessions' blocks).
+	Rebuilt bool
+}
+
+// commitBytes is how much line text a catch-up writes before it commits
+// and goes on in a new transaction: a rebuild of gigabytes of journals
+// never holds them all in one.
+const commitBytes = 32 << 20
+
+// Update brings the index up to date with the sessions ids of the store:
+// it drops the sessions it holds that are not among ids (deleted) and
+// reads, for each of ids whose journal grew since it last looked (one tip
+// read per session), the records it has not read yet. progress, when set,
+// is called after each session read with how many of the sessions to read
+// are done.
+func (ix *Index) Update(ctx context.Context, ids []uuid.UUID, progress func(done, total int)) (st Stats, err error) {
+	defer ix.recoverCorrupt(&err)
+	states, err := ix.states()
+	if err != nil {
+		return st, err
+	}
+	if dead, made := ix.deadBlocks(); dead > 1024 && dead*2 > made {
+		// Mostly deleted sessions' blocks, whose postings stay until a
+		// rebuild: rebuild.
+		if err := ix.Reset(); err != nil {
+			return st, err
+		}
+		states, st.Rebuilt = map[uuid.UUID]*sessionState{}, true
+	}
+	want := make(map[uuid.UUID]bool, len(ids))
+	var grown []uuid.UUID
+	tips := map[uuid.UUID]uint64{}
+	for _, id := range ids {
+		want[id] = true
+		tip, err := rig.JournalTip(ctx, ix.store, id)
+		if err != nil {
+			return st, fmt.Errorf("search: read the journal tip of session %s: %w", id, err)
+		}
+		s := states[id]
+		switch {
+		case s == nil && tip == 0:
+		case s == nil || tip > s.Seq:
+			grown = append(grown, id)
+		case tip < s.Seq:
+			// A journal shorter than what was read is another journal:
+			// read it again.
+			if err := ix.purge([]uuid.UUID{id}); err != nil {
+				return st, err
+			}
+			delete(states, id)
+			grown = append(grown, id)
+		}
+		tips[id] = tip
+	}
+	var gone []uuid.UUID
+	for id := range states {
+		if !want[id] {
+			gone = append(gone, id)
+		}
+	}
+	if err := ix.purge(gone); err != nil {
+		return st, err
+	}
+	st.Purged = len(gone)
+	for i, id := range grown {
+		s := states[id]
+		if s == nil {
+			s = &sessionState{}
+		}
+		recs, lines, err := ix.catchUp(ctx, id, s)
+		st.Records += recs
+		st.Lines += lines
+		if err != nil {
+			return st, err
+		}
+		st.Sessions++
+		if progress != nil {
+			progress(i+1, len(grown))
+		}
+	}
+	return st, nil
+}
+
+// states reads every session's state.
+func (ix *Index) states() (map[uuid.UUID]*sessionState, error) {
+	out := map[uuid.UUID]*sessionState{}
+	err := ix.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
+			id, err := uuid.ParseBytes(k)
+			if err != nil {
+				return &CorruptError{Path: ix.path, Err: fmt.Errorf("session key %q: %w", k, err)}
+			}
+			var s sessionState
+			if err := json.Unmarshal(v, &s); err != nil {
+				return &CorruptError{Path: ix.path, Err: fmt.Errorf("session %s: %w", id, err)}
+			}
+			out[id] = &s
+			return nil
+		})
+	})
+	return out, err
+}
+
+// deadBlocks returns the blocks deleted since the last rebuild and the
+// blocks ever made.
+func (ix *Index) deadBlocks() (dead, made uint64) {
+	_ = ix.db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketMeta).Get(keyDead); len(v) == 8 {
+			dead = binary.BigEndian.Uint64(v)
+		}
+		made = tx.Bucket(bucketBlocks).Sequence()
+		return nil
+	})
+	return dead, made
+}
+
+// purge drops sessions ids: their state and their blocks. Their postings
+// stay, naming blocks that are no more, until a rebuild.
+func (ix *Index) purge(ids []uuid.UUID) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	return ix.db.Update(func(tx *bolt.Tx) error {
+		sb, bb, mb := tx.Bucket(bucketSessions), tx.Bucket(bucketBlocks), tx.Bucket(bucketMeta)
+		var dead uint64
+		if v := mb.Get(keyDead); len(v) == 8 {
+			dead = binary.BigEndian.Uint64(v)
+		}
+		for _, id := range ids {
+			var s sessionState
+			if v := sb.Get([]byte(id.String())); v != nil {
+				if err := json.Unmarshal(v, &s); err != nil {
+					return &CorruptError{Path: ix.path, Err: fmt.Errorf("session %s: %w", id, err)}
+				}
+			}
+			for _, b := range s.Blocks {
+				if err := bb.Delete(blockKey(b)); err != nil {
+					return err
+				}
+			}
+			dead += uint64(len(s.Blocks))
+			if err := sb.Delete([]byte(id.String())); err != nil {
+				return err
+			}
+		}
+		return mb.Put(keyDead, binary.BigEndian.AppendUint64(nil, dead))
+	})
+}
+
+func blockKey(id uint64) []byte { return binary.BigEndian.AppendUint64(nil, id) }
+
+// writer is one write transaction of a catch-up: blocks written and the
+// postings they add, merged into the grams bucket when it commits.
+type writer struct {
+	ix    *Index
+	tx    *bolt.Tx
+	posts map[uint32][]uint64
+	bytes int
+}
+
+func (ix *Index) begin() (*writer, error) {
+	tx, err := ix.db.Begin(true)
+	if err != nil {
+		return nil, fmt.Errorf("search index: %w", err)
+	}
+	return &writer{ix: ix, tx: tx, posts: map[uint32][]uint64{}}, nil
+}
+
+// commit merges the postings, saves session id's state and commits.
+func (w *writer) commit(id uuid.UUID, s *sessionState) error {
+	if err := w.flushPostings(); err != nil {
+		w.tx.Rollback()
+		return err
+	}
+	v, err := json.Marshal(s)
+	if err != nil {
+		w.tx.Rollback()
+		return fmt.Errorf("search index: %w", err)
+	}
+	if err := w.tx.Bucket(bucketSessions).Put([]byte(id.String()), v); err != nil {
+		w.tx.Rollback()
+		return fmt.Errorf("search index: %w", err)
+	}
+	if err := w.tx.Commit(); err != nil {
+		return fmt.Errorf("search index: %w", err)
+	}
+	return nil
+}
+
+// flushPostings merges the transaction's postings into the grams bucket,
+// in key order.
+func (w *writer) flushPostings() error {
+	grams := make([]uint32, 0, len(w.posts))
+	for g := range w.posts {
+		grams = append(grams, g)
+	}
+	slices.Sort(grams)
+	gb := w.tx.Bucket(bucketGrams)
+	for _, g := range grams {
+		ids := w.posts[g]
+		slices.Sort(ids)
+		ids = slices.Compact(ids)
+		for len(ids) > 0 {
+			chunk := uint32(ids[0] >> chunkShift)
+			n := 1
+			for n < len(ids) && uint32(ids[n]>>chunkShift) == chunk {
+				n++
+			}
+			key := gramKey(g, chunk)
+			v, err := mergePostings(gb.Get(key), chunk, ids[:n])
+			if err != nil {
+				return &CorruptError{Path: w.ix.path, Err: err}
+			}
+			if err := gb.Put(key, v); err != nil {
+				return fmt.Errorf("search index: %w", err)
+			}
+			ids = ids[n:]
+		}
+	}
+	clear(w.posts)
+	return nil
+}
+
+// putBlock stores the lines of block id (0: a new one, whose id it
+// returns) and notes the trigrams of lines[from:] as postings.
+func (w *writer) putBlock(sess uuid.UUID, id uint64, lines []Line, from int) (uint64, error) {
+	bb := w.tx.Bucket(bucketBlocks)
+	if id == 0 {
+		var err error
+		if id, err = bb.NextSequence(); err != nil {
+			return 0, fmt.Errorf("search index: %w", err)
+		}
+	}
+	if err := bb.Put(blockKey(id), encodeBlock(sess, lines)); err != nil {
+		return 0, fmt.Errorf("search index: %w", err)
+	}
+	for _, l := range lines[from:] {
+		w.ix.grams.add(l.Text)
+		w.bytes += len(l.Text)
+	}
+	for _, g := range w.ix.grams.take() {
+		w.posts[g] = append(w.posts[g], id)
+	}
+	return id, nil
+}
+
+// catchUp reads session id's journal after s.Seq into the index,
+// committing every commitBytes of lines and at the end. It returns the
+// records and lines read.
+func (ix *Index) catchUp(ctx context.Context, id uuid.UUID, s *sessionState) (recs, nlines int64, err error) {
+	w, err := ix.begin()
+	if err != nil {
+		return 0, 0, err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			if w != nil {
+				w.tx.Rollback()
+			}
+			panic(r) // Update's recoverCorrupt reports it
+		}
+		if w != nil && err != nil {
+			w.tx.Rollback()
+		}
+	}()
+	// The open block: its lines so far, and from which the postings are
+	// still to note.
+	var lines []Line
+	var block uint64
+	from := 0
+	if s.Open > 0 && len(s.Blocks) > 0 {
+		block = s.Blocks[len(s.Blocks)-1]
+		if lines, err = w.readBlock(block); err != nil {
+			return 0, 0, err
+		}
+		from = len(lines)
+	}
+	size := 0
+	for _, l := range lines {
+		size += len(l.Text)
+	}
+	var werr error
+	// store writes the open block; sealed when full.
+	store := func(seal bool) {
+		if werr != nil || len(lines) == from && !seal {
+			return
+		}
+		isNew := block == 0
+		if block, werr = w.putBlock(id, block, lines, from); werr != nil {
+			return
+		}
+		if isNew {
+			s.Blocks = append(s.Blocks, block)
+		}
+		from, s.Open = len(lines), len(lines)
+		if seal {
+			lines, from, block, size, s.Open = lines[:0], 0, 0, 0, 0
+		}
+	}
+	x := &extractor{st: s, emit: func(l Line) {
+		lines = append(lines, l)
+		size += len(l.Text)
+		nlines++
+		if len(lines) >= blockLines || size >= blockBytes {
+			store(true)
+		}
+	}}
+	rr, err := rig.ReadRecords(ctx, ix.store, id, s.Seq)
+	if err != nil {
+		return 0, 0, fmt.Errorf("search: read session %s: %w", id, err)
+	}
+	defer rr.Close()
+	for rr.Next() {
+		rec := rr.Record()
+		x.record(rec)
+		s.Seq = rec.Seq
+		recs++
+		if werr != nil {
+			return recs, nlines, werr
+		}
+		if w.bytes >= commitBytes {
+			if err := ctx.Err(); err != nil {
+				return recs, nlines, err
+			}
+			if store(false); werr != nil {
+				return recs, nlines, werr
+			}
+			if err := w.commit(id, s); err != nil {
+				w = nil
+				return recs, nlines, err
+			}
+			if w, err = ix.begin(); err != nil {
+				return recs, nlines, err
+			}
+		}
+	}
+	if err := rr.Err(); err != nil && !errors.Is(err, context.Canceled) {
+		return recs, nlines, fmt.Errorf("search: read session %s: %w", id, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return recs, nlines, err
+	}
+	if store(false); werr != nil {
+		return recs, nlines, werr
+	}
+	err = w.commit(id, s)
+	w = nil
+	return recs, nlines, err
+}
+
+// readBlock decodes block id's lines.
+func (w *writer) readBlock(id uint64) ([]Line, error) {
+	v := w.tx.Bucket(bucketBlocks).Get(blockKey(id))
+	if v == nil {
+		return nil, &CorruptError{Path: w.ix.path, Err: fmt.Errorf("block %d is missing", id)}
+	}
+	_, body, err := decodeHeader(v)
+	if err != nil {
+		return nil, &CorruptError{Path: w.ix.path, Err: err}
+	}
+	lines, _, err := decodeLines(nil, body, nil)
+	if err != nil {
+		return nil, &CorruptError{Path: w.ix.path, Err: err}
+	}
+	// The texts point into a buffer of their own: safe past the
+	// transaction.
+	return lines, nil
+}
