@@ -27,6 +27,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"looprig/rig/storage"
 )
@@ -154,9 +155,9 @@ func openDB(path string, wait time.Duration) (db *bolt.DB, err error) {
 	}()
 	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: wait, NoFreelistSync: true, FreelistType: bolt.FreelistMapType})
 	switch {
-	case errors.Is(err, bolt.ErrTimeout):
+	case errors.Is(err, berrors.ErrTimeout):
 		return nil, &BusyError{Path: path, Wait: wait}
-	case errors.Is(err, bolt.ErrInvalid), errors.Is(err, bolt.ErrVersionMismatch), errors.Is(err, bolt.ErrChecksum):
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrChecksum):
 		return nil, &CorruptError{Path: path, Err: err}
 	case err != nil:
 		// bbolt reports other kinds of damage as plain errors; a file that
