@@ -125,17 +125,11 @@ func (c *call) updateIndex(ix *search.Index, infos []rig.SessionInfo, reset bool
 			return err
 		}
 	}
-	ids := make([]uuid.UUID, 0, len(infos))
-	for _, in := range infos {
-		if id, err := uuid.Parse(in.ID); err == nil {
-			ids = append(ids, id)
-		}
-	}
 	start := time.Now()
 	f, _ := c.stderr.(*os.File)
 	term := f != nil && isTerminal(f)
 	drawn := false
-	st, err := ix.Update(c.ctx, ids, func(done, total int) {
+	st, err := ix.Update(c.ctx, search.SessionsOf(infos), func(done, total int) {
 		if term && time.Since(start) > progressAfter {
 			fmt.Fprintf(c.stderr, "\r\x1b[Ksearch: indexing the journals: %d of %d sessions", done, total)
 			drawn = true

@@ -32,6 +32,10 @@ type sessionState struct {
 	Open   int      `json:"open,omitempty"`
 	// Lines counts the lines indexed.
 	Lines int64 `json:"lines"`
+	// Epoch and Settled: the session was unheld at lease epoch Epoch
+	// when its journal was read to its tip (Update's Session).
+	Epoch   uint64 `json:"epoch,omitempty"`
+	Settled bool   `json:"settled,omitempty"`
 }
 
 // maxPending bounds the output kept waiting for a newline: a progress bar

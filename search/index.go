@@ -67,6 +67,7 @@ type Index struct {
 	path  string
 	notes io.Writer
 	grams *gramSet
+	wrote bool // a catch-up wrote: Close syncs
 }
 
 // BusyError: another process has the index open for longer than Open
@@ -124,7 +125,7 @@ func Open(ctx context.Context, store storage.Store, o Options) (*Index, error) {
 	if d, ok := ctx.Deadline(); ok {
 		wait = min(wait, max(time.Until(d), time.Millisecond))
 	}
-	ix := &Index{store: store, path: path, notes: o.Notes, grams: newGramSet()}
+	ix := &Index{store: store, path: path, notes: o.Notes}
 	db, err := openDB(path, wait)
 	var corrupt *CorruptError
 	if errors.As(err, &corrupt) {
@@ -153,7 +154,7 @@ func openDB(path string, wait time.Duration) (db *bolt.DB, err error) {
 			db, err = nil, &CorruptError{Path: path, Err: fmt.Errorf("%v", r)}
 		}
 	}()
-	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: wait, NoFreelistSync: true, FreelistType: bolt.FreelistMapType})
+	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: wait, FreelistType: bolt.FreelistMapType})
 	switch {
 	case errors.Is(err, berrors.ErrTimeout):
 		return nil, &BusyError{Path: path, Wait: wait}
@@ -226,7 +227,10 @@ func (ix *Index) Close() error {
 	if ix.db == nil {
 		return nil
 	}
-	err := ix.db.Sync()
+	var err error
+	if ix.wrote {
+		err = ix.db.Sync()
+	}
 	if cerr := ix.db.Close(); err == nil {
 		err = cerr
 	}

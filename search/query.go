@@ -15,6 +15,7 @@ type Query struct {
 	text  string
 	terms []string // lower-cased words and phrases
 	re    *regexp.Regexp
+	lits  []string // lower-cased strings every match of re holds
 	grams []uint32 // trigrams every matching line holds (lower-cased)
 }
 
@@ -58,6 +59,7 @@ func ParseQuery(s string) (*Query, error) {
 		q.re = re
 		if parsed, err := syntax.Parse(pat, syntax.Perl); err == nil {
 			for _, lit := range required(parsed.Simplify()) {
+				q.lits = append(q.lits, lower(lit))
 				q.addGrams(lit)
 			}
 		}
@@ -113,6 +115,15 @@ func (q *Query) IsRegexp() bool { return q.re != nil }
 // length).
 func (q *Query) Match(line string) (bool, [][2]int) {
 	if q.re != nil {
+		if len(q.lits) > 0 {
+			// Cheaper than the regexp: a line without its literals
+			// cannot match.
+			for _, l := range q.lits {
+				if !containsFold(line, l) {
+					return false, nil
+				}
+			}
+		}
 		locs := q.re.FindAllStringIndex(line, -1)
 		if locs == nil {
 			return false, nil
@@ -123,12 +134,12 @@ func (q *Query) Match(line string) (bool, [][2]int) {
 		}
 		return true, out
 	}
-	low := lower(line)
 	for _, t := range q.terms {
-		if !strings.Contains(low, t) {
+		if !containsFold(line, t) {
 			return false, nil
 		}
 	}
+	low := lower(line)
 	if len(low) != len(line) {
 		return true, nil
 	}
@@ -179,4 +190,44 @@ func required(re *syntax.Regexp) []string {
 		return out
 	}
 	return nil
+}
+
+// containsFold reports whether s holds sub (lower-cased) in any case,
+// without lower-casing s when both are ASCII.
+func containsFold(s, sub string) bool {
+	for i := 0; i < len(sub); i++ {
+		if sub[i] >= 0x80 {
+			return strings.Contains(lower(s), sub)
+		}
+	}
+	if len(sub) == 0 {
+		return true
+	}
+	c0, c0u := sub[0], sub[0]
+	if 'a' <= c0 && c0 <= 'z' {
+		c0u = c0 - ('a' - 'A')
+	}
+	for i := 0; i+len(sub) <= len(s); i++ {
+		c := s[i]
+		if c >= 0x80 {
+			return strings.Contains(lower(s), sub)
+		}
+		if c != c0 && c != c0u {
+			continue
+		}
+		j := 1
+		for ; j < len(sub); j++ {
+			d := s[i+j]
+			if 'A' <= d && d <= 'Z' {
+				d += 'a' - 'A'
+			}
+			if d != sub[j] {
+				break
+			}
+		}
+		if j == len(sub) {
+			return true
+		}
+	}
+	return false
 }

@@ -124,11 +124,7 @@ func (w *world) trySearch(query string, f search.Filter) ([]search.Hit, error) {
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]uuid.UUID, len(infos))
-	for i, in := range infos {
-		ids[i] = uuid.MustParse(in.ID)
-	}
-	if _, err := ix.Update(ctx, ids, nil); err != nil {
+	if _, err := ix.Update(ctx, search.SessionsOf(infos), nil); err != nil {
 		return nil, err
 	}
 	var hits []search.Hit
@@ -306,7 +302,7 @@ func TestSearchDuringTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"output: live-marker-one", "output: live-marker-two"} {
-		deadline := time.Now().Add(3 * time.Second)
+		deadline := time.Now().Add(10 * time.Second)
 		for {
 			h := w.search(strings.TrimPrefix(want, "output: "), search.Filter{Kinds: []search.Kind{search.KindOutput}})
 			if len(h) == 1 && texts(h)[0] == want {
@@ -337,4 +333,27 @@ func TestParseQueryErrors(t *testing.T) {
 			t.Errorf("ParseQuery(%q) = %v, want an error saying %q", c.q, err, c.want)
 		}
 	}
+}
+
+// A session at rest is not read again while its lease has not moved; once
+// it is restored and writes, what it wrote is found.
+func TestSearchSessionRestoredAfterRest(t *testing.T) {
+	w := newWorld(t)
+	s := w.session(w.shell)
+	w.run(s, "echo first-rest-line")
+	ctx := t.Context()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wantHits(t, w.search("rest-line", search.Filter{Kinds: []search.Kind{search.KindOutput}}), "output: first-rest-line")
+	wantHits(t, w.search("rest-line", search.Filter{Kinds: []search.Kind{search.KindOutput}}), "output: first-rest-line")
+	again, err := w.shell.RestoreSession(ctx, s.SessionID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.run(again, "echo second-rest-line")
+	if err := again.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wantHits(t, w.search("rest-line", search.Filter{Kinds: []search.Kind{search.KindOutput}}), "output: first-rest-line", "output: second-rest-line")
 }

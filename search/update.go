@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 
 	"github.com/google/uuid"
 	bolt "go.etcd.io/bbolt"
@@ -32,13 +34,25 @@ type Stats struct {
 // never holds them all in one.
 const commitBytes = 32 << 20
 
-// Update brings the index up to date with the sessions ids of the store:
-// it drops the sessions it holds that are not among ids (deleted) and
-// reads, for each of ids whose journal grew since it last looked (one tip
-// read per session), the records it has not read yet. progress, when set,
-// is called after each session read with how many of the sessions to read
-// are done.
-func (ix *Index) Update(ctx context.Context, ids []uuid.UUID, progress func(done, total int)) (st Stats, err error) {
+// Session is a session of the store as a listing shows it, for Update.
+type Session struct {
+	ID uuid.UUID
+	// Epoch is its lease's latest epoch: every tenure that may append to
+	// its journal begins with a new one.
+	Epoch uint64
+	// Unheld: no process holds its lease (idle, crashed), so its journal
+	// cannot grow until one does, with a new epoch.
+	Unheld bool
+}
+
+// Update brings the index up to date with the sessions of the store: it
+// drops the sessions it holds that are not among them (deleted) and reads,
+// for each one whose journal grew since it last looked, the records it has
+// not read yet. Whether a journal grew is one tip read, skipped for a
+// session that was unheld at the same epoch when the index last read it
+// to its tip and still is. progress, when set, is called after each
+// session read with how many of the sessions to read are done.
+func (ix *Index) Update(ctx context.Context, sessions []Session, progress func(done, total int)) (st Stats, err error) {
 	defer ix.recoverCorrupt(&err)
 	states, err := ix.states()
 	if err != nil {
@@ -52,20 +66,24 @@ func (ix *Index) Update(ctx context.Context, ids []uuid.UUID, progress func(done
 		}
 		states, st.Rebuilt = map[uuid.UUID]*sessionState{}, true
 	}
-	want := make(map[uuid.UUID]bool, len(ids))
-	var grown []uuid.UUID
-	tips := map[uuid.UUID]uint64{}
-	for _, id := range ids {
+	want := make(map[uuid.UUID]bool, len(sessions))
+	var grown []Session
+	settled := map[uuid.UUID]*sessionState{}
+	for _, ses := range sessions {
+		id := ses.ID
 		want[id] = true
+		s := states[id]
+		if s != nil && s.Settled && ses.Unheld && s.Epoch == ses.Epoch {
+			continue
+		}
 		tip, err := rig.JournalTip(ctx, ix.store, id)
 		if err != nil {
 			return st, fmt.Errorf("search: read the journal tip of session %s: %w", id, err)
 		}
-		s := states[id]
 		switch {
 		case s == nil && tip == 0:
 		case s == nil || tip > s.Seq:
-			grown = append(grown, id)
+			grown = append(grown, ses)
 		case tip < s.Seq:
 			// A journal shorter than what was read is another journal:
 			// read it again.
@@ -73,9 +91,11 @@ func (ix *Index) Update(ctx context.Context, ids []uuid.UUID, progress func(done
 				return st, err
 			}
 			delete(states, id)
-			grown = append(grown, id)
+			grown = append(grown, ses)
+		case ses.Unheld:
+			s.Epoch, s.Settled = ses.Epoch, true
+			settled[id] = s
 		}
-		tips[id] = tip
 	}
 	var gone []uuid.UUID
 	for id := range states {
@@ -87,12 +107,30 @@ func (ix *Index) Update(ctx context.Context, ids []uuid.UUID, progress func(done
 		return st, err
 	}
 	st.Purged = len(gone)
-	for i, id := range grown {
-		s := states[id]
+	w := ix.newWriter()
+	defer func() {
+		if r := recover(); r != nil {
+			w.rollback()
+			panic(r) // recoverCorrupt reports it
+		}
+		if err != nil {
+			w.rollback()
+		}
+	}()
+	if len(settled) > 0 {
+		if err := w.begin(); err != nil {
+			return st, err
+		}
+		maps.Copy(w.dirty, settled)
+	}
+	for i, ses := range grown {
+		s := states[ses.ID]
 		if s == nil {
 			s = &sessionState{}
 		}
-		recs, lines, err := ix.catchUp(ctx, id, s)
+		// Read to the tip, unheld: settled until its lease moves.
+		s.Epoch, s.Settled = ses.Epoch, ses.Unheld
+		recs, lines, err := w.catchUp(ctx, ses.ID, s)
 		st.Records += recs
 		st.Lines += lines
 		if err != nil {
@@ -103,7 +141,7 @@ func (ix *Index) Update(ctx context.Context, ids []uuid.UUID, progress func(done
 			progress(i+1, len(grown))
 		}
 	}
-	return st, nil
+	return st, w.commit()
 }
 
 // states reads every session's state.
@@ -174,39 +212,67 @@ func (ix *Index) purge(ids []uuid.UUID) error {
 
 func blockKey(id uint64) []byte { return binary.BigEndian.AppendUint64(nil, id) }
 
-// writer is one write transaction of a catch-up: blocks written and the
-// postings they add, merged into the grams bucket when it commits.
+// writer writes a catch-up in transactions of about commitBytes of
+// lines each (one for a few sessions' growth, many for a rebuild): the
+// blocks written, the postings they add, merged into the grams bucket
+// when it commits, and the states of the sessions read, saved then.
 type writer struct {
 	ix    *Index
-	tx    *bolt.Tx
+	tx    *bolt.Tx // nil between transactions
 	posts map[uint32][]uint64
 	bytes int
+	dirty map[uuid.UUID]*sessionState
 }
 
-func (ix *Index) begin() (*writer, error) {
-	tx, err := ix.db.Begin(true)
-	if err != nil {
-		return nil, fmt.Errorf("search index: %w", err)
+func (ix *Index) newWriter() *writer {
+	return &writer{ix: ix, posts: map[uint32][]uint64{}, dirty: map[uuid.UUID]*sessionState{}}
+}
+
+// begin starts a transaction unless one is open.
+func (w *writer) begin() error {
+	if w.tx != nil {
+		return nil
 	}
-	return &writer{ix: ix, tx: tx, posts: map[uint32][]uint64{}}, nil
+	tx, err := w.ix.db.Begin(true)
+	if err != nil {
+		return fmt.Errorf("search index: %w", err)
+	}
+	w.tx, w.ix.wrote = tx, true
+	if w.ix.grams == nil {
+		w.ix.grams = newGramSet()
+	}
+	return nil
 }
 
-// commit merges the postings, saves session id's state and commits.
-func (w *writer) commit(id uuid.UUID, s *sessionState) error {
-	if err := w.flushPostings(); err != nil {
+func (w *writer) rollback() {
+	if w.tx != nil {
 		w.tx.Rollback()
+		w.tx = nil
+	}
+}
+
+// commit merges the postings, saves the sessions' states and commits.
+func (w *writer) commit() error {
+	if w.tx == nil {
+		return nil
+	}
+	if err := w.flushPostings(); err != nil {
 		return err
 	}
-	v, err := json.Marshal(s)
+	sb := w.tx.Bucket(bucketSessions)
+	for id, s := range w.dirty {
+		v, err := json.Marshal(s)
+		if err != nil {
+			return fmt.Errorf("search index: %w", err)
+		}
+		if err := sb.Put([]byte(id.String()), v); err != nil {
+			return fmt.Errorf("search index: %w", err)
+		}
+	}
+	err := w.tx.Commit()
+	w.tx, w.bytes = nil, 0
+	clear(w.dirty)
 	if err != nil {
-		w.tx.Rollback()
-		return fmt.Errorf("search index: %w", err)
-	}
-	if err := w.tx.Bucket(bucketSessions).Put([]byte(id.String()), v); err != nil {
-		w.tx.Rollback()
-		return fmt.Errorf("search index: %w", err)
-	}
-	if err := w.tx.Commit(); err != nil {
 		return fmt.Errorf("search index: %w", err)
 	}
 	return nil
@@ -270,24 +336,13 @@ func (w *writer) putBlock(sess uuid.UUID, id uint64, lines []Line, from int) (ui
 }
 
 // catchUp reads session id's journal after s.Seq into the index,
-// committing every commitBytes of lines and at the end. It returns the
-// records and lines read.
-func (ix *Index) catchUp(ctx context.Context, id uuid.UUID, s *sessionState) (recs, nlines int64, err error) {
-	w, err := ix.begin()
-	if err != nil {
+// committing whenever the transaction holds commitBytes of lines. It
+// returns the records and lines read.
+func (w *writer) catchUp(ctx context.Context, id uuid.UUID, s *sessionState) (recs, nlines int64, err error) {
+	if err := w.begin(); err != nil {
 		return 0, 0, err
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			if w != nil {
-				w.tx.Rollback()
-			}
-			panic(r) // Update's recoverCorrupt reports it
-		}
-		if w != nil && err != nil {
-			w.tx.Rollback()
-		}
-	}()
+	w.dirty[id] = s
 	// The open block: its lines so far, and from which the postings are
 	// still to note.
 	var lines []Line
@@ -330,7 +385,7 @@ func (ix *Index) catchUp(ctx context.Context, id uuid.UUID, s *sessionState) (re
 			store(true)
 		}
 	}}
-	rr, err := rig.ReadRecords(ctx, ix.store, id, s.Seq)
+	rr, err := rig.ReadRecords(ctx, w.ix.store, id, s.Seq)
 	if err != nil {
 		return 0, 0, fmt.Errorf("search: read session %s: %w", id, err)
 	}
@@ -350,13 +405,13 @@ func (ix *Index) catchUp(ctx context.Context, id uuid.UUID, s *sessionState) (re
 			if store(false); werr != nil {
 				return recs, nlines, werr
 			}
-			if err := w.commit(id, s); err != nil {
-				w = nil
+			if err := w.commit(); err != nil {
 				return recs, nlines, err
 			}
-			if w, err = ix.begin(); err != nil {
+			if err := w.begin(); err != nil {
 				return recs, nlines, err
 			}
+			w.dirty[id] = s
 		}
 	}
 	if err := rr.Err(); err != nil && !errors.Is(err, context.Canceled) {
@@ -365,12 +420,8 @@ func (ix *Index) catchUp(ctx context.Context, id uuid.UUID, s *sessionState) (re
 	if err := ctx.Err(); err != nil {
 		return recs, nlines, err
 	}
-	if store(false); werr != nil {
-		return recs, nlines, werr
-	}
-	err = w.commit(id, s)
-	w = nil
-	return recs, nlines, err
+	store(false)
+	return recs, nlines, werr
 }
 
 // readBlock decodes block id's lines.
@@ -383,11 +434,27 @@ func (w *writer) readBlock(id uint64) ([]Line, error) {
 	if err != nil {
 		return nil, &CorruptError{Path: w.ix.path, Err: err}
 	}
+	// The lines' texts are a string of their own: safe past the
+	// transaction.
 	lines, _, err := decodeLines(nil, body, nil)
 	if err != nil {
 		return nil, &CorruptError{Path: w.ix.path, Err: err}
 	}
-	// The texts point into a buffer of their own: safe past the
-	// transaction.
 	return lines, nil
+}
+
+// SessionsOf are the sessions of a listing, for Update. A session whose
+// lease state the listing could not tell counts as held.
+func SessionsOf(infos []rig.SessionInfo) []Session {
+	out := make([]Session, 0, len(infos))
+	for _, in := range infos {
+		id, err := uuid.Parse(in.ID)
+		if err != nil {
+			continue
+		}
+		unheld := (in.State == rig.StateIdle || in.State == rig.StateCrashed) && in.Holder == nil &&
+			!strings.HasPrefix(in.Reason, "lease state unknown")
+		out = append(out, Session{ID: id, Epoch: in.Epoch, Unheld: unheld})
+	}
+	return out
 }
