@@ -285,5 +285,3 @@ func BenchmarkSearch(b *testing.B) {
 		b.ReportMetric(float64(fx.journalBytes)/1e6, "journal-MB")
 	}
 }
-
-
