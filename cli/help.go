@@ -413,7 +413,7 @@ Flags:
   --engine E      sessions whose engine is E (shell, claude, codex, demo, ...)
   --state S       sessions in state S (live, held, idle, crashed, broken)
   -C N            also N lines of the same turn before and after each hit
-                  (within the index's block of 256 lines), groups between "--"
+                  (within the index's block of 512 lines), groups between "--"
   --reindex       rebuild the index from the journals first (alone: rebuild only)
   --json          one JSON object per hit: {"session","short_id","title","turn",
                   "kind","at","text","match":[[start,end]...]} (byte offsets in

@@ -68,8 +68,8 @@ const maxLineBytes = 4 << 10
 // already). A query reads the blocks its trigrams allow and checks each
 // line.
 const (
-	blockLines = 256
-	blockBytes = 32 << 10
+	blockLines = 512
+	blockBytes = 64 << 10
 )
 
 // blockFormat is the first byte of every stored block.

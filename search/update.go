@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -123,23 +122,16 @@ func (ix *Index) Update(ctx context.Context, sessions []Session, progress func(d
 		}
 		maps.Copy(w.dirty, settled)
 	}
+	ss := make([]*sessionState, len(grown))
 	for i, ses := range grown {
-		s := states[ses.ID]
-		if s == nil {
-			s = &sessionState{}
+		if ss[i] = states[ses.ID]; ss[i] == nil {
+			ss[i] = &sessionState{}
 		}
 		// Read to the tip, unheld: settled until its lease moves.
-		s.Epoch, s.Settled = ses.Epoch, ses.Unheld
-		recs, lines, err := w.catchUp(ctx, ses.ID, s)
-		st.Records += recs
-		st.Lines += lines
-		if err != nil {
-			return st, err
-		}
-		st.Sessions++
-		if progress != nil {
-			progress(i+1, len(grown))
-		}
+		ss[i].Epoch, ss[i].Settled = ses.Epoch, ses.Unheld
+	}
+	if err := w.catchUp(ctx, grown, ss, &st, progress); err != nil {
+		return st, err
 	}
 	return st, w.commit()
 }
@@ -333,95 +325,6 @@ func (w *writer) putBlock(sess uuid.UUID, id uint64, lines []Line, from int) (ui
 		w.posts[g] = append(w.posts[g], id)
 	}
 	return id, nil
-}
-
-// catchUp reads session id's journal after s.Seq into the index,
-// committing whenever the transaction holds commitBytes of lines. It
-// returns the records and lines read.
-func (w *writer) catchUp(ctx context.Context, id uuid.UUID, s *sessionState) (recs, nlines int64, err error) {
-	if err := w.begin(); err != nil {
-		return 0, 0, err
-	}
-	w.dirty[id] = s
-	// The open block: its lines so far, and from which the postings are
-	// still to note.
-	var lines []Line
-	var block uint64
-	from := 0
-	if s.Open > 0 && len(s.Blocks) > 0 {
-		block = s.Blocks[len(s.Blocks)-1]
-		if lines, err = w.readBlock(block); err != nil {
-			return 0, 0, err
-		}
-		from = len(lines)
-	}
-	size := 0
-	for _, l := range lines {
-		size += len(l.Text)
-	}
-	var werr error
-	// store writes the open block; sealed when full.
-	store := func(seal bool) {
-		if werr != nil || len(lines) == from && !seal {
-			return
-		}
-		isNew := block == 0
-		if block, werr = w.putBlock(id, block, lines, from); werr != nil {
-			return
-		}
-		if isNew {
-			s.Blocks = append(s.Blocks, block)
-		}
-		from, s.Open = len(lines), len(lines)
-		if seal {
-			lines, from, block, size, s.Open = lines[:0], 0, 0, 0, 0
-		}
-	}
-	x := &extractor{st: s, emit: func(l Line) {
-		lines = append(lines, l)
-		size += len(l.Text)
-		nlines++
-		if len(lines) >= blockLines || size >= blockBytes {
-			store(true)
-		}
-	}}
-	rr, err := rig.ReadRecords(ctx, w.ix.store, id, s.Seq)
-	if err != nil {
-		return 0, 0, fmt.Errorf("search: read session %s: %w", id, err)
-	}
-	defer rr.Close()
-	for rr.Next() {
-		rec := rr.Record()
-		x.record(rec)
-		s.Seq = rec.Seq
-		recs++
-		if werr != nil {
-			return recs, nlines, werr
-		}
-		if w.bytes >= commitBytes {
-			if err := ctx.Err(); err != nil {
-				return recs, nlines, err
-			}
-			if store(false); werr != nil {
-				return recs, nlines, werr
-			}
-			if err := w.commit(); err != nil {
-				return recs, nlines, err
-			}
-			if err := w.begin(); err != nil {
-				return recs, nlines, err
-			}
-			w.dirty[id] = s
-		}
-	}
-	if err := rr.Err(); err != nil && !errors.Is(err, context.Canceled) {
-		return recs, nlines, fmt.Errorf("search: read session %s: %w", id, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return recs, nlines, err
-	}
-	store(false)
-	return recs, nlines, werr
 }
 
 // readBlock decodes block id's lines.

@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"looprig/fsstore"
+	"looprig/rig"
 	"looprig/rig/event"
 	"looprig/rig/journal"
 	"looprig/rig/storage"
@@ -186,6 +187,40 @@ func dirBytes(tb testing.TB, dir string) int64 {
 	return n
 }
 
+// searchInProcess lists the fixture's sessions, opens its index, brings it
+// up to date and searches q, as the command does, and returns how long it
+// took.
+func searchInProcess(b *testing.B, fx *searchFixture, q string) time.Duration {
+	st := openStore(b, fx.dir)
+	defer st.Close()
+	query, err := search.ParseQuery(q)
+	if err != nil {
+		b.Fatal(err)
+	}
+	t0 := time.Now()
+	infos, err := rig.ListSessions(bg, st)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ix, err := search.Open(bg, st, search.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	if _, err := ix.Update(bg, search.SessionsOf(infos), nil); err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	if err := ix.Search(bg, query, search.Filter{}, func(search.Hit) error { n++; return nil }); err != nil {
+		b.Fatal(err)
+	}
+	d := time.Since(t0)
+	if n < fx.needles {
+		b.Fatalf("search %q found %d lines, want %d at least", q, n, fx.needles)
+	}
+	return d
+}
+
 // rebuildIndex builds the fixture's index from scratch in this process and
 // returns how long it took.
 func rebuildIndex(b *testing.B, fx *searchFixture) time.Duration {
@@ -227,7 +262,10 @@ func rebuildIndex(b *testing.B, fx *searchFixture) time.Duration {
 // journal per second) and the index's size against the journals'.
 //
 // Metrics: word-p50-ms, word-p95-ms, grep-word-p50-ms, word-ratio (grep /
-// ours, medians); re-p50-ms, re-p95-ms, grep-re-p50-ms, re-ratio;
+// ours, medians); ls-p50-ms (`looprig ls --json`: the command's start and
+// the listing every search does too) and word-inproc-p50-ms (the word
+// query in this process: list, open the index, check it is up to date,
+// search); re-p50-ms, re-p95-ms, grep-re-p50-ms, re-ratio;
 // rebuild-MBps; index-ratio (the index file's size / the journal files'),
 // index-disk-ratio (the disk blocks it takes: bbolt grows its file in
 // doubling steps, sparse); journal-MB.
@@ -239,7 +277,7 @@ func BenchmarkSearch(b *testing.B) {
 	rounds := pick(7, 21)
 	for range b.N {
 		rebuild := rebuildIndex(b, fx)
-		var word, grepWord, re, grepRe side
+		var word, grepWord, re, grepRe, ls, inproc side
 		run := func(s *side, want int, name string, args ...string) func() {
 			return func() {
 				cmd := exec.Command(name, args...)
@@ -265,6 +303,8 @@ func BenchmarkSearch(b *testing.B) {
 			run(&grepWord, 1, "grep", "-ric", "eaddrinuse", ledgers),
 			run(&re, 1, bin, "--store", fx.dir, "search", `/\bdea[0-9a-f]{5} /`),
 			run(&grepRe, 1, "grep", "-rEc", `\bdea[0-9a-f]{5} `, ledgers),
+			run(&ls, 1, bin, "--store", fx.dir, "ls", "--json"),
+			func() { inproc.lat = append(inproc.lat, searchInProcess(b, fx, "eaddrinuse")) },
 		)
 		size := dirBytes(b, filepath.Join(fx.dir, "search"))
 		var stat syscall.Stat_t
@@ -275,6 +315,8 @@ func BenchmarkSearch(b *testing.B) {
 		b.ReportMetric(word.pct(0.95)/1e3, "word-p95-ms")
 		b.ReportMetric(grepWord.pct(0.5)/1e3, "grep-word-p50-ms")
 		b.ReportMetric(grepWord.pct(0.5)/word.pct(0.5), "word-ratio")
+		b.ReportMetric(ls.pct(0.5)/1e3, "ls-p50-ms")
+		b.ReportMetric(inproc.pct(0.5)/1e3, "word-inproc-p50-ms")
 		b.ReportMetric(re.pct(0.5)/1e3, "re-p50-ms")
 		b.ReportMetric(re.pct(0.95)/1e3, "re-p95-ms")
 		b.ReportMetric(grepRe.pct(0.5)/1e3, "grep-re-p50-ms")
