@@ -73,7 +73,7 @@ const (
 )
 
 // blockFormat is the first byte of every stored block.
-const blockFormat = 1
+const blockFormat = 2
 
 // blockHeader is what a block says of itself outside its compressed
 // lines, so that a filtered query skips it unread.
@@ -93,14 +93,17 @@ var errBadBlock = errors.New("search index: a block does not decode")
 // encodeBlock stores lines of session sess.
 func encodeBlock(sess uuid.UUID, lines []Line) []byte {
 	var last time.Time
+	var prev int64 // a line's time is stored as the difference from the line before's
 	raw := make([]byte, 0, 64*len(lines))
 	for _, l := range lines {
 		if l.At.After(last) {
 			last = l.At
 		}
+		ms := l.At.UnixMilli()
 		raw = binary.AppendVarint(raw, int64(l.Turn))
 		raw = append(raw, byte(l.Kind))
-		raw = binary.AppendVarint(raw, l.At.UnixMilli())
+		raw = binary.AppendVarint(raw, ms-prev)
+		prev = ms
 		raw = binary.AppendUvarint(raw, uint64(len(l.Text)))
 		raw = append(raw, l.Text...)
 	}
@@ -135,6 +138,7 @@ func decodeLines(dst []Line, body []byte, buf []byte) ([]Line, []byte, error) {
 		return dst, buf, fmt.Errorf("%w: %w", errBadBlock, err)
 	}
 	s := string(raw) // one copy, which the lines' texts share
+	var prev int64
 	for i := 0; i < len(s); {
 		turn, n := binary.Varint(raw[i:])
 		if n <= 0 || i+n >= len(raw) {
@@ -143,11 +147,13 @@ func decodeLines(dst []Line, body []byte, buf []byte) ([]Line, []byte, error) {
 		i += n
 		kind := Kind(raw[i])
 		i++
-		ms, n := binary.Varint(raw[i:])
+		d, n := binary.Varint(raw[i:])
 		if n <= 0 {
 			return dst, raw, errBadBlock
 		}
 		i += n
+		ms := prev + d
+		prev = ms
 		ln, n := binary.Uvarint(raw[i:])
 		if n <= 0 || uint64(len(raw)-i-n) < ln {
 			return dst, raw, errBadBlock
