@@ -82,6 +82,9 @@ type Options struct {
 	// session's directory, as `looprig new` uses the shell's.
 	Dir     string
 	LogPath string // logs go to this file, never to the terminal
+	// SearchDir is where the search index lives (s); "" is beside the
+	// store (package search).
+	SearchDir string
 	Now     func() time.Time
 
 	// StoreKey names the store's socket directory: host.SocketDir(StoreKey),
@@ -231,6 +234,7 @@ type model struct {
 	dialog   dialog
 	help     *helpView
 	changes  *changesView // what a turn changed (changes.go)
+	search   *searchView  // every line of every session (search.go)
 	input    *inputBar
 	inputGen int // the input lines opened in turn-input mode (their echo polls)
 	// screenFocus: the full-screen program that has the keys (screenfocus.go)

@@ -120,6 +120,16 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 			m.changes.answered(msg)
 		}
 		return nil
+	case searchTickMsg:
+		if m.search != nil {
+			return m.search.ticked(m.h, msg)
+		}
+		return nil
+	case searchMsg:
+		if m.search != nil {
+			m.search.answered(msg)
+		}
+		return nil
 	case notifiedMsg:
 		return msg.logged(m.h.log)
 	case flashOffMsg:
@@ -163,6 +173,8 @@ func (m *model) onKey(msg tea.KeyMsg) tea.Cmd {
 		return cmd
 	case m.changes != nil:
 		return m.changesKey(msg)
+	case m.search != nil:
+		return m.searchKey(msg)
 	case m.input != nil:
 		return m.inputKey(msg)
 	case m.list.filterActive:
@@ -215,6 +227,9 @@ func (m *model) onKey(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, k.RestoreAll):
 		return m.openRestoreAll()
+	case key.Matches(msg, k.Search):
+		m.search = openSearch()
+		return nil
 	case key.Matches(msg, k.Changes):
 		if v := m.list.selected(); v != nil {
 			var cmd tea.Cmd
@@ -323,4 +338,27 @@ func (m *model) inputKey(msg tea.KeyMsg) tea.Cmd {
 		return m.h.queueSend(v, *a.send)
 	}
 	return a.cmd
+}
+
+// searchKey gives a key to the search view; a hit chosen selects its
+// session in the list (the filter cleared when it hides it) and focuses
+// its events.
+func (m *model) searchKey(msg tea.KeyMsg) tea.Cmd {
+	r := m.search.key(msg, max(1, m.geometry().bodyH-4))
+	if r.closed {
+		m.search = nil
+	}
+	if r.choose == "" {
+		return r.cmd
+	}
+	v := m.sessions[r.choose]
+	if v == nil {
+		return tea.Batch(r.cmd, m.status.flash("that session is not listed (yet)", clsMuted))
+	}
+	if !m.list.shows(v) {
+		m.list.setFilter("", m.listSpace())
+	}
+	m.list.selectID(r.choose, m.listSpace())
+	m.focus = paneEvents
+	return tea.Batch(r.cmd, m.selectionMoved())
 }
