@@ -82,10 +82,11 @@ type Options struct {
 	// session's directory, as `looprig new` uses the shell's.
 	Dir     string
 	LogPath string // logs go to this file, never to the terminal
+	Now     func() time.Time
+
 	// SearchDir is where the search index lives (s); "" is beside the
 	// store (package search).
 	SearchDir string
-	Now     func() time.Time
 
 	// StoreKey names the store's socket directory: host.SocketDir(StoreKey),
 	// host.Connect(ctx, StoreKey, id). "" probes no host.
