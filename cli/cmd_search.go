@@ -2,9 +2,9 @@ package cli
 
 import (
 	"bufio"
-	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -79,74 +79,78 @@ func runSearch(c *call) int {
 		return fail(err)
 	}
 	defer ix.Close()
-	if err := c.updateIndex(ix, infos, f.reindex); err != nil {
+	if f.reindex {
+		if err := ix.Reset(c.ctx); err != nil {
+			return fail(err)
+		}
+	}
+	var p *hitPrinter
+	if q != nil && len(infos) > 0 {
+		if filter.Sessions, err = c.searchSessions(infos); err != nil {
+			return fail(err)
+		}
+		p = newHitPrinter(c.env, infos, f.context > 0)
+		defer p.out.Flush()
+	}
+	start := time.Now()
+	bar := newIndexProgress(c.stderr)
+	var st search.Stats
+	if p == nil {
+		st, err = ix.Update(c.ctx, search.SessionsOf(infos), bar.update)
+	} else {
+		st, err = ix.Find(c.ctx, search.SessionsOf(infos), q, filter, bar.update, func() { p.hits = 0 }, p.print)
+	}
+	bar.finish()
+	if err == nil && (f.reindex || st.Rebuilt) {
+		size, _ := ix.Size()
+		fmt.Fprintf(c.stderr, "search: indexed %s of %s in %s (index %s)\n",
+			plural(int(st.Lines), "line"), plural(st.Sessions, "session"), roundDuration(time.Since(start)), byteSize(size))
+	}
+	switch {
+	case err != nil && c.ctx.Err() != nil:
+		return exitSearchError
+	case err != nil:
 		return fail(err)
-	}
-	if q == nil {
+	case q == nil:
 		return exitOK
-	}
-	if len(infos) == 0 {
+	case len(infos) == 0:
 		fmt.Fprintf(c.stderr, "looprig: no sessions in %s: nothing to search\n", textsafe.Line(c.st.Dir()))
 		return exitSearchNone
-	}
-	if filter.Sessions, err = c.searchSessions(infos); err != nil {
-		return fail(err)
-	}
-	p := newHitPrinter(c.env, infos, f.context > 0)
-	defer p.out.Flush()
-	err = ix.Search(c.ctx, q, filter, p.print)
-	var corrupt *search.CorruptError
-	if errors.As(err, &corrupt) {
-		// Damage Open could not see: rebuild, and search again.
-		fmt.Fprintf(c.stderr, "search: %v; rebuilding it\n", corrupt)
-		if err = c.updateIndex(ix, infos, true); err == nil {
-			p.hits = 0
-			err = ix.Search(c.ctx, q, filter, p.print)
-		}
-	}
-	if err != nil {
-		if c.ctx.Err() != nil {
-			return exitSearchError
-		}
-		return fail(err)
-	}
-	if p.hits == 0 {
+	case p.hits == 0:
 		return exitSearchNone
 	}
 	return exitOK
 }
 
-// updateIndex brings ix up to date with the store's sessions infos (from
-// scratch with reset), drawing its progress on a terminal when it takes a
-// while.
-func (c *call) updateIndex(ix *search.Index, infos []rig.SessionInfo, reset bool) error {
-	if reset {
-		if err := ix.Reset(); err != nil {
-			return err
-		}
+// indexProgress draws "search: indexing the journals: 12 of 40 sessions"
+// on a terminal once an update has taken progressAfter; finish clears it.
+type indexProgress struct {
+	w     io.Writer
+	start time.Time
+	drawn bool
+}
+
+// newIndexProgress returns a progress line on w when w is a terminal,
+// else nil (whose update and finish do nothing).
+func newIndexProgress(w io.Writer) *indexProgress {
+	if f, ok := w.(*os.File); !ok || !isTerminal(f) {
+		return nil
 	}
-	start := time.Now()
-	f, _ := c.stderr.(*os.File)
-	term := f != nil && isTerminal(f)
-	drawn := false
-	st, err := ix.Update(c.ctx, search.SessionsOf(infos), func(done, total int) {
-		if term && time.Since(start) > progressAfter {
-			fmt.Fprintf(c.stderr, "\r\x1b[Ksearch: indexing the journals: %d of %d sessions", done, total)
-			drawn = true
-		}
-	})
-	if drawn {
-		fmt.Fprint(c.stderr, "\r\x1b[K")
+	return &indexProgress{w: w, start: time.Now()}
+}
+
+func (b *indexProgress) update(done, total int) {
+	if b == nil || time.Since(b.start) < progressAfter {
+		return
 	}
-	if err != nil {
-		return err
+	fmt.Fprintf(b.w, "\r\x1b[Ksearch: indexing the journals: %d of %d sessions", done, total)
+	b.drawn = true
+}
+
+func (b *indexProgress) finish() {
+	if b != nil && b.drawn {
+		fmt.Fprint(b.w, "\r\x1b[K")
 	}
-	if reset || st.Rebuilt {
-		size, _ := ix.Size()
-		fmt.Fprintf(c.stderr, "search: indexed %s of %s in %s (index %s)\n",
-			plural(int(st.Lines), "line"), plural(st.Sessions, "session"), roundDuration(time.Since(start)), byteSize(size))
-	}
-	return nil
 }
 
 // searchFilter is the filter --since and --kind give.

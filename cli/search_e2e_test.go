@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,6 +99,30 @@ func TestSearchCommand(t *testing.T) {
 	}
 	if fi, err := os.Stat(index); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("the rebuilt index: %v %v", fi, err)
+	}
+	// Damaged blocks in a file that opens: found by the search, rebuilt,
+	// searched again.
+	b, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := 0
+	for i := 0; ; frames++ {
+		j := bytes.Index(b[i:], []byte{0x28, 0xb5, 0x2f, 0xfd}) // a zstd frame's magic
+		if j < 0 {
+			break
+		}
+		i += j + 4
+		for k := i; k < min(i+12, len(b)); k++ {
+			b[k] ^= 0x5a
+		}
+	}
+	if err := os.WriteFile(index, b, 0o600); err != nil || frames == 0 {
+		t.Fatalf("damaging %d blocks: %v", frames, err)
+	}
+	r = h.must(0, "search", "flaky", "--kind", "output")
+	if !strings.Contains(r.stderr, "does not decode") || !strings.Contains(r.stderr, "rebuilding it") || strings.Count(r.stdout, "warning: flaky test") != 1 {
+		t.Errorf("after damaged blocks:\n%s%s", r.stdout, r.stderr)
 	}
 	if r := h.must(0, "search", "--reindex"); !strings.Contains(r.stderr, "search: indexed") {
 		t.Errorf("--reindex: %s", r.stderr)

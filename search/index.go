@@ -118,13 +118,7 @@ func Open(ctx context.Context, store storage.Store, o Options) (*Index, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("search index: %w", err)
 	}
-	wait := o.Wait
-	if wait <= 0 {
-		wait = 3 * time.Second
-	}
-	if d, ok := ctx.Deadline(); ok {
-		wait = min(wait, max(time.Until(d), time.Millisecond))
-	}
+	wait := lockWait(ctx, o.Wait)
 	ix := &Index{store: store, path: path, notes: o.Notes}
 	db, err := openDB(path, wait)
 	var corrupt *CorruptError
@@ -239,8 +233,9 @@ func (ix *Index) Close() error {
 }
 
 // Reset empties the index (`looprig search --reindex`): the next Update
-// reads every journal from its start.
-func (ix *Index) Reset() error {
+// reads every journal from its start. It waits for the file's lock as
+// Open does, up to 3 s and ctx's deadline.
+func (ix *Index) Reset(ctx context.Context) error {
 	if err := ix.db.Close(); err != nil {
 		return fmt.Errorf("close the search index: %w", err)
 	}
@@ -248,7 +243,7 @@ func (ix *Index) Reset() error {
 	if err := removeIndex(ix.path); err != nil {
 		return err
 	}
-	db, err := openDB(ix.path, time.Second)
+	db, err := openDB(ix.path, lockWait(ctx, 0))
 	if err != nil {
 		return err
 	}
@@ -277,4 +272,16 @@ func (ix *Index) Size() (int64, error) {
 		return 0, fmt.Errorf("search index: %w", err)
 	}
 	return fi.Size(), nil
+}
+
+// lockWait is how long to wait for the index file's lock: wait (0: 3 s),
+// within ctx's deadline.
+func lockWait(ctx context.Context, wait time.Duration) time.Duration {
+	if wait <= 0 {
+		wait = 3 * time.Second
+	}
+	if d, ok := ctx.Deadline(); ok {
+		wait = min(wait, max(time.Until(d), time.Millisecond))
+	}
+	return wait
 }

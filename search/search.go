@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -168,4 +169,32 @@ func intersect(a, b []uint64) []uint64 {
 		}
 	}
 	return out
+}
+
+// Find brings the index up to date with sessions (Update) and searches q
+// (Search), as a command does. An index a search finds damaged is rebuilt
+// (a note to Options.Notes) and searched again, after restart (when set)
+// is called: fn may have been given some hits of the first search.
+func (ix *Index) Find(ctx context.Context, sessions []Session, q *Query, f Filter, progress func(done, total int), restart func(), fn func(Hit) error) (Stats, error) {
+	st, err := ix.Update(ctx, sessions, progress)
+	if err != nil {
+		return st, err
+	}
+	err = ix.Search(ctx, q, f, fn)
+	var corrupt *CorruptError
+	if !errors.As(err, &corrupt) {
+		return st, err
+	}
+	ix.note("search: %v; rebuilding it", corrupt)
+	if err := ix.Reset(ctx); err != nil {
+		return st, err
+	}
+	if st, err = ix.Update(ctx, sessions, progress); err != nil {
+		return st, err
+	}
+	st.Rebuilt = true
+	if restart != nil {
+		restart()
+	}
+	return st, ix.Search(ctx, q, f, fn)
 }

@@ -124,11 +124,9 @@ func (w *world) trySearch(query string, f search.Filter) ([]search.Hit, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := ix.Update(ctx, search.SessionsOf(infos), nil); err != nil {
-		return nil, err
-	}
 	var hits []search.Hit
-	err = ix.Search(ctx, q, f, func(h search.Hit) error { hits = append(hits, h); return nil })
+	_, err = ix.Find(ctx, search.SessionsOf(infos), q, f, nil, func() { hits = nil },
+		func(h search.Hit) error { hits = append(hits, h); return nil })
 	return hits, err
 }
 
@@ -356,4 +354,46 @@ func TestSearchSessionRestoredAfterRest(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantHits(t, w.search("rest-line", search.Filter{Kinds: []search.Kind{search.KindOutput}}), "output: first-rest-line", "output: second-rest-line")
+}
+
+// An index whose blocks are damaged (it opens: TestSearchIndexRebuilt
+// covers a file that does not) is rebuilt when a search meets the damage,
+// and finds the same.
+func TestSearchIndexPagesDamaged(t *testing.T) {
+	w := newWorld(t)
+	s := w.session(w.shell)
+	w.run(s, `for i in $(seq 1 3000); do echo "filler line $i of a turn long enough for many pages"; done; echo needle-in-pages`)
+	wantHits(t, w.search("needle-in-pages", search.Filter{Kinds: []search.Kind{search.KindOutput}}), "output: needle-in-pages")
+	path := filepath.Join(w.store.Dir(), "search", search.FileName)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 64<<10 {
+		t.Fatalf("the index is %d bytes: too small to damage past its first pages", len(b))
+	}
+	// Garbage inside every block (after each zstd frame's magic): the
+	// file opens, bbolt's pages are sound, the blocks do not decode.
+	n := 0
+	for i := 0; ; n++ {
+		j := bytes.Index(b[i:], []byte{0x28, 0xb5, 0x2f, 0xfd})
+		if j < 0 {
+			break
+		}
+		i += j + 4
+		for k := i + 8; k < min(i+512, len(b)); k++ {
+			b[k] ^= 0x5a
+		}
+	}
+	if n == 0 {
+		t.Fatal("no block found in the index")
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.notes.Reset()
+	wantHits(t, w.search("needle-in-pages", search.Filter{Kinds: []search.Kind{search.KindOutput}}), "output: needle-in-pages")
+	if !strings.Contains(w.notes.String(), "rebuilding it") {
+		t.Errorf("no note of the rebuild: %q", w.notes.String())
+	}
 }

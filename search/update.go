@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -51,7 +52,25 @@ type Session struct {
 // session that was unheld at the same epoch when the index last read it
 // to its tip and still is. progress, when set, is called after each
 // session read with how many of the sessions to read are done.
-func (ix *Index) Update(ctx context.Context, sessions []Session, progress func(done, total int)) (st Stats, err error) {
+//
+// An index found damaged on the way is rebuilt (a note to Options.Notes)
+// and brought up to date from scratch.
+func (ix *Index) Update(ctx context.Context, sessions []Session, progress func(done, total int)) (Stats, error) {
+	st, err := ix.update(ctx, sessions, progress)
+	var corrupt *CorruptError
+	if !errors.As(err, &corrupt) {
+		return st, err
+	}
+	ix.note("search: %v; rebuilding it", corrupt)
+	if err := ix.Reset(ctx); err != nil {
+		return st, err
+	}
+	st, err = ix.update(ctx, sessions, progress)
+	st.Rebuilt = true
+	return st, err
+}
+
+func (ix *Index) update(ctx context.Context, sessions []Session, progress func(done, total int)) (st Stats, err error) {
 	defer ix.recoverCorrupt(&err)
 	states, err := ix.states()
 	if err != nil {
@@ -60,7 +79,7 @@ func (ix *Index) Update(ctx context.Context, sessions []Session, progress func(d
 	if dead, made := ix.deadBlocks(); dead > 1024 && dead*2 > made {
 		// Mostly deleted sessions' blocks, whose postings stay until a
 		// rebuild: rebuild.
-		if err := ix.Reset(); err != nil {
+		if err := ix.Reset(ctx); err != nil {
 			return st, err
 		}
 		states, st.Rebuilt = map[uuid.UUID]*sessionState{}, true

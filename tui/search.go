@@ -242,11 +242,7 @@ func (h *shared) searchCmd(mu *sync.Mutex, gen int, query string) tea.Cmd {
 			return msg
 		}
 		defer ix.Close()
-		if _, err := ix.Update(ctx, search.SessionsOf(infos), nil); err != nil {
-			msg.err = err
-			return msg
-		}
-		err = ix.Search(ctx, q, search.Filter{}, func(hit search.Hit) error {
+		_, err = ix.Find(ctx, search.SessionsOf(infos), q, search.Filter{}, nil, func() { msg.hits = nil }, func(hit search.Hit) error {
 			if len(msg.hits) == searchMax {
 				msg.more = true
 				return errSearchFull

@@ -231,7 +231,7 @@ func rebuildIndex(b *testing.B, fx *searchFixture) time.Duration {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := ix.Reset(); err != nil {
+	if err := ix.Reset(bg); err != nil {
 		b.Fatal(err)
 	}
 	var ses []search.Session
