@@ -285,3 +285,47 @@ func lockWait(ctx context.Context, wait time.Duration) time.Duration {
 	}
 	return wait
 }
+
+// compactAfter is how much a rebuild must have written before it is
+// compacted: a rebuild commits every commitBytes of lines, and the
+// posting lists it rewrites at each commit leave free pages behind.
+const compactAfter = 2 * commitBytes
+
+// compact rewrites the index into a new file with full pages and no free
+// ones (bbolt.Compact), then puts it in the old one's place.
+func (ix *Index) compact(ctx context.Context) error {
+	tmp := ix.path + ".compact"
+	if err := removeIndex(tmp); err != nil {
+		return err
+	}
+	dst, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: lockWait(ctx, 0)})
+	if err != nil {
+		return fmt.Errorf("compact the search index: %w", err)
+	}
+	dst.NoSync = true
+	dst.AllocSize = 1 << 20 // grown a little at a time: no slack at its end
+	err = bolt.Compact(dst, ix.db, 64<<20)
+	if err == nil {
+		err = dst.Sync()
+	}
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		removeIndex(tmp)
+		return fmt.Errorf("compact the search index: %w", err)
+	}
+	if err := ix.db.Close(); err != nil {
+		return fmt.Errorf("compact the search index: %w", err)
+	}
+	ix.db = nil
+	if err := os.Rename(tmp, ix.path); err != nil {
+		return fmt.Errorf("compact the search index: %w", err)
+	}
+	db, err := openDB(ix.path, lockWait(ctx, 0))
+	if err != nil {
+		return err
+	}
+	ix.db, ix.wrote = db, false
+	return nil
+}

@@ -152,7 +152,14 @@ func (ix *Index) update(ctx context.Context, sessions []Session, progress func(d
 	if err := w.catchUp(ctx, grown, ss, &st, progress); err != nil {
 		return st, err
 	}
-	return st, w.commit()
+	if err := w.commit(); err != nil {
+		return st, err
+	}
+	if len(states) == 0 && w.written >= compactAfter {
+		// A rebuild: compacted once, rather than left at its peak size.
+		return st, ix.compact(ctx)
+	}
+	return st, nil
 }
 
 // states reads every session's state.
@@ -230,9 +237,10 @@ func blockKey(id uint64) []byte { return binary.BigEndian.AppendUint64(nil, id) 
 type writer struct {
 	ix    *Index
 	tx    *bolt.Tx // nil between transactions
-	posts map[uint32][]uint64
-	bytes int
-	dirty map[uuid.UUID]*sessionState
+	posts   map[uint32][]uint64
+	bytes   int // line text of the transaction
+	written int // line text of all of them
+	dirty   map[uuid.UUID]*sessionState
 }
 
 func (ix *Index) newWriter() *writer {
@@ -343,6 +351,7 @@ func (w *writer) putBlock(sess uuid.UUID, id uint64, lines []Line, from int) (ui
 	for _, l := range lines[from:] {
 		w.ix.grams.add(l.Text)
 		w.bytes += len(l.Text)
+		w.written += len(l.Text)
 	}
 	for _, g := range w.ix.grams.take() {
 		w.posts[g] = append(w.posts[g], id)
