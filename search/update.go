@@ -235,8 +235,8 @@ func blockKey(id uint64) []byte { return binary.BigEndian.AppendUint64(nil, id) 
 // blocks written, the postings they add, merged into the grams bucket
 // when it commits, and the states of the sessions read, saved then.
 type writer struct {
-	ix    *Index
-	tx    *bolt.Tx // nil between transactions
+	ix      *Index
+	tx      *bolt.Tx // nil between transactions
 	posts   map[uint32][]uint64
 	bytes   int // line text of the transaction
 	written int // line text of all of them
