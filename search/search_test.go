@@ -3,6 +3,7 @@ package search_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -395,5 +396,23 @@ func TestSearchIndexPagesDamaged(t *testing.T) {
 	wantHits(t, w.search("needle-in-pages", search.Filter{Kinds: []search.Kind{search.KindOutput}}), "output: needle-in-pages")
 	if !strings.Contains(w.notes.String(), "rebuilding it") {
 		t.Errorf("no note of the rebuild: %q", w.notes.String())
+	}
+}
+
+// A second process (here a second open) waits for the index's lock, then
+// says the index is busy.
+func TestSearchIndexBusy(t *testing.T) {
+	w := newWorld(t)
+	ctx := t.Context()
+	ix, err := search.Open(ctx, w.store, search.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	start := time.Now()
+	_, err = search.Open(ctx, w.store, search.Options{Wait: 200 * time.Millisecond})
+	var busy *search.BusyError
+	if !errors.As(err, &busy) || !strings.Contains(err.Error(), "is busy") || time.Since(start) < 100*time.Millisecond {
+		t.Fatalf("a second open: %v after %v, want a BusyError after about 200ms (bbolt tries every 50ms)", err, time.Since(start))
 	}
 }
