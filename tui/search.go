@@ -68,6 +68,9 @@ const (
 	searchDebounce = 120 * time.Millisecond
 	// searchMax bounds the hits shown.
 	searchMax = 500
+	// searchTimeout bounds a search, the index's update included: the
+	// first one reads every journal (what it read is kept if it stops).
+	searchTimeout = 5 * time.Minute
 )
 
 // searchKey opens the view.
@@ -225,7 +228,7 @@ func (h *shared) searchCmd(mu *sync.Mutex, gen int, query string) tea.Cmd {
 		mu.Lock()
 		defer mu.Unlock()
 		t0 := time.Now()
-		ctx, cancel := context.WithTimeout(h.ctx, opTimeout)
+		ctx, cancel := context.WithTimeout(h.ctx, searchTimeout)
 		defer cancel()
 		infos, err := rig.ListSessions(ctx, h.store)
 		if err != nil {
