@@ -38,6 +38,9 @@ type searchView struct {
 	// mu makes this view's searches take turns: each opens the index,
 	// which one process holds at a time.
 	mu *sync.Mutex
+	// cancel ends the search running, if any: a new query, or the view
+	// closed, stops it.
+	cancel context.CancelFunc
 }
 
 // searchRow is a session's header or one of its hits.
@@ -98,9 +101,11 @@ type searchResult struct {
 func (sv *searchView) key(msg tea.KeyMsg, rows int) searchResult {
 	switch msg.String() {
 	case "esc":
+		sv.stop()
 		return searchResult{closed: true}
 	case "enter":
 		if sv.cursor >= 0 && sv.cursor < len(sv.rows) {
+			sv.stop()
 			return searchResult{closed: true, choose: sv.rows[sv.cursor].id}
 		}
 		return searchResult{}
@@ -140,7 +145,18 @@ func (sv *searchView) ticked(h *shared, msg searchTickMsg) tea.Cmd {
 		return nil
 	}
 	sv.searching = true
-	return h.searchCmd(sv.mu, sv.gen, q)
+	sv.stop()
+	ctx, cancel := context.WithTimeout(h.ctx, searchTimeout)
+	sv.cancel = cancel
+	return h.searchCmd(ctx, cancel, sv.mu, sv.gen, q)
+}
+
+// stop ends the search running, if any.
+func (sv *searchView) stop() {
+	if sv.cancel != nil {
+		sv.cancel()
+		sv.cancel = nil
+	}
 }
 
 // moveCursor moves the cursor by n hits (headers skipped), keeping it
@@ -215,10 +231,11 @@ func (sv *searchView) answered(msg searchMsg) {
 	}
 }
 
-// searchCmd brings the index up to date and searches query, one search
-// of the view at a time (mu).
-func (h *shared) searchCmd(mu *sync.Mutex, gen int, query string) tea.Cmd {
+// searchCmd brings the index up to date and searches query within ctx
+// (cancel releases it), one search of the view at a time (mu).
+func (h *shared) searchCmd(ctx context.Context, cancel context.CancelFunc, mu *sync.Mutex, gen int, query string) tea.Cmd {
 	return func() tea.Msg {
+		defer cancel()
 		msg := searchMsg{gen: gen, query: query}
 		q, err := search.ParseQuery(query)
 		if err != nil {
@@ -228,8 +245,6 @@ func (h *shared) searchCmd(mu *sync.Mutex, gen int, query string) tea.Cmd {
 		mu.Lock()
 		defer mu.Unlock()
 		t0 := time.Now()
-		ctx, cancel := context.WithTimeout(h.ctx, searchTimeout)
-		defer cancel()
 		infos, err := rig.ListSessions(ctx, h.store)
 		if err != nil {
 			msg.err = err
