@@ -68,7 +68,7 @@ type searchTickMsg struct{ gen int }
 const (
 	// searchDebounce is how long the view waits after a keystroke before
 	// it searches: typing a word searches once.
-	searchDebounce = 120 * time.Millisecond
+	searchDebounce = 40 * time.Millisecond
 	// searchMax bounds the hits shown.
 	searchMax = 500
 	// searchTimeout bounds a search, the index's update included: the
