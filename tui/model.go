@@ -236,6 +236,7 @@ type model struct {
 	help     *helpView
 	changes  *changesView // what a turn changed (changes.go)
 	search   *searchView  // every line of every session (search.go)
+	jump     *searchJump  // the hit chosen there, to scroll its session's events to
 	input    *inputBar
 	inputGen int // the input lines opened in turn-input mode (their echo polls)
 	// screenFocus: the full-screen program that has the keys (screenfocus.go)

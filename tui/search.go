@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"looprig/rig"
 	"looprig/search"
@@ -49,6 +50,7 @@ type searchRow struct {
 	id     string
 	text   string // the header's or the hit's line, safe to draw
 	match  [][2]int
+	line   string // the hit's text, safe to draw (what the events pane shows)
 }
 
 // searchMsg answers the search of gen.
@@ -92,6 +94,7 @@ func openSearch() *searchView {
 type searchResult struct {
 	closed bool
 	choose string
+	line   string // the chosen hit's text
 	cmd    tea.Cmd
 }
 
@@ -106,7 +109,8 @@ func (sv *searchView) key(msg tea.KeyMsg, rows int) searchResult {
 	case "enter":
 		if sv.cursor >= 0 && sv.cursor < len(sv.rows) {
 			sv.stop()
-			return searchResult{closed: true, choose: sv.rows[sv.cursor].id}
+			r := sv.rows[sv.cursor]
+			return searchResult{closed: true, choose: r.id, line: r.line}
 		}
 		return searchResult{}
 	case "up":
@@ -217,7 +221,7 @@ func (sv *searchView) answered(msg searchMsg) {
 				turn = "#" + strconv.Itoa(h.Turn)
 			}
 			prefix := "  " + turn + " " + h.Kind.String() + "  "
-			r := searchRow{id: id, text: prefix + clean(h.Text)}
+			r := searchRow{id: id, text: prefix + clean(h.Text), line: clean(h.Text)}
 			if clean(h.Text) == h.Text { // offsets still hold
 				for _, m := range h.Match {
 					r.match = append(r.match, [2]int{m[0] + len(prefix), m[1] + len(prefix)})
@@ -346,4 +350,33 @@ func (sv *searchView) sessions() int {
 		}
 	}
 	return n
+}
+
+// searchJump is a hit chosen in the search view: once its session's
+// events pane holds the hit's line (the journal may still be loading),
+// the pane is scrolled back to show it, the line at the pane's bottom.
+// It gives up after searchJumpTries messages.
+type searchJump struct {
+	id, line string
+	tries    int
+}
+
+const searchJumpTries = 500
+
+// try scrolls v's events to the newest line holding the hit's text, and
+// says whether it is done (found, or given up).
+func (j *searchJump) try(v *sessView) bool {
+	j.tries++
+	if v == nil || j.line == "" {
+		return j.tries >= searchJumpTries
+	}
+	t := &v.transcript
+	for i := t.ring.len() - 1; i >= 0; i-- {
+		if strings.Contains(ansi.Strip(t.ring.at(i).text), j.line) {
+			t.scroll = t.ring.len() - 1 - i + len(t.pending())
+			t.follow = t.scroll == 0
+			return true
+		}
+	}
+	return j.tries >= searchJumpTries
 }

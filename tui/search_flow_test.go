@@ -25,7 +25,7 @@ func TestFlowSearch(t *testing.T) {
 	f.key("enter")
 	f.selectedLive()
 	f.typeText("i")
-	f.typeText(`printf 'first \033[1;31mcrimson\033[0m tide\n'`)
+	f.typeText(`printf 'first \033[1;31mcrimson\033[0m tide\n'; seq 1 200`)
 	f.key("enter")
 	f.waitView("turn 0 done: exit 0")
 	// Another session, idle, selected: enter must move the selection.
@@ -72,11 +72,14 @@ func TestFlowSearch(t *testing.T) {
 		f.key("backspace")
 	}
 	f.waitView("2 hits in 1 session")
+	f.key("down") // the output line
 	f.key("enter")
-	f.waitModel("the hit's session selected, its events focused", func(m Model) bool {
+	f.waitModel("the hit's session selected, its events focused and scrolled back to the line", func(m Model) bool {
 		v := m.list.selected()
-		return m.search == nil && v != nil && v.id == target && m.focus == paneEvents
+		return m.search == nil && v != nil && v.id == target && m.focus == paneEvents && m.jump == nil &&
+			!v.transcript.follow && v.transcript.scroll >= 200
 	})
+	f.waitView("first crimson tide")
 
 	// / is the list's filter, as it was.
 	f.typeText("/")

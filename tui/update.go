@@ -20,6 +20,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // message that may have changed a session's state.
 func (m *model) update(msg tea.Msg) tea.Cmd {
 	cmd := m.route(msg)
+	if m.jump != nil && m.jump.try(m.sessions[m.jump.id]) {
+		m.jump = nil
+	}
 	cmd = tea.Batch(cmd, m.attn.attend(m.h, msg, m.sessions, m.list.selected(), m.list.listed))
 	switch msg := msg.(type) {
 	case listMsg, probedMsg, attachedMsg, failedMsg, deletedMsg, restoreAllMsg:
@@ -360,5 +363,6 @@ func (m *model) searchKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	m.list.selectID(r.choose, m.listSpace())
 	m.focus = paneEvents
+	m.jump = &searchJump{id: r.choose, line: r.line}
 	return tea.Batch(r.cmd, m.selectionMoved())
 }
