@@ -400,7 +400,8 @@ time, the kind and the line, the matched text highlighted on a terminal
 
 The index is derived from the journals and private: a file in "search"
 beside the store (mode 0600, directory 0700; for a NATS store, this
-machine's directory of it). Each search first reads what journals gained
+machine's directory of it; for a store you cannot write, your cache
+directory). Each search first reads what journals gained
 since the last one, so a line a running turn printed a second ago is
 found; deleted sessions drop out. A damaged or deleted index is rebuilt,
 with a note on stderr. Another search holding the index makes this one

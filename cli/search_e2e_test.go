@@ -137,3 +137,19 @@ func TestSearchCommand(t *testing.T) {
 	})
 	t.Logf("found the running turn's line after %s", time.Since(start).Round(time.Millisecond))
 }
+
+// A store that cannot be written is still searched: the index goes to the
+// user's cache directory.
+func TestSearchReadOnlyStore(t *testing.T) {
+	h := newHarness(t)
+	id := h.newSession()
+	h.must(0, "run", id, "--in-process", "--", "echo readonly-needle")
+	roRun := h.readOnlyStore()
+	r := roRun("search", "readonly-needle", "--kind", "output")
+	if r.code != 0 || !strings.Contains(r.stdout, "output:  readonly-needle") {
+		t.Fatalf("search on a read-only store: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(h.store, "search")); err == nil {
+		t.Errorf("an index was made in the read-only store")
+	}
+}

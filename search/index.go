@@ -9,7 +9,8 @@
 // bbolt file, by default in a directory "search" beside the store
 // (storage.Store.LocalDir: an fsstore's own directory, which the store's
 // code never lists, or this machine's directory for a NATS store), made
-// 0700 and 0600 like the store. It holds, per session, the lines of its
+// 0700 and 0600 like the store; for a store this user cannot write, in
+// the user's cache directory. It holds, per session, the lines of its
 // journal in compressed blocks of up to 512 lines (each line: turn index,
 // kind, time, text), trigram postings of those blocks (lower-cased bytes)
 // to find the blocks a query can match, and how far each journal was
@@ -19,11 +20,14 @@ package search
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -115,12 +119,18 @@ func Open(ctx context.Context, store storage.Store, o Options) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("search index: %w", err)
-	}
 	wait := lockWait(ctx, o.Wait)
+	db, path, err := openAt(path, wait)
+	if unwritable(err) && o.Dir == "" {
+		// A store this user cannot write (a read-only mount): the index
+		// goes to the user's cache directory instead.
+		alt, aerr := cachePath(store.LocalDir())
+		if aerr != nil {
+			return nil, err
+		}
+		db, path, err = openAt(alt, wait)
+	}
 	ix := &Index{store: store, path: path, notes: o.Notes}
-	db, err := openDB(path, wait)
 	var corrupt *CorruptError
 	if errors.As(err, &corrupt) {
 		ix.note("search: %v; rebuilding it", corrupt)
@@ -134,6 +144,34 @@ func Open(ctx context.Context, store storage.Store, o Options) (*Index, error) {
 	}
 	ix.db = db
 	return ix, nil
+}
+
+// openAt makes path's directory (0700) and opens the index file there
+// (openDB).
+func openAt(path string, wait time.Duration) (*bolt.DB, string, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, path, fmt.Errorf("search index: %w", err)
+	}
+	db, err := openDB(path, wait)
+	return db, path, err
+}
+
+// unwritable reports whether err says a file or directory cannot be
+// written: permission denied, or a read-only file system.
+func unwritable(err error) bool {
+	return errors.Is(err, os.ErrPermission) || errors.Is(err, syscall.EROFS)
+}
+
+// cachePath is where the index of the store whose LocalDir is dir goes
+// when dir cannot be written: the user's cache directory, under a name
+// made from dir.
+func cachePath(dir string) (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("search index: %w", err)
+	}
+	sum := sha256.Sum256([]byte(dir))
+	return filepath.Join(cache, "looprig", "search", hex.EncodeToString(sum[:8]), FileName), nil
 }
 
 // openDB opens (creating) the bbolt file at path and checks its format:
@@ -157,7 +195,7 @@ func openDB(path string, wait time.Duration) (db *bolt.DB, err error) {
 	case err != nil:
 		// bbolt reports other kinds of damage as plain errors; a file that
 		// exists and does not open is damaged (permissions aside).
-		if errors.Is(err, os.ErrPermission) {
+		if unwritable(err) {
 			return nil, fmt.Errorf("open search index: %w", err)
 		}
 		return nil, &CorruptError{Path: path, Err: err}
