@@ -157,6 +157,7 @@ type opts struct {
 	hookSocket    string        // hook --socket
 	hookTokenFile string        // hook --token-file
 	gateID        string        // gate --gate
+	search        searchFlags   // search's flags
 }
 
 // call is one invocation of a command, with what invoke prepared for it.
@@ -184,7 +185,7 @@ type call struct {
 var commands []*command
 
 func init() {
-	commands = []*command{cmdLs, cmdNew, cmdRun, cmdRestore, cmdAttach, cmdSend, cmdGate, cmdWait, cmdStop, cmdTake, cmdLog, cmdDiff, cmdRevert, cmdFork, cmdRm, cmdGC, cmdLease, cmdDemo, cmdHost, cmdHook, cmdVersion, cmdHelp}
+	commands = []*command{cmdLs, cmdNew, cmdRun, cmdRestore, cmdAttach, cmdSend, cmdGate, cmdWait, cmdStop, cmdTake, cmdLog, cmdSearch, cmdDiff, cmdRevert, cmdFork, cmdRm, cmdGC, cmdLease, cmdDemo, cmdHost, cmdHook, cmdVersion, cmdHelp}
 }
 
 var cmdHelp = &command{name: "help", brief: "show help for a command", help: helpHelp, run: runHelp}

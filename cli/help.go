@@ -386,6 +386,57 @@ Examples:
   looprig log 1a2b3c4d --follow
 `
 
+const helpSearch = `Usage: looprig search [FLAGS] QUERY...
+       looprig search --reindex
+
+Find lines of every session of the store: the commands its turns ran (and
+input typed into them with echo on; hidden input, a password, is never
+journaled, so never found), each line of their output as a terminal shows
+it (colours and other escape sequences gone, a line redrawn with carriage
+returns in its last state), gate prompts and answers, and agent exchanges
+(the prompt, the agent's reply, its notifications).
+
+QUERY is words, which must all appear in a line, in any case (each may be
+part of a word); "a phrase" in quotes, which must appear as it is (in any
+case); or /REGEXP/, a Go regular expression matched against each line
+(case-sensitive unless it begins with (?i)).
+
+One hit per line: the session's short id and title, the turn (#N), the
+time, the kind and the line, the matched text highlighted on a terminal
+(not with NO_COLOR). A line that lies outside any turn shows "-".
+
+The index is derived from the journals and private: a file in "search"
+beside the store (mode 0600, directory 0700; for a NATS store, this
+machine's directory of it; for a store you cannot write, your cache
+directory). Each search first reads what journals gained
+since the last one, so a line a running turn printed a second ago is
+found; deleted sessions drop out. A damaged or deleted index is rebuilt,
+with a note on stderr. Another search holding the index makes this one
+wait up to 3 s, then fail saying so.
+
+Flags:
+  --session ID    this session only (an id or a unique prefix)
+  --since D       lines from D ago on (2d, 3h, 30m, 1w) or since a date (2026-01-31)
+  --kind K        command, output, gate or agent (several: comma-separated)
+  --engine E      sessions whose engine is E (shell, claude, codex, demo, ...)
+  --state S       sessions in state S (live, held, idle, crashed, broken)
+  -C N            also N lines of the same turn before and after each hit
+                  (within the index's block of 512 lines), groups between "--"
+  --reindex       rebuild the index from the journals first (alone: rebuild only)
+  --json          one JSON object per hit: {"session","short_id","title","turn",
+                  "kind","at","text","match":[[start,end]...]} (byte offsets in
+                  text), with -C also "before" and "after" (texts)
+
+Exit codes, as grep's: 0 a line matched, 1 none did (or the store has no
+sessions), 2 an error (a query that does not parse says at which column).
+
+Examples:
+  looprig search EADDRINUSE
+  looprig search '"connection refused"' --since 2d
+  looprig search '/retry(ing)? in \d+s/' --kind output -C 2
+  looprig search migration --engine claude --json | jq -r .text
+`
+
 const helpTake = `Usage: looprig take ID [--interrupt] [--timeout D] [--without-workspace]
                     [--accept-drift] [--rig NAME] [--placement P --root DIR]
                     [--keep-workspace|--use-checkpoint] [--json]

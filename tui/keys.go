@@ -26,6 +26,7 @@ type keyMap struct {
 	Approve, Deny, Shutdown, Break, Delete  key.Binding
 	Filter, Theme, Help, Quit, ForceQuit    key.Binding
 	Dismiss, NeedsMe, RestoreAll, Changes   key.Binding
+	Search                                  key.Binding
 }
 
 func defaultKeys() keyMap {
@@ -61,6 +62,7 @@ func defaultKeys() keyMap {
 		NeedsMe:    b("w", "jump to the next session waiting for you (oldest first)", "w"),
 		RestoreAll: b("R", "restore every crashed session", "R"),
 		Changes:    b("c", "what the last turn changed in the workspace ([ ] other turns)", "c"),
+		Search:     searchKey,
 	}
 }
 
@@ -82,7 +84,7 @@ func (k keyMap) helpGroups() []struct {
 		{"move", []key.Binding{k.Up, k.Down, k.Top, k.Bottom,
 			key.NewBinding(key.WithHelp("pgup/pgdn", "page up / down")),
 			key.NewBinding(key.WithHelp("tab/⇧tab", "next / previous pane")), k.Enter}},
-		{"sessions", []key.Binding{k.New, k.Restore, k.RestoreAll, k.Break, k.Delete, k.Filter, k.NeedsMe}},
+		{"sessions", []key.Binding{k.New, k.Restore, k.RestoreAll, k.Break, k.Delete, k.Filter, k.Search, k.NeedsMe}},
 		{"the selected session", []key.Binding{k.Input, k.Interrupt, k.Screen, k.Approve, k.Deny, k.Shutdown, k.Changes}},
 		{"the input line", []key.Binding{
 			key.NewBinding(key.WithHelp("enter", "submit it, or send it to the turn")),

@@ -84,6 +84,10 @@ type Options struct {
 	LogPath string // logs go to this file, never to the terminal
 	Now     func() time.Time
 
+	// SearchDir is where the search index lives (s); "" is beside the
+	// store (package search).
+	SearchDir string
+
 	// StoreKey names the store's socket directory: host.SocketDir(StoreKey),
 	// host.Connect(ctx, StoreKey, id). "" probes no host.
 	StoreKey string
@@ -235,6 +239,8 @@ type model struct {
 	dialog   dialog
 	help     *helpView
 	changes  *changesView // what a turn changed (changes.go)
+	search   *searchView  // every line of every session (search.go)
+	jump     *searchJump  // the hit chosen there, to scroll its session's events to
 	input    *inputBar
 	inputGen int // the input lines opened in turn-input mode (their echo polls)
 	// screenFocus: the full-screen program that has the keys (screenfocus.go)

@@ -20,6 +20,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // message that may have changed a session's state.
 func (m *model) update(msg tea.Msg) tea.Cmd {
 	cmd := m.route(msg)
+	if m.jump != nil && m.jump.try(m.sessions[m.jump.id]) {
+		m.jump = nil
+	}
 	cmd = tea.Batch(cmd, m.attn.attend(m.h, msg, m.sessions, m.list.selected(), m.list.listed))
 	switch msg := msg.(type) {
 	case listMsg:
@@ -124,6 +127,16 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 			m.changes.answered(msg)
 		}
 		return nil
+	case searchTickMsg:
+		if m.search != nil {
+			return m.search.ticked(m.h, msg)
+		}
+		return nil
+	case searchMsg:
+		if m.search != nil {
+			m.search.answered(msg)
+		}
+		return nil
 	case notifiedMsg:
 		return msg.logged(m.h.log)
 	case flashOffMsg:
@@ -184,6 +197,8 @@ func (m *model) onKey(msg tea.KeyMsg) tea.Cmd {
 		return cmd
 	case m.changes != nil:
 		return m.changesKey(msg)
+	case m.search != nil:
+		return m.searchKey(msg)
 	case m.input != nil:
 		return m.inputKey(msg)
 	case m.list.filterActive:
@@ -236,6 +251,9 @@ func (m *model) onKey(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, k.RestoreAll):
 		return m.openRestoreAll()
+	case key.Matches(msg, k.Search):
+		m.search = openSearch()
+		return nil
 	case key.Matches(msg, k.Changes):
 		if v := m.list.selected(); v != nil {
 			var cmd tea.Cmd
@@ -344,4 +362,28 @@ func (m *model) inputKey(msg tea.KeyMsg) tea.Cmd {
 		return m.h.queueSend(v, *a.send)
 	}
 	return a.cmd
+}
+
+// searchKey gives a key to the search view; a hit chosen selects its
+// session in the list (the filter cleared when it hides it) and focuses
+// its events.
+func (m *model) searchKey(msg tea.KeyMsg) tea.Cmd {
+	r := m.search.key(msg, max(1, m.geometry().bodyH-4))
+	if r.closed {
+		m.search = nil
+	}
+	if r.choose == "" {
+		return r.cmd
+	}
+	v := m.sessions[r.choose]
+	if v == nil {
+		return tea.Batch(r.cmd, m.status.flash("that session is not listed (yet)", clsMuted))
+	}
+	if !m.list.shows(v) {
+		m.list.setFilter("", m.listSpace())
+	}
+	m.list.selectID(r.choose, m.listSpace())
+	m.focus = paneEvents
+	m.jump = &searchJump{id: r.choose, line: r.line}
+	return tea.Batch(r.cmd, m.selectionMoved())
 }

@@ -25,6 +25,8 @@ func (m Model) View() string {
 		lines = append(lines, m.help.view(c, helpDisabled(m.list.selected()), w, g.bodyH)...)
 	case m.changes != nil:
 		lines = append(lines, m.changes.view(c.st, w, g.bodyH)...)
+	case m.search != nil:
+		lines = append(lines, m.search.view(c.st, w, g.bodyH)...)
 	default:
 		lines = append(lines, m.body(c, g)...)
 	}

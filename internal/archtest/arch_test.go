@@ -181,6 +181,11 @@ var importRules = []importRule{
 	{name: "themes", from: []string{"themes/..."}, only: []string{"internal/...", "github.com/BurntSushi/toml"},
 		why:    "themes are colours read from files: looprig's leaves only",
 		breaks: [2]string{"themes", "looprig/rig"}},
+	{name: "search", from: []string{"search/..."},
+		only: []string{"rig", "rig/event", "rig/storage", "internal/termrender", "github.com/google/uuid", "go.etcd.io/bbolt/...", "github.com/klauspost/compress/zstd"},
+		why: "the search index is derived from the journals, read with rig's public read API (rig.ReadRecords, rig.Transcript): " +
+			"no journal internals, backend, presenter or UI; bbolt holds it, zstd its blocks",
+		breaks: [2]string{"search", "looprig/rig/journal"}},
 	{name: "gitwt-std", from: []string{"internal/gitwt/..."}, stdOnly: true,
 		why:    "a session's worktree is the user's git's work: gitwt runs git (os/exec) and parses its output with the standard library, nothing else",
 		breaks: [2]string{"internal/gitwt", "github.com/google/uuid"}},

@@ -71,6 +71,7 @@ const (
 	ot = "BenchmarkOutputVsTmux"
 	hs = "BenchmarkHostSlowSubscribers"
 	hr = "BenchmarkHostReplaySubscribers"
+	se = "BenchmarkSearch"
 )
 
 var figures = []figure{
@@ -97,6 +98,13 @@ var figures = []figure{
 	{name: "restore 1M: bytes allocated", ours: m("BenchmarkRestore/records=1m", "alloc-MB"), kind: "MB"},
 	{name: "restore 1M: peak heap incl. garbage (a process that only restores, GOGC=20)", ours: m("BenchmarkRestore/records=1m", "peak-heap-MB"), kind: "MB"},
 	{name: "restore 1M: peak live heap (same process)", ours: m("BenchmarkRestore/records=1m", "peak-live-MB"), kind: "MB"},
+	{name: "`looprig search` word query, new process: p50 (vs grep -ri over the journals)", ours: m(se, "word-p50-ms"), base: p(se, "grep-word-p50-ms"), ratio: p(se, "word-ratio"), kind: "ms", target: "≤ 10 ms", check: atMost(10)},
+	{name: "`looprig search` word query, new process: p95", ours: m(se, "word-p95-ms"), kind: "ms", target: "≤ 50 ms", check: atMost(50)},
+	{name: "`looprig ls --json` in the same run (the command's start and the listing a search does too)", ours: m(se, "ls-p50-ms"), kind: "ms"},
+	{name: "search word query in process (list, open, catch up, search): p50", ours: m(se, "word-inproc-p50-ms"), kind: "ms"},
+	{name: "`looprig search` regexp with a 3-character literal: p95 (p50 vs grep -rE)", ours: m(se, "re-p95-ms"), base: p(se, "grep-re-p50-ms"), ratio: p(se, "re-ratio"), kind: "ms", target: "≤ 200 ms", check: atMost(200)},
+	{name: "search index full rebuild, MB of journal per second", ours: m(se, "rebuild-MBps"), kind: "n", target: "≥ 50", check: oursAtLeast(50)},
+	{name: "search index size / journals' size (disk blocks)", ours: m(se, "index-disk-ratio"), kind: "n", target: "≤ 0.5", check: atMost(0.5)},
 	{name: "lease acquire+release (vs raw flock + epoch write + fsync)", ours: m("BenchmarkLease", "ours-us"), base: p("BenchmarkLease", "base-us"), ratio: p("BenchmarkLease", "x-raw"), kind: "us", target: "≤ 3× raw", check: ratioAtMost(3)},
 	{name: "list 1k sessions (vs ReadDir + 1 small read each)", ours: m("BenchmarkList/sessions=1k", "ours-ms"), base: p("BenchmarkList/sessions=1k", "base-ms"), ratio: p("BenchmarkList/sessions=1k", "ratio"), kind: "ms"},
 	{name: "list 10k sessions (vs ReadDir + 1 small read each)", ours: m("BenchmarkList/sessions=10k", "ours-ms"), base: p("BenchmarkList/sessions=10k", "base-ms"), ratio: p("BenchmarkList/sessions=10k", "ratio"), kind: "ms"},

@@ -1,0 +1,329 @@
+package benchmarks
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"looprig/fsstore"
+	"looprig/rig"
+	"looprig/rig/event"
+	"looprig/rig/journal"
+	"looprig/rig/storage"
+	"looprig/rig/storage/memstore"
+	"looprig/search"
+)
+
+// searchFixture is a store of sessions whose journals hold generated
+// output: log-like lines of a varied vocabulary, numbers and hex ids, and the rare word "eaddrinuse" planted in a
+// few lines of a few sessions.
+type searchFixture struct {
+	dir          string
+	ids          []uuid.UUID
+	journalBytes int64
+	lines        int
+	needles      int // lines holding "eaddrinuse"
+}
+
+// searchSize is the fixture's size: LOOPRIG_SEARCH_SESSIONS and
+// LOOPRIG_SEARCH_LINES (per session) override the default of 100 × 10,000
+// (-short: 20 × 10,000).
+func searchSize() (sessions, lines int) {
+	sessions, lines = pick(20, 100), 10_000
+	if n, err := strconv.Atoi(os.Getenv("LOOPRIG_SEARCH_SESSIONS")); err == nil && n > 0 {
+		sessions = n
+	}
+	if n, err := strconv.Atoi(os.Getenv("LOOPRIG_SEARCH_LINES")); err == nil && n > 0 {
+		lines = n
+	}
+	return sessions, lines
+}
+
+var searchFixtures = map[string]*searchFixture{}
+
+func newSearchFixture(b *testing.B, sessions, lines int) *searchFixture {
+	b.Helper()
+	fixturesMu.Lock()
+	defer fixturesMu.Unlock()
+	key := fmt.Sprint(sessions, "x", lines)
+	if fx := searchFixtures[key]; fx != nil {
+		return fx
+	}
+	root, err := fixtureRoot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := filepath.Join(root, "search-"+key)
+	os.RemoveAll(dir)
+	t0 := time.Now()
+	st := openStore(b, dir)
+	defer st.Close()
+	r := defineRig(b, st)
+	fx := &searchFixture{dir: dir}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range sessions {
+		id, loop := realSession(b, r, fmt.Sprintf("search %d", i))
+		fx.ids = append(fx.ids, id)
+		fx.needles += appendGeneratedTurn(b, st, id, loop, lines, rng, i%10 == 0)
+		fx.lines += lines
+	}
+	fx.journalBytes = dirBytes(b, filepath.Join(dir, "ledgers"))
+	b.Logf("fixture: %d sessions × %d lines, %.1f MB of journals, in %v", sessions, lines, float64(fx.journalBytes)/1e6, time.Since(t0).Round(time.Millisecond))
+	searchFixtures[key] = fx
+	return fx
+}
+
+var (
+	levels     = []string{"INFO", "INFO", "INFO", "DEBUG", "WARN", "error"}
+	components = []string{"api", "worker", "scheduler", "db", "cache", "auth", "http", "grpc", "queue", "build"}
+	syllables  = []string{"ka", "ro", "mi", "ten", "sul", "va", "dor", "pe", "lin", "gra", "tho", "zu", "mer", "qui", "bo", "nex"}
+)
+
+// genLine is one generated output line.
+func genLine(rng *rand.Rand, n int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "2026-11-%02d %02d:%02d:%02d %s %s: ", 1+rng.IntN(28), rng.IntN(24), rng.IntN(60), rng.IntN(60),
+		levels[rng.IntN(len(levels))], components[rng.IntN(len(components))])
+	for range 4 + rng.IntN(6) {
+		for range 1 + rng.IntN(3) {
+			b.WriteString(syllables[rng.IntN(len(syllables))])
+		}
+		b.WriteByte(' ')
+	}
+	fmt.Fprintf(&b, "id=%08x took %dms line %d", rng.Uint32(), rng.IntN(5000), n)
+	return b.String()
+}
+
+// appendGeneratedTurn appends to session id a turn of n generated output
+// lines, in TurnOutput records of 64 lines (as a turn's checkpoints hold
+// many lines each); with needle, three of them hold "EADDRINUSE". It
+// returns the needle lines written.
+func appendGeneratedTurn(b *testing.B, st *fsstore.Store, id uuid.UUID, loop string, n int, rng *rand.Rand, needle bool) int {
+	b.Helper()
+	// The records are encoded by a journal in memory, then appended to
+	// the session's ledger in batches under its lease.
+	ms := memstore.New()
+	ml, err := ms.Acquire(bg, "sessions/gen")
+	if err != nil {
+		b.Fatal(err)
+	}
+	mj, err := journal.Open(bg, ms, "sessions/gen", ml)
+	if err != nil {
+		b.Fatal(err)
+	}
+	turn := uuid.NewString()
+	if _, err := mj.AppendEvent(bg, loop, event.TurnStarted{TurnID: turn, Index: 0, Input: "make test"}); err != nil {
+		b.Fatal(err)
+	}
+	needles := 0
+	var off int64
+	for i := 0; i < n; {
+		var text strings.Builder
+		for k := 0; k < 64 && i < n; k, i = k+1, i+1 {
+			line := genLine(rng, i)
+			if needle && i%(n/3+1) == n/6 {
+				line += " listen tcp :8080: bind: EADDRINUSE"
+				needles++
+			}
+			text.WriteString(line + "\n")
+		}
+		if _, err := mj.AppendEvent(bg, loop, event.TurnOutput{TurnID: turn, Offset: off, Text: text.String()}); err != nil {
+			b.Fatal(err)
+		}
+		off += int64(text.Len())
+	}
+	if _, err := mj.AppendEvent(bg, loop, event.TurnDone{TurnID: turn}); err != nil {
+		b.Fatal(err)
+	}
+	payloads := readPayloads(b, ms, "sessions/gen")[1:] // not its fence
+	name := storage.SessionName(id.String())
+	l, err := st.Acquire(bg, name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Release(bg)
+	j, err := journal.Open(bg, st, name, l)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tip := j.Tip()
+	for len(payloads) > 0 {
+		k := min(1024, len(payloads))
+		if err := st.Append(bg, name, tip, payloads[:k]...); err != nil {
+			b.Fatal(err)
+		}
+		tip += uint64(k)
+		payloads = payloads[k:]
+	}
+	return needles
+}
+
+func dirBytes(tb testing.TB, dir string) int64 {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err == nil {
+			n += fi.Size()
+		}
+		return err
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+// searchInProcess lists the fixture's sessions, opens its index, brings it
+// up to date and searches q, as the command does, and returns how long it
+// took.
+func searchInProcess(b *testing.B, fx *searchFixture, q string) time.Duration {
+	st := openStore(b, fx.dir)
+	defer st.Close()
+	query, err := search.ParseQuery(q)
+	if err != nil {
+		b.Fatal(err)
+	}
+	t0 := time.Now()
+	infos, err := rig.ListSessions(bg, st)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ix, err := search.Open(bg, st, search.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	if _, err := ix.Update(bg, search.SessionsOf(infos), nil); err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	if err := ix.Search(bg, query, search.Filter{}, func(search.Hit) error { n++; return nil }); err != nil {
+		b.Fatal(err)
+	}
+	d := time.Since(t0)
+	if n < fx.needles {
+		b.Fatalf("search %q found %d lines, want %d at least", q, n, fx.needles)
+	}
+	return d
+}
+
+// rebuildIndex builds the fixture's index from scratch in this process and
+// returns how long it took.
+func rebuildIndex(b *testing.B, fx *searchFixture) time.Duration {
+	st := openStore(b, fx.dir)
+	defer st.Close()
+	t0 := time.Now()
+	ix, err := search.Open(bg, st, search.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := ix.Reset(bg); err != nil {
+		b.Fatal(err)
+	}
+	var ses []search.Session
+	for _, id := range fx.ids {
+		ses = append(ses, search.Session{ID: id})
+	}
+	s, err := ix.Update(bg, ses, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := ix.Close(); err != nil {
+		b.Fatal(err)
+	}
+	d := time.Since(t0)
+	if s.Lines < int64(fx.lines) {
+		b.Fatalf("the rebuild indexed %d lines, the journals hold %d output lines", s.Lines, fx.lines)
+	}
+	return d
+}
+
+// BenchmarkSearch: `looprig search` over a generated store
+// (searchSize), end to end from the built command (a new process: open
+// the store, list the sessions, check every journal's tip, search, print),
+// against grep over the journal files in the same run: a rare word
+// (eaddrinuse, case-insensitive: grep -ri) and a regexp whose only literal
+// has 3 characters (/\bdea[0-9a-f]{5} /: an id of 8 hex digits that
+// begins with "dea", in about one line of 4,000; grep -rE). Also the full rebuild's rate (MB of
+// journal per second) and the index's size against the journals'.
+//
+// Metrics: word-p50-ms, word-p95-ms, grep-word-p50-ms, word-ratio (grep /
+// ours, medians); ls-p50-ms (`looprig ls --json`: the command's start and
+// the listing every search does too) and word-inproc-p50-ms (the word
+// query in this process: list, open the index, check it is up to date,
+// search); re-p50-ms, re-p95-ms, grep-re-p50-ms, re-ratio;
+// rebuild-MBps; index-ratio (the index file's size / the journal files'),
+// index-disk-ratio (the disk blocks it takes: bbolt grows its file in
+// doubling steps, sparse); journal-MB.
+func BenchmarkSearch(b *testing.B) {
+	bin := looprigBinary(b)
+	sessions, lines := searchSize()
+	fx := newSearchFixture(b, sessions, lines)
+	env := append(os.Environ(), "XDG_CONFIG_HOME="+b.TempDir(), "NO_COLOR=1")
+	rounds := pick(7, 21)
+	for range b.N {
+		rebuild := rebuildIndex(b, fx)
+		var word, grepWord, re, grepRe, ls, inproc side
+		run := func(s *side, want int, name string, args ...string) func() {
+			return func() {
+				cmd := exec.Command(name, args...)
+				cmd.Env = env
+				var out, stderr bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &out, &stderr
+				t0 := time.Now()
+				err := cmd.Run()
+				d := time.Since(t0)
+				if err != nil {
+					b.Fatalf("%s %v: %v\n%s", name, args, err, stderr.String())
+				}
+				if want >= 0 && strings.Count(out.String(), "\n") < want {
+					b.Fatalf("%s %v printed %d lines, want %d at least:\n%s", name, args, strings.Count(out.String(), "\n"), want, out.String())
+				}
+				s.add(1, d)
+				s.lat = append(s.lat, d)
+			}
+		}
+		ledgers := filepath.Join(fx.dir, "ledgers")
+		interleave(rounds,
+			run(&word, fx.needles, bin, "--store", fx.dir, "search", "eaddrinuse", "--kind", "output"),
+			run(&grepWord, 1, "grep", "-ric", "eaddrinuse", ledgers),
+			run(&re, 1, bin, "--store", fx.dir, "search", `/\bdea[0-9a-f]{5} /`),
+			run(&grepRe, 1, "grep", "-rEc", `\bdea[0-9a-f]{5} `, ledgers),
+			run(&ls, 1, bin, "--store", fx.dir, "ls", "--json"),
+			func() { inproc.lat = append(inproc.lat, searchInProcess(b, fx, "eaddrinuse")) },
+		)
+		size := dirBytes(b, filepath.Join(fx.dir, "search"))
+		var stat syscall.Stat_t
+		if err := syscall.Stat(filepath.Join(fx.dir, "search", search.FileName), &stat); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(word.pct(0.5)/1e3, "word-p50-ms")
+		b.ReportMetric(word.pct(0.95)/1e3, "word-p95-ms")
+		b.ReportMetric(grepWord.pct(0.5)/1e3, "grep-word-p50-ms")
+		b.ReportMetric(grepWord.pct(0.5)/word.pct(0.5), "word-ratio")
+		b.ReportMetric(ls.pct(0.5)/1e3, "ls-p50-ms")
+		b.ReportMetric(inproc.pct(0.5)/1e3, "word-inproc-p50-ms")
+		b.ReportMetric(re.pct(0.5)/1e3, "re-p50-ms")
+		b.ReportMetric(re.pct(0.95)/1e3, "re-p95-ms")
+		b.ReportMetric(grepRe.pct(0.5)/1e3, "grep-re-p50-ms")
+		b.ReportMetric(grepRe.pct(0.5)/re.pct(0.5), "re-ratio")
+		b.ReportMetric(float64(fx.journalBytes)/1e6/rebuild.Seconds(), "rebuild-MBps")
+		b.ReportMetric(float64(size)/float64(fx.journalBytes), "index-ratio")
+		b.ReportMetric(float64(stat.Blocks*512)/float64(fx.journalBytes), "index-disk-ratio")
+		b.ReportMetric(float64(fx.journalBytes)/1e6, "journal-MB")
+	}
+}

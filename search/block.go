@@ -1,0 +1,298 @@
+package search
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/klauspost/compress/zstd"
+)
+
+// Kind is what an indexed line is.
+type Kind byte
+
+// The kinds of lines.
+const (
+	// KindCommand is a turn's input to a shell (or the demo engine), or
+	// input sent to a running turn: the text that was journaled (hidden
+	// input never is).
+	KindCommand Kind = 1 + iota
+	// KindOutput is a line of a turn's output, as a user reads it: escape
+	// sequences gone, carriage-return redraws folded (internal/termrender).
+	KindOutput
+	// KindGate is a gate's prompt or its answer.
+	KindGate
+	// KindAgent is a prompt to an agent engine, a line of its reply or an
+	// agent's notification.
+	KindAgent
+)
+
+var kindNames = [...]string{KindCommand: "command", KindOutput: "output", KindGate: "gate", KindAgent: "agent"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) && kindNames[k] != "" {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind(%d)", k)
+}
+
+// ParseKind is the Kind named s ("command", "output", "gate", "agent").
+func ParseKind(s string) (Kind, error) {
+	for k, n := range kindNames {
+		if n != "" && n == s {
+			return Kind(k), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown kind %q: want command, output, gate or agent", s)
+}
+
+// Line is one indexed line of a session.
+type Line struct {
+	Turn int // the turn's index; -1 when the line belongs to no turn
+	Kind Kind
+	At   time.Time
+	Text string
+}
+
+// maxLineBytes bounds the text kept of one line; the rest of a longer
+// line is not indexed (the journal still holds it).
+const maxLineBytes = 4 << 10
+
+// A block is up to blockLines lines (blockBytes of text) of one session,
+// stored compressed under its id; the trigram postings name blocks, not
+// lines, which keeps them small (a line's trigrams are mostly its block's
+// already). A query reads the blocks its trigrams allow and checks each
+// line.
+const (
+	blockLines = 512
+	blockBytes = 64 << 10
+)
+
+// blockFormat is the first byte of every stored block.
+const blockFormat = 2
+
+// blockHeader is what a block says of itself outside its compressed
+// lines, so that a filtered query skips it unread.
+type blockHeader struct {
+	session uuid.UUID
+	last    time.Time // the time of its newest line
+}
+
+var (
+	encoder, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	decoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+)
+
+// errBadBlock: a stored block does not decode; the index is corrupt.
+var errBadBlock = errors.New("search index: a block does not decode")
+
+// encodeBlock stores lines of session sess.
+func encodeBlock(sess uuid.UUID, lines []Line) []byte {
+	var last time.Time
+	var prev int64 // a line's time is stored as the difference from the line before's
+	raw := make([]byte, 0, 64*len(lines))
+	for _, l := range lines {
+		if l.At.After(last) {
+			last = l.At
+		}
+		ms := l.At.UnixMilli()
+		raw = binary.AppendVarint(raw, int64(l.Turn))
+		raw = append(raw, byte(l.Kind))
+		raw = binary.AppendVarint(raw, ms-prev)
+		prev = ms
+		raw = binary.AppendUvarint(raw, uint64(len(l.Text)))
+		raw = append(raw, l.Text...)
+	}
+	out := make([]byte, 0, 32+len(raw)/3)
+	out = append(out, blockFormat)
+	out = append(out, sess[:]...)
+	out = binary.AppendVarint(out, last.UnixMilli())
+	return encoder.EncodeAll(raw, out)
+}
+
+// decodeHeader reads a block's header and returns the rest (its
+// compressed lines).
+func decodeHeader(b []byte) (blockHeader, []byte, error) {
+	if len(b) < 18 || b[0] != blockFormat {
+		return blockHeader{}, nil, errBadBlock
+	}
+	var h blockHeader
+	copy(h.session[:], b[1:17])
+	ms, n := binary.Varint(b[17:])
+	if n <= 0 {
+		return blockHeader{}, nil, errBadBlock
+	}
+	h.last = time.UnixMilli(ms)
+	return h, b[17+n:], nil
+}
+
+// decodeLines decodes a block's compressed lines, appending to dst; buf
+// is scratch space it may reuse.
+func decodeLines(dst []Line, body []byte, buf []byte) ([]Line, []byte, error) {
+	raw, err := decoder.DecodeAll(body, buf[:0])
+	if err != nil {
+		return dst, buf, fmt.Errorf("%w: %w", errBadBlock, err)
+	}
+	s := string(raw) // one copy, which the lines' texts share
+	var prev int64
+	for i := 0; i < len(s); {
+		turn, n := binary.Varint(raw[i:])
+		if n <= 0 || i+n >= len(raw) {
+			return dst, raw, errBadBlock
+		}
+		i += n
+		kind := Kind(raw[i])
+		i++
+		d, n := binary.Varint(raw[i:])
+		if n <= 0 {
+			return dst, raw, errBadBlock
+		}
+		i += n
+		ms := prev + d
+		prev = ms
+		ln, n := binary.Uvarint(raw[i:])
+		if n <= 0 || uint64(len(raw)-i-n) < ln {
+			return dst, raw, errBadBlock
+		}
+		i += n
+		dst = append(dst, Line{Turn: int(turn), Kind: kind, At: time.UnixMilli(ms), Text: s[i : i+int(ln)]})
+		i += int(ln)
+	}
+	return dst, raw, nil
+}
+
+// The trigram postings: for each trigram (three bytes of lower-cased
+// text) and each chunk of 1<<chunkShift block ids, the sorted offsets
+// within the chunk of the blocks that hold it, as uvarint deltas. Keys
+// are the trigram's 3 bytes then the chunk's 4 (big-endian), so a
+// trigram's chunks are adjacent and in order.
+const chunkShift = 12
+
+func gramKey(g uint32, chunk uint32) []byte {
+	return []byte{byte(g >> 16), byte(g >> 8), byte(g), byte(chunk >> 24), byte(chunk >> 16), byte(chunk >> 8), byte(chunk)}
+}
+
+// decodePostings appends the block ids of a chunk's value to dst.
+func decodePostings(dst []uint64, chunk uint32, v []byte) ([]uint64, error) {
+	base := uint64(chunk) << chunkShift
+	var prev uint64
+	for i := 0; i < len(v); {
+		d, n := binary.Uvarint(v[i:])
+		if n <= 0 {
+			return dst, errBadBlock
+		}
+		i += n
+		prev += d
+		dst = append(dst, base+prev)
+	}
+	return dst, nil
+}
+
+// mergePostings merges ids (sorted, all in chunk) into the chunk's value
+// old and returns the new value.
+func mergePostings(old []byte, chunk uint32, ids []uint64) ([]byte, error) {
+	have, err := decodePostings(nil, chunk, old)
+	if err != nil {
+		return nil, err
+	}
+	if len(have) == 0 || have[len(have)-1] < ids[0] {
+		// The common case: new blocks come after every one it has.
+		out := slices.Clip(old)
+		prev := uint64(0)
+		if len(have) > 0 {
+			prev = have[len(have)-1] & (1<<chunkShift - 1)
+		}
+		for _, id := range ids {
+			off := id & (1<<chunkShift - 1)
+			out = binary.AppendUvarint(out, off-prev)
+			prev = off
+		}
+		return out, nil
+	}
+	all := append(have, ids...)
+	slices.Sort(all)
+	all = slices.Compact(all)
+	out := make([]byte, 0, len(all)+8)
+	prev := uint64(0)
+	for _, id := range all {
+		off := id & (1<<chunkShift - 1)
+		out = binary.AppendUvarint(out, off-prev)
+		prev = off
+	}
+	return out, nil
+}
+
+// gramSet collects the distinct trigrams of some text: a bitmap of every
+// possible trigram (2 MiB) and the list of those set, cleared after use.
+type gramSet struct {
+	bits []uint64
+	set  []uint32
+}
+
+func newGramSet() *gramSet { return &gramSet{bits: make([]uint64, 1<<24/64)} }
+
+// add adds the trigrams of s, lower-cased.
+func (g *gramSet) add(s string) {
+	if len(s) < 3 {
+		return
+	}
+	s = lower(s)
+	for i := 0; i+3 <= len(s); i++ {
+		t := uint32(s[i])<<16 | uint32(s[i+1])<<8 | uint32(s[i+2])
+		w, b := t/64, uint64(1)<<(t%64)
+		if g.bits[w]&b == 0 {
+			g.bits[w] |= b
+			g.set = append(g.set, t)
+		}
+	}
+}
+
+// take returns the trigrams added since the last take and clears the set.
+func (g *gramSet) take() []uint32 {
+	out := g.set
+	for _, t := range out {
+		g.bits[t/64] = 0
+	}
+	g.set = nil
+	return out
+}
+
+// lower lower-cases s, quickly when it is ASCII.
+func lower(s string) string {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x80 {
+			return strings.ToLower(s)
+		}
+		if 'A' <= c && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if b[j] >= 0x80 {
+					return strings.ToLower(s)
+				}
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+// trigrams returns the distinct trigrams of s, lower-cased.
+func trigrams(s string) []uint32 {
+	s = lower(s)
+	var out []uint32
+	for i := 0; i+3 <= len(s); i++ {
+		t := uint32(s[i])<<16 | uint32(s[i+1])<<8 | uint32(s[i+2])
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}

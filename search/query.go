@@ -1,0 +1,233 @@
+package search
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"slices"
+	"strings"
+)
+
+// Query is a parsed search: words and phrases that must all be in a line
+// (in any case), or a regular expression.
+type Query struct {
+	text  string
+	terms []string // lower-cased words and phrases
+	re    *regexp.Regexp
+	lits  []string // lower-cased strings every match of re holds
+	grams []uint32 // trigrams every matching line holds (lower-cased)
+}
+
+// QueryError is a query that does not parse, with the position (1-based,
+// in bytes of the query) where it goes wrong.
+type QueryError struct {
+	Query string
+	Pos   int
+	Msg   string
+}
+
+func (e *QueryError) Error() string {
+	return fmt.Sprintf("bad query at column %d: %s", e.Pos, e.Msg)
+}
+
+// ParseQuery parses s: "/RE/" is a regular expression (Go's syntax,
+// matched against each line, case-sensitive unless it says (?i));
+// anything else is words and "quoted phrases", each of which must appear
+// in a line, in any case.
+func ParseQuery(s string) (*Query, error) {
+	q := &Query{text: s}
+	t := strings.TrimSpace(s)
+	if len(t) >= 2 && t[0] == '/' && t[len(t)-1] == '/' {
+		start := strings.Index(s, "/") + 1
+		pat := t[1 : len(t)-1]
+		if pat == "" {
+			return nil, &QueryError{Query: s, Pos: start, Msg: "empty regular expression"}
+		}
+		re, err := regexp.Compile(pat)
+		if err != nil {
+			pos := start
+			var se *syntax.Error
+			if errors.As(err, &se) {
+				if i := strings.Index(pat, se.Expr); i >= 0 {
+					pos += i
+				}
+				return nil, &QueryError{Query: s, Pos: pos + 1, Msg: fmt.Sprintf("%s: %q", se.Code, se.Expr)}
+			}
+			return nil, &QueryError{Query: s, Pos: pos + 1, Msg: err.Error()}
+		}
+		q.re = re
+		if parsed, err := syntax.Parse(pat, syntax.Perl); err == nil {
+			for _, lit := range required(parsed.Simplify()) {
+				q.lits = append(q.lits, lower(lit))
+				q.addGrams(lit)
+			}
+		}
+		return q, nil
+	}
+	for i := 0; i < len(s); {
+		switch c := s[i]; {
+		case c == ' ' || c == '\t':
+			i++
+		case c == '"':
+			end := strings.IndexByte(s[i+1:], '"')
+			if end < 0 {
+				return nil, &QueryError{Query: s, Pos: i + 1, Msg: "a phrase opened here is not closed (a \" is missing)"}
+			}
+			if phrase := s[i+1 : i+1+end]; strings.TrimSpace(phrase) != "" {
+				q.terms = append(q.terms, lower(phrase))
+			}
+			i += end + 2
+		default:
+			end := strings.IndexAny(s[i:], " \t\"")
+			if end < 0 {
+				end = len(s) - i
+			}
+			q.terms = append(q.terms, lower(s[i:i+end]))
+			i += end
+		}
+	}
+	if len(q.terms) == 0 {
+		return nil, &QueryError{Query: s, Pos: 1, Msg: "nothing to search for"}
+	}
+	for _, t := range q.terms {
+		q.addGrams(t)
+	}
+	return q, nil
+}
+
+func (q *Query) addGrams(s string) {
+	for _, g := range trigrams(s) {
+		if !slices.Contains(q.grams, g) {
+			q.grams = append(q.grams, g)
+		}
+	}
+}
+
+// String is the query as given.
+func (q *Query) String() string { return q.text }
+
+// IsRegexp reports whether the query is a regular expression.
+func (q *Query) IsRegexp() bool { return q.re != nil }
+
+// Match reports whether line matches, with the byte ranges of what
+// matched (for highlighting; none when lower-casing changed the line's
+// length).
+func (q *Query) Match(line string) (bool, [][2]int) {
+	if q.re != nil {
+		if len(q.lits) > 0 {
+			// Cheaper than the regexp: a line without its literals
+			// cannot match.
+			for _, l := range q.lits {
+				if !containsFold(line, l) {
+					return false, nil
+				}
+			}
+		}
+		locs := q.re.FindAllStringIndex(line, -1)
+		if locs == nil {
+			return false, nil
+		}
+		out := make([][2]int, len(locs))
+		for i, l := range locs {
+			out[i] = [2]int{l[0], l[1]}
+		}
+		return true, out
+	}
+	for _, t := range q.terms {
+		if !containsFold(line, t) {
+			return false, nil
+		}
+	}
+	low := lower(line)
+	if len(low) != len(line) {
+		return true, nil
+	}
+	var out [][2]int
+	for _, t := range q.terms {
+		for off := 0; ; {
+			i := strings.Index(low[off:], t)
+			if i < 0 {
+				break
+			}
+			out = append(out, [2]int{off + i, off + i + len(t)})
+			off += i + len(t)
+		}
+	}
+	slices.SortFunc(out, func(a, b [2]int) int { return a[0] - b[0] })
+	return true, out
+}
+
+// required returns strings every match of re contains (not all of them:
+// enough to narrow the blocks a regexp search reads).
+func required(re *syntax.Regexp) []string {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return []string{string(re.Rune)}
+	case syntax.OpCapture, syntax.OpPlus:
+		return required(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return required(re.Sub[0])
+		}
+	case syntax.OpConcat:
+		var out []string
+		var run strings.Builder
+		for _, sub := range re.Sub {
+			if sub.Op == syntax.OpLiteral {
+				run.WriteString(string(sub.Rune))
+				continue
+			}
+			if run.Len() > 0 {
+				out = append(out, run.String())
+				run.Reset()
+			}
+			out = append(out, required(sub)...)
+		}
+		if run.Len() > 0 {
+			out = append(out, run.String())
+		}
+		return out
+	}
+	return nil
+}
+
+// containsFold reports whether s holds sub (lower-cased) in any case,
+// without lower-casing s when both are ASCII.
+func containsFold(s, sub string) bool {
+	for i := 0; i < len(sub); i++ {
+		if sub[i] >= 0x80 {
+			return strings.Contains(lower(s), sub)
+		}
+	}
+	if len(sub) == 0 {
+		return true
+	}
+	c0, c0u := sub[0], sub[0]
+	if 'a' <= c0 && c0 <= 'z' {
+		c0u = c0 - ('a' - 'A')
+	}
+	for i := 0; i+len(sub) <= len(s); i++ {
+		c := s[i]
+		if c >= 0x80 {
+			return strings.Contains(lower(s), sub)
+		}
+		if c != c0 && c != c0u {
+			continue
+		}
+		j := 1
+		for ; j < len(sub); j++ {
+			d := s[i+j]
+			if 'A' <= d && d <= 'Z' {
+				d += 'a' - 'A'
+			}
+			if d != sub[j] {
+				break
+			}
+		}
+		if j == len(sub) {
+			return true
+		}
+	}
+	return false
+}

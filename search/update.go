@@ -1,0 +1,395 @@
+package search
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+	bolt "go.etcd.io/bbolt"
+
+	"looprig/rig"
+)
+
+// Stats say what an Update did.
+type Stats struct {
+	// Sessions is how many sessions' journals had grown and were read;
+	// Purged how many sessions were dropped (gone from the store).
+	Sessions, Purged int
+	// Records and Lines are the journal records read and the lines they
+	// gave.
+	Records, Lines int64
+	// Rebuilt: the index was emptied first (damaged, or mostly deleted
+	// sessions' blocks).
+	Rebuilt bool
+}
+
+// commitBytes is how much line text a catch-up writes before it commits
+// and goes on in a new transaction: a rebuild of gigabytes of journals
+// never holds them all in one.
+const commitBytes = 32 << 20
+
+// Session is a session of the store as a listing shows it, for Update.
+type Session struct {
+	ID uuid.UUID
+	// Epoch is its lease's latest epoch: every tenure that may append to
+	// its journal begins with a new one.
+	Epoch uint64
+	// Unheld: no process holds its lease (idle, crashed), so its journal
+	// cannot grow until one does, with a new epoch.
+	Unheld bool
+}
+
+// Update brings the index up to date with the sessions of the store: it
+// drops the sessions it holds that are not among them (deleted) and reads,
+// for each one whose journal grew since it last looked, the records it has
+// not read yet. Whether a journal grew is one tip read, skipped for a
+// session that was unheld at the same epoch when the index last read it
+// to its tip and still is. progress, when set, is called after each
+// session read with how many of the sessions to read are done.
+//
+// An index found damaged on the way is rebuilt (a note to Options.Notes)
+// and brought up to date from scratch.
+func (ix *Index) Update(ctx context.Context, sessions []Session, progress func(done, total int)) (Stats, error) {
+	st, err := ix.update(ctx, sessions, progress)
+	var corrupt *CorruptError
+	if !errors.As(err, &corrupt) {
+		return st, err
+	}
+	ix.note("search: %v; rebuilding it", corrupt)
+	if err := ix.Reset(ctx); err != nil {
+		return st, err
+	}
+	st, err = ix.update(ctx, sessions, progress)
+	st.Rebuilt = true
+	return st, err
+}
+
+func (ix *Index) update(ctx context.Context, sessions []Session, progress func(done, total int)) (st Stats, err error) {
+	defer ix.recoverCorrupt(&err)
+	states, err := ix.states()
+	if err != nil {
+		return st, err
+	}
+	if dead, made := ix.deadBlocks(); dead > 1024 && dead*2 > made {
+		// Mostly deleted sessions' blocks, whose postings stay until a
+		// rebuild: rebuild.
+		if err := ix.Reset(ctx); err != nil {
+			return st, err
+		}
+		states, st.Rebuilt = map[uuid.UUID]*sessionState{}, true
+	}
+	want := make(map[uuid.UUID]bool, len(sessions))
+	var grown []Session
+	settled := map[uuid.UUID]*sessionState{}
+	for _, ses := range sessions {
+		id := ses.ID
+		want[id] = true
+		s := states[id]
+		if s != nil && s.Settled && ses.Unheld && s.Epoch == ses.Epoch {
+			continue
+		}
+		tip, err := rig.JournalTip(ctx, ix.store, id)
+		if err != nil {
+			return st, fmt.Errorf("search: read the journal tip of session %s: %w", id, err)
+		}
+		switch {
+		case s == nil && tip == 0:
+		case s == nil || tip > s.Seq:
+			grown = append(grown, ses)
+		case tip < s.Seq:
+			// A journal shorter than what was read is another journal:
+			// read it again.
+			if err := ix.purge([]uuid.UUID{id}); err != nil {
+				return st, err
+			}
+			delete(states, id)
+			grown = append(grown, ses)
+		case ses.Unheld:
+			s.Epoch, s.Settled = ses.Epoch, true
+			settled[id] = s
+		}
+	}
+	var gone []uuid.UUID
+	for id := range states {
+		if !want[id] {
+			gone = append(gone, id)
+		}
+	}
+	if err := ix.purge(gone); err != nil {
+		return st, err
+	}
+	st.Purged = len(gone)
+	w := ix.newWriter()
+	defer func() {
+		if r := recover(); r != nil {
+			w.rollback()
+			panic(r) // recoverCorrupt reports it
+		}
+		if err != nil {
+			w.rollback()
+		}
+	}()
+	if len(settled) > 0 {
+		if err := w.begin(); err != nil {
+			return st, err
+		}
+		maps.Copy(w.dirty, settled)
+	}
+	ss := make([]*sessionState, len(grown))
+	for i, ses := range grown {
+		if ss[i] = states[ses.ID]; ss[i] == nil {
+			ss[i] = &sessionState{}
+		}
+		// Read to the tip, unheld: settled until its lease moves.
+		ss[i].Epoch, ss[i].Settled = ses.Epoch, ses.Unheld
+	}
+	if err := w.catchUp(ctx, grown, ss, &st, progress); err != nil {
+		return st, err
+	}
+	if err := w.commit(); err != nil {
+		return st, err
+	}
+	if len(states) == 0 && w.written >= compactAfter {
+		// A rebuild: compacted once, rather than left at its peak size.
+		return st, ix.compact(ctx)
+	}
+	return st, nil
+}
+
+// states reads every session's state.
+func (ix *Index) states() (map[uuid.UUID]*sessionState, error) {
+	out := map[uuid.UUID]*sessionState{}
+	err := ix.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
+			id, err := uuid.ParseBytes(k)
+			if err != nil {
+				return &CorruptError{Path: ix.path, Err: fmt.Errorf("session key %q: %w", k, err)}
+			}
+			var s sessionState
+			if err := json.Unmarshal(v, &s); err != nil {
+				return &CorruptError{Path: ix.path, Err: fmt.Errorf("session %s: %w", id, err)}
+			}
+			out[id] = &s
+			return nil
+		})
+	})
+	return out, err
+}
+
+// deadBlocks returns the blocks deleted since the last rebuild and the
+// blocks ever made.
+func (ix *Index) deadBlocks() (dead, made uint64) {
+	_ = ix.db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketMeta).Get(keyDead); len(v) == 8 {
+			dead = binary.BigEndian.Uint64(v)
+		}
+		made = tx.Bucket(bucketBlocks).Sequence()
+		return nil
+	})
+	return dead, made
+}
+
+// purge drops sessions ids: their state and their blocks. Their postings
+// stay, naming blocks that are no more, until a rebuild.
+func (ix *Index) purge(ids []uuid.UUID) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	return ix.db.Update(func(tx *bolt.Tx) error {
+		sb, bb, mb := tx.Bucket(bucketSessions), tx.Bucket(bucketBlocks), tx.Bucket(bucketMeta)
+		var dead uint64
+		if v := mb.Get(keyDead); len(v) == 8 {
+			dead = binary.BigEndian.Uint64(v)
+		}
+		for _, id := range ids {
+			var s sessionState
+			if v := sb.Get([]byte(id.String())); v != nil {
+				if err := json.Unmarshal(v, &s); err != nil {
+					return &CorruptError{Path: ix.path, Err: fmt.Errorf("session %s: %w", id, err)}
+				}
+			}
+			for _, b := range s.Blocks {
+				if err := bb.Delete(blockKey(b)); err != nil {
+					return err
+				}
+			}
+			dead += uint64(len(s.Blocks))
+			if err := sb.Delete([]byte(id.String())); err != nil {
+				return err
+			}
+		}
+		return mb.Put(keyDead, binary.BigEndian.AppendUint64(nil, dead))
+	})
+}
+
+func blockKey(id uint64) []byte { return binary.BigEndian.AppendUint64(nil, id) }
+
+// writer writes a catch-up in transactions of about commitBytes of
+// lines each (one for a few sessions' growth, many for a rebuild): the
+// blocks written, the postings they add, merged into the grams bucket
+// when it commits, and the states of the sessions read, saved then.
+type writer struct {
+	ix      *Index
+	tx      *bolt.Tx // nil between transactions
+	posts   map[uint32][]uint64
+	bytes   int // line text of the transaction
+	written int // line text of all of them
+	dirty   map[uuid.UUID]*sessionState
+}
+
+func (ix *Index) newWriter() *writer {
+	return &writer{ix: ix, posts: map[uint32][]uint64{}, dirty: map[uuid.UUID]*sessionState{}}
+}
+
+// begin starts a transaction unless one is open.
+func (w *writer) begin() error {
+	if w.tx != nil {
+		return nil
+	}
+	tx, err := w.ix.db.Begin(true)
+	if err != nil {
+		return fmt.Errorf("search index: %w", err)
+	}
+	w.tx, w.ix.wrote = tx, true
+	if w.ix.grams == nil {
+		w.ix.grams = newGramSet()
+	}
+	return nil
+}
+
+func (w *writer) rollback() {
+	if w.tx != nil {
+		w.tx.Rollback()
+		w.tx = nil
+	}
+}
+
+// commit merges the postings, saves the sessions' states and commits.
+func (w *writer) commit() error {
+	if w.tx == nil {
+		return nil
+	}
+	if err := w.flushPostings(); err != nil {
+		return err
+	}
+	sb := w.tx.Bucket(bucketSessions)
+	for id, s := range w.dirty {
+		v, err := json.Marshal(s)
+		if err != nil {
+			return fmt.Errorf("search index: %w", err)
+		}
+		if err := sb.Put([]byte(id.String()), v); err != nil {
+			return fmt.Errorf("search index: %w", err)
+		}
+	}
+	err := w.tx.Commit()
+	w.tx, w.bytes = nil, 0
+	clear(w.dirty)
+	if err != nil {
+		return fmt.Errorf("search index: %w", err)
+	}
+	return nil
+}
+
+// flushPostings merges the transaction's postings into the grams bucket,
+// in key order.
+func (w *writer) flushPostings() error {
+	grams := make([]uint32, 0, len(w.posts))
+	for g := range w.posts {
+		grams = append(grams, g)
+	}
+	slices.Sort(grams)
+	gb := w.tx.Bucket(bucketGrams)
+	// Posting lists grow in place: pages filled more than bbolt's half
+	// waste less.
+	gb.FillPercent = 0.9
+	for _, g := range grams {
+		ids := w.posts[g]
+		slices.Sort(ids)
+		ids = slices.Compact(ids)
+		for len(ids) > 0 {
+			chunk := uint32(ids[0] >> chunkShift)
+			n := 1
+			for n < len(ids) && uint32(ids[n]>>chunkShift) == chunk {
+				n++
+			}
+			key := gramKey(g, chunk)
+			v, err := mergePostings(gb.Get(key), chunk, ids[:n])
+			if err != nil {
+				return &CorruptError{Path: w.ix.path, Err: err}
+			}
+			if err := gb.Put(key, v); err != nil {
+				return fmt.Errorf("search index: %w", err)
+			}
+			ids = ids[n:]
+		}
+	}
+	clear(w.posts)
+	return nil
+}
+
+// putBlock stores the lines of block id (0: a new one, whose id it
+// returns) and notes the trigrams of lines[from:] as postings.
+func (w *writer) putBlock(sess uuid.UUID, id uint64, lines []Line, from int) (uint64, error) {
+	bb := w.tx.Bucket(bucketBlocks)
+	bb.FillPercent = 1 // keys only ever grow
+	if id == 0 {
+		var err error
+		if id, err = bb.NextSequence(); err != nil {
+			return 0, fmt.Errorf("search index: %w", err)
+		}
+	}
+	if err := bb.Put(blockKey(id), encodeBlock(sess, lines)); err != nil {
+		return 0, fmt.Errorf("search index: %w", err)
+	}
+	for _, l := range lines[from:] {
+		w.ix.grams.add(l.Text)
+		w.bytes += len(l.Text)
+		w.written += len(l.Text)
+	}
+	for _, g := range w.ix.grams.take() {
+		w.posts[g] = append(w.posts[g], id)
+	}
+	return id, nil
+}
+
+// readBlock decodes block id's lines.
+func (w *writer) readBlock(id uint64) ([]Line, error) {
+	v := w.tx.Bucket(bucketBlocks).Get(blockKey(id))
+	if v == nil {
+		return nil, &CorruptError{Path: w.ix.path, Err: fmt.Errorf("block %d is missing", id)}
+	}
+	_, body, err := decodeHeader(v)
+	if err != nil {
+		return nil, &CorruptError{Path: w.ix.path, Err: err}
+	}
+	// The lines' texts are a string of their own: safe past the
+	// transaction.
+	lines, _, err := decodeLines(nil, body, nil)
+	if err != nil {
+		return nil, &CorruptError{Path: w.ix.path, Err: err}
+	}
+	return lines, nil
+}
+
+// SessionsOf are the sessions of a listing, for Update. A session whose
+// lease state the listing could not tell counts as held.
+func SessionsOf(infos []rig.SessionInfo) []Session {
+	out := make([]Session, 0, len(infos))
+	for _, in := range infos {
+		id, err := uuid.Parse(in.ID)
+		if err != nil {
+			continue
+		}
+		unheld := (in.State == rig.StateIdle || in.State == rig.StateCrashed) && in.Holder == nil &&
+			!strings.HasPrefix(in.Reason, "lease state unknown")
+		out = append(out, Session{ID: id, Epoch: in.Epoch, Unheld: unheld})
+	}
+	return out
+}
