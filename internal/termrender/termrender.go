@@ -111,6 +111,7 @@ type Renderer struct {
 	scrCols, scrRows int
 	keys             ScreenKeys // the modes of scr's program (frame.go)
 	escTail          []byte     // the start of the escape sequence the last Write ended in
+	strs             strFilter  // what scr is fed goes through it (screen.go)
 	noScr            bool       // Options.NoScreen
 
 	// parser
