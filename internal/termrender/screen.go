@@ -100,25 +100,26 @@ func (r *Renderer) feedScreen(p []byte) {
 			return
 		}
 		r.followKeys(r.scr)
-		r.strs = strFilter{out: r.strs.out[:0]}
+		r.strs = StringFilter{out: r.strs.out[:0]}
 	}
-	p = r.strs.filter(p, r.maxStr)
+	p = r.strs.Strip(p, r.maxStr)
 	if len(p) > screenFeedMax {
 		p = p[len(p)-screenFeedMax:]
 	}
 	r.scr.Write(p)
 }
 
-// strFilter takes the control strings (OSC, DCS, SOS, PM and APC: ESC ]
-// P X ^ _, up to BEL or ST) out of what the virtual terminal is fed,
-// across Writes. Nothing of them is drawn on a screen looprig passes on
+// StringFilter takes the control strings (OSC, DCS, SOS, PM and APC: ESC ]
+// P X ^ _, up to BEL or ST) out of what a virtual terminal is fed (the
+// Renderer's, the TUI's), across writes. Nothing of them is drawn on a
+// screen looprig shows
 // (no title, hyperlink, clipboard; a query's answer goes nowhere), and
 // the emulator's parser reads the UTF-8 in them as bytes: one whose
 // continuation byte is 0x9C (C1 ST) ends the string there and prints the
 // rest as text (Claude Code's title "✳ Claude Code", U+2733 being E2 9C
 // B3, printed " Claude Code" where its cursor was). A string longer than
 // max is read as text again from there, as the renderer does.
-type strFilter struct {
+type StringFilter struct {
 	state uint8 // fGround, fEsc (an ESC held back: the next byte says what it starts), fStr, fStrEsc
 	n     int   // bytes of the string so far
 	out   []byte
@@ -131,9 +132,9 @@ const (
 	fStrEsc
 )
 
-// filter returns p without its control strings, valid until the next
+// Strip returns p without its control strings, valid until the next
 // call.
-func (f *strFilter) filter(p []byte, max int) []byte {
+func (f *StringFilter) Strip(p []byte, max int) []byte {
 	f.out = f.out[:0]
 	for i := 0; i < len(p); i++ {
 		b := p[i]
