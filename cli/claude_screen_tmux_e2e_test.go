@@ -137,7 +137,10 @@ func TestTmuxClaudeGateMidScreen(t *testing.T) {
 // the prompt box their text is the same; the same line typed in both and
 // submitted with Enter (run passes it as a key: the interface submits)
 // gets the same answer and screen again. What differs by nature is
-// normalised (claudeText), each with its reason.
+// normalised (claudeText), each with its reason. (Styled, capture-pane -e,
+// the two agree but for Claude Code's reverse-video cursor cell in its
+// prompt box, which the pane under run intermittently lacks after the
+// second answer: see sameClaude.)
 func TestTmuxClaudeLikeDirect(t *testing.T) {
 	if testing.Short() {
 		t.Skip("tmux end-to-end tests are slow; skipped with -short")
@@ -203,46 +206,71 @@ func (c *claudeScreen) configCopy() string {
 }
 
 // claudeDone is the line Claude Code leaves under an answer: a verb
-// picked at random ("Brewed", "Cogitated") and the wall clock's minute.
-var claudeDone = regexp.MustCompile(`✻ \p{Lu}[\p{L}-]* for \d+s · done \d{1,2}:\d{2} [AP]M`)
+// picked at random ("Brewed", "Cogitated"), the seconds the answer took
+// and the wall clock's minute (SGR between its parts when styled).
+var claudeDone = regexp.MustCompile(`✻((?:\x1b\[[0-9;]*m)* (?:\x1b\[[0-9;]*m)*)\p{Lu}[\p{L}-]* for \d+s · done \d{1,2}:\d{2} [AP]M`)
 
-// claudeText is a pane's text with what differs by nature between two
+// trailingSGR is SGR at the end of a row, with no cell after it.
+var trailingSGR = regexp.MustCompile(`(?m)(?:\x1b\[[0-9;]*m)+$`)
+
+// claudeText is a pane's capture with what differs by nature between two
 // runs of the interface normalised: the answer's closing line's random
-// verb and clock (claudeDone).
+// verb, duration and clock (claudeDone); and, styled, SGR at the end of a
+// row (an attribute change with no cell after it draws nothing: tmux
+// reports it where the program's own writes left a blank row's pen, and
+// not where looprig drew the row from the emulator's cells).
 func claudeText(screen string) string {
-	return claudeDone.ReplaceAllString(screen, "✻ VERB for Ns · done TIME")
+	screen = claudeDone.ReplaceAllString(screen, "✻${1}VERB for Ns · done TIME")
+	return trailingSGR.ReplaceAllString(screen, "")
+}
+
+// capture is pane name's capture: its text, or styled (colours and
+// attributes) too.
+func capture(srv *tmuxtest.Server, name string, styled bool) string {
+	if styled {
+		return srv.Run("capture-pane", "-p", "-e", "-t", name)
+	}
+	return srv.Screen(name)
 }
 
 // sameClaude waits until panes a and b both show want and the same
 // (normalised) text, failing with both and their differing rows past
-// screenWait.
+// screenWait. Styled (colours and attributes, claudeText's trailing SGR
+// normalised) they agree too, but for one cell in about one run of four:
+// after the second answer, Claude Code's reverse-video cursor cell in its
+// prompt box shows in the direct pane and not under run, though run's
+// last frame wrote it there (pipe-pane); not explained yet, so not
+// compared here.
 func sameClaude(t *testing.T, srv *tmuxtest.Server, a, b, want string) {
 	t.Helper()
-	var sa, sb string
-	for deadline := time.Now().Add(screenWait); ; time.Sleep(100 * time.Millisecond) {
-		sa, sb = claudeText(srv.Screen(a)), claudeText(srv.Screen(b))
+	for _, styled := range []bool{false} {
+		var sa, sb string
+		deadline := time.Now().Add(screenWait)
+		for ; ; time.Sleep(100 * time.Millisecond) {
+			sa, sb = claudeText(capture(srv, a, styled)), claudeText(capture(srv, b, styled))
+			if sa == sb && strings.Contains(sa, want) || time.Now().After(deadline) {
+				break
+			}
+		}
 		if sa == sb && strings.Contains(sa, want) {
-			return
+			continue
 		}
-		if time.Now().After(deadline) {
-			break
+		ra, rb := strings.Split(sa, "\n"), strings.Split(sb, "\n")
+		var diff strings.Builder
+		for i := range max(len(ra), len(rb)) {
+			var x, y string
+			if i < len(ra) {
+				x = ra[i]
+			}
+			if i < len(rb) {
+				y = rb[i]
+			}
+			if x != y {
+				fmt.Fprintf(&diff, "row %d:\n  %s: %q\n  %s: %q\n", i, a, x, b, y)
+			}
 		}
+		t.Fatalf("%s and %s differ (styled %v; want %q in both):\n%s\n%s:\n%s\n%s:\n%s", a, b, styled, want, diff.String(), a, sa, b, sb)
 	}
-	ra, rb := strings.Split(sa, "\n"), strings.Split(sb, "\n")
-	var diff strings.Builder
-	for i := range max(len(ra), len(rb)) {
-		var x, y string
-		if i < len(ra) {
-			x = ra[i]
-		}
-		if i < len(rb) {
-			y = rb[i]
-		}
-		if x != y {
-			fmt.Fprintf(&diff, "row %d:\n  %s: %q\n  %s: %q\n", i, a, x, b, y)
-		}
-	}
-	t.Fatalf("%s and %s differ (want %q in both):\n%s\n%s:\n%s\n%s:\n%s", a, b, want, diff.String(), a, sa, b, sb)
 }
 
 // agentProcess finds the agent's process of the running turn (the one
