@@ -49,8 +49,10 @@ type turnScreen struct {
 	// watch draw with cursor addressing on the main screen); it lasts
 	// until the turn ends or ctrl+] closes it.
 	opened bool
-	// pending: output written since the last flush.
+	// pending: output written since the last flush, its control strings
+	// taken out (strs).
 	pending []byte
+	strs    termrender.StringFilter
 }
 
 // screenFeedBudget bounds the bytes one flush feeds a screen's emulator,
@@ -92,7 +94,7 @@ func (s *turnScreen) setMode(m ansi.Mode, on bool) {
 // (transcript.flushScreen), so a flood costs one bounded feed per Update,
 // not one per chunk.
 func (s *turnScreen) write(p string) {
-	s.pending = append(s.pending, p...)
+	s.pending = append(s.pending, s.strs.Strip([]byte(p), termrender.DefaultMaxStringBytes)...)
 	if len(s.pending) > 4*screenFeedBudget { // a long replay: bound the memory
 		cut := len(s.pending) - screenFeedBudget
 		s.pending = []byte(keepModes(string(s.pending[cut:]), string(s.pending[:cut])))

@@ -59,6 +59,8 @@ func TestScreenQueriesDoNotBlock(t *testing.T) {
 func TestScreenRowsAreSafe(t *testing.T) {
 	hostile := "\x1b[?1049h\x1b[2J\x1b[H" +
 		"\x1b]52;c;SGVsbG8=\x07\x1b]0;title\x07\x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\ " +
+		"\x1b]0;✳ Claude Code\x07" + // U+2733 is E2 9C B3: 0x9C is C1 ST to the emulator
+
 		"\x1bP1$qm\x1b\\\x1b[5;5H\x1b[31;1mred\x1b[0m \u202eevil\u202c \u009b31m c1 " +
 		"\x1b[10;1H\x1b[38;2;1;2;3;48;5;200m" + strings.Repeat("日本", 50) + "\x1b[0m" +
 		"\x1b[?25l\x1b[?1000h\x1b[12;1H\x1b[4:3mcurly\x1b[0m\x1b[?2004h"
@@ -79,7 +81,7 @@ func TestScreenRowsAreSafe(t *testing.T) {
 					t.Errorf("profile %d: %q not drawn:\n%s", p, want, all)
 				}
 			}
-			for _, bad := range []string{"\u202e", "\u009b", "SGVsbG8", "title", "http://evil"} {
+			for _, bad := range []string{"\u202e", "\u009b", "SGVsbG8", "title", "http://evil", "Claude"} {
 				if strings.Contains(all, bad) {
 					t.Errorf("profile %d: %q drawn:\n%q", p, bad, all)
 				}

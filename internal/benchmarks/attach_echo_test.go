@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"looprig/internal/testbin"
 	"looprig/internal/tmuxtest"
 )
 
@@ -22,12 +23,30 @@ import (
 // are typed and read the same way, with send-keys and capture-pane polled
 // every half millisecond, whose cost is in both figures.
 //
+// Sub-benchmarks: line, the turn running cat as above; fullscreen, the
+// turn running the scripted full-screen program (internal/testbin/
+// fullscreen) whose screen attach passes through, keys raw: a line and
+// Enter typed, timed until the program's "submitted: LINE" row shows
+// (against the same program in the tmux pane).
+//
 // Metrics: ours-p50-ms, ours-p99-ms, base-p50-ms, base-p99-ms (tmux
 // attach), ratio (ours p99 / tmux p99).
 func BenchmarkAttachEchoVsTmux(b *testing.B) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		b.Skip("tmux is not installed")
 	}
+	b.Run("line", func(b *testing.B) { attachEcho(b, "cat", "cat", "turn 0: cat", "", 2, "") })
+	b.Run("fullscreen", func(b *testing.B) {
+		fs := testbin.Program(b, "looprig/internal/testbin/fullscreen")
+		attachEcho(b, fs+" -nobell", fs, "bottom row: q leaves", "bottom row: q leaves", 1, "submitted: ")
+	})
+}
+
+// attachEcho measures a turn running program (the base's pane runs
+// direct), shown once ready shows (baseReady in the base's pane, "" for
+// nothing to wait for); a line is echoed once it shows copies times,
+// after prefix.
+func attachEcho(b *testing.B, program, direct, ready, baseReady string, copies int, prefix string) {
 	rounds, lines := pick(2, 4), pick(20, 50)
 	bin := looprigBinary(b)
 	for range b.N {
@@ -35,23 +54,26 @@ func BenchmarkAttachEchoVsTmux(b *testing.B) {
 		rt := filepath.Dir(h.storeKey)
 		env := fmt.Sprintf("XDG_RUNTIME_DIR=%q XDG_CONFIG_HOME=%q XDG_STATE_HOME=%q TERM=xterm-256color",
 			os.Getenv("XDG_RUNTIME_DIR"), filepath.Join(rt, "config"), filepath.Join(rt, "state"))
-		run := exec.Command("/bin/sh", "-c", fmt.Sprintf("env %s %q --store %q run %s --detach -- cat", env, bin, h.storeKey, h.id))
+		run := exec.Command("/bin/sh", "-c", fmt.Sprintf("env %s %q --store %q run %s --detach -- %s", env, bin, h.storeKey, h.id, program))
 		if out, err := run.CombinedOutput(); err != nil {
 			b.Fatalf("run --detach: %v\n%s", err, out)
 		}
 		srv, inner := tmuxtest.New(b), tmuxtest.New(b)
 		srv.Start("ours", 120, 40, "/bin/sh", "-c", fmt.Sprintf("env %s %q --store %q attach %s", env, bin, h.storeKey, h.id))
-		inner.Start("cat", 120, 40, "cat")
+		inner.Start("cat", 120, 40, "env", "TERM=xterm-256color", direct)
 		srv.Start("base", 120, 40, "/bin/sh", "-c", fmt.Sprintf("TMUX= tmux -L %s -f /dev/null attach -t cat", inner.Socket()))
-		srv.WaitFor("ours", time.Minute, "turn 0: cat")
+		srv.WaitFor("ours", time.Minute, ready)
+		if baseReady != "" {
+			srv.WaitFor("base", time.Minute, baseReady)
+		}
 		time.Sleep(500 * time.Millisecond) // the turn has its terminal; attach follows it
 		var ours, tmux side
 		round := 0
 		interleave(rounds, func() {
-			ours.lat = append(ours.lat, typedLines(b, srv, "ours", round, lines)...)
+			ours.lat = append(ours.lat, typedLines(b, srv, "ours", round, lines, copies, prefix)...)
 			round++
 		}, func() {
-			tmux.lat = append(tmux.lat, typedLines(b, srv, "base", round, lines)...)
+			tmux.lat = append(tmux.lat, typedLines(b, srv, "base", round, lines, copies, prefix)...)
 			round++
 		})
 		b.ReportMetric(ours.pct(0.50)/1e3, "ours-p50-ms")
@@ -63,8 +85,10 @@ func BenchmarkAttachEchoVsTmux(b *testing.B) {
 }
 
 // typedLines types lines lines into pane name, one at a time, each timed
-// from the send to the moment cat's copy of it shows.
-func typedLines(b *testing.B, srv *tmuxtest.Server, name string, round, lines int) []time.Duration {
+// from the send to the moment prefix+line shows copies times (cat's copy
+// of it: the line, then the copy; the full-screen program's
+// "submitted: " row).
+func typedLines(b *testing.B, srv *tmuxtest.Server, name string, round, lines, copies int, prefix string) []time.Duration {
 	b.Helper()
 	lat := make([]time.Duration, 0, lines)
 	for i := range lines {
@@ -81,7 +105,7 @@ func typedLines(b *testing.B, srv *tmuxtest.Server, name string, round, lines in
 				cancel()
 				b.Fatalf("%s: %s not copied by cat: %v\n%s", name, mark, err, out)
 			}
-			if strings.Count(string(out), mark) >= 2 {
+			if strings.Count(string(out), prefix+mark) >= copies {
 				break
 			}
 			time.Sleep(500 * time.Microsecond)

@@ -110,3 +110,38 @@ func BenchmarkFrame(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(buf)), "bytes/frame")
 }
+
+// The control strings of a program on its screen (titles, hyperlinks,
+// DCS), whatever UTF-8 they hold and wherever a Write cuts them, draw
+// nothing on the screen: a title "✳ Claude Code" (U+2733 is E2 9C B3, and
+// 0x9C is C1 ST to the emulator's parser) is not printed as " Claude
+// Code"; an ESC that ends a string starts the next sequence, and one cut
+// off at the end of a Write waits for the next.
+func TestScreenControlStrings(t *testing.T) {
+	out := "\x1b[?1049h\x1b[Hab\x1b]0;✳ Claude Code\acd\x1bP1$q✳m\x1b\\ef" +
+		"\x1b]8;;http://x.example/✳\x1b\\link\x1b]8;;\x1b\\\x1b]2;✳ t\x1b[2;1Hnext\x1b_✳\x1b\\ row"
+	want := []string{"abcdeflink", "next row"}
+	for cut := range len(out) + 1 {
+		for _, chunks := range [][]string{{out[:cut], out[cut:]}, bytesOf(out[:cut], out[cut:])} {
+			r := New(Options{ScreenCols: 20, ScreenRows: 3})
+			for _, c := range chunks {
+				r.WriteString(c)
+			}
+			rows := ScreenRows(r.Screen(), NoColor, false)
+			for i, w := range want {
+				if got := strings.TrimRight(rows[i], " "); got != w {
+					t.Fatalf("cut at %d (%d writes): row %d is %q, want %q", cut, len(chunks), i, got, w)
+				}
+			}
+		}
+	}
+}
+
+// bytesOf is a then b, a byte a Write.
+func bytesOf(a, b string) []string {
+	var w []string
+	for i := range len(a) {
+		w = append(w, a[i:i+1])
+	}
+	return append(w, b)
+}

@@ -1,6 +1,7 @@
 package termrender
 
 import (
+	"bytes"
 	"io"
 	"strings"
 
@@ -99,11 +100,84 @@ func (r *Renderer) feedScreen(p []byte) {
 			return
 		}
 		r.followKeys(r.scr)
+		r.strs = StringFilter{out: r.strs.out[:0]}
 	}
+	p = r.strs.Strip(p, r.maxStr)
 	if len(p) > screenFeedMax {
 		p = p[len(p)-screenFeedMax:]
 	}
 	r.scr.Write(p)
+}
+
+// StringFilter takes the control strings (OSC, DCS, SOS, PM and APC: ESC ]
+// P X ^ _, up to BEL or ST) out of what a virtual terminal is fed (the
+// Renderer's, the TUI's), across writes. Nothing of them is drawn on a
+// screen looprig shows
+// (no title, hyperlink, clipboard; a query's answer goes nowhere), and
+// the emulator's parser reads the UTF-8 in them as bytes: one whose
+// continuation byte is 0x9C (C1 ST) ends the string there and prints the
+// rest as text (Claude Code's title "✳ Claude Code", U+2733 being E2 9C
+// B3, printed " Claude Code" where its cursor was). A string longer than
+// max is read as text again from there, as the renderer does.
+type StringFilter struct {
+	state uint8 // fGround, fEsc (an ESC held back: the next byte says what it starts), fStr, fStrEsc
+	n     int   // bytes of the string so far
+	out   []byte
+}
+
+const (
+	fGround = iota
+	fEsc
+	fStr
+	fStrEsc
+)
+
+// Strip returns p without its control strings, valid until the next
+// call.
+func (f *StringFilter) Strip(p []byte, max int) []byte {
+	f.out = f.out[:0]
+	for i := 0; i < len(p); i++ {
+		b := p[i]
+		switch f.state {
+		case fGround:
+			j := bytes.IndexByte(p[i:], esc)
+			if j < 0 {
+				return append(f.out, p[i:]...)
+			}
+			f.out = append(f.out, p[i:i+j]...)
+			i += j
+			f.state = fEsc
+		case fEsc:
+			switch b {
+			case ']', 'P', 'X', '^', '_':
+				f.state, f.n = fStr, 0
+			case esc:
+				f.out = append(f.out, esc) // the first ESC starts nothing; the second is held
+			default:
+				f.out = append(f.out, esc, b)
+				f.state = fGround
+			}
+		case fStr:
+			switch {
+			case b == bel || b == can || b == sub:
+				f.state = fGround
+			case b == esc:
+				f.state = fStrEsc
+			case f.n >= max:
+				f.state = fGround // never terminated: read as text again
+				i--
+			default:
+				f.n++
+			}
+		case fStrEsc:
+			f.state = fGround
+			if b != '\\' { // the ESC ends the string and starts a sequence
+				f.state = fEsc
+				i--
+			}
+		}
+	}
+	return f.out
 }
 
 // screenLines returns the notice and the rows of the alternate screen

@@ -109,9 +109,10 @@ type Renderer struct {
 	// while the output has it (screen.go), nil otherwise.
 	scr              *vt.Emulator
 	scrCols, scrRows int
-	keys             ScreenKeys // the modes of scr's program (frame.go)
-	escTail          []byte     // the start of the escape sequence the last Write ended in
-	noScr            bool       // Options.NoScreen
+	keys             ScreenKeys   // the modes of scr's program (frame.go)
+	escTail          []byte       // the start of the escape sequence the last Write ended in
+	strs             StringFilter // what scr is fed goes through it (screen.go)
+	noScr            bool         // Options.NoScreen
 
 	// parser
 	state uint8

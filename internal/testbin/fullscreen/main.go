@@ -3,9 +3,10 @@
 // alternate screen, draws a known frame, reads keys raw and shows them in
 // the frame, rings the bell once drawn, shows "submitted: LINE" for each
 // Enter ("\r"), shows "ctrl-c" for 0x03, draws the whole frame again on
-// SIGWINCH, hides the cursor on "H", and leaves the alternate screen on
-// "q", printing the lines
-// submitted on the main screen. With -hostile it also writes what must
+// SIGWINCH, hides the cursor on "H", rings the bell again on Ctrl-G
+// (mid-screen, then goes on drawing: "bells: N"), and leaves the alternate
+// screen on "q", printing the lines submitted on the main screen. With
+// -nobell it rings no bell once drawn (only on Ctrl-G). With -hostile it also writes what must
 // never reach a terminal through looprig: OSC 52 (clipboard), a title,
 // an OSC 8 hyperlink, a DCS string.
 package main
@@ -25,12 +26,14 @@ type prog struct {
 	typed, last string
 	submitted   []string
 	ctrlC       int
+	bells       int
 	hostile     bool
 	cols, rows  int
 }
 
 func main() {
 	hostile := flag.Bool("hostile", false, "also write OSC 52, a title, a hyperlink and DCS")
+	nobell := flag.Bool("nobell", false, "ring no bell once drawn (only on Ctrl-G)")
 	flag.Parse()
 	fd := int(os.Stdin.Fd())
 	orig, err := unix.IoctlGetTermios(fd, unix.TCGETS)
@@ -47,7 +50,9 @@ func main() {
 	p.size()
 	os.Stdout.WriteString("\x1b[?1049h")
 	p.frame()
-	os.Stdout.WriteString("\a") // the bell, mid-screen
+	if !*nobell {
+		os.Stdout.WriteString("\a") // the bell, mid-screen
+	}
 	winch := make(chan os.Signal, 1)
 	signal.Notify(winch, syscall.SIGWINCH)
 	keys := make(chan []byte)
@@ -101,6 +106,9 @@ func (p *prog) keys(b []byte) bool {
 			p.last = "(a newline, not Enter)"
 		case c == 3:
 			p.ctrlC++
+		case c == 7: // Ctrl-G: the bell, mid-screen, and the screen goes on
+			p.bells++
+			os.Stdout.WriteString("\a")
 		case c == 'H': // the program hides the cursor
 			os.Stdout.WriteString("\x1b[?25l")
 		case c == 0x7f:
@@ -143,6 +151,9 @@ func (p *prog) lines() {
 	fmt.Fprintf(&b, "\x1b[10;1H\x1b[Ktyped: %s", p.typed)
 	fmt.Fprintf(&b, "\x1b[11;1H\x1b[Ksubmitted: %s", p.last)
 	fmt.Fprintf(&b, "\x1b[12;1H\x1b[Kctrl-c: %d", p.ctrlC)
+	if p.bells > 0 {
+		fmt.Fprintf(&b, "\x1b[13;1H\x1b[Kbells: %d", p.bells)
+	}
 	fmt.Fprintf(&b, "\x1b[10;%dH", len("typed: ")+len(p.typed)+1)
 	os.Stdout.WriteString(b.String())
 }
