@@ -69,7 +69,8 @@
 //     back to text, so what follows is shown again;
 //   - every other escape sequence (ESC c, ESC 7, ESC M, charset
 //     designations, …);
-//   - BEL.
+//   - BEL, and SO and SI (the charset shifts that go with the dropped
+//     designations: ncurses' sgr0 ends with SI on some terminals).
 //
 // Within an ESC or CSI sequence, C0 controls are carried out as in text
 // (as a VT500 does), CAN and SUB cancel the sequence, DEL is ignored, and a byte
@@ -82,7 +83,7 @@
 // "<U+XXXX>" (textsafe decides which runes these are). A raw C1 byte such
 // as the 8-bit CSI 0x9B is invalid UTF-8 and becomes U+FFFD.
 //
-// Text without escape sequences, CR, BS, TAB or BEL — such as a journal
+// Text without escape sequences, CR, BS, TAB, BEL, SO or SI — such as a journal
 // recorded without a pty — therefore comes out exactly as
 // textsafe.Sanitize shows it, as long as no line is longer than
 // MaxLineCells.

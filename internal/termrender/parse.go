@@ -31,10 +31,13 @@ const (
 	tab = 0x09
 	lf  = 0x0a
 	cr  = 0x0d
-	can = 0x18
-	sub = 0x1a
-	esc = 0x1b
-	del = 0x7f
+	// shiftOut and shiftIn are SO and SI.
+	shiftOut = 0x0e
+	shiftIn  = 0x0f
+	can      = 0x18
+	sub      = 0x1a
+	esc      = 0x1b
+	del      = 0x7f
 )
 
 // widths is the wcwidth of runes, independent of the locale (as
@@ -190,7 +193,10 @@ func (r *Renderer) control(b byte) {
 		if r.col < r.max-1 {
 			r.col = min((r.col/8+1)*8, r.max-1)
 		}
-	case bel:
+	case bel, shiftOut, shiftIn:
+		// SO and SI switch between the charsets that designations (dropped
+		// too) set up: ncurses' sgr0 ends with SI on some terminals. A
+		// terminal shows nothing for them.
 	case esc:
 		r.state = sEsc
 	case del:

@@ -413,6 +413,15 @@ func TestHeldCellsBounded(t *testing.T) {
 	}
 }
 
+// SO and SI show nothing, as on a terminal: Claude Code's exit left "^O"
+// on the main screen under run.
+func TestShiftInOutShowNothing(t *testing.T) {
+	got := render(Options{}, []byte("bye\x0f\n\x0eok\x0f\n"))
+	if want := []string{"bye", "ok"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
 func TestUnterminatedStringRecovers(t *testing.T) {
 	got := render(Options{MaxStringBytes: 8}, []byte("\x1b]52;c;AAAAAAAA visible\n\x1bPq12345678 dcs too\n"))
 	if want := []string{"AAAAA visible", "8 dcs too"}; !slices.Equal(got, want) {
@@ -420,8 +429,8 @@ func TestUnterminatedStringRecovers(t *testing.T) {
 	}
 }
 
-// TestPlainTextAsTextsafe: text without escape sequences, CR, BS, TAB or
-// BEL renders as textsafe.Sanitize shows it.
+// TestPlainTextAsTextsafe: text without escape sequences, CR, BS, TAB,
+// BEL, SO or SI renders as textsafe.Sanitize shows it.
 func TestPlainTextAsTextsafe(t *testing.T) {
 	pieces := []string{"a", "Z", " ", "~", "\n", "\n\n", "é", "中", "🙂", "e\u0301", "\u200d",
 		"\x00", "\x01", "\x0b", "\x0c", "\x18", "\x1a", "\x1f", "\x7f",
