@@ -151,7 +151,7 @@ func testRestoreRefusedWhileTurnRuns(t *testing.T, e *env) {
 	m := newMarker()
 	// It prints once, then works quietly: its deaf holder, which appends
 	// nothing more, does not find out that its journal was fenced.
-	ti := submit(t, s, ": "+m+"; echo line-0; sleep 30")
+	ti := submit(t, s, ": "+m+"; echo line-0; sleep 300")
 	waitJournal(t, e.raw, id, "TurnOutput", isOutput)
 	bl := e.breakLease(t, storage.SessionName(id.String()))
 	if err := bl.Release(t.Context()); err != nil {
