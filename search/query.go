@@ -15,8 +15,25 @@ type Query struct {
 	text  string
 	terms []string // lower-cased words and phrases
 	re    *regexp.Regexp
-	lits  []string // lower-cased strings every match of re holds
-	grams []uint32 // trigrams every matching line holds (lower-cased)
+	lits  []literal // strings every match of re holds
+	grams []uint32  // trigrams every matching line holds (lower-cased)
+	// anchor is the string a block is scanned for (scanBlock): the
+	// longest of the terms or literals that can be.
+	anchor anchor
+}
+
+// literal is a string every match of a regexp holds: exactly, or in any
+// case (fold: s is lower-cased).
+type literal struct {
+	s    string
+	fold bool
+}
+
+func (l literal) in(line string) bool {
+	if l.fold {
+		return containsFold(line, l.s)
+	}
+	return strings.Contains(line, l.s)
 }
 
 // QueryError is a query that does not parse, with the position (1-based,
@@ -59,8 +76,12 @@ func ParseQuery(s string) (*Query, error) {
 		q.re = re
 		if parsed, err := syntax.Parse(pat, syntax.Perl); err == nil {
 			for _, lit := range required(parsed.Simplify()) {
-				q.lits = append(q.lits, lower(lit))
-				q.addGrams(lit)
+				if lit.fold {
+					lit.s = lower(lit.s)
+				}
+				q.lits = append(q.lits, lit)
+				q.addGrams(lit.s)
+				q.setAnchor(lit.s, lit.fold)
 			}
 		}
 		return q, nil
@@ -92,8 +113,26 @@ func ParseQuery(s string) (*Query, error) {
 	}
 	for _, t := range q.terms {
 		q.addGrams(t)
+		q.setAnchor(t, true)
 	}
 	return q, nil
+}
+
+// setAnchor makes s the query's anchor if it is longer than the one it
+// has; a string to find in any case must be ASCII (lower-casing other
+// text may change its length).
+func (q *Query) setAnchor(s string, fold bool) {
+	if len(s) <= len(q.anchor.s) {
+		return
+	}
+	if fold {
+		for i := 0; i < len(s); i++ {
+			if s[i] >= 0x80 {
+				return
+			}
+		}
+	}
+	q.anchor = newAnchor(s, fold)
 }
 
 func (q *Query) addGrams(s string) {
@@ -119,7 +158,7 @@ func (q *Query) Match(line string) (bool, [][2]int) {
 			// Cheaper than the regexp: a line without its literals
 			// cannot match.
 			for _, l := range q.lits {
-				if !containsFold(line, l) {
+				if !l.in(line) {
 					return false, nil
 				}
 			}
@@ -159,11 +198,12 @@ func (q *Query) Match(line string) (bool, [][2]int) {
 }
 
 // required returns strings every match of re contains (not all of them:
-// enough to narrow the blocks a regexp search reads).
-func required(re *syntax.Regexp) []string {
+// enough to narrow the blocks a regexp search reads), each to be found
+// exactly or in any case as the regexp says ((?i)).
+func required(re *syntax.Regexp) []literal {
 	switch re.Op {
 	case syntax.OpLiteral:
-		return []string{string(re.Rune)}
+		return []literal{{s: string(re.Rune), fold: re.Flags&syntax.FoldCase != 0}}
 	case syntax.OpCapture, syntax.OpPlus:
 		return required(re.Sub[0])
 	case syntax.OpRepeat:
@@ -171,22 +211,24 @@ func required(re *syntax.Regexp) []string {
 			return required(re.Sub[0])
 		}
 	case syntax.OpConcat:
-		var out []string
-		var run strings.Builder
+		var out []literal
+		var run literal
+		flush := func() {
+			if run.s != "" {
+				out = append(out, run)
+			}
+			run = literal{}
+		}
 		for _, sub := range re.Sub {
 			if sub.Op == syntax.OpLiteral {
-				run.WriteString(string(sub.Rune))
+				run.s += string(sub.Rune)
+				run.fold = run.fold || sub.Flags&syntax.FoldCase != 0
 				continue
 			}
-			if run.Len() > 0 {
-				out = append(out, run.String())
-				run.Reset()
-			}
+			flush()
 			out = append(out, required(sub)...)
 		}
-		if run.Len() > 0 {
-			out = append(out, run.String())
-		}
+		flush()
 		return out
 	}
 	return nil

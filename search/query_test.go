@@ -15,3 +15,20 @@ func TestContainsFold(t *testing.T) {
 		}
 	}
 }
+
+// The anchor a block is scanned for is found in any case, at its first
+// position, wherever its rarest byte is.
+func TestAnchorIndex(t *testing.T) {
+	for _, b := range []string{"", "a", "xx EADDRINUSE", "eaddrinuse", "EaDdRiNuSe tail", "eaddrinus", "zzEADDRINUSEzz eaddrinuse", "q-1 Q-1", "ab\x00ab-7x"} {
+		for _, s := range []string{"eaddrinuse", "q-1", "-7x", "ab", "e"} {
+			want := strings.Index(strings.ToLower(b), s)
+			if got := newAnchor(s, true).index([]byte(b)); got != want {
+				t.Errorf("fold index of %q in %q = %d, want %d", s, b, got, want)
+			}
+			want = strings.Index(b, s)
+			if got := newAnchor(s, false).index([]byte(b)); got != want {
+				t.Errorf("index of %q in %q = %d, want %d", s, b, got, want)
+			}
+		}
+	}
+}

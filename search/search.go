@@ -6,7 +6,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -50,74 +53,158 @@ func (ix *Index) Search(ctx context.Context, q *Query, f Filter, fn func(Hit) er
 			return err
 		}
 		bb := tx.Bucket(bucketBlocks)
-		var lines []Line
-		var buf []byte
-		visit := func(v []byte) error {
-			h, body, err := decodeHeader(v)
-			if err != nil {
-				return &CorruptError{Path: ix.path, Err: err}
-			}
-			if f.Sessions != nil && !f.Sessions[h.session] || !f.Since.IsZero() && h.last.Before(f.Since) {
-				return nil
-			}
-			if lines, buf, err = decodeLines(lines[:0], body, buf); err != nil {
-				return &CorruptError{Path: ix.path, Err: err}
-			}
-			return matchBlock(q, f, h.session, lines, fn)
-		}
+		v := &verifier{ix: ix, q: q, f: f, fn: fn}
 		if all {
 			c := bb.Cursor()
-			for k, v := c.First(); k != nil; k, v = c.Next() {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				if err := visit(v); err != nil {
+			for k, b := c.First(); k != nil; k, b = c.Next() {
+				if err := v.add(ctx, b); err != nil {
 					return err
 				}
 			}
-			return nil
+			return v.flush()
 		}
-		for i, id := range ids {
-			if i%64 == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-			}
-			v := bb.Get(blockKey(id))
-			if v == nil {
+		for _, id := range ids {
+			b := bb.Get(blockKey(id))
+			if b == nil {
 				continue // a deleted session's
 			}
-			if err := visit(v); err != nil {
+			if err := v.add(ctx, b); err != nil {
 				return err
 			}
 		}
-		return nil
+		return v.flush()
 	})
 }
 
-// matchBlock calls fn for each line of a block that matches.
-func matchBlock(q *Query, f Filter, sess uuid.UUID, lines []Line, fn func(Hit) error) error {
-	for i, l := range lines {
-		if len(f.Kinds) > 0 && !slices.Contains(f.Kinds, l.Kind) || !f.Since.IsZero() && l.At.Before(f.Since) {
-			continue
+// verifier checks the candidate blocks of a search, a batch at a time:
+// the blocks of a batch are decompressed and scanned side by side (one
+// goroutine per core, up to maxVerifiers), and their hits given to fn in
+// the blocks' order.
+type verifier struct {
+	ix     *Index
+	q      *Query
+	f      Filter
+	fn     func(Hit) error
+	blocks [][]byte // the batch: stored blocks, valid in the transaction
+}
+
+// verifyBatch is how many blocks a verifier checks at a time.
+const verifyBatch = 32
+
+// maxVerifiers bounds the goroutines that check blocks.
+const maxVerifiers = 4
+
+// add takes a stored block; those of other sessions than the filter's,
+// or older than it, are skipped unread.
+func (v *verifier) add(ctx context.Context, b []byte) error {
+	h, _, err := decodeHeader(b)
+	if err != nil {
+		return &CorruptError{Path: v.ix.path, Err: err}
+	}
+	if v.f.Sessions != nil && !v.f.Sessions[h.session] || !v.f.Since.IsZero() && h.last.Before(v.f.Since) {
+		return nil
+	}
+	v.blocks = append(v.blocks, b)
+	if len(v.blocks) < verifyBatch {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return v.flush()
+}
+
+// flush checks the batch and gives its hits to fn, in order.
+func (v *verifier) flush() error {
+	n := len(v.blocks)
+	if n == 0 {
+		return nil
+	}
+	hits := make([][]Hit, n)
+	errs := make([]error, n)
+	check := func(i int, sc *scratch) {
+		hits[i], errs[i] = v.check(v.blocks[i], sc)
+	}
+	workers := min(runtime.GOMAXPROCS(0), maxVerifiers, n)
+	if workers <= 1 {
+		var sc scratch
+		for i := range n {
+			check(i, &sc)
 		}
-		ok, m := q.Match(l.Text)
-		if !ok {
-			continue
+	} else {
+		var wg sync.WaitGroup
+		var next atomic.Int64
+		for range workers {
+			wg.Go(func() {
+				var sc scratch
+				for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+					check(i, &sc)
+				}
+			})
 		}
-		h := Hit{Session: sess, Line: l, Match: m}
-		for j := i - 1; j >= 0 && j >= i-f.Context && lines[j].Turn == l.Turn; j-- {
-			h.Before = append(h.Before, lines[j])
+		wg.Wait()
+	}
+	v.blocks = v.blocks[:0]
+	for i := range n {
+		if errs[i] != nil {
+			return errs[i]
 		}
-		slices.Reverse(h.Before)
-		for j := i + 1; j < len(lines) && j <= i+f.Context && lines[j].Turn == l.Turn; j++ {
-			h.After = append(h.After, lines[j])
-		}
-		if err := fn(h); err != nil {
-			return err
+		for _, h := range hits[i] {
+			if err := v.fn(h); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// scratch is a checking goroutine's reusable space.
+type scratch struct {
+	refs []lineRef
+	buf  []byte
+}
+
+// check returns the hits of stored block b.
+func (v *verifier) check(b []byte, sc *scratch) ([]Hit, error) {
+	h, body, err := decodeHeader(b)
+	if err != nil {
+		return nil, &CorruptError{Path: v.ix.path, Err: err}
+	}
+	if sc.refs, sc.buf, err = decodeRefs(sc.refs[:0], body, sc.buf); err != nil {
+		return nil, &CorruptError{Path: v.ix.path, Err: err}
+	}
+	var out []Hit
+	err = matchBlock(v.q, v.f, h.session, sc.buf, sc.refs, func(h Hit) error {
+		out = append(out, h)
+		return nil
+	})
+	return out, err
+}
+
+// matchBlock calls fn for each line of a block (decompressed: raw, its
+// lines refs) that matches.
+func matchBlock(q *Query, f Filter, sess uuid.UUID, raw []byte, refs []lineRef, fn func(Hit) error) error {
+	kinds := len(f.Kinds) > 0
+	return scanBlock(q, raw, refs, func(i int) error {
+		r := refs[i]
+		if kinds && !slices.Contains(f.Kinds, r.kind) || !f.Since.IsZero() && time.UnixMilli(r.ms).Before(f.Since) {
+			return nil
+		}
+		l := r.line(raw)
+		ok, m := q.Match(l.Text)
+		if !ok {
+			return nil
+		}
+		h := Hit{Session: sess, Line: l, Match: m}
+		for j := i - 1; j >= 0 && j >= i-f.Context && refs[j].turn == r.turn; j-- {
+			h.Before = append(h.Before, refs[j].line(raw))
+		}
+		slices.Reverse(h.Before)
+		for j := i + 1; j < len(refs) && j <= i+f.Context && refs[j].turn == r.turn; j++ {
+			h.After = append(h.After, refs[j].line(raw))
+		}
+		return fn(h)
+	})
 }
 
 // candidates returns the blocks that hold every trigram of q, ascending;

@@ -181,6 +181,7 @@ func TestSearchKinds(t *testing.T) {
 	wantHits(t, w.search(`progress done`, search.Filter{Kinds: []search.Kind{search.KindOutput}}), "output: progress 100% done")
 	wantHits(t, w.search(`/EADDR[A-Z]+ on port \d+$/`, search.Filter{}), "output: bind failed: EADDRINUSE on port 8080")
 	wantHits(t, w.search(`/eaddr/`, search.Filter{}))
+	wantHits(t, w.search(`/(?i)eaddr[a-z]+ ON port/`, search.Filter{Kinds: []search.Kind{search.KindOutput}}), "output: bind failed: EADDRINUSE on port 8080")
 	wantHits(t, w.search(`staging`, search.Filter{}), "gate: allow the agent to deploy to staging?")
 	wantHits(t, w.search(`gate approve`, search.Filter{}), "gate: gate approve")
 	wantHits(t, w.search(`retry`, search.Filter{}), "agent: fix the flaky retry test", "agent: I changed the retry logic in client.go")

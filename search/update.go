@@ -371,7 +371,7 @@ func (w *writer) readBlock(id uint64) ([]Line, error) {
 	}
 	// The lines' texts are a string of their own: safe past the
 	// transaction.
-	lines, _, err := decodeLines(nil, body, nil)
+	lines, err := decodeLines(nil, body)
 	if err != nil {
 		return nil, &CorruptError{Path: w.ix.path, Err: err}
 	}

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"github.com/charmbracelet/x/ansi"
 	"strconv"
 	"strings"
 
@@ -106,12 +107,17 @@ func (p eventsPane) view(c common, v *sessView, f eventsFrame, w, h int) []strin
 	end := total - scroll
 	start := max(0, end-rows)
 	content := make([]string, 0, h)
+	hit, hasHit := v.transcript.hitIndex()
 	for i := start; i < end; i++ {
 		var l evLine
 		if i < v.transcript.ring.len() {
 			l = v.transcript.ring.at(i)
 		} else {
 			l = evLine{cls: v.transcript.outCls, text: "  " + pend[i-v.transcript.ring.len()]}
+		}
+		if hasHit && i == hit {
+			content = append(content, st.sel.s(fit(ansi.Strip(l.text), iw))) // a search hit (search_nav.go)
+			continue
 		}
 		content = append(content, eventLine(st, l, iw))
 	}

@@ -84,7 +84,7 @@ func (k keyMap) helpGroups() []struct {
 		{"move", []key.Binding{k.Up, k.Down, k.Top, k.Bottom,
 			key.NewBinding(key.WithHelp("pgup/pgdn", "page up / down")),
 			key.NewBinding(key.WithHelp("tab/⇧tab", "next / previous pane")), k.Enter}},
-		{"sessions", []key.Binding{k.New, k.Restore, k.RestoreAll, k.Break, k.Delete, k.Filter, k.Search, k.NeedsMe}},
+		{"sessions", []key.Binding{k.New, k.Restore, k.RestoreAll, k.Break, k.Delete, k.Filter, k.Search, searchStepKey, k.NeedsMe}},
 		{"the selected session", []key.Binding{k.Input, k.Interrupt, k.Screen, k.Approve, k.Deny, k.Shutdown, k.Changes}},
 		{"the input line", []key.Binding{
 			key.NewBinding(key.WithHelp("enter", "submit it, or send it to the turn")),

@@ -241,6 +241,7 @@ type model struct {
 	changes  *changesView // what a turn changed (changes.go)
 	search   *searchView  // every line of every session (search.go)
 	jump     *searchJump  // the hit chosen there, to scroll its session's events to
+	found    *searchFound // the search of the hit opened, for n/N (search_nav.go)
 	input    *inputBar
 	inputGen int // the input lines opened in turn-input mode (their echo polls)
 	// screenFocus: the full-screen program that has the keys (screenfocus.go)

@@ -18,11 +18,15 @@ type ring struct {
 	buf  []evLine
 	cap  int
 	head int // index of the oldest line, once full
+	// total counts the lines ever pushed (since reset): line i is the
+	// (total-len+i)-th.
+	total int
 }
 
 func newRing(capacity int) *ring { return &ring{cap: capacity} }
 
 func (r *ring) push(l evLine) {
+	r.total++
 	if len(r.buf) < r.cap {
 		r.buf = append(r.buf, l)
 		return
@@ -43,5 +47,5 @@ func (r *ring) len() int { return len(r.buf) }
 
 func (r *ring) reset() {
 	r.buf = nil
-	r.head = 0
+	r.head, r.total = 0, 0
 }

@@ -94,7 +94,8 @@ func openSearch() *searchView {
 type searchResult struct {
 	closed bool
 	choose string
-	line   string // the chosen hit's text
+	line   string        // the chosen hit's text
+	query  *search.Query // the query it answers, for n/N
 	cmd    tea.Cmd
 }
 
@@ -110,7 +111,8 @@ func (sv *searchView) key(msg tea.KeyMsg, rows int) searchResult {
 		if sv.cursor >= 0 && sv.cursor < len(sv.rows) {
 			sv.stop()
 			r := sv.rows[sv.cursor]
-			return searchResult{closed: true, choose: r.id, line: r.line}
+			q, _ := search.ParseQuery(sv.shown)
+			return searchResult{closed: true, choose: r.id, line: r.line, query: q}
 		}
 		return searchResult{}
 	case "up":
@@ -373,8 +375,7 @@ func (j *searchJump) try(v *sessView) bool {
 	t := &v.transcript
 	for i := t.ring.len() - 1; i >= 0; i-- {
 		if strings.Contains(ansi.Strip(t.ring.at(i).text), j.line) {
-			t.scroll = t.ring.len() - 1 - i + len(t.pending())
-			t.follow = t.scroll == 0
+			t.showHit(i)
 			return true
 		}
 	}

@@ -35,6 +35,9 @@ type transcript struct {
 	// the events pane's scroll
 	follow bool
 	scroll int // lines above the bottom, when not following
+	// hit is the line a search hit opened, highlighted: its number among
+	// the lines ever pushed into the ring, plus one (0: none; search_nav.go)
+	hit int
 }
 
 func newTranscript() transcript {
@@ -51,6 +54,7 @@ func (t *transcript) reset() {
 	t.outLines = 0
 	t.scroll = 0
 	t.follow = true
+	t.hit = 0
 }
 
 // applyAll folds a batch of envelopes (a journal chunk, a follower's

@@ -208,6 +208,11 @@ func (m *model) onKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		return cmd
 	}
+	if m.found != nil {
+		if cmd, ok := m.foundKey(msg); ok {
+			return cmd
+		}
+	}
 
 	switch {
 	case key.Matches(msg, k.Quit):
@@ -385,5 +390,8 @@ func (m *model) searchKey(msg tea.KeyMsg) tea.Cmd {
 	m.list.selectID(r.choose, m.listSpace())
 	m.focus = paneEvents
 	m.jump = &searchJump{id: r.choose, line: r.line}
+	if r.query != nil {
+		m.found = &searchFound{id: r.choose, q: r.query}
+	}
 	return tea.Batch(r.cmd, m.selectionMoved())
 }
