@@ -136,11 +136,10 @@ func startTermInput(ctx context.Context, e *env, s turnTerminal, owner inputOwne
 		ti.size = out
 		ti.echoed = live != nil && sameFile(in, out)
 	}
-	var wake [2]int
-	if unix.Pipe2(wake[:], unix.O_NONBLOCK|unix.O_CLOEXEC) != nil {
+	var err2 error
+	if ti.wakeR, ti.wakeW, err2 = wakePipe(); err2 != nil {
 		return nil, func() {}
 	}
-	ti.wakeR, ti.wakeW = wake[0], wake[1]
 	if keys != nil {
 		ti.keys = keys(&ti.base)
 		unix.IoctlSetTermios(int(in.Fd()), termiosSet, &ti.base)
@@ -379,4 +378,23 @@ func (ti *termInput) resize(ctx context.Context) {
 		ti.s.Resize(rctx, int(ws.Col), int(ws.Row))
 		cancel()
 	}
+}
+
+// wakePipe returns a non-blocking, close-on-exec pipe (read end, write
+// end) that wakes the input reader's poll (screen_input.go). Pipe2 would
+// set both flags at once, but macOS has no pipe2.
+func wakePipe() (r, w int, err error) {
+	var p [2]int
+	if err := unix.Pipe(p[:]); err != nil {
+		return -1, -1, err
+	}
+	for _, fd := range p {
+		unix.CloseOnExec(fd)
+		if err := unix.SetNonblock(fd, true); err != nil {
+			unix.Close(p[0])
+			unix.Close(p[1])
+			return -1, -1, err
+		}
+	}
+	return p[0], p[1], nil
 }

@@ -36,7 +36,7 @@ func main() {
 	nobell := flag.Bool("nobell", false, "ring no bell once drawn (only on Ctrl-G)")
 	flag.Parse()
 	fd := int(os.Stdin.Fd())
-	orig, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	orig, err := unix.IoctlGetTermios(fd, termiosGet)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fullscreen: stdin is not a terminal")
 		os.Exit(2)
@@ -45,7 +45,7 @@ func main() {
 	raw.Iflag &^= unix.ICRNL | unix.IXON
 	raw.Lflag &^= unix.ICANON | unix.ECHO | unix.ISIG | unix.IEXTEN
 	raw.Cc[unix.VMIN], raw.Cc[unix.VTIME] = 1, 0
-	unix.IoctlSetTermios(fd, unix.TCSETS, &raw)
+	unix.IoctlSetTermios(fd, termiosSet, &raw)
 	p := &prog{hostile: *hostile}
 	p.size()
 	os.Stdout.WriteString("\x1b[?1049h")
@@ -81,7 +81,7 @@ func main() {
 		}
 	}
 	os.Stdout.WriteString("\x1b[?1049l")
-	unix.IoctlSetTermios(fd, unix.TCSETS, orig)
+	unix.IoctlSetTermios(fd, termiosSet, orig)
 	fmt.Printf("fullscreen: left; submitted %q\n", p.submitted)
 }
 

@@ -1,0 +1,8 @@
+package main
+
+import "golang.org/x/sys/unix"
+
+const (
+	termiosGet = unix.TIOCGETA
+	termiosSet = unix.TIOCSETA
+)
