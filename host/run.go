@@ -56,11 +56,6 @@ func Run(ctx context.Context, s *rig.Session, storeKey string, rep *Reporter, rd
 		// asked for, and any client can attach.
 		logger(opts).Warn("host: could not report ready", "err", err)
 	}
-	// What starting took (opening the store, replaying the journal) is
-	// garbage now; an idle host would otherwise keep it resident until
-	// the runtime's forced collection two minutes on, and then give it
-	// back only slowly: return it now.
-	debug.FreeOSMemory()
 	err = Serve(ctx, s, ln, opts...)
 	if ctx.Err() != nil && !sessionEnded(s) {
 		if serr := shutdownSession(s); serr != nil && err == nil {
