@@ -75,6 +75,16 @@ func (s *openedStore) Dir() string { return s.name }
 // (storage.Store).
 func (s *openedStore) LocalDir() string { return s.local }
 
+// WatchKey passes storage.KeyWatcher through to the store, when it has
+// it: a live session then waits for a hand-over request without reading
+// its key every second.
+func (s *openedStore) WatchKey(key string) (<-chan struct{}, func(), error) {
+	if w, ok := s.Store.(storage.KeyWatcher); ok {
+		return w.WatchKey(key)
+	}
+	return nil, nil, fmt.Errorf("store %s cannot watch keys", s.name)
+}
+
 // WorkspacesDir holds the per-session workspaces.
 func (s *openedStore) WorkspacesDir() string { return filepath.Join(s.local, "workspaces") }
 

@@ -64,18 +64,38 @@ func (s *Session) watch() {
 	}
 }
 
-// pollHandOff looks for a request to hand the session over every
-// handoffPoll (checkHandOff, its read bounded on its own), until stop
-// closes (the watcher's end).
+// pollHandOff looks for a request to hand the session over
+// (checkHandOff, its read bounded on its own), until stop closes (the
+// watcher's end): when the store tells of changes to the request's key
+// (storage.KeyWatcher), at each change and every handoffIdlePoll; else,
+// or until the key can be watched (its directory may come with the
+// session's first catalog entry), every handoffPoll. An idle session on
+// such a store (fsstore) does not wake once a second.
 func (s *Session) pollHandOff(stop <-chan struct{}) {
+	w, _ := s.rig.store.(storage.KeyWatcher)
+	var changed <-chan struct{}
 	poll := time.NewTicker(s.rig.handoffPoll)
 	defer poll.Stop()
 	for {
+		if changed == nil && w != nil {
+			if c, unwatch, err := w.WatchKey(handoffKey(s.id.String())); err == nil {
+				defer unwatch()
+				changed = c
+				poll.Reset(max(s.rig.handoffPoll, handoffIdlePoll))
+				s.checkHandOff() // a request put before the watch began
+			}
+		}
 		select {
 		case <-poll.C:
+			s.checkHandOff()
+		case <-changed:
 			s.checkHandOff()
 		case <-stop:
 			return
 		}
 	}
 }
+
+// handoffIdlePoll is how often a session whose store tells of changes to
+// its hand-over key reads it anyway (a change the store could not see).
+const handoffIdlePoll = time.Minute

@@ -243,6 +243,19 @@ type ChangeStamper interface {
 	ChangeStamp(ctx context.Context) (string, error)
 }
 
+// KeyWatcher tells a reader of one key when it may have changed, so that
+// a process waiting for a key to be put (a live session waiting for a
+// request to hand it over) need not read it on a timer while nothing
+// happens. It is optional: a store without it is polled.
+type KeyWatcher interface {
+	// WatchKey returns a channel that receives after key may have been
+	// put or deleted (signals are coalesced, and may come with nothing
+	// changed), until stop is called. A change between WatchKey and the
+	// caller's next read of the key is signalled. An error means the key
+	// cannot be watched: poll it.
+	WatchKey(key string) (changed <-chan struct{}, stop func(), err error)
+}
+
 // Store is the bundle a backend provides to the runtime: leases that can
 // be probed and broken, ledgers, a KV that lists one level of its keys and
 // tells when it changed, and blobs (workspace checkpoints).

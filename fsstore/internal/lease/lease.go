@@ -25,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -69,8 +70,9 @@ type Options struct {
 //
 // Loss watchdog: one goroutine per Manager checks every live lease of the
 // Manager each Watchdog period, and at once when the directory of a lease
-// changes (inotify on Linux: then the period is notifiedPoll at least, so
-// an idle holder wakes up seldom). It is started by the first grant, exits
+// files change (inotify on Linux, on each lease's own lock and epoch files:
+// then the period is notifiedPoll at least, so an idle holder wakes up
+// seldom, and other holders' grants and releases do not wake it). It is started by the first grant, exits
 // by itself when no lease is live (so an idle Manager owns no goroutine),
 // and is stopped for good by Close.
 type Manager struct {
@@ -98,12 +100,18 @@ type Manager struct {
 	// period.
 	notify    *notifier
 	unwatched bool
+	// rounds counts the watchdog's wakeups (tests).
+	rounds atomic.Int64
 }
 
 // notifiedPoll is the watchdog's period while change notification covers
 // every live lease: a check after an event catches a loss at once, the
 // period only what notification could miss.
-const notifiedPoll = 10 * time.Second
+//
+// Only what notification cannot see needs it (a parent of a lease's
+// directory renamed, a filesystem whose changes inotify misses): each idle
+// host wakes for it, so it is long.
+const notifiedPoll = time.Minute
 
 // NewManager returns a Manager with the given options.
 func NewManager(opts Options) *Manager {
@@ -385,10 +393,13 @@ func (m *Manager) register(l *Lease) error {
 		m.wg.Add(1)
 		go m.watch(m.notify)
 	}
-	for _, dir := range []string{filepath.Dir(l.lockPath), filepath.Dir(l.epochPath)} {
-		if m.notify == nil || !m.notify.watch(dir) {
-			m.unwatched = true
-		}
+	if m.notify == nil || !m.notify.watch(l.lockPath, l.epochPath) {
+		m.unwatched = true
+	}
+	if m.notify != nil {
+		// A loss between the grant and the watches made no event: check
+		// once now.
+		m.notify.poke()
 	}
 	return nil
 }
@@ -426,6 +437,7 @@ func (m *Manager) watch(n *notifier) {
 		case <-t.C:
 		case <-changes:
 		}
+		m.rounds.Add(1)
 		m.mu.Lock()
 		if len(m.live) == 0 {
 			m.running, m.notify = false, nil
@@ -443,6 +455,11 @@ func (m *Manager) watch(n *notifier) {
 			case <-m.stop:
 				return
 			default:
+			}
+			if n != nil && !n.rewatchEpoch(l.epochPath) {
+				m.mu.Lock()
+				m.unwatched = true
+				m.mu.Unlock()
 			}
 			l.check(m.stop)
 		}

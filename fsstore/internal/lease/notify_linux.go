@@ -2,75 +2,156 @@ package lease
 
 import (
 	"os"
+	"path/filepath"
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"looprig/fsstore/internal/dirnotify"
 )
 
-// notifier tells the watchdog that something changed in the directories
-// of the leases it watches (inotify): a lock file replaced or removed, an
-// epoch file rewritten. The watchdog then checks at once instead of waiting
-// for its next period, and can poll seldom while nothing happens.
+// notifier tells the watchdog that a file of one of its leases changed
+// (inotify): the lock file unlinked or renamed over, the epoch file
+// rewritten or replaced, or a lease's directory moved or removed. The
+// watchdog then checks at once instead of waiting for its next period, and
+// can poll seldom while nothing happens.
+//
+// It watches each lease's own files, never the directory's entries: a
+// grant or release of another name in the same directory (another host's)
+// does not wake it, so an idle holder's wakeups do not grow with the
+// number of other holders.
+//
+// Without an inotify instance (a user has 128 by default: a thousand
+// hosts cannot each have one) it falls back to dnotify on the leases'
+// directories (dirnotify): as prompt, but any change in a directory, other
+// holders' grants and releases included, wakes it.
 type notifier struct {
-	fd      int
+	fd      int      // inotify; -1 when dnotify is used instead
 	f       *os.File // fd, read through the runtime's poller
 	changes chan struct{}
 	wg      sync.WaitGroup
 
-	mu   sync.Mutex
-	dirs map[string]bool
+	mu     sync.Mutex
+	epochs map[string]int    // epoch file path -> watch descriptor of the inode it named
+	dirs   map[string]func() // dnotify: stop of each watched directory
 }
 
-// dirEvents are the events that may mean a lease was lost: the lock file
-// or the epoch file created, removed, renamed over, rewritten, or its link
-// count changed; or the directory itself moved or removed.
-const dirEvents = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_TO | unix.IN_MOVED_FROM |
-	unix.IN_CLOSE_WRITE | unix.IN_ATTRIB | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF
+// inotifyInit makes an inotify instance (tests make it fail).
+var inotifyInit = func() (int, error) { return unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK) }
+
+// The watched events. The lock inode: its link count changed (unlinked, or
+// renamed over: rename signals IN_ATTRIB on the inode it replaces) or it
+// moved. The epoch file: the same, or written in place. A directory: only
+// itself moved or removed (no event about its entries).
+const (
+	lockEvents  = unix.IN_ATTRIB | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF
+	epochEvents = lockEvents | unix.IN_MODIFY | unix.IN_CLOSE_WRITE
+	dirEvents   = unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR
+)
 
 // newNotifier returns a running notifier, or nil when inotify is not
 // available (the watchdog then only polls).
 func newNotifier() *notifier {
-	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	fd, err := inotifyInit()
 	if err != nil {
-		return nil
+		return &notifier{fd: -1, changes: make(chan struct{}, 1), dirs: map[string]func(){}}
 	}
-	n := &notifier{fd: fd, f: os.NewFile(uintptr(fd), "inotify"), changes: make(chan struct{}, 1), dirs: map[string]bool{}}
+	n := &notifier{fd: fd, f: os.NewFile(uintptr(fd), "inotify"), changes: make(chan struct{}, 1), epochs: map[string]int{}}
 	n.wg.Go(n.read)
 	return n
 }
 
-// watch adds dir to the watched directories. It reports false when dir
-// cannot be watched (the watchdog must then poll at its own period).
-func (n *notifier) watch(dir string) bool {
+// watch adds the files of a lease: its lock file and epoch file, and their
+// directories (themselves only). It reports false when one cannot be
+// watched (the watchdog must then poll at its own period). An epoch file
+// that is missing counts as watched: the check that follows every
+// registration finds the loss.
+func (n *notifier) watch(lockPath, epochPath string) bool {
+	if n.fd < 0 {
+		return n.watchDirs(filepath.Dir(lockPath), filepath.Dir(epochPath))
+	}
+	ok := true
+	for _, dir := range []string{filepath.Dir(lockPath), filepath.Dir(epochPath)} {
+		if _, err := unix.InotifyAddWatch(n.fd, dir, dirEvents); err != nil {
+			ok = false
+		}
+	}
+	if _, err := unix.InotifyAddWatch(n.fd, lockPath, lockEvents|unix.IN_DONT_FOLLOW); err != nil {
+		ok = false
+	}
+	return n.rewatchEpoch(epochPath) && ok
+}
+
+// rewatchEpoch watches the inode epochPath names now. An epoch file is
+// replaced by rename, so the inode watched before may no longer be the
+// file: the watchdog calls this before each read of it, so that a
+// replacement after the read is an event on a watched inode.
+func (n *notifier) rewatchEpoch(epochPath string) bool {
+	if n.fd < 0 {
+		return true // dnotify watches the directory
+	}
+	wd, err := unix.InotifyAddWatch(n.fd, epochPath, epochEvents|unix.IN_DONT_FOLLOW)
+	if err != nil {
+		return err == unix.ENOENT
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.dirs[dir] {
-		return true
+	if old, ok := n.epochs[epochPath]; ok && old != wd {
+		unix.InotifyRmWatch(n.fd, uint32(old)) // the replaced inode; gone already if it was freed
 	}
-	if _, err := unix.InotifyAddWatch(n.fd, dir, dirEvents); err != nil {
-		return false
-	}
-	n.dirs[dir] = true
+	n.epochs[epochPath] = wd
 	return true
+}
+
+// poke asks the watchdog for a check.
+func (n *notifier) poke() {
+	select {
+	case n.changes <- struct{}{}:
+	default: // a check is already due
+	}
 }
 
 // read turns every batch of events (an overflow included) into one signal
 // on changes, until the notifier is closed.
 func (n *notifier) read() {
-	buf := make([]byte, 4096)
+	buf := make([]byte, 1024)
 	for {
 		if _, err := n.f.Read(buf); err != nil {
 			return
 		}
-		select {
-		case n.changes <- struct{}{}:
-		default: // a check is already due
-		}
+		n.poke()
 	}
+}
+
+// watchDirs watches dirs with dnotify.
+func (n *notifier) watchDirs(dirs ...string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	ok := true
+	for _, dir := range dirs {
+		if n.dirs[dir] != nil {
+			continue
+		}
+		stop, err := dirnotify.Watch(dir, n.changes)
+		if err != nil {
+			ok = false
+			continue
+		}
+		n.dirs[dir] = stop
+	}
+	return ok
 }
 
 // close stops the notifier and waits for its reader.
 func (n *notifier) close() {
+	if n.fd < 0 {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		for _, stop := range n.dirs {
+			stop()
+		}
+		return
+	}
 	n.f.Close()
 	n.wg.Wait()
 }

@@ -3,8 +3,11 @@ package lease
 import (
 	"context"
 	"os"
+	"strconv"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"looprig/rig/storage"
 )
@@ -62,5 +65,130 @@ func TestNotifiedPollPeriod(t *testing.T) {
 	}
 	if fallback != 10*time.Millisecond {
 		t.Errorf("period with a directory unwatched = %v, want the watchdog's 10ms", fallback)
+	}
+}
+
+// An idle holder is not woken by other holders: grants, releases and
+// breaks of other names in the same directory (other hosts' sessions) make
+// no event it watches, so its watchdog's wakeups do not grow with their
+// number. (Watching the directory, every one of them woke it.)
+func TestOthersDoNotWakeTheWatchdog(t *testing.T) {
+	dir := t.TempDir()
+	holder := NewManager(Options{Watchdog: time.Hour, Host: "holder"})
+	t.Cleanup(func() { holder.Close() })
+	l := mustAcquire(t, holder, dir, "sessions/mine")
+	defer mustRelease(t, l)
+	holder.mu.Lock()
+	dnotify := holder.notify == nil || holder.notify.fd < 0
+	holder.mu.Unlock()
+	if dnotify {
+		t.Skip("no inotify instance left for this user (fs.inotify.max_user_instances): the dnotify fallback is woken by its neighbours")
+	}
+	settle := func() int64 {
+		// The check after registration, and any event in flight, done.
+		for prev := int64(-1); ; time.Sleep(50 * time.Millisecond) {
+			if r := holder.rounds.Load(); r == prev {
+				return r
+			} else {
+				prev = r
+			}
+		}
+	}
+	before := settle()
+	others := testManager(t, 0, "others")
+	for i := range 50 {
+		name := "sessions/other" + strconv.Itoa(i)
+		o := mustAcquire(t, others, dir, name)
+		mustRelease(t, o)
+		o = mustAcquire(t, others, dir, name)
+		if i%10 == 0 {
+			lockPath, epochPath := leasePaths(dir, name)
+			b, err := others.Break(context.Background(), name, lockPath, epochPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustRelease(t, b)
+		}
+		mustRelease(t, o)
+		// Another process probing the holder's own files (ls, the TUI)
+		// reads them; reads do not wake it either.
+		_, epochPath := leasePaths(dir, "sessions/mine")
+		if _, _, err := readEpochFile("sessions/mine", epochPath); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if woke := settle() - before; woke != 0 {
+		t.Errorf("the holder's watchdog woke %d times while 50 others took and gave up leases next to it, want 0", woke)
+	}
+	notLost(t, l)
+}
+
+// The epoch file is replaced by rename: the watched inode is then no
+// longer the file. A replacement that keeps the epoch (not a loss) must
+// not leave the next one unseen: the watchdog watches the new inode
+// before it reads it. Written in place or removed is noticed too. The
+// period is an hour: only notification can tell.
+func TestNotifiedEpochFileReplacedTwice(t *testing.T) {
+	dir := t.TempDir()
+	holder := NewManager(Options{Watchdog: time.Hour, Host: "holder"})
+	t.Cleanup(func() { holder.Close() })
+	waitFor := func(l *Lease, what string) *storage.LeaseLostError {
+		t.Helper()
+		select {
+		case <-l.Lost():
+			return l.LostCause().(*storage.LeaseLostError)
+		case <-time.After(3 * time.Second):
+			t.Fatalf("the holder did not notice %s within 3 s, with its watchdog period an hour", what)
+			return nil
+		}
+	}
+	l := mustAcquire(t, holder, dir, "sessions/e")
+	_, epochPath := leasePaths(dir, "sessions/e")
+	same, err := os.ReadFile(epochPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 { // the same epoch, by rename: not a loss
+		writeEpochAtomically(t, epochPath, same)
+		time.Sleep(100 * time.Millisecond)
+		notLost(t, l)
+	}
+	writeEpochAtomically(t, epochPath, formatEpochFile(l.Epoch()+1, storage.Holder{PID: 1, Host: "x"}))
+	if lost := waitFor(l, "its epoch file replaced after a harmless replacement"); lost.Reason != storage.LossEpochAdvanced {
+		t.Fatalf("cause %+v, want epoch advanced", lost)
+	}
+	mustRelease(t, l)
+
+	l = mustAcquire(t, holder, dir, "sessions/e")
+	if err := os.WriteFile(epochPath, formatEpochFile(l.Epoch()+5, storage.Holder{}), 0o600); err != nil { // in place
+		t.Fatal(err)
+	}
+	waitFor(l, "its epoch file rewritten in place")
+	mustRelease(t, l)
+
+	l = mustAcquire(t, holder, dir, "sessions/e")
+	if err := os.Remove(epochPath); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(l, "its epoch file removed")
+	mustRelease(t, l)
+}
+
+// Without an inotify instance (the user's are used up: 128 by default, a
+// thousand hosts), the watchdog falls back to dnotify on the leases'
+// directories: a break, a lock file removed, an epoch file replaced,
+// rewritten or removed are still noticed at once with the period an hour.
+func TestNotifiedWithoutInotify(t *testing.T) {
+	defer func(f func() (int, error)) { inotifyInit = f }(inotifyInit)
+	inotifyInit = func() (int, error) { return -1, unix.EMFILE }
+	TestNotifiedLossWithoutPolling(t)
+	TestNotifiedEpochFileReplacedTwice(t)
+	m := testManager(t, 0, "")
+	l := mustAcquire(t, m, t.TempDir(), "sessions/p")
+	defer mustRelease(t, l)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.notify == nil || m.notify.fd >= 0 || m.pollPeriodLocked() != notifiedPoll {
+		t.Fatalf("without inotify: notifier %+v, period %v; want dnotify and %v", m.notify, m.pollPeriodLocked(), notifiedPoll)
 	}
 }

@@ -5,6 +5,8 @@ package lease
 // notifier is not available here: the watchdog polls at its period.
 type notifier struct{ changes chan struct{} }
 
-func newNotifier() *notifier          { return nil }
-func (n *notifier) watch(string) bool { return false }
-func (n *notifier) close()            {}
+func newNotifier() *notifier                  { return nil }
+func (n *notifier) watch(string, string) bool { return false }
+func (n *notifier) rewatchEpoch(string) bool  { return false }
+func (n *notifier) poke()                     {}
+func (n *notifier) close()                    {}

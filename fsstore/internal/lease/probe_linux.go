@@ -280,46 +280,89 @@ func mix64(x uint64) uint64 {
 // it too. A lock file created or replaced since the last probe is not
 // watched; the epoch file written with it is the change to notice. The
 // error wraps ErrProbeUnsupported when the table cannot be read.
+//
+// The kernel hands the table out a page at a time, each page from where
+// the previous one ended by position: while other processes lock and
+// unlock (journal appends of busy sessions, hundreds a second at a
+// thousand sessions) an entry may be read twice or not at all. So the
+// stamp is of the set of entries (an entry read twice counts once) of
+// stampReads reads together: an entry one read skipped, another has. A
+// lock that stays dropped is in none of them.
 func (m *Manager) LockTableStamp() (uint64, error) {
 	m.mu.Lock()
 	watched := m.lockInodes
 	m.mu.Unlock()
+	seen := make(map[lockKey]struct{}, len(watched)+8)
+	for range stampReads {
+		if err := readLockTable(watched, seen); err != nil {
+			return 0, err
+		}
+	}
+	var sum uint64
+	for k := range seen {
+		sum += mix64(mix64(k.who) ^ k.ino)
+	}
+	return sum ^ uint64(len(seen))<<56, nil
+}
+
+// stampReads is how many reads of the lock table one stamp takes.
+const stampReads = 2
+
+// lockKey is an entry of the lock table as the stamp counts it: the
+// holder's pid and the device, and the inode.
+type lockKey struct{ who, ino uint64 }
+
+// readLockTable adds the watched entries of one read of the table to
+// seen.
+func readLockTable(watched map[uint64]struct{}, seen map[lockKey]struct{}) error {
 	if readProcLocksHook != nil {
 		readProcLocksHook()
 	}
 	f, err := os.Open(procLocksPath)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %w", ErrProbeUnsupported, err)
+		return fmt.Errorf("%w: %w", ErrProbeUnsupported, err)
 	}
 	defer f.Close()
-	return stampProcLocks(io.LimitReader(f, maxProcLocks+1), watched)
+	return scanProcLocks(io.LimitReader(f, maxProcLocks+1), watched, seen)
 }
 
-// stampProcLocks is LockTableStamp's parse: the entries are summed, not
-// chained, so the order /proc/locks lists them in does not matter.
-// Only entries on inodes in watched count, unless watched is nil.
+// stampProcLocks is LockTableStamp's stamp of one read: the entries are
+// summed, not chained, so the order /proc/locks lists them in does not
+// matter. Only entries on inodes in watched count, unless watched is nil.
 func stampProcLocks(r io.Reader, watched map[uint64]struct{}) (uint64, error) {
+	seen := map[lockKey]struct{}{}
+	if err := scanProcLocks(r, watched, seen); err != nil {
+		return 0, err
+	}
+	var sum uint64
+	for k := range seen {
+		sum += mix64(mix64(k.who) ^ k.ino)
+	}
+	return sum ^ uint64(len(seen))<<56, nil
+}
+
+// scanProcLocks adds the granted FLOCK entries of a lock table on inodes
+// in watched (all, if nil) to seen.
+func scanProcLocks(r io.Reader, watched map[uint64]struct{}, seen map[lockKey]struct{}) error {
 	br := bufio.NewReaderSize(r, maxProcLocksLine)
-	var sum, count uint64
 	total := 0
 	for {
 		line, err := br.ReadSlice('\n')
 		total += len(line)
 		if total > maxProcLocks {
-			return 0, fmt.Errorf("%s is larger than %d bytes", procLocksPath, maxProcLocks)
+			return fmt.Errorf("%s is larger than %d bytes", procLocksPath, maxProcLocks)
 		}
 		if err == bufio.ErrBufferFull {
-			return 0, fmt.Errorf("%s has a line longer than %d bytes", procLocksPath, maxProcLocksLine)
+			return fmt.Errorf("%s has a line longer than %d bytes", procLocksPath, maxProcLocksLine)
 		}
 		if ino, e, ok := parseProcLocksLine(line); ok && isWatched(watched, ino) {
-			sum += mix64(mix64(uint64(e.pid)<<32^uint64(e.dev.major)<<20^uint64(e.dev.minor)) ^ ino)
-			count++
+			seen[lockKey{who: uint64(e.pid)<<32 ^ uint64(e.dev.major)<<20 ^ uint64(e.dev.minor), ino: ino}] = struct{}{}
 		}
 		if err == io.EOF {
-			return sum ^ count<<56, nil
+			return nil
 		}
 		if err != nil {
-			return 0, fmt.Errorf("read %s: %w", procLocksPath, err)
+			return fmt.Errorf("read %s: %w", procLocksPath, err)
 		}
 	}
 }

@@ -79,3 +79,52 @@ func TestLockTableStampWhileProbesAddInodes(t *testing.T) {
 		}
 	}
 }
+
+// A read of the lock table torn by other processes' locking (an entry
+// read twice or skipped, as the kernel pages the table by position) does
+// not move the stamp: it is of the entries of two reads together, each
+// counted once. A lock dropped for good does move it.
+func TestLockTableStampTornRead(t *testing.T) {
+	const (
+		a = "1: FLOCK  ADVISORY  WRITE 2306 fd:00:100 0 EOF\n"
+		b = "2: FLOCK  ADVISORY  WRITE 2310 fd:00:200 0 EOF\n"
+	)
+	path := filepath.Join(t.TempDir(), "locks")
+	orig := procLocksPath
+	procLocksPath = path
+	t.Cleanup(func() { procLocksPath, readProcLocksHook = orig, nil })
+	var tables []string
+	readProcLocksHook = func() {
+		next := tables[0]
+		if len(tables) > 1 {
+			tables = tables[1:]
+		}
+		if err := os.WriteFile(path, []byte(next), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := NewManager(Options{})
+	defer m.Close()
+	stamp := func(reads ...string) uint64 {
+		t.Helper()
+		tables = reads
+		s, err := m.LockTableStamp()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	steady := stamp(a + b)
+	if got := stamp(a+b+b, a+b); got != steady {
+		t.Errorf("an entry read twice moved the stamp")
+	}
+	if got := stamp(a, a+b); got != steady {
+		t.Errorf("an entry skipped by one read moved the stamp")
+	}
+	if got := stamp(b, a+b); got != steady {
+		t.Errorf("an entry skipped by the other read moved the stamp")
+	}
+	if got := stamp(a); got == steady {
+		t.Errorf("a lock dropped for good did not move the stamp")
+	}
+}
