@@ -202,6 +202,14 @@ func (f *follower) next(t *testing.T) rig.Record {
 	case r := <-f.recs:
 		return r
 	case err := <-f.result:
+		// A record delivered before FollowRecords returned comes first:
+		// select picks at random among the ready cases.
+		select {
+		case r := <-f.recs:
+			f.result <- err // for wait
+			return r
+		default:
+		}
 		t.Fatalf("FollowRecords returned %v while records were expected", err)
 	case <-time.After(WaitTimeout):
 		t.Fatalf("timed out waiting for a followed record")
