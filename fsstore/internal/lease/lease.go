@@ -586,6 +586,17 @@ func (l *Lease) check(stop <-chan struct{}) {
 	}
 	n, _, err := readEpochFile(l.name, l.epochPath)
 	var ce *storage.CorruptError
+	if errors.As(err, &ce) {
+		// looprig replaces the file by rename, so a torn read is somebody
+		// writing it in place (truncate, then write): what it says once
+		// written is the cause, if it says anything.
+		select {
+		case <-stop:
+			return
+		case <-time.After(tornEpochWait):
+		}
+		n, _, err = readEpochFile(l.name, l.epochPath)
+	}
 	switch {
 	case errors.As(err, &ce):
 		l.lose(storage.LossUnknown, 0) // cannot vouch for our epoch any more
@@ -598,6 +609,10 @@ func (l *Lease) check(stop <-chan struct{}) {
 		l.lose(storage.LossUnknown, 0)
 	}
 }
+
+// tornEpochWait is how long the watchdog waits to read again an epoch
+// file it found torn.
+const tornEpochWait = 20 * time.Millisecond
 
 // successorEpoch reads the epoch after a replacement. Break holds the
 // directory guard from its rename to its epoch write, so reading under the
