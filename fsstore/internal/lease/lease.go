@@ -415,6 +415,12 @@ func (m *Manager) pollPeriodLocked() time.Duration {
 func (m *Manager) unregister(l *Lease) {
 	m.mu.Lock()
 	delete(m.live, l)
+	if len(m.live) == 0 && m.notify != nil {
+		// The last lease went: the watchdog's next round ends it, now
+		// rather than at its poll period (a release makes no event on the
+		// files it watches).
+		m.notify.poke()
+	}
 	m.mu.Unlock()
 }
 
