@@ -444,8 +444,11 @@ func TestFlowLeaseLost(t *testing.T) {
 	f.waitView("read-only: lease lost to epoch 2", "enter: nothing runs")
 	f.key("esc")
 	f.typeText("?")
+	f.typeText("input") // the help filtered to i, which may be below the fold
 	f.waitView("(disabled: read-only: lease lost to epoch 2")
-	f.key("esc")
+	f.key("esc") // clears the help's filter
+	f.key("esc") // closes the help
+	f.waitModel("the help to close", func(m Model) bool { return m.help == nil })
 	f.key("esc") // dismiss the banner
 	f.waitModel("the banner to go", func(m Model) bool { return !strings.Contains(m.View(), "LEASE LOST ") })
 	f.inspect(func(m Model) {
