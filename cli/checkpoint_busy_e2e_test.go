@@ -133,14 +133,18 @@ type checkpointingRow struct {
 }
 
 // waitCheckpointingRow waits until ls --json says session id is
-// checkpointing (its host writes it once the checkpoint has run for half
-// a second) and returns the row.
+// checkpointing and has stored every file (its host writes the row once
+// the checkpoint has run for half a second, then once a second), and
+// returns the row.
 func (h *harness) waitCheckpointingRow(id string) checkpointingRow {
 	h.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		for _, r := range decode[[]checkpointingRow](h.t, h.must(0, "ls", "--json").stdout) {
-			if r.ID == id && r.Checkpointing != nil {
+			// The catalog is rewritten once a second while a checkpoint
+			// runs: the row of a checkpoint held once it stored every file
+			// may first say less.
+			if r.ID == id && r.Checkpointing != nil && r.Checkpointing.Files > 0 && r.Checkpointing.FilesDone == r.Checkpointing.Files {
 				return r
 			}
 		}
