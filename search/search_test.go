@@ -229,6 +229,11 @@ func TestSearchHiddenInput(t *testing.T) {
 	if _, err := s.Submit(ctx, `read visible; stty -echo; printf 'Password: '; read pw; stty echo; echo; echo "read ${#pw} bytes"`); err != nil {
 		t.Fatal(err)
 	}
+	// The turn's terminal echoes once its shell runs: typed before that, a
+	// line may go in hidden (the terminal is not set up yet).
+	for terminal, off := s.TerminalState(); !terminal || off; terminal, off = s.TerminalState() {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if send("plain-words-typed\n") {
 		t.Fatal("the first input went in hidden")
 	}
