@@ -103,6 +103,14 @@ func TestTmuxLongOpenTUI(t *testing.T) {
 			o.waitRow("crash", prev, "✗ crashed")
 			crashed = append(crashed, prev)
 		}
+		// The list stays within the pane: the oldest crashed session is
+		// deleted from another terminal, and its row goes.
+		if len(crashed) > 3 {
+			gone := crashed[0]
+			crashed = crashed[1:]
+			o.cli("rm", gone, "--yes")
+			o.waitGone(gone)
+		}
 		// A quiet spell: minutes on the TUI's clock.
 		time.Sleep(3 * time.Second)
 	}
@@ -189,6 +197,17 @@ func (o *otherTerminals) waitRow(kind, id, want string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	o.t.Fatalf("%s of session %s did not show within %s (want %q in its row); the TUI:\n%s", kind, o.short(id), seenWithin, want, s)
+}
+
+// waitGone waits until session id has no row in the TUI's list.
+func (o *otherTerminals) waitGone(id string) {
+	o.t.Helper()
+	for end := time.Now().Add(seenWithin); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if rowOf(o.e.Screen("tui"), o.short(id)) == "" {
+			return
+		}
+	}
+	o.t.Fatalf("session %s, deleted, still has a row:\n%s", o.short(id), o.e.Screen("tui"))
 }
 
 // needsMe checks that the /needs:me filter lists session id, then clears
