@@ -67,16 +67,25 @@ const screenFeedBudget = 256 << 10
 // the emulator's answers could not be switched off (an emulator whose
 // input pipe is not closable would block the TUI on the first query).
 func newTurnScreen(turnID string, cols, rows int) *turnScreen {
+	s := &turnScreen{turnID: turnID}
+	if s.emu = s.newEmulator(cols, rows); s.emu == nil {
+		return nil
+	}
+	return s
+}
+
+// newEmulator returns the virtual terminal of s, cols×rows, that reports
+// the modes of keys to s.
+func (s *turnScreen) newEmulator(cols, rows int) *vt.Emulator {
 	emu := termrender.NewScreen(cols, rows)
 	if emu == nil {
 		return nil
 	}
-	s := &turnScreen{turnID: turnID, emu: emu}
 	emu.SetCallbacks(vt.Callbacks{
 		EnableMode:  func(m ansi.Mode) { s.setMode(m, true) },
 		DisableMode: func(m ansi.Mode) { s.setMode(m, false) },
 	})
-	return s
+	return emu
 }
 
 // setMode follows the modes that change what keys send.
@@ -122,8 +131,22 @@ func (s *turnScreen) flush() {
 	if s.opened && !s.emu.IsAltScreen() {
 		p = strings.ReplaceAll(p, "\n", "\r\n")
 	}
-	s.emu.WriteString(p)
 	s.rows = nil
+	if termrender.WriteScreen(s.emu, []byte(p)) == nil {
+		return
+	}
+	// The emulator failed on this output and its state is unknown: a
+	// blank screen of the same size, on the alternate screen if it was,
+	// until the program draws again.
+	alt := s.emu.IsAltScreen()
+	emu := s.newEmulator(s.emu.Width(), s.emu.Height())
+	if emu == nil {
+		return // keep the old one: it is no worse than none
+	}
+	s.emu, s.appCursor, s.bracketedPaste = emu, false, false
+	if alt {
+		termrender.WriteScreen(emu, []byte("\x1b[?1049h"))
+	}
 }
 
 // trimScroll bounds the work of output that scrolls the screen many

@@ -10,6 +10,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/vt"
 
 	"looprig/host"
 	"looprig/internal/termrender"
@@ -492,4 +493,27 @@ IFS= read -rsn1 b; printf '\033[?1049l'; echo "left-screen"
 	f.typeText("q") // gives the keys back
 	f.waitView("keys go to looprig again")
 	f.quit()
+}
+
+// A program's output that makes the emulator panic must not end the TUI
+// (Update runs it): the screen starts blank, on the alternate screen as
+// before, and the program's next drawing shows. A raw emulator stands
+// for a bug termrender's guards do not know; the known one (margins past
+// the screen) is guarded and draws on.
+func TestScreenSurvivesEmulatorPanic(t *testing.T) {
+	s := newTurnScreen("t", 20, 3)
+	feed(s, "\x1b[?1049h\x1b[1;999r\x1bM\x1b[Hguarded")
+	if got := s.lines(termrender.NoColor, false)[0]; !strings.HasPrefix(got, "guarded") {
+		t.Fatalf("row 0 = %q after margins past the screen, want the text drawn after them", got)
+	}
+	s.emu = vt.NewEmulator(20, 3)
+	s.emu.WriteString("\x1b[?1049h")
+	feed(s, "\x1b[1;999r\x1bM")
+	if !s.active() {
+		t.Fatal("the screen closed when its emulator failed")
+	}
+	feed(s, "\x1b[Hredrawn")
+	if got := s.lines(termrender.NoColor, false)[0]; !strings.HasPrefix(got, "redrawn") {
+		t.Fatalf("row 0 = %q, want the program's next drawing", got)
+	}
 }

@@ -2,7 +2,6 @@ package termrender
 
 import (
 	"bytes"
-	"io"
 	"strings"
 
 	uv "github.com/charmbracelet/ultraviolet"
@@ -36,21 +35,6 @@ const (
 // only its last screenFeedMax bytes (a program flooding its screen draws
 // it again at once).
 const screenFeedMax = 256 << 10
-
-// NewScreen returns a virtual terminal of cols×rows whose answers to
-// queries are dropped: its input pipe is closed, so a query's answer fails
-// at once rather than blocking (nil if that pipe cannot be closed).
-func NewScreen(cols, rows int) *vt.Emulator {
-	emu := vt.NewEmulator(max(1, cols), max(1, rows))
-	// Nothing scrolls back here, and a scrollback costs a copy per line
-	// scrolled off: keep one line, the least the emulator takes.
-	emu.SetScrollbackSize(1)
-	c, ok := emu.InputPipe().(io.Closer)
-	if !ok || c.Close() != nil {
-		return nil
-	}
-	return emu
-}
 
 // ScreenRows renders the rows of emu for profile p, the cursor drawn in
 // reverse video when cursor is set and the program shows it.
@@ -106,7 +90,14 @@ func (r *Renderer) feedScreen(p []byte) {
 	if len(p) > screenFeedMax {
 		p = p[len(p)-screenFeedMax:]
 	}
-	r.scr.Write(p)
+	if WriteScreen(r.scr, p) != nil {
+		// Its state is unknown: a blank screen of the same size, still
+		// the alternate one, until the program draws again.
+		if r.scr = NewScreen(r.scrCols, r.scrRows); r.scr != nil {
+			r.followKeys(r.scr)
+			WriteScreen(r.scr, []byte(enterAltScreen))
+		}
+	}
 }
 
 // StringFilter takes the control strings (OSC, DCS, SOS, PM and APC: ESC ]
