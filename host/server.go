@@ -44,6 +44,10 @@ type config struct {
 	helloTimeout   time.Duration
 	drainTimeout   time.Duration
 	requestTimeout time.Duration
+	// idleTrimAfter and trim: trimWhenIdle's delay and what it calls
+	// (tests; zero values: idleTrimAfter and debug.FreeOSMemory).
+	idleTrimAfter time.Duration
+	trim          func()
 }
 
 // WithVersion sets the looprig version the host reports in its hello.
@@ -173,6 +177,9 @@ func Serve(ctx context.Context, s *rig.Session, ln *net.UnixListener, opts ...Op
 		defer srv.wg.Done()
 		acceptErr <- srv.acceptLoop(ln)
 	}()
+	trimCtx, stopTrim := context.WithCancel(context.Background())
+	srv.wg.Add(1)
+	go srv.trimWhenIdle(trimCtx)
 
 	var err error
 	ended := false
@@ -199,6 +206,7 @@ func Serve(ctx context.Context, s *rig.Session, ln *net.UnixListener, opts ...Op
 		}
 	}
 	srv.stop(reason, fault, ended && err == nil)
+	stopTrim()
 	srv.wg.Wait()
 	if down != nil {
 		if serr := <-down; serr != nil {

@@ -196,6 +196,11 @@ func (s *Session) WaitIdle(ctx context.Context) error {
 	return s.stopped()
 }
 
+// Busy returns a channel that is closed when a turn begins (closed
+// already while one runs): with WaitIdle, what a process that serves the
+// session needs to act between turns (the host trims its memory then).
+func (s *Session) Busy() <-chan struct{} { return s.hub.Busy() }
+
 // stopped is why the session takes no more work, nil while it does: its
 // latched fault, or ErrSessionClosed once Shutdown has begun.
 func (s *Session) stopped() error {

@@ -98,4 +98,6 @@ func (s *Session) pollHandOff(stop <-chan struct{}) {
 
 // handoffIdlePoll is how often a session whose store tells of changes to
 // its hand-over key reads it anyway (a change the store could not see).
-const handoffIdlePoll = time.Minute
+// Each idle host wakes for it: long, as the lease watchdog's period on a
+// store that tells of changes (fsstore's notifiedPoll).
+const handoffIdlePoll = 10 * time.Minute

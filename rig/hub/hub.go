@@ -133,6 +133,7 @@ type Hub struct {
 	subs    []*Subscription // open subscriptions, in no particular order
 	active  int
 	idle    chan struct{} // closed while active == 0
+	busy    chan struct{} // closed while active > 0
 	stopped bool
 	fault   error
 }
@@ -144,6 +145,7 @@ func New(session string, j Journal, opts ...Option) *Hub {
 		journal: j,
 		now:     time.Now,
 		idle:    make(chan struct{}),
+		busy:    make(chan struct{}),
 	}
 	close(h.idle)
 	for _, o := range opts {
@@ -287,6 +289,7 @@ func (h *Hub) Begin(ctx context.Context) error {
 	edge := h.active == 1
 	if edge {
 		h.idle = make(chan struct{})
+		close(h.busy)
 	}
 	h.mu.Unlock()
 	if !edge {
@@ -309,6 +312,9 @@ func (h *Hub) End(ctx context.Context) error {
 	}
 	h.active--
 	edge := h.active == 0
+	if edge {
+		h.busy = make(chan struct{})
+	}
 	h.mu.Unlock()
 	if !edge {
 		return nil
@@ -331,6 +337,14 @@ func (h *Hub) WaitIdle(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// Busy returns a channel that is closed when an activity begins: closed
+// already while one runs.
+func (h *Hub) Busy() <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.busy
 }
 
 // Stop publishes SessionStopped, closes every subscription and refuses
