@@ -16,10 +16,13 @@ import (
 
 // Change stamps (storage.ChangeStamper). Every KV put or delete and every
 // lease grant, break and release of any process sets the modification time
-// of the store directory to now, after the change; a holder's death, which
-// changes no file, shows in the kernel's lock table. A stamp is therefore
-// the directory's mtime plus a summary of /proc/locks (lease.LockTableStamp):
-// one stat and one read, whatever the number of sessions (Linux).
+// of the store directory to now, after the change. A holder's death
+// changes no file: the deaths of the holders a listing's probes saw held
+// are counted from their process descriptors (lease.HolderStamp: one
+// epoll_wait, Linux 5.3+), else read from the kernel's lock table. A stamp
+// is therefore the directory's mtime plus that count, or a summary of
+// /proc/locks (lease.LockTableStamp): one stat and one system call, or one
+// stat and one read of the table, whatever the number of sessions.
 //
 // Timestamps come from a clock that ticks in steps of a few milliseconds,
 // so two changes may leave the same mtime. A stamp taken less than
@@ -49,12 +52,19 @@ func (s *Store) ChangeStamp(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("change stamp: %w", err)
 	}
 	mtime := time.Unix(st.Mtim.Unix())
+	stamp := strconv.FormatInt(mtime.UnixNano(), 36)
+	if deaths, ok := s.leases.HolderStamp(); ok {
+		stamp += "p" + strconv.FormatUint(deaths, 36)
+		if time.Since(mtime) < changeSettle {
+			stamp += "-" + s.unsettled()
+		}
+		return stamp, nil
+	}
 	if !s.leases.WatchesLockFiles() {
 		if err := s.watchLockFiles(); err != nil {
 			return "", fmt.Errorf("change stamp: %w", err)
 		}
 	}
-	stamp := strconv.FormatInt(mtime.UnixNano(), 36)
 	locks, err := s.leases.LockTableStamp()
 	switch {
 	case errors.Is(err, lease.ErrProbeUnsupported):

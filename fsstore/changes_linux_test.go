@@ -38,12 +38,16 @@ func settled(t *testing.T, s *fsstore.Store) string {
 	return ""
 }
 
-// A holder killed with SIGKILL changes no file; its dropped flock still
-// moves the stamp, so a listing shown for long notices the crash.
+// A holder killed with SIGKILL changes no file; its death still moves the
+// stamp of a store whose listing saw it hold the lease (the listing's
+// probe), so a listing shown for long notices the crash.
 func TestChangeStampHolderDeath(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir)
 	cmd, _, _, _ := startHolder(t, dir)
+	if st, err := s.Probe(t.Context(), "sessions/held"); err != nil || !st.Held {
+		t.Fatalf("Probe of the helper's lease = %+v, %v; want held", st, err)
+	}
 	before := settled(t, s)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)

@@ -234,7 +234,8 @@ type ChangeStamper interface {
 	// ChangeStamp returns an opaque stamp of the KV and the leases. Two
 	// stamps that are equal mean that between them no key was put or
 	// deleted and no lease was granted, released, broken or lost with
-	// its holder's death. The converse does not hold: stamps may differ
+	// its holder's death (a holder a probe of this Store saw holding it:
+	// a listing probes each session's lease). The converse does not hold: stamps may differ
 	// with nothing changed (a backend that cannot tell returns a new stamp
 	// every time). Ledger appends are not covered. A change made by a
 	// process that died in the middle of it may go unnoticed until the

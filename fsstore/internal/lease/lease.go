@@ -102,6 +102,10 @@ type Manager struct {
 	unwatched bool
 	// rounds counts the watchdog's wakeups (tests).
 	rounds atomic.Int64
+	// holders watches the deaths of the holders probes saw (made at the
+	// first probe; holders_linux.go).
+	holdersOnce sync.Once
+	holders     *holderWatch
 }
 
 // notifiedPoll is the watchdog's period while change notification covers
@@ -159,6 +163,10 @@ func (m *Manager) Close() error {
 	close(m.stop)
 	m.mu.Unlock()
 	m.wg.Wait()
+	m.holdersOnce.Do(func() {}) // none made from now on
+	if m.holders != nil {
+		m.holders.close()
+	}
 	return nil
 }
 

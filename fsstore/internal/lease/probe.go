@@ -96,13 +96,35 @@ func (m *Manager) ProbeMany(ctx context.Context, reqs []ProbeRequest, vouch func
 	if vouch != nil {
 		pend = vouchFor(ctx, reqs, pend, out, vouch)
 	}
-	if len(pend) == 0 {
-		return out, nil
+	if len(pend) > 0 {
+		if err := m.probeHeld(ctx, reqs, pend, want, out); err != nil {
+			return nil, err
+		}
 	}
-	if err := m.probeHeld(ctx, reqs, pend, want, out); err != nil {
-		return nil, err
+	if w := m.holderWatch(); w != nil {
+		w.note(out, m.host)
 	}
 	return out, nil
+}
+
+// holderWatch returns the Manager's watch of holders' deaths, made at the
+// first call; nil once the Manager is closed.
+func (m *Manager) holderWatch() *holderWatch {
+	m.holdersOnce.Do(func() { m.holders = newHolderWatch() })
+	return m.holders
+}
+
+// HolderStamp counts the deaths of the holders of leases a probe of this
+// Manager saw held (a pid's process descriptor, on Linux), without reading
+// the lock table. ok is false when it cannot tell: no process descriptors
+// here, or a held lease whose holder it could not watch (see
+// holders_linux.go); LockTableStamp then stands in.
+func (m *Manager) HolderStamp() (deaths uint64, ok bool) {
+	w := m.holderWatch()
+	if w == nil {
+		return 0, false
+	}
+	return w.stamp()
 }
 
 // vouchWorkers bounds the vouches asked at once.
