@@ -178,6 +178,8 @@ func (ti *termInput) sendKeys(ctx context.Context, text string, first bool) bool
 		if ctx.Err() != nil {
 			return false
 		}
+		// Before the send: the echo may come back before its reply.
+		ti.scr.typed()
 		sctx, cancel := context.WithTimeout(ctx, lineTimeout)
 		_, err := ti.s.SendInput(sctx, text)
 		cancel()

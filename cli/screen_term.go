@@ -28,10 +28,19 @@ import (
 // rows that changed; nothing else of the program's output reaches our
 // terminal (no title, hyperlink, clipboard, DCS; no bell either). Frames
 // are coalesced: a change that comes after a quiet spell of the output
-// (screenQuiet: a key's echo, a program's answer) is drawn at once; while
-// the output goes on without one (a flood), at most one frame every
+// (screenQuiet: a program's answer), or the first change after keys were
+// sent to the program (typed: their echo), is drawn at once; while the
+// output goes on without either (a flood), at most one frame every
 // screenFrameEvery is drawn, the last state always, so a flood costs a
-// bounded number of frames.
+// bounded number of frames (a person typing into it adds at most one
+// frame per read of their keys).
+//
+// A key's echo is not left to the quiet spell: keys typed quickly (fast
+// typing, a key right after the echo of the one before) have echoes less
+// than screenQuiet apart, and the later one waited for the frame timer,
+// up to screenFrameEvery. In BenchmarkAttachEchoVsTmux/fullscreen
+// (internal/benchmarks), where a line is typed as soon as the one before
+// shows, 10 echoes of 400 waited so, about 9 ms each: they were its p99.
 //
 // looprig's own lines (a note, an event's summary in attach, a gate's
 // question) are written on the main screen: our terminal leaves its
@@ -53,6 +62,9 @@ import (
 const (
 	screenFrameEvery = 12 * time.Millisecond
 	screenQuiet      = 4 * time.Millisecond
+	// maxEchoes bounds the changes drawn at once as the echoes of sends of
+	// keys that have not shown yet (screenTerm.typed).
+	maxEchoes = 4
 )
 
 // Our own sequences; screenEnter is the program's switch to its screen,
@@ -71,18 +83,22 @@ type screenTerm struct {
 	out  io.Writer
 	prof termrender.Profile
 
-	mu         sync.Mutex
-	r          *termrender.Renderer // whose screen shows, or is to show; nil: none
-	shown      bool                 // our terminal is on its alternate screen, drawn from r
-	held       bool                 // a question of looprig's has the main screen
-	started    bool                 // frames may be drawn (attach: once its replay is over)
-	closed     bool
-	frame      termrender.Frame
-	keys       termrender.ScreenKeys // the key modes set on our terminal
-	last       time.Time             // the last frame's
-	changed    time.Time             // the last change's (want)
-	timer      *time.Timer           // the next frame's, nil when none is due
-	cols, rows int                   // our window
+	mu      sync.Mutex
+	r       *termrender.Renderer // whose screen shows, or is to show; nil: none
+	shown   bool                 // our terminal is on its alternate screen, drawn from r
+	held    bool                 // a question of looprig's has the main screen
+	started bool                 // frames may be drawn (attach: once its replay is over)
+	closed  bool
+	frame   termrender.Frame
+	keys    termrender.ScreenKeys // the key modes set on our terminal
+	last    time.Time             // the last frame's
+	changed time.Time             // the last change's (want)
+	// testFrames replaces screenFrameEvery and screenQuiet in a test
+	// (testScreenFrames); 0: none.
+	testFrames time.Duration
+	echoes     int         // sends of keys whose echo is yet to come (typed), at most maxEchoes
+	timer      *time.Timer // the next frame's, nil when none is due
+	cols, rows int         // our window
 	buf        []byte
 	// raw switches the input forwarder between line mode and keys (nil:
 	// stdin is not this terminal).
@@ -93,6 +109,9 @@ type screenTerm struct {
 // from the first change on.
 func newScreenTerm(f *os.File, prof termrender.Profile, started bool) *screenTerm {
 	s := &screenTerm{out: f, prof: prof, started: started, cols: termrender.DefaultScreenCols, rows: termrender.DefaultScreenRows}
+	if testScreenFrames != nil {
+		s.testFrames = max(testScreenFrames(), 0)
+	}
 	if ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ); err == nil && ws.Col > 0 && ws.Row > 0 {
 		s.cols, s.rows = int(ws.Col), int(ws.Row)
 	}
@@ -136,12 +155,36 @@ func (s *screenTerm) want(r *termrender.Renderer) {
 	}
 	s.r = r
 	now := time.Now()
-	quiet := now.Sub(s.changed) >= screenQuiet
-	s.changed = now
+	quiet := now.Sub(s.changed) >= s.gap(screenQuiet) || s.echoes > 0 // a key's echo: drawn at once
+	s.changed, s.echoes = now, max(s.echoes-1, 0)
 	if quiet && s.timer != nil && s.timer.Stop() { // a frame is due later: draw it now
 		s.timer = nil
 	}
 	s.schedule(quiet)
+}
+
+// gap is d, screenFrameEvery or screenQuiet, unless a test has its own.
+func (s *screenTerm) gap(d time.Duration) time.Duration {
+	if s.testFrames > 0 {
+		return s.testFrames
+	}
+	return d
+}
+
+// typed: keys are being sent to the program; a change to come, their
+// echo, is drawn at once whatever the time since the last one. Each send
+// makes one change drawn at once: a second send can go before the echo
+// of the first came back, and both echoes come less than screenQuiet
+// apart. The keys the program shows nothing for are not counted past
+// maxEchoes, so that a flood gets no more than maxEchoes frames at once
+// from keys typed long before it.
+func (s *screenTerm) typed() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.echoes = min(s.echoes+1, maxEchoes)
 }
 
 // start lets frames be drawn (attach: its replay is over); it reports
@@ -163,7 +206,7 @@ func (s *screenTerm) schedule(now bool) {
 	if s.timer != nil || !s.started || s.held {
 		return
 	}
-	if wait := screenFrameEvery - time.Since(s.last); wait > 0 && s.shown && !now {
+	if wait := s.gap(screenFrameEvery) - time.Since(s.last); wait > 0 && s.shown && !now {
 		s.timer = time.AfterFunc(wait, s.tick)
 		return
 	}

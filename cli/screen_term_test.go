@@ -64,3 +64,55 @@ func TestScreenFrames(t *testing.T) {
 	}
 	s.close()
 }
+
+// The echo of keys typed is drawn at once, even less than screenQuiet
+// after the last change: one change at once for each send of keys (a
+// second can go before the first's echo is back), none past maxEchoes
+// for keys the program showed nothing for. Frames and quiet spells are
+// a minute here: a change that waits for the frame timer does not show.
+func TestScreenKeyEcho(t *testing.T) {
+	out := &lockedBuf{}
+	s := &screenTerm{out: out, started: true, cols: 40, rows: 5, testFrames: time.Minute}
+	defer s.close()
+	r := termrender.New(termrender.Options{})
+	s.fit(r)
+	n := 0
+	change := func() string {
+		n++
+		text := "change-" + string(rune('a'+n))
+		s.with(func() { r.WriteString("\x1b[?1049h\x1b[1;1H" + text) })
+		s.want(r)
+		return text
+	}
+	if !out.has(change()) {
+		t.Fatal("the first change was not drawn at once")
+	}
+	if c := change(); out.has(c) {
+		t.Fatal("a change right after the last was drawn at once: the frame interval is not the test's")
+	}
+	s.typed()
+	if c := change(); !out.has(c) {
+		t.Fatal("the echo of keys typed waited for the frame timer")
+	}
+	if c := change(); out.has(c) {
+		t.Fatal("a second change after one send of keys was drawn at once")
+	}
+	s.typed()
+	s.typed()
+	for i := range 2 {
+		if c := change(); !out.has(c) {
+			t.Fatalf("the echo of send %d of 2 waited for the frame timer", i+1)
+		}
+	}
+	for range maxEchoes + 3 {
+		s.typed()
+	}
+	for i := range maxEchoes {
+		if c := change(); !out.has(c) {
+			t.Fatalf("change %d after many sends waited for the frame timer", i+1)
+		}
+	}
+	if c := change(); out.has(c) {
+		t.Fatalf("more than maxEchoes (%d) changes drawn at once for keys typed before them", maxEchoes)
+	}
+}

@@ -20,4 +20,7 @@ var (
 	testHostOptions func() []host.Option
 	// testTUIClock is the TUI's clock (nil: the wall clock).
 	testTUIClock func() func() time.Time
+	// testScreenFrames is the frame interval and the quiet spell of a
+	// full-screen program's screen (screen_term.go; 0: theirs).
+	testScreenFrames func() time.Duration
 )

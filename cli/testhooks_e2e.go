@@ -32,11 +32,17 @@ import (
 //     the wall clock from the TUI's start: what it says of time (how long
 //     a turn has run, since when a session is idle, when a host is probed
 //     again) is tried for an hour in a minute.
+//   - LOOPRIG_E2E_SCREEN_FRAMES=D: a full-screen program's screen on run's
+//     or attach's terminal draws a change at most once every D, and at
+//     once only after a quiet spell of D or as the echo of keys typed
+//     (screen_term.go): with D long, what is drawn at once is told from
+//     what waits for the frame timer.
 const (
 	e2eHoldEnv       = "LOOPRIG_E2E_CHECKPOINT_HOLD"
 	e2eSlowEnv       = "LOOPRIG_E2E_MATERIALIZE_SLOW"
 	e2eMaxClientsEnv = "LOOPRIG_E2E_HOST_MAX_CLIENTS"
 	e2eClockRateEnv  = "LOOPRIG_E2E_CLOCK_RATE"
+	e2eScreenFrames  = "LOOPRIG_E2E_SCREEN_FRAMES"
 )
 
 func init() {
@@ -76,6 +82,10 @@ func init() {
 		}
 		start := time.Now()
 		return func() time.Time { return start.Add(time.Since(start) * time.Duration(rate)) }
+	}
+	testScreenFrames = func() time.Duration {
+		d, _ := time.ParseDuration(os.Getenv(e2eScreenFrames))
+		return d
 	}
 	testMaterializeProgress = func(f func(done, total int64)) func(done, total int64) {
 		d, err := time.ParseDuration(os.Getenv(e2eSlowEnv))
