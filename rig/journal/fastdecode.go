@@ -34,6 +34,13 @@ func decodeFast(raw *event.Raw) (event.Event, bool) {
 				err = errDuplicate // out of the plain range: let encoding/json judge
 			}
 			ev.Elided = int64(n)
+		case "offset":
+			bit = 8
+			var n uint64
+			if n, err = l.uint(); err == nil && n > 1<<62 {
+				err = errDuplicate
+			}
+			ev.Offset = int64(n)
 		default:
 			return errDuplicate // unknown here: encoding/json judges
 		}
