@@ -40,8 +40,6 @@ func runArgs(c *call) error {
 		return usageErr(c.cmd, fmt.Sprintf("put the input after \"--\": looprig run %s -- %s", c.args[0], strings.Join(c.args[1:], " ")))
 	case len(c.args) > 1:
 		return usageErr(c.cmd, fmt.Sprintf("unexpected argument %q before \"--\"", c.args[1]))
-	case !c.dash || len(c.input) == 0 || strings.TrimSpace(strings.Join(c.input, " ")) == "":
-		return usageErr(c.cmd, "missing input: looprig run ID -- INPUT... (for example: looprig run "+c.args[0]+" -- echo hello)")
 	case c.detach && c.inProcess:
 		return usageErr(c.cmd, "--detach and --in-process exclude each other: a detached turn runs in a host")
 	}
@@ -55,6 +53,11 @@ func runArgs(c *call) error {
 // session live afterwards. With --in-process, or when no host can serve
 // the session here, it runs the turn in this process instead.
 func runRun(c *call) int {
+	if noInput(c) {
+		if err := checkNoInput(c); err != nil {
+			return c.failRun(err)
+		}
+	}
 	switch {
 	case c.detach:
 		return runDetached(c)
@@ -68,6 +71,33 @@ func runRun(c *call) int {
 		return code
 	}
 	return runInProcess(c)
+}
+
+// noInput reports whether run was given no input (no "--", or nothing
+// but blanks after it).
+func noInput(c *call) bool { return strings.TrimSpace(strings.Join(c.input, " ")) == "" }
+
+// checkNoInput allows a turn with no input only in a session whose
+// profile runs an agent's own interface (agent_interactive): it opens
+// with an empty prompt box, as the TUI's input line sent empty does. Any
+// other turn needs its input: a missing one is a usage error, told once
+// the session's profile is known (--rig, else the one it recorded).
+func checkNoInput(c *call) error {
+	missing := usageErr(c.cmd, "missing input: looprig run ID -- INPUT... (for example: looprig run "+c.args[0]+" -- echo hello)")
+	id, err := rig.FindSession(c.ctx, c.st, c.args[0])
+	if err != nil {
+		return missing // the id is looked at again, and its error told, with an input
+	}
+	var p rig.Profile
+	if c.profile.rig != "" {
+		p, err = c.cfg.Profile(c.profile.rig)
+	} else {
+		p, err = c.recordedProfile(id)
+	}
+	if err != nil || !p.AgentInteractive {
+		return missing
+	}
+	return nil
 }
 
 // runInProcess runs the turn in this process: restore the session, run

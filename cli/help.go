@@ -212,6 +212,9 @@ nothing for 5 s is said on stderr, with the send that answers it. A gate is only
 INPUT runs as SHELL -c INPUT in the shell the session recorded when it was
 created (the profile's shell, else the $SHELL of 'new', else /bin/sh); a
 restore never switches it to this process's $SHELL ('looprig new --help').
+In a session whose profile runs an agent's own interface (agent_interactive
+= true), INPUT is the agent's first prompt, and may be left out: 'looprig
+run ID' opens the interface with an empty prompt box.
 
 Where the turn runs: in the session's host, a background process that
 does not depend on this terminal. When the session is live in a host on
