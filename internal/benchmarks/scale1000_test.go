@@ -48,6 +48,9 @@ func scaleHosts() int {
 //     frame rate (TestTUIIdleFloor) in the same window;
 //   - tui-first-frame-ms: from starting the TUI to a frame showing live
 //     rows (the pane read every 5 ms, included);
+//   - tui-key-p99-ms / capture-pane-ms: a key that moves the TUI's
+//     selection to the pane showing it, the second slowest of 40, and one
+//     capture-pane (read in a loop: included in each);
 //   - attach-p99-ms / tmux-attach-p99-ms / attach-ratio: from starting
 //     `looprig attach` on a printing session (or `tmux attach` to a pane
 //     printing the same) in a tmux pane to its first line of output, the
@@ -249,8 +252,47 @@ func scaleTUI(b *testing.B, ls *liveStore, window time.Duration) (first time.Dur
 		b.Fatal(err)
 	}
 	time.Sleep(3 * time.Second)
+	keyP99, capture := scaleKeystroke(b, tm, "tui")
+	b.Logf("tui-key-p99-ms %.4g (each reading includes a capture-pane, median %.4g ms)", ms(keyP99), ms(capture))
+	b.ReportMetric(ms(keyP99), "tui-key-p99-ms")
+	b.ReportMetric(ms(capture), "capture-pane-ms")
+	time.Sleep(time.Second)
 	used := cpuOver(b, window, pid, floorPID)
 	return first, used[0].pct(used[0].ns), used[0].pct(used[1].ns)
+}
+
+// scaleKeystroke: 40 rounds of a key that moves the TUI's selection (j,
+// then k) until the pane shows the change, read with capture-pane in a
+// loop; the slowest but one (p99 of 40 is the 40th value, too noisy) and
+// the median of one capture-pane, which each reading includes.
+func scaleKeystroke(b *testing.B, tm *tmuxtest.Server, pane string) (p99, capture time.Duration) {
+	b.Helper()
+	var lat, caps []time.Duration
+	for i := range 40 {
+		key := "j"
+		if i%2 == 1 {
+			key = "k"
+		}
+		before := tm.Screen(pane)
+		t0 := time.Now()
+		tm.Send(pane, key)
+		for {
+			c0 := time.Now()
+			now := tm.Screen(pane)
+			caps = append(caps, time.Since(c0))
+			if now != before {
+				break
+			}
+			if time.Since(t0) > 5*time.Second {
+				b.Fatalf("the TUI did not move its selection on %q within 5 s", key)
+			}
+		}
+		lat = append(lat, time.Since(t0))
+		time.Sleep(50 * time.Millisecond)
+	}
+	slices.Sort(lat)
+	slices.Sort(caps)
+	return lat[len(lat)-2], caps[len(caps)/2]
 }
 
 // scaleAttach: 10 rounds each of `looprig attach` to a printing session
@@ -313,6 +355,7 @@ func scaleRestoreAll(b *testing.B, ls *liveStore, n int) (took time.Duration, re
 		b.Fatal(err)
 	}
 	seen := map[string]int{}
+	var others []string // what was not restored, for the failure
 	for _, line := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
 		var r struct {
 			ID      string `json:"id"`
@@ -324,6 +367,8 @@ func scaleRestoreAll(b *testing.B, ls *liveStore, n int) (took time.Duration, re
 		if r.Outcome == "restored" {
 			seen[r.ID]++
 			restored++
+		} else if len(others) < 5 {
+			others = append(others, string(line))
 		}
 	}
 	for id, k := range seen {
@@ -332,7 +377,7 @@ func scaleRestoreAll(b *testing.B, ls *liveStore, n int) (took time.Duration, re
 		}
 	}
 	if restored != n {
-		b.Fatalf("restore --all-crashed restored %d of %d", restored, n)
+		b.Fatalf("restore --all-crashed restored %d of %d; others: %s", restored, n, strings.Join(others, "\n"))
 	}
 	return took, restored
 }
