@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,9 @@ import (
 // Enter typed, timed until the program's "submitted: LINE" row shows
 // (against the same program in the tmux pane).
 //
+// LOOPRIG_ECHO_LINES sets the lines typed per round (default 50, 20
+// with -short; 4 rounds a side).
+//
 // Metrics: ours-p50-ms, ours-p99-ms, base-p50-ms, base-p99-ms (tmux
 // attach), ratio (ours p99 / tmux p99).
 func BenchmarkAttachEchoVsTmux(b *testing.B) {
@@ -48,6 +52,9 @@ func BenchmarkAttachEchoVsTmux(b *testing.B) {
 // after prefix.
 func attachEcho(b *testing.B, program, direct, ready, baseReady string, copies int, prefix string) {
 	rounds, lines := pick(2, 4), pick(20, 50)
+	if n, err := strconv.Atoi(os.Getenv("LOOPRIG_ECHO_LINES")); err == nil && n > 0 {
+		lines = n // per round: 250 makes the p99 of 1,000 lines a side the 10th slowest, not the 2nd
+	}
 	bin := looprigBinary(b)
 	for range b.N {
 		h := startDetachedHost(b)
