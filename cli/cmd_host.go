@@ -88,7 +88,7 @@ func runHost(c *call) int {
 		log.Warn("host: " + lingerHint)
 	}
 	rd := host.Ready{Created: c.create, Log: logPath, Restored: s.Restored()}
-	opts := []host.Option{host.WithVersion(Version), host.WithLogger(log)}
+	opts := []host.Option{host.WithVersion(Version), host.WithLogger(log), host.WithOwnProcess()}
 	if testHostOptions != nil {
 		opts = append(opts, testHostOptions()...)
 	}

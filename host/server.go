@@ -44,11 +44,17 @@ type config struct {
 	helloTimeout   time.Duration
 	drainTimeout   time.Duration
 	requestTimeout time.Duration
-	// idleTrimAfter and trim: trimWhenIdle's delay and what it calls
-	// (tests; zero values: idleTrimAfter and debug.FreeOSMemory).
+	// ownProcess: the process serves this session alone (WithOwnProcess);
+	// idleMemory and idleTrimAfter stand in for its policy in tests.
+	ownProcess    bool
+	idleMemory    *idleMemory
 	idleTrimAfter time.Duration
-	trim          func()
 }
+
+// WithOwnProcess says the process serves this one session (`looprig
+// host`): between turns and clients Serve returns its free memory and
+// switches the collector's clock off (trim.go).
+func WithOwnProcess() Option { return func(c *config) { c.ownProcess = true } }
 
 // WithVersion sets the looprig version the host reports in its hello.
 func WithVersion(v string) Option { return func(c *config) { c.version = v } }
@@ -112,6 +118,9 @@ type server struct {
 
 	reclaims atomic.Uint64 // reclaim's count
 
+	idle         *idleMemory   // nil: the process's memory is not Serve's to manage
+	connsChanged chan struct{} // a connection came or went (trimWhenIdle)
+
 	mu       sync.Mutex
 	conns    map[*conn]struct{}
 	stopping bool
@@ -163,7 +172,11 @@ func Serve(ctx context.Context, s *rig.Session, ln *net.UnixListener, opts ...Op
 	}
 	id := s.SessionID().String()
 	srv := &server{s: s, id: id, cfg: cfg, budget: newOutputBudget(cfg.outputBudget),
-		uid: os.Getuid(), pid: os.Getpid(), stopCh: make(chan struct{}), conns: map[*conn]struct{}{}}
+		uid: os.Getuid(), pid: os.Getpid(), stopCh: make(chan struct{}), conns: map[*conn]struct{}{},
+		connsChanged: make(chan struct{}, 1), idle: cfg.idleMemory}
+	if srv.idle == nil && cfg.ownProcess {
+		srv.idle = newIdleMemory()
+	}
 
 	path := ln.Addr().String()
 	if h := serveHook.Load(); h != nil {
@@ -178,8 +191,10 @@ func Serve(ctx context.Context, s *rig.Session, ln *net.UnixListener, opts ...Op
 		acceptErr <- srv.acceptLoop(ln)
 	}()
 	trimCtx, stopTrim := context.WithCancel(context.Background())
-	srv.wg.Add(1)
-	go srv.trimWhenIdle(trimCtx)
+	if srv.idle != nil {
+		srv.wg.Add(1)
+		go srv.trimWhenIdle(trimCtx)
+	}
 
 	var err error
 	ended := false
@@ -308,6 +323,8 @@ func (srv *server) admit(c *net.UnixConn) {
 	srv.conns[cn] = struct{}{}
 	srv.wg.Add(1)
 	srv.mu.Unlock()
+	srv.idle.wake() // before the client's work: the collector's clock runs again
+	srv.connsChange()
 	go cn.run()
 }
 
@@ -334,4 +351,5 @@ func (srv *server) forget(c *conn) {
 	srv.mu.Lock()
 	delete(srv.conns, c)
 	srv.mu.Unlock()
+	srv.connsChange()
 }

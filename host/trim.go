@@ -3,51 +3,132 @@ package host
 import (
 	"context"
 	"runtime/debug"
+	"sync"
 	"time"
 )
 
-// Between turns a host gives its free memory back. The Go runtime keeps
-// the pages a collection freed up to its heap goal, at least 4 MiB, and
-// collects an idle process only every two minutes: a host whose turn
-// printed a few megabytes, or whose restore read a long journal, kept
-// 4–6 MB resident while idle though under 1 MB of it was live. Once the
-// session has had no turn for idleTrimAfter, trimWhenIdle collects and
-// returns the free pages to the system (debug.FreeOSMemory: about a
-// millisecond), once per idle spell.
+// Between turns and clients a host costs nothing it can give back. Two
+// things of the Go runtime cost an idle process: it keeps the pages a
+// collection freed up to its heap goal (at least 4 MiB), so a host whose
+// turn printed a few megabytes or whose restore read a long journal stayed
+// 4–6 MB resident; and it collects every two minutes whatever the heap
+// did, about a millisecond of CPU each time, which was most of what a
+// thousand idle hosts cost together (about 1 % of a core). So once the
+// session has had no turn and no client for idleTrimAfter, the host
+// collects and returns the free pages (debug.FreeOSMemory), and switches
+// the collector's clock off (GOGC off: it then collects only at the soft
+// memory limit, MemoryLimit, which little garbage reaches while nothing
+// runs). A client admitted or a turn begun switches it on again at once.
+//
+// It is the process's policy, so only a process that serves this one
+// session asks for it (WithOwnProcess: `looprig host`); tests replace the
+// calls (withIdleMemory).
 
-// idleTrimAfter is how long a session is idle before its host trims.
+// idleTrimAfter is how long a session has no turn and no client before its
+// host sleeps.
 const idleTrimAfter = 2 * time.Second
 
-// trimWhenIdle trims after each idle spell has lasted the trim delay, until
-// ctx ends (Serve's end).
+// idleMemory switches a process between its idle and its working memory
+// policy.
+type idleMemory struct {
+	trim   func()        // return free pages: debug.FreeOSMemory
+	setGC  func(int) int // debug.SetGCPercent
+	mu     sync.Mutex
+	asleep bool
+	gc     int // the percent before sleep
+}
+
+func newIdleMemory() *idleMemory {
+	return &idleMemory{trim: debug.FreeOSMemory, setGC: debug.SetGCPercent}
+}
+
+// sleep trims and switches the collector's clock off, once per spell.
+func (m *idleMemory) sleep() {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.asleep {
+		return
+	}
+	m.trim()
+	m.gc, m.asleep = m.setGC(-1), true
+}
+
+// wake switches the collector back as it was.
+func (m *idleMemory) wake() {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.asleep {
+		m.setGC(m.gc)
+		m.asleep = false
+	}
+}
+
+// trimWhenIdle puts the process to sleep (idleMemory) after each spell of
+// no turn and no client has lasted the trim delay, and wakes it when the
+// spell ends, until ctx ends (Serve's end).
 func (srv *server) trimWhenIdle(ctx context.Context) {
 	defer srv.wg.Done()
-	after, trim := srv.cfg.idleTrimAfter, srv.cfg.trim
+	defer srv.idle.wake()
+	after := srv.cfg.idleTrimAfter
 	if after <= 0 {
 		after = idleTrimAfter
-	}
-	if trim == nil {
-		trim = debug.FreeOSMemory
 	}
 	for {
 		if srv.s.WaitIdle(ctx) != nil {
 			return // ctx ended, or the session takes no more turns: Serve is ending
 		}
 		busy := srv.s.Busy()
-		t := time.NewTimer(after)
-		select {
-		case <-t.C:
-			trim()
-			select { // the next spell begins with the next turn
+		if srv.clients() > 0 {
+			select { // a turn is the clients' to begin; their leaving is told
+			case <-srv.connsChanged:
 			case <-busy:
 			case <-ctx.Done():
 				return
 			}
+			continue
+		}
+		t := time.NewTimer(after)
+		select {
+		case <-t.C:
+			if srv.clients() > 0 {
+				continue
+			}
+			srv.idle.sleep()
+			select { // the spell ends with a turn or a client (admit wakes at once)
+			case <-busy:
+			case <-srv.connsChanged:
+			case <-ctx.Done():
+				return
+			}
+			srv.idle.wake()
 		case <-busy:
+			t.Stop()
+		case <-srv.connsChanged:
 			t.Stop()
 		case <-ctx.Done():
 			t.Stop()
 			return
 		}
+	}
+}
+
+// clients is the number of connections being served.
+func (srv *server) clients() int {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	return len(srv.conns)
+}
+
+// connsChange tells trimWhenIdle that a connection came or went.
+func (srv *server) connsChange() {
+	select {
+	case srv.connsChanged <- struct{}{}:
+	default:
 	}
 }

@@ -1,41 +1,75 @@
 package host
 
 import (
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 )
 
-// withIdleTrim makes Serve trim after d with trim (counting calls).
-func withIdleTrim(d time.Duration, trim func()) Option {
-	return func(c *config) { c.idleTrimAfter, c.trim = d, trim }
+// idleLog stands for the process's memory policy: what trimWhenIdle did,
+// in order.
+type idleLog struct {
+	mu  sync.Mutex
+	ops []string
 }
 
-// A host trims its memory once per idle spell: once after it starts
-// (a restore's garbage), never while a turn runs, once after the turn
-// has ended; a spell does not trim again however long it lasts.
-func TestTrimOncePerIdleSpell(t *testing.T) {
-	var trims atomic.Int32
-	f := start(t, withIdleTrim(50*time.Millisecond, func() { trims.Add(1) }))
-	eventually(t, "the first trim, after the host started", func() bool { return trims.Load() == 1 })
+func (l *idleLog) add(op string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ops = append(l.ops, op)
+}
+
+func (l *idleLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := ""
+	for _, op := range l.ops {
+		s += op + " "
+	}
+	return s
+}
+
+// withIdleMemory makes Serve manage a stand-in of the process's memory
+// after d of idleness.
+func withIdleMemory(d time.Duration, l *idleLog) Option {
+	m := &idleMemory{
+		trim: func() { l.add("trim") },
+		setGC: func(p int) int {
+			l.add("gc" + map[bool]string{true: "-off", false: "-on"}[p < 0])
+			return 100
+		},
+	}
+	return func(c *config) { c.idleMemory, c.idleTrimAfter = m, d }
+}
+
+// A host sleeps (trims, the collector's clock off) once per spell with no
+// turn and no client, and wakes when a client comes or a turn runs: after
+// it starts (a restore's garbage); never while a client is connected or a
+// turn runs; again once the client has gone and the turn ended.
+func TestIdleMemoryPerSpell(t *testing.T) {
+	var l idleLog
+	f := start(t, withIdleMemory(50*time.Millisecond, &l))
+	eventually(t, "the first sleep, after the host started", func() bool { return l.String() == "trim gc-off " })
 
 	c := f.dial()
-	ti, err := c.Submit(wctx(t), "sleep 0.5")
+	eventually(t, "the wake when a client came", func() bool { return l.String() == "trim gc-off gc-on " })
+	ti, err := c.Submit(wctx(t), "sleep 0.3")
 	if err != nil {
 		t.Fatal(err)
-	}
-	time.Sleep(300 * time.Millisecond) // six trim delays into the turn
-	if n := trims.Load(); n != 1 {
-		t.Fatalf("%d trims while the turn ran, want still 1", n)
 	}
 	st, err := c.Subscribe(wctx(t), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	readUntil(t, st, turnEnd(ti.ID))
-	eventually(t, "the trim after the turn ended", func() bool { return trims.Load() == 2 })
+	time.Sleep(300 * time.Millisecond) // six delays with the client still there
+	if got := l.String(); got != "trim gc-off gc-on " {
+		t.Fatalf("with a client connected: %q; want no sleep", got)
+	}
+	c.Close()
+	eventually(t, "the sleep once the client left", func() bool { return l.String() == "trim gc-off gc-on trim gc-off " })
 	time.Sleep(300 * time.Millisecond)
-	if n := trims.Load(); n != 2 {
-		t.Fatalf("%d trims in one idle spell, want 2 in all", n)
+	if got := l.String(); got != "trim gc-off gc-on trim gc-off " {
+		t.Fatalf("one idle spell: %q; want one sleep", got)
 	}
 }
