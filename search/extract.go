@@ -1,13 +1,18 @@
 package search
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/google/uuid"
+
 	"looprig/internal/termrender"
 	"looprig/rig"
 	"looprig/rig/event"
+	"looprig/rig/storage"
 )
 
 // sessionState is what the index remembers of a session between
@@ -209,4 +214,25 @@ func (x *extractor) emitLine(l Line) {
 	l.At = l.At.Truncate(time.Millisecond)
 	x.st.Lines++
 	x.emit(l)
+}
+
+// ReadLines reads session id's journal in store from its start and calls
+// emit with each line the index makes of it, in order: the lines an
+// index rebuilt now holds of the session (the output of a turn still
+// running after its last newline is not a line yet). For comparing
+// engines on the same input (internal/benchmarks/engines).
+func ReadLines(ctx context.Context, store storage.Store, id uuid.UUID, emit func(Line)) error {
+	ex := &extractor{st: &sessionState{}, emit: emit}
+	rr, err := rig.ReadRecords(ctx, store, id, 0)
+	if err != nil {
+		return fmt.Errorf("search: read session %s: %w", id, err)
+	}
+	defer rr.Close()
+	for rr.Next() {
+		ex.record(rr.Record())
+	}
+	if err := rr.Err(); err != nil {
+		return fmt.Errorf("search: read session %s: %w", id, err)
+	}
+	return nil
 }
