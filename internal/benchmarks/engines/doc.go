@@ -22,6 +22,8 @@
 //	cd internal/benchmarks/engines && go test -run '^$' -bench . -benchtime 1x
 //
 // (-short: 20 sessions and fewer rounds; LOOPRIG_SEARCH_SESSIONS and
-// LOOPRIG_SEARCH_LINES set the size, as for BenchmarkSearch). RESULTS.md
-// holds a run and what it says.
+// LOOPRIG_SEARCH_LINES set the size, as for BenchmarkSearch;
+// LOOPRIG_ENGINES=fts5-unicode61,bleve keeps only those beside looprig's;
+// LOOPRIG_BENCH_DIR keeps the corpus and indexes there). RESULTS.md holds
+// the runs and what they say.
 package engines

@@ -210,8 +210,8 @@ func (e *looprigEngine) re(hit func(string)) error     { return e.query(e.qs[2],
 // else unicode61 (words).
 type ftsEngine struct {
 	trigram bool
-	path    string
 	db      *sql.DB
+	parts   string // the tables' sizes after the build
 }
 
 func (e *ftsEngine) name() string {
@@ -302,8 +302,31 @@ func (e *ftsEngine) build(c *corpus) error {
 	if _, err := db.Exec("INSERT INTO lines(lines) VALUES('optimize')"); err != nil {
 		return err
 	}
-	_, err = db.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
+	if _, err = db.Exec("PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		return err
+	}
+	e.parts, err = tableSizes(db)
 	return err
+}
+
+// tableSizes are the bytes of each table of db, "" when SQLite was built
+// without dbstat.
+func tableSizes(db *sql.DB) (string, error) {
+	rows, err := db.Query("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC")
+	if err != nil {
+		return "", nil
+	}
+	defer rows.Close()
+	var parts []string
+	for rows.Next() {
+		var name string
+		var n int64
+		if err := rows.Scan(&name, &n); err != nil {
+			return "", err
+		}
+		parts = append(parts, fmt.Sprintf("%s %.1f MB", name, float64(n)/1e6))
+	}
+	return strings.Join(parts, ", "), rows.Err()
 }
 
 func (e *ftsEngine) size(c *corpus) (int64, int64, error) {
@@ -593,10 +616,17 @@ func pct(ds []time.Duration, q float64) float64 {
 // takes), word-p50-ms, word-p95-ms, phrase-p50-ms, phrase-p95-ms,
 // re-p50-ms, re-p95-ms, open-word-p50-ms (open, the word query, close),
 // and x-looprig ratios of the medians (engine / looprig; above 1: slower
-// or bigger than looprig's).
+// or bigger than looprig's). LOOPRIG_ENGINES, a list of names split by
+// commas, keeps only those engines beside looprig's.
 func BenchmarkEngines(b *testing.B) {
 	c := newCorpus(b)
 	engines := []engine{&looprigEngine{}, &ftsEngine{}, &ftsEngine{trigram: true}, &bleveEngine{}}
+	if only := os.Getenv("LOOPRIG_ENGINES"); only != "" {
+		names := strings.Split(only, ",")
+		engines = slices.DeleteFunc(engines, func(e engine) bool {
+			return e.name() != "looprig" && !slices.Contains(names, e.name())
+		})
+	}
 	type result struct {
 		build                    time.Duration
 		bytes, disk              int64
@@ -620,6 +650,9 @@ func BenchmarkEngines(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.Logf("%s: built in %v, %.1f MB", e.name(), res[i].build.Round(time.Millisecond), float64(res[i].bytes)/1e6)
+			if f, ok := e.(*ftsEngine); ok && f.parts != "" {
+				b.Logf("%s: tables: %s", e.name(), f.parts)
+			}
 			if i == 0 {
 				checkLines(b, c)
 			}
