@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,18 +15,12 @@ import (
 
 	"github.com/google/uuid"
 
-	"looprig/fsstore"
 	"looprig/rig"
-	"looprig/rig/event"
-	"looprig/rig/journal"
-	"looprig/rig/storage"
-	"looprig/rig/storage/memstore"
 	"looprig/search"
 )
 
-// searchFixture is a store of sessions whose journals hold generated
-// output: log-like lines of a varied vocabulary, numbers and hex ids, and the rare word "eaddrinuse" planted in a
-// few lines of a few sessions.
+// searchFixture is the generated store the search benchmark runs on
+// (GenerateSearchCorpus).
 type searchFixture struct {
 	dir          string
 	ids          []uuid.UUID
@@ -67,106 +60,14 @@ func newSearchFixture(b *testing.B, sessions, lines int) *searchFixture {
 	dir := filepath.Join(root, "search-"+key)
 	os.RemoveAll(dir)
 	t0 := time.Now()
-	st := openStore(b, dir)
-	defer st.Close()
-	r := defineRig(b, st)
-	fx := &searchFixture{dir: dir}
-	rng := rand.New(rand.NewPCG(1, 2))
-	for i := range sessions {
-		id, loop := realSession(b, r, fmt.Sprintf("search %d", i))
-		fx.ids = append(fx.ids, id)
-		fx.needles += appendGeneratedTurn(b, st, id, loop, lines, rng, i%10 == 0)
-		fx.lines += lines
+	c, err := GenerateSearchCorpus(bg, dir, sessions, lines)
+	if err != nil {
+		b.Fatal(err)
 	}
-	fx.journalBytes = dirBytes(b, filepath.Join(dir, "ledgers"))
+	fx := &searchFixture{dir: c.Dir, ids: c.IDs, journalBytes: c.JournalBytes, lines: c.Lines, needles: c.Needles}
 	b.Logf("fixture: %d sessions × %d lines, %.1f MB of journals, in %v", sessions, lines, float64(fx.journalBytes)/1e6, time.Since(t0).Round(time.Millisecond))
 	searchFixtures[key] = fx
 	return fx
-}
-
-var (
-	levels     = []string{"INFO", "INFO", "INFO", "DEBUG", "WARN", "error"}
-	components = []string{"api", "worker", "scheduler", "db", "cache", "auth", "http", "grpc", "queue", "build"}
-	syllables  = []string{"ka", "ro", "mi", "ten", "sul", "va", "dor", "pe", "lin", "gra", "tho", "zu", "mer", "qui", "bo", "nex"}
-)
-
-// genLine is one generated output line.
-func genLine(rng *rand.Rand, n int) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "2026-11-%02d %02d:%02d:%02d %s %s: ", 1+rng.IntN(28), rng.IntN(24), rng.IntN(60), rng.IntN(60),
-		levels[rng.IntN(len(levels))], components[rng.IntN(len(components))])
-	for range 4 + rng.IntN(6) {
-		for range 1 + rng.IntN(3) {
-			b.WriteString(syllables[rng.IntN(len(syllables))])
-		}
-		b.WriteByte(' ')
-	}
-	fmt.Fprintf(&b, "id=%08x took %dms line %d", rng.Uint32(), rng.IntN(5000), n)
-	return b.String()
-}
-
-// appendGeneratedTurn appends to session id a turn of n generated output
-// lines, in TurnOutput records of 64 lines (as a turn's checkpoints hold
-// many lines each); with needle, three of them hold "EADDRINUSE". It
-// returns the needle lines written.
-func appendGeneratedTurn(b *testing.B, st *fsstore.Store, id uuid.UUID, loop string, n int, rng *rand.Rand, needle bool) int {
-	b.Helper()
-	// The records are encoded by a journal in memory, then appended to
-	// the session's ledger in batches under its lease.
-	ms := memstore.New()
-	ml, err := ms.Acquire(bg, "sessions/gen")
-	if err != nil {
-		b.Fatal(err)
-	}
-	mj, err := journal.Open(bg, ms, "sessions/gen", ml)
-	if err != nil {
-		b.Fatal(err)
-	}
-	turn := uuid.NewString()
-	if _, err := mj.AppendEvent(bg, loop, event.TurnStarted{TurnID: turn, Index: 0, Input: "make test"}); err != nil {
-		b.Fatal(err)
-	}
-	needles := 0
-	var off int64
-	for i := 0; i < n; {
-		var text strings.Builder
-		for k := 0; k < 64 && i < n; k, i = k+1, i+1 {
-			line := genLine(rng, i)
-			if needle && i%(n/3+1) == n/6 {
-				line += " listen tcp :8080: bind: EADDRINUSE"
-				needles++
-			}
-			text.WriteString(line + "\n")
-		}
-		if _, err := mj.AppendEvent(bg, loop, event.TurnOutput{TurnID: turn, Offset: off, Text: text.String()}); err != nil {
-			b.Fatal(err)
-		}
-		off += int64(text.Len())
-	}
-	if _, err := mj.AppendEvent(bg, loop, event.TurnDone{TurnID: turn}); err != nil {
-		b.Fatal(err)
-	}
-	payloads := readPayloads(b, ms, "sessions/gen")[1:] // not its fence
-	name := storage.SessionName(id.String())
-	l, err := st.Acquire(bg, name)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer l.Release(bg)
-	j, err := journal.Open(bg, st, name, l)
-	if err != nil {
-		b.Fatal(err)
-	}
-	tip := j.Tip()
-	for len(payloads) > 0 {
-		k := min(1024, len(payloads))
-		if err := st.Append(bg, name, tip, payloads[:k]...); err != nil {
-			b.Fatal(err)
-		}
-		tip += uint64(k)
-		payloads = payloads[k:]
-	}
-	return needles
 }
 
 func dirBytes(tb testing.TB, dir string) int64 {
