@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -420,5 +421,27 @@ func TestSearchIndexBusy(t *testing.T) {
 	var busy *search.BusyError
 	if !errors.As(err, &busy) || !strings.Contains(err.Error(), "is busy") || time.Since(start) < 100*time.Millisecond {
 		t.Fatalf("a second open: %v after %v, want a BusyError after about 200ms (bbolt tries every 50ms)", err, time.Since(start))
+	}
+}
+
+// ReadLines gives a session's lines as the index holds them: every line
+// a match-all search finds, in order, no more.
+func TestReadLinesAsIndexed(t *testing.T) {
+	w := newWorld(t)
+	sh := w.session(w.shell)
+	w.run(sh, `printf 'one\r\033[32mtwo\033[0m\nthree\n'`)
+	w.run(sh, `echo four`)
+	var got []string
+	if err := search.ReadLines(t.Context(), w.store, sh.SessionID(), func(l search.Line) {
+		got = append(got, fmt.Sprintf("%d %s: %s", l.Turn, l.Kind, l.Text))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, h := range w.search(`/^/`, search.Filter{}) {
+		want = append(want, fmt.Sprintf("%d %s: %s", h.Turn, h.Kind, h.Text))
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") || len(got) < 5 {
+		t.Fatalf("ReadLines:\n%s\nthe index:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -723,5 +723,5 @@ func BenchmarkEngines(b *testing.B) {
 			}
 		})
 	}
-	b.Logf("journals: %.1f MB; lines: %d; the other engines indexed the same lines, read from the journals by a copy of looprig's extractor", jb/1e6, c.lines)
+	b.Logf("journals: %.1f MB; lines: %d; the other engines indexed the same lines, read from the journals by looprig's extractor (search.ReadLines)", jb/1e6, c.lines)
 }
