@@ -110,7 +110,8 @@ func typedLines(b *testing.B, srv *tmuxtest.Server, name string, round, lines, c
 			out, err := srv.Command(ctx, "capture-pane", "-p", "-t", name).Output()
 			if err != nil {
 				cancel()
-				b.Fatalf("%s: %s not copied by cat: %v\n%s", name, mark, err, out)
+				last, _ := srv.Command(bg, "capture-pane", "-p", "-t", name).Output()
+				b.Fatalf("%s: %s not shown: %v; the pane:\n%s", name, mark, err, last)
 			}
 			if strings.Count(string(out), prefix+mark) >= copies {
 				break
