@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"runtime/debug"
+	"runtime/metrics"
 	"sync"
 	"time"
 )
@@ -16,9 +17,9 @@ import (
 // thousand idle hosts cost together (about 1 % of a core). So once the
 // session has had no turn and no client for idleTrimAfter, the host
 // collects and returns the free pages (debug.FreeOSMemory), and switches
-// the collector's clock off (GOGC off: it then collects only at the soft
-// memory limit, MemoryLimit, which little garbage reaches while nothing
-// runs). A client admitted or a turn begun switches it on again at once.
+// the collector's clock off (GOGC off), collecting by memory instead: the
+// soft memory limit is set sleepHeadroom above what it uses. A client
+// admitted or a turn begun puts both back at once.
 //
 // It is the process's policy, so only a process that serves this one
 // session asks for it (WithOwnProcess: `looprig host`); tests replace the
@@ -31,18 +32,31 @@ const idleTrimAfter = 2 * time.Second
 // idleMemory switches a process between its idle and its working memory
 // policy.
 type idleMemory struct {
-	trim   func()        // return free pages: debug.FreeOSMemory
-	setGC  func(int) int // debug.SetGCPercent
-	mu     sync.Mutex
-	asleep bool
-	gc     int // the percent before sleep
+	trim     func()            // return free pages: debug.FreeOSMemory
+	setGC    func(int) int     // debug.SetGCPercent
+	setLimit func(int64) int64 // debug.SetMemoryLimit
+	inUse    func() int64      // the memory the limit counts, now
+	mu       sync.Mutex
+	asleep   bool
+	gc       int   // the percent before sleep
+	limit    int64 // the limit before sleep
 }
 
 func newIdleMemory() *idleMemory {
-	return &idleMemory{trim: debug.FreeOSMemory, setGC: debug.SetGCPercent}
+	return &idleMemory{trim: debug.FreeOSMemory, setGC: debug.SetGCPercent,
+		setLimit: debug.SetMemoryLimit, inUse: goMemoryInUse}
 }
 
-// sleep trims and switches the collector's clock off, once per spell.
+// sleepHeadroom is the garbage an asleep host may gather before it
+// collects. A host asleep still wakes now and then (its lease watchdog,
+// its neighbours' grants where it has only dnotify), and each wake leaves
+// a little garbage: with the collector off and no lower limit, a thousand
+// hosts that woke at each other's start kept 6 MB each.
+const sleepHeadroom = 1 << 20
+
+// sleep trims and switches the collector's clock off, once per spell; it
+// then collects when what it uses has grown by sleepHeadroom (a soft
+// memory limit just above it), not by the clock.
 func (m *idleMemory) sleep() {
 	if m == nil {
 		return
@@ -53,10 +67,12 @@ func (m *idleMemory) sleep() {
 		return
 	}
 	m.trim()
-	m.gc, m.asleep = m.setGC(-1), true
+	m.gc = m.setGC(-1)
+	m.limit = m.setLimit(m.inUse() + sleepHeadroom)
+	m.asleep = true
 }
 
-// wake switches the collector back as it was.
+// wake puts the collector and the limit back as they were.
 func (m *idleMemory) wake() {
 	if m == nil {
 		return
@@ -64,9 +80,21 @@ func (m *idleMemory) wake() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.asleep {
+		m.setLimit(m.limit)
 		m.setGC(m.gc)
 		m.asleep = false
 	}
+}
+
+// goMemoryInUse is the memory the Go runtime's soft limit counts: all it
+// mapped less what it returned to the system.
+func goMemoryInUse() int64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
+		return MemoryLimit // unknown here: the limit a working host has
+	}
+	return int64(s[0].Value.Uint64() - s[1].Value.Uint64())
 }
 
 // trimWhenIdle puts the process to sleep (idleMemory) after each spell of
