@@ -47,7 +47,7 @@ func withIdleMemory(d time.Duration, l *idleLog) Option {
 			}
 			return MemoryLimit
 		},
-		inUse:    func() int64 { return 5 << 20 },
+		inUse: func() int64 { return 5 << 20 },
 	}
 	return func(c *config) { c.idleMemory, c.idleTrimAfter = m, d }
 }
