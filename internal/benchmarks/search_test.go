@@ -3,7 +3,6 @@ package benchmarks
 import (
 	"bytes"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,17 +70,7 @@ func newSearchFixture(b *testing.B, sessions, lines int) *searchFixture {
 }
 
 func dirBytes(tb testing.TB, dir string) int64 {
-	var n int64
-	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		fi, err := d.Info()
-		if err == nil {
-			n += fi.Size()
-		}
-		return err
-	})
+	n, err := treeBytes(dir)
 	if err != nil {
 		tb.Fatal(err)
 	}
