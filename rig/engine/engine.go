@@ -98,10 +98,15 @@
 //
 // Output: the pty master (or both pipes) is read as data arrives and
 // delivered in chunks of at most 32 KiB without waiting for a newline (a
-// progress bar streams). Lines are bounded: a line longer than
+// progress bar streams). On pipes, lines are bounded: a line longer than
 // Config.MaxLine bytes is broken by inserting a newline every MaxLine bytes
 // (never inside a UTF-8 sequence when it can be avoided, so pieces are
-// MaxLine-3..MaxLine bytes). Bytes are otherwise passed through unchanged,
+// MaxLine-3..MaxLine bytes). A pty's output is passed exactly: it is a
+// terminal's byte stream, and a full-screen program writes no newline, so
+// one inserted every MaxLine bytes moved its cursor down a row (its screen
+// under attach went wrong after about 900 typed lines); the views bound
+// what they keep themselves (termrender wraps lines at its cell bound).
+// Bytes are otherwise passed through unchanged,
 // invalid UTF-8 included; an incomplete UTF-8 sequence at the end of a read
 // (at most 3 bytes) is held back until the next read so that chunks do not
 // split characters. At the end of the turn the output is drained until the
@@ -304,7 +309,8 @@ type Config struct {
 	// ShellGrace is the time between SIGTERM and SIGKILL on interrupt
 	// (≤ 0: DefaultShellGrace).
 	ShellGrace time.Duration
-	// MaxLine bounds output lines, in bytes (≤ 0: DefaultMaxLine).
+	// MaxLine bounds output lines on pipes, in bytes (≤ 0:
+	// DefaultMaxLine); a pty's output is not cut.
 	MaxLine int
 	// NoTTY makes the shell engine run turns without a terminal: stdin on
 	// /dev/null, stdout and stderr on separate pipes. By default (false) a

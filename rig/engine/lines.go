@@ -15,8 +15,12 @@ type splitter struct {
 }
 
 // split returns data with newlines inserted so that no line is longer than
-// s.max bytes. The result is valid until the next call.
+// s.max bytes (s.max ≤ 0: data as it is). The result is valid until the
+// next call.
 func (s *splitter) split(data []byte) []byte {
+	if s.max <= 0 {
+		return data
+	}
 	s.out = s.out[:0]
 	for len(data) > 0 {
 		if s.lineLen+len(data) <= s.max {

@@ -116,8 +116,12 @@ func (s *shell) run(ctx context.Context, turn Turn, sink Sink) (Result, error) {
 	}
 
 	out := &output{sink: sink}
+	maxLine := s.maxLine
+	if console != nil {
+		maxLine = 0 // a terminal's bytes are passed exactly: see Run's doc (engine.go)
+	}
 	for i, f := range outputs { // pty: one output, stdout and stderr merged
-		out.read(f, []Stream{Stdout, Stderr}[i], s.maxLine)
+		out.read(f, []Stream{Stdout, Stderr}[i], maxLine)
 	}
 
 	exited := make(chan struct{})
@@ -363,7 +367,7 @@ func (o *output) deliver(stream Stream, b []byte) {
 }
 
 // read starts a goroutine delivering what f yields until EOF, an error or a
-// read deadline.
+// read deadline, its lines bounded to maxLine bytes (≤ 0: not bounded).
 func (o *output) read(f *os.File, stream Stream, maxLine int) {
 	o.wg.Add(1)
 	go func() {

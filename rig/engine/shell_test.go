@@ -273,6 +273,10 @@ func TestShellLongLines(t *testing.T) {
 	}
 }
 
+// TestShellDefaultMaxLine: on pipes a line is cut every DefaultMaxLine
+// bytes; a pty's output is passed exactly, however long its lines (a
+// full-screen program writes none, and a newline inserted into its
+// output moved its cursor).
 func TestShellDefaultMaxLine(t *testing.T) {
 	t.Parallel()
 	bothModes(t, func(t *testing.T, cfg Config) {
@@ -281,6 +285,12 @@ func TestShellDefaultMaxLine(t *testing.T) {
 			t.Fatalf("Run = %+v, %v", res, err)
 		}
 		lines := strings.Split(sink.text(Stdout), "\n")
+		if !cfg.NoTTY {
+			if len(lines) != 1 || len(lines[0]) != 200000 {
+				t.Fatalf("pty: got %d lines (%d bytes first); want the 200,000 bytes as they were", len(lines), len(lines[0]))
+			}
+			return
+		}
 		if len(lines) != 4 || len(lines[0]) != DefaultMaxLine || len(lines[3]) != 200000-3*DefaultMaxLine {
 			t.Fatalf("got %d lines", len(lines))
 		}
