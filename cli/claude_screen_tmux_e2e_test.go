@@ -179,6 +179,19 @@ func TestTmuxClaudeLikeDirect(t *testing.T) {
 	srv.Send("run", "Enter")
 	srv.WaitFor("run", screenWait, "[exit 0]")
 	saneTerminal(t, srv, "run")
+	// The direct one leaves too, and is waited for: killed with the tmux
+	// server at cleanup, it went on writing its configuration directory
+	// while that was removed ("directory not empty").
+	srv.Type("direct", "/exit")
+	srv.Send("direct", "Enter")
+	for deadline := time.Now().Add(screenWait); ; time.Sleep(50 * time.Millisecond) {
+		if _, err := srv.Try("has-session", "-t", "direct"); err != nil {
+			break // its program ended, and the pane with it
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Claude Code run directly did not leave on /exit:\n%s", srv.Screen("direct"))
+		}
+	}
 }
 
 // configCopy copies the agent's configuration directory (seeded, not run
