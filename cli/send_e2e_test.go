@@ -25,7 +25,7 @@ func TestSendToRunningTurn(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	secret := "pw-" + strings.Repeat("z", 3) + time.Now().Format("150405.000000")
-	h.must(0, "run", id, "--detach", "--", `read name; stty -echo; read pw; stty echo; echo "got $name ${#pw}"; cat >/dev/null; echo eof-seen`)
+	h.must(0, "run", id, "--detach", "--", `read name; read next; stty -echo; read pw; stty echo; echo "got $name ${#pw}"; cat >/dev/null; echo eof-seen`)
 	waitFor := func(what string, cond func(terminal, echoOff bool) bool) {
 		t.Helper()
 		for {
@@ -43,6 +43,9 @@ func TestSendToRunningTurn(t *testing.T) {
 	if r := h.must(0, "send", id, "--", "dave"); !strings.Contains(r.stdout, "sent 5 bytes") {
 		t.Errorf("send: %q", r.stdout)
 	}
+	// Only then may the turn turn echo off: a line read and followed by
+	// stty -echo before send looks at the echo again counts as hidden.
+	h.must(0, "send", id, "--", "next")
 	waitFor("echo off", func(term, off bool) bool { return term && off })
 	r := h.must(0, "send", id, "--json", "--", secret)
 	if !strings.Contains(r.stdout, `"hidden":true`) {

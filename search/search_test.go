@@ -227,7 +227,7 @@ func TestSearchHiddenInput(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	if _, err := s.Submit(ctx, `read visible; stty -echo; printf 'Password: '; read pw; stty echo; echo; echo "read ${#pw} bytes"`); err != nil {
+	if _, err := s.Submit(ctx, `read visible; read next; stty -echo; printf 'Password: '; read pw; stty echo; echo; echo "read ${#pw} bytes"`); err != nil {
 		t.Fatal(err)
 	}
 	// The turn's terminal echoes once its shell runs: typed before that, a
@@ -238,6 +238,11 @@ func TestSearchHiddenInput(t *testing.T) {
 	if send("plain-words-typed\n") {
 		t.Fatal("the first input went in hidden")
 	}
+	// A second line lets the turn go on to turn echo off. Not the first: a
+	// shell that reads it and runs stty -echo before Send looks at the echo
+	// again makes that line count as hidden (Send masks what may have gone
+	// in without echo).
+	send("next\n")
 	for _, off := s.TerminalState(); !off; _, off = s.TerminalState() {
 		time.Sleep(10 * time.Millisecond)
 	}
