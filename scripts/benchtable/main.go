@@ -72,6 +72,7 @@ const (
 	hs = "BenchmarkHostSlowSubscribers"
 	hr = "BenchmarkHostReplaySubscribers"
 	se = "BenchmarkSearch"
+	ae = "BenchmarkAttachEchoVsTmux"
 )
 
 var figures = []figure{
@@ -125,6 +126,10 @@ var figures = []figure{
 	{name: "TUI 2M-line turn (line by line): frames, MB written", ours: m("BenchmarkEventPath2M/flushed", "frames"), base: p("BenchmarkEventPath2M/flushed", "written-MB"), kind: "n"},
 	{name: "host output latency, 10k lines/s, 2 clients on the socket: p99 (vs hub subscription in-process)", ours: m(hl, "ours-p99-ms"), base: p(hl, "base-p99-ms"), ratio: p(hl, "ratio"), kind: "ms", target: "≤ 20 ms", check: atMost(20)},
 	{name: "live output to an attached client (rig.Follow through a background host), 2k lines/s: p99 (vs a tmux control-mode client)", ours: m(ot, "ours-p99-ms"), base: p(ot, "base-p99-ms"), ratio: p(ot, "ratio"), kind: "ms", target: "≤ 1.5× tmux", check: ratioAtMost(1.5)},
+	{name: "`looprig attach` to a turn running cat: a typed line to its echo, p99 (vs `tmux attach` to a pane running cat)", ours: m(ae+"/line", "ours-p99-ms"), base: p(ae+"/line", "base-p99-ms"), ratio: p(ae+"/line", "ratio"), kind: "ms", target: "≤ 1.5× tmux", check: ratioAtMost(1.5)},
+	{name: "`looprig attach` to a turn running cat: a typed line to its echo, p50 (vs `tmux attach`)", ours: m(ae+"/line", "ours-p50-ms"), base: p(ae+"/line", "base-p50-ms"), kind: "ms"},
+	{name: "`looprig attach` to a full-screen program, keys raw: a typed line and Enter to its row on the screen, p99 (vs `tmux attach`)", ours: m(ae+"/fullscreen", "ours-p99-ms"), base: p(ae+"/fullscreen", "base-p99-ms"), ratio: p(ae+"/fullscreen", "ratio"), kind: "ms", target: "≤ 1.5× tmux", check: ratioAtMost(1.5)},
+	{name: "`looprig attach` to a full-screen program: p50 (vs `tmux attach`)", ours: m(ae+"/fullscreen", "ours-p50-ms"), base: p(ae+"/fullscreen", "base-p50-ms"), kind: "ms"},
 	{name: "live output to an attached client, 2k lines/s: p50 (vs tmux control mode)", ours: m(ot, "ours-p50-ms"), base: p(ot, "base-p50-ms"), kind: "ms"},
 	{name: "host output latency, 10k lines/s: p50 (vs in-process)", ours: m(hl, "ours-p50-ms"), base: p(hl, "base-p50-ms"), kind: "ms"},
 	{name: "host output latency: lines/s the generator reached (as the clients saw it)", ours: m(hl, "lines/s"), kind: "rate"},
