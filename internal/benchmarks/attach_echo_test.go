@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 
 	"looprig/internal/testbin"
 	"looprig/internal/tmuxtest"
+	"looprig/natsstore/embedded"
 )
 
 // BenchmarkAttachEchoVsTmux: a line typed into `looprig attach` (the
@@ -28,7 +28,9 @@ import (
 // turn running the scripted full-screen program (internal/testbin/
 // fullscreen) whose screen attach passes through, keys raw: a line and
 // Enter typed, timed until the program's "submitted: LINE" row shows
-// (against the same program in the tmux pane).
+// (against the same program in the tmux pane). Both on a directory store;
+// line-nats is line on an embedded NATS server (each typed line is
+// journaled there before it reaches the turn).
 //
 // LOOPRIG_ECHO_LINES sets the lines typed per round (default 50, 20
 // with -short; 4 rounds a side).
@@ -39,34 +41,40 @@ func BenchmarkAttachEchoVsTmux(b *testing.B) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		b.Skip("tmux is not installed")
 	}
-	b.Run("line", func(b *testing.B) { attachEcho(b, "cat", "cat", "turn 0: cat", "", 2, "") })
+	b.Run("line", func(b *testing.B) { attachEcho(b, "", "cat", "cat", "turn 0: cat", "", 2, "") })
 	b.Run("fullscreen", func(b *testing.B) {
 		fs := testbin.Program(b, "looprig/internal/testbin/fullscreen")
-		attachEcho(b, fs+" -nobell", fs, "bottom row: q leaves", "bottom row: q leaves", 1, "submitted: ")
+		attachEcho(b, "", fs+" -nobell", fs, "bottom row: q leaves", "bottom row: q leaves", 1, "submitted: ")
+	})
+	b.Run("line-nats", func(b *testing.B) {
+		srv, err := embedded.Start(b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(srv.Shutdown)
+		attachEcho(b, srv.URL(), "cat", "cat", "turn 0: cat", "", 2, "")
 	})
 }
 
-// attachEcho measures a turn running program (the base's pane runs
-// direct), shown once ready shows (baseReady in the base's pane, "" for
-// nothing to wait for); a line is echoed once it shows copies times,
-// after prefix.
-func attachEcho(b *testing.B, program, direct, ready, baseReady string, copies int, prefix string) {
+// attachEcho measures a turn running program on store (a NATS URL, ""
+// for a directory store; the base's pane runs direct), shown once ready
+// shows (baseReady in the base's pane, "" for nothing to wait for); a
+// line is echoed once it shows copies times, after prefix.
+func attachEcho(b *testing.B, store, program, direct, ready, baseReady string, copies int, prefix string) {
 	rounds, lines := pick(2, 4), pick(20, 50)
 	if n, err := strconv.Atoi(os.Getenv("LOOPRIG_ECHO_LINES")); err == nil && n > 0 {
 		lines = n // per round: 250 makes the p99 of 1,000 lines a side the 10th slowest, not the 2nd
 	}
 	bin := looprigBinary(b)
 	for range b.N {
-		h := startDetachedHost(b)
-		rt := filepath.Dir(h.storeKey)
-		env := fmt.Sprintf("XDG_RUNTIME_DIR=%q XDG_CONFIG_HOME=%q XDG_STATE_HOME=%q TERM=xterm-256color",
-			os.Getenv("XDG_RUNTIME_DIR"), filepath.Join(rt, "config"), filepath.Join(rt, "state"))
-		run := exec.Command("/bin/sh", "-c", fmt.Sprintf("env %s %q --store %q run %s --detach -- %s", env, bin, h.storeKey, h.id, program))
+		h := startDetachedHostOn(b, store)
+		env := h.env()
+		run := exec.Command("/bin/sh", "-c", fmt.Sprintf("env %s %q --store %q run %s --detach -- %s", env, bin, h.store, h.id, program))
 		if out, err := run.CombinedOutput(); err != nil {
 			b.Fatalf("run --detach: %v\n%s", err, out)
 		}
 		srv, inner := tmuxtest.New(b), tmuxtest.New(b)
-		srv.Start("ours", 120, 40, "/bin/sh", "-c", fmt.Sprintf("env %s %q --store %q attach %s", env, bin, h.storeKey, h.id))
+		srv.Start("ours", 120, 40, "/bin/sh", "-c", fmt.Sprintf("env %s %q --store %q attach %s", env, bin, h.store, h.id))
 		inner.Start("cat", 120, 40, "env", "TERM=xterm-256color", direct)
 		srv.Start("base", 120, 40, "/bin/sh", "-c", fmt.Sprintf("TMUX= tmux -L %s -f /dev/null attach -t cat", inner.Socket()))
 		srv.WaitFor("ours", time.Minute, ready)

@@ -34,9 +34,8 @@ func BenchmarkRawKeyStages(b *testing.B) {
 		h := startDetachedHost(b)
 		bin := looprigBinary(b)
 		fs := testbin.Program(b, "looprig/internal/testbin/fullscreen")
-		rt := filepath.Dir(h.storeKey)
-		run := exec.Command(bin, "--store", h.storeKey, "run", h.id, "--detach", "--", fs, "-nobell")
-		run.Env = append(os.Environ(), "XDG_CONFIG_HOME="+filepath.Join(rt, "config"), "XDG_STATE_HOME="+filepath.Join(rt, "state"))
+		run := exec.Command(bin, "--store", h.store, "run", h.id, "--detach", "--", fs, "-nobell")
+		run.Env = append(os.Environ(), "XDG_CONFIG_HOME="+filepath.Join(h.rt, "config"), "XDG_STATE_HOME="+filepath.Join(h.rt, "state"))
 		if out, err := run.CombinedOutput(); err != nil {
 			b.Fatalf("run --detach: %v\n%s", err, out)
 		}
@@ -107,7 +106,7 @@ func BenchmarkRawKeyStages(b *testing.B) {
 			}
 			echo.lat = append(echo.lat, time.Since(t0))
 		}
-		sync := fdatasyncs(b, rt, keys)
+		sync := fdatasyncs(b, h.rt, keys)
 		b.ReportMetric(echo.pct(0.50)/1e3, "echo-p50-ms")
 		b.ReportMetric(echo.pct(0.99)/1e3, "echo-p99-ms")
 		b.ReportMetric(reply.pct(0.50)/1e3, "reply-p50-ms")

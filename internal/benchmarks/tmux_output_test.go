@@ -65,19 +65,42 @@ func BenchmarkOutputVsTmux(b *testing.B) {
 
 // detachedHost is a session live in a background host process.
 type detachedHost struct {
-	storeKey, id string
+	// store is the --store its commands take; rt the runtime directory
+	// (XDG_RUNTIME_DIR), with the configuration and state homes in it
+	// (config/, state/).
+	store, rt string
+	// storeKey is the directory store's canonical path, which names the
+	// hosts' socket directory for host.Connect; empty on a NATS store,
+	// whose local directory only the command derives.
+	storeKey string
+	id       string
+}
+
+// env is the environment its commands run with, for a shell command line.
+func (h detachedHost) env() string {
+	return fmt.Sprintf("XDG_RUNTIME_DIR=%q XDG_CONFIG_HOME=%q XDG_STATE_HOME=%q TERM=xterm-256color",
+		h.rt, filepath.Join(h.rt, "config"), filepath.Join(h.rt, "state"))
 }
 
 // startDetachedHost starts one with the built command (`looprig new
-// --detach`) on a new store, and stops it when the benchmark ends. This
-// process's XDG_RUNTIME_DIR becomes the host's, so that it finds the
-// socket.
+// --detach`) on a new directory store, and stops it when the benchmark
+// ends. This process's XDG_RUNTIME_DIR becomes the host's, so that it
+// finds the socket.
 func startDetachedHost(b *testing.B) detachedHost {
+	return startDetachedHostOn(b, "")
+}
+
+// startDetachedHostOn is startDetachedHost on store: a NATS server's URL,
+// or "" for a new directory store.
+func startDetachedHostOn(b *testing.B, store string) detachedHost {
 	b.Helper()
 	bin := looprigBinary(b)
 	rt := shortPrivateDir(b)
 	b.Setenv("XDG_RUNTIME_DIR", rt)
-	store := filepath.Join(rt, "store")
+	dirStore := store == ""
+	if dirStore {
+		store = filepath.Join(rt, "store")
+	}
 	looprig := func(args ...string) []byte {
 		ctx, cancel := context.WithTimeout(bg, time.Minute)
 		defer cancel()
@@ -96,11 +119,15 @@ func startDetachedHost(b *testing.B) detachedHost {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { looprig("stop", created.ID) })
-	key, err := filepath.EvalSymlinks(store)
-	if err != nil {
-		b.Fatal(err)
+	h := detachedHost{store: store, rt: rt, id: created.ID}
+	if dirStore {
+		key, err := filepath.EvalSymlinks(store)
+		if err != nil {
+			b.Fatal(err)
+		}
+		h.storeKey = key
 	}
-	return detachedHost{storeKey: key, id: created.ID}
+	return h
 }
 
 // followedTurn runs input as a turn of h and follows it through a client

@@ -131,6 +131,7 @@ var figures = []figure{
 	{name: "`looprig attach` to a turn running cat: a typed line to its echo, p50 (vs `tmux attach`)", ours: m(ae+"/line", "ours-p50-ms"), base: p(ae+"/line", "base-p50-ms"), kind: "ms"},
 	{name: "`looprig attach` to a full-screen program, keys raw: a typed line and Enter to its row on the screen, p99 (vs `tmux attach`)", ours: m(ae+"/fullscreen", "ours-p99-ms"), base: p(ae+"/fullscreen", "base-p99-ms"), ratio: p(ae+"/fullscreen", "ratio"), kind: "ms", target: "≤ 1.5× tmux", check: ratioAtMost(1.5)},
 	{name: "`looprig attach` to a full-screen program: p50 (vs `tmux attach`)", ours: m(ae+"/fullscreen", "ours-p50-ms"), base: p(ae+"/fullscreen", "base-p50-ms"), kind: "ms"},
+	{name: "`looprig attach` to a turn running cat on NATS: a typed line to its echo, p99 (vs `tmux attach`)", ours: m(ae+"/line-nats", "ours-p99-ms"), base: p(ae+"/line-nats", "base-p99-ms"), ratio: p(ae+"/line-nats", "ratio"), kind: "ms", target: "≤ 1.5× tmux", check: ratioAtMost(1.5)},
 	{name: "host output latency, 10k lines/s: p50 (vs in-process)", ours: m(hl, "ours-p50-ms"), base: p(hl, "base-p50-ms"), kind: "ms"},
 	{name: "host output latency: lines/s the generator reached (as the clients saw it)", ours: m(hl, "lines/s"), kind: "rate"},
 	{name: "host output latency: deltas dropped for the 2 clients", ours: m(hl, "dropped"), kind: "n"},
