@@ -153,3 +153,38 @@ func TestSearchReadOnlyStore(t *testing.T) {
 		t.Errorf("an index was made in the read-only store")
 	}
 }
+
+// Search on a NATS store: the journals are the server's, the index is
+// this machine's (under the state directory, 0700/0600), a turn run
+// through a host is found, and a removed session is gone from the results.
+func TestSearchNATSStore(t *testing.T) {
+	h := newNATSHarness(t)
+	id, _ := h.detached("--title", "over nats")
+	h.must(0, "run", id, "--", "echo 'dial tcp: connection refused by natsneedle'")
+	hits := h.searchJSON(0, "natsneedle")
+	if got := hitTexts(hits); len(got) != 2 || got[1] != "output: dial tcp: connection refused by natsneedle" || hits[1].Session != id {
+		t.Fatalf("natsneedle on NATS: %+v", hits)
+	}
+	var index string
+	root := filepath.Join(h.home, "state", "looprig", "nats")
+	filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err == nil && d.Name() == "index.db" {
+			index = path
+		}
+		return nil
+	})
+	if index == "" {
+		t.Fatalf("no search index under %s", root)
+	}
+	if fi, err := os.Stat(index); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("index %s: %v, %v", index, fi, err)
+	}
+	if fi, err := os.Stat(filepath.Dir(index)); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("index directory: %v, %v", fi, err)
+	}
+	h.must(0, "stop", id)
+	h.must(0, "rm", id, "--yes")
+	if r := h.must(1, "search", "natsneedle"); r.stdout != "" {
+		t.Fatalf("a removed session still found:\n%s", r.stdout)
+	}
+}
