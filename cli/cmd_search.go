@@ -70,7 +70,7 @@ func runSearch(c *call) int {
 	if err != nil {
 		return fail(err)
 	}
-	infos, err := rig.ListSessions(c.ctx, c.st, rig.WithServing(c.servedByHost()))
+	infos, err := rig.ListSessions(c.ctx, c.st, c.holderLiveness())
 	if err != nil {
 		return fail(fmt.Errorf("list sessions of %s: %w", c.st.Dir(), err))
 	}

@@ -62,7 +62,7 @@ func (s *Store) Probe(ctx context.Context, name string) (storage.LeaseStatus, er
 // ProbeMany probes many names at once. On Linux it reads the kernel's lock
 // table once: listing thousands of sessions costs one /proc/locks read,
 // not thousands, and none when a vouch (storage.WithVouch) answers for
-// every held name. On Darwin it asks fcntl(F_GETLK) of each lock file.
+// every name with a lock file (its holder serves it, or is gone). On Darwin it asks fcntl(F_GETLK) of each lock file.
 func (s *Store) ProbeMany(ctx context.Context, names []string, opts ...storage.ProbeOption) ([]storage.LeaseStatus, error) {
 	reqs := make([]lease.ProbeRequest, len(names))
 	for i, name := range names {

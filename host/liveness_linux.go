@@ -41,13 +41,13 @@ var procReadable = sync.OnceValue(func() bool {
 // connection to it: a listing of a thousand held sessions wakes no host.
 // It reads the holder's /proc/PID/stat and stats its socket:
 //
-//   - No such process, or a zombie (Z) or dead (X) one, is
-//     LivenessUnknown: its lease's lock went with it, and the store's lock
-//     table says the lease is free.
+//   - No such process, or a zombie (Z) or dead (X) one, is LivenessGone:
+//     its lease's lock went with it (the store lists the lease free
+//     without reading its lock table: storage.VouchGone).
 //   - pid reuse: the holder took the lease while it ran, so a process that
 //     started after the lease was granted (Acquired, plus clockSlack) is
 //     not the holder but another that got its pid after the holder died:
-//     LivenessUnknown (the lock table again says the lease is free). The
+//     LivenessGone as well. The
 //     start time is the kernel's (field 22, clock ticks since boot on
 //     CLOCK_BOOTTIME), made a wall time with the wall clock's current
 //     distance from CLOCK_BOOTTIME: 10 ms steps, where /proc/stat's btime
@@ -74,15 +74,15 @@ func HolderLiveness(ctx context.Context, dir, id string, h storage.Holder, opts 
 	state, start, err := procStat(h.PID)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ESRCH) {
-			return rig.LivenessUnknown
+			return rig.LivenessGone
 		}
 		return probeLiveness(ctx, dir, id, h, opts...)
 	}
 	switch {
 	case state == 'Z' || state == 'X' || state == 'x':
-		return rig.LivenessUnknown
+		return rig.LivenessGone
 	case !h.Acquired.IsZero() && start.After(h.Acquired.Add(clockSlack)):
-		return rig.LivenessUnknown // the pid is another process's now
+		return rig.LivenessGone // the pid is another process's now
 	case state == 'T' || state == 't':
 		return rig.LivenessStopped
 	}

@@ -113,12 +113,12 @@ func TestHolderLivenessOfARealProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitState(t, pid, 'Z') // killed, not reaped: a zombie
-	if l := p.liveness(); l != rig.LivenessUnknown {
-		t.Errorf("a zombie holder: %v, want unknown (not live)", l)
+	if l := p.liveness(); l != rig.LivenessGone {
+		t.Errorf("a zombie holder: %v, want gone", l)
 	}
 	p.cmd.Wait()
-	if l := p.liveness(); l != rig.LivenessUnknown {
-		t.Errorf("a holder gone: %v, want unknown (not live)", l)
+	if l := p.liveness(); l != rig.LivenessGone {
+		t.Errorf("a holder gone: %v, want gone", l)
 	}
 }
 
@@ -129,8 +129,8 @@ func TestHolderLivenessGuards(t *testing.T) {
 	p := startHolder(t)
 	reused := p.holder
 	reused.Acquired = time.Now().Add(-time.Minute) // granted before this pid's process started
-	if l := HolderLiveness(context.Background(), p.dir, "s", reused); l != rig.LivenessUnknown {
-		t.Errorf("a pid reused after the grant: %v, want unknown (not live)", l)
+	if l := HolderLiveness(context.Background(), p.dir, "s", reused); l != rig.LivenessGone {
+		t.Errorf("a pid reused after the grant: %v, want gone", l)
 	}
 	later := p.holder
 	later.Acquired = time.Now().Add(time.Minute) // the socket predates this grant

@@ -22,9 +22,7 @@ type Liveness int
 
 const (
 	// LivenessUnknown: nothing is known; the store decides whether the
-	// session is held (a holder that is gone, a zombie, or a pid now
-	// another process's, is this: the store's lock table then says the
-	// lease is free).
+	// session is held.
 	LivenessUnknown Liveness = iota
 	// LivenessServing: the holder runs and serves the session's socket:
 	// the session is live (attachable).
@@ -33,6 +31,12 @@ const (
 	// debugger): it holds the lease and answers nobody. Listed held, with
 	// NotAnsweringReason.
 	LivenessStopped
+	// LivenessGone: the holder's process is gone (no such process, a
+	// zombie, or its pid now another process's): its lease's lock went
+	// with it, and a store that takes a vouch lists the session free
+	// without asking its lock table (storage.VouchGone, which says what a
+	// grant in progress then looks like).
+	LivenessGone
 )
 
 // NotAnsweringReason is the Reason of a held session whose holder on this
@@ -83,22 +87,28 @@ func newServedSet(serving func(context.Context, string, storage.Holder) Liveness
 	return &servedSet{serving: serving, host: host, pid: pid, asked: map[string]Liveness{}}
 }
 
-// vouch is the store's vouch: whether the holder of lease name serves it.
-// A stopped holder is not vouched for: the store's lock table says
-// whether it still holds the lease.
-func (s *servedSet) vouch(ctx context.Context, name string, h storage.Holder) bool {
+// vouch is the store's vouch: the holder of lease name serves it (held),
+// or its process is gone (free). A stopped holder is not vouched for: the
+// store's lock table says whether it still holds the lease.
+func (s *servedSet) vouch(ctx context.Context, name string, h storage.Holder) storage.Vouched {
 	if s.serving == nil || h.PID <= 0 || h.PID == s.pid || h.Host != s.host {
-		return false
+		return storage.VouchNothing
 	}
 	id, ok := strings.CutPrefix(name, sessionsPrefix)
 	if !ok {
-		return false
+		return storage.VouchNothing
 	}
 	l := s.serving(ctx, id, h)
 	s.mu.Lock()
 	s.asked[name] = l
 	s.mu.Unlock()
-	return l == LivenessServing
+	switch l {
+	case LivenessServing:
+		return storage.VouchHeld
+	case LivenessGone:
+		return storage.VouchGone
+	}
+	return storage.VouchNothing
 }
 
 // servingWorkers bounds how many sessions askRest asks about at once.

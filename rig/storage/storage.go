@@ -111,17 +111,35 @@ type ProbeOptions struct {
 	// Vouch, when set, may be asked of a name whose latest grant names a
 	// holder and whose held state would otherwise cost the store more
 	// (fsstore: a read of the kernel's lock table, which waits for an RCU
-	// grace period, about 10 ms). True says the holder is known to hold
-	// the name now by other means, and the name is reported held without
-	// more; false says nothing, and the store probes as usual. It may be
-	// called concurrently. It is for listings: a vouch taken at the
-	// instant a holder releases may report it held for that instant, as a
-	// probe straddling a release may.
-	Vouch func(ctx context.Context, name string, holder Holder) bool
+	// grace period, about 10 ms). It may be called concurrently. It is for
+	// listings; what it answers is Vouched.
+	Vouch func(ctx context.Context, name string, holder Holder) Vouched
 }
 
+// Vouched is what a listing's vouch (ProbeOptions.Vouch) knows of a
+// name's latest holder by other means than the store.
+type Vouched int
+
+const (
+	// VouchNothing says nothing: the store probes as usual.
+	VouchNothing Vouched = iota
+	// VouchHeld: the holder is known to hold the name now (it serves
+	// it), and the name is reported held without more. A vouch taken at
+	// the instant a holder releases may report it held for that instant,
+	// as a probe straddling a release may.
+	VouchHeld
+	// VouchGone: the holder's process is known to be gone (no such
+	// process on its machine, a zombie, or its pid another process's),
+	// and its lock went with it: the name is reported free without more.
+	// A grant in progress (a lock taken, its epoch not yet written, which
+	// still names the gone holder) is then reported free, as a probe a
+	// moment before it would have: a listing, not a grant, and every
+	// action on a name goes through Acquire.
+	VouchGone
+)
+
 // WithVouch sets ProbeOptions.Vouch.
-func WithVouch(vouch func(ctx context.Context, name string, holder Holder) bool) ProbeOption {
+func WithVouch(vouch func(ctx context.Context, name string, holder Holder) Vouched) ProbeOption {
 	return func(o *ProbeOptions) { o.Vouch = vouch }
 }
 

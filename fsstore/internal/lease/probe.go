@@ -53,8 +53,10 @@ func (m *Manager) Probe(ctx context.Context, name, lockPath, epochPath string) (
 //
 // A lease whose lock file exists and whose epoch file names a holder is
 // first offered to vouch, when set (storage.ProbeOptions.Vouch): one it
-// vouches for is held, and the kernel is not asked about it. On Linux a
-// listing whose held leases are all vouched for then reads no /proc/locks,
+// vouches for is held (storage.VouchHeld) or free (storage.VouchGone: its
+// holder's process is gone, and its lock with it), and the kernel is not
+// asked about it. On Linux a listing whose leases with a lock file are all
+// vouched for then reads no /proc/locks,
 // whose first read in a while waits for an RCU grace period (the kernel
 // takes its lock list's percpu rwsem for writing): about 10 ms.
 //
@@ -62,7 +64,7 @@ func (m *Manager) Probe(ctx context.Context, name, lockPath, epochPath string) (
 //
 // The result is a snapshot: Held and Epoch are read at slightly different
 // instants and may straddle a concurrent grant.
-func (m *Manager) ProbeMany(ctx context.Context, reqs []ProbeRequest, vouch func(context.Context, string, storage.Holder) bool) ([]storage.LeaseStatus, error) {
+func (m *Manager) ProbeMany(ctx context.Context, reqs []ProbeRequest, vouch func(context.Context, string, storage.Holder) storage.Vouched) ([]storage.LeaseStatus, error) {
 	out := make([]storage.LeaseStatus, len(reqs))
 	var pend []pendingProbe
 	want := make(map[uint64]struct{})
@@ -131,10 +133,11 @@ func (m *Manager) HolderStamp() (deaths uint64, ok bool) {
 const vouchWorkers = 16
 
 // vouchFor asks vouch, concurrently, about each pending lease whose epoch
-// file names a holder, marks those it vouches for held in out, and returns
-// the others, still pending.
-func vouchFor(ctx context.Context, reqs []ProbeRequest, pend []pendingProbe, out []storage.LeaseStatus, vouch func(context.Context, string, storage.Holder) bool) []pendingProbe {
-	vouched := make([]bool, len(pend))
+// file names a holder, marks those it vouches held for held in out, leaves
+// those whose holder it says is gone free, and returns the others, still
+// pending.
+func vouchFor(ctx context.Context, reqs []ProbeRequest, pend []pendingProbe, out []storage.LeaseStatus, vouch func(context.Context, string, storage.Holder) storage.Vouched) []pendingProbe {
+	vouched := make([]storage.Vouched, len(pend))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(vouchWorkers, len(pend)) {
@@ -154,9 +157,12 @@ func vouchFor(ctx context.Context, reqs []ProbeRequest, pend []pendingProbe, out
 	wg.Wait()
 	rest := pend[:0]
 	for k, p := range pend {
-		if vouched[k] {
+		switch vouched[k] {
+		case storage.VouchHeld:
 			out[p.i].Held = true
-		} else {
+		case storage.VouchGone:
+			// out[p.i].Held stays false: the lock went with its holder.
+		default:
 			rest = append(rest, p)
 		}
 	}

@@ -144,10 +144,10 @@ func TestCalibrate(t *testing.T) {
 }
 
 // A vouch answers for the leases it vouches for: when it vouches for every
-// lease whose epoch file names a holder, the lock table is not read; a
-// lease it does not vouch for is probed in the table as usual, and a vouch
-// never turns a released lease held unless it says so (it is asked only of
-// leases with a holder and a lock file).
+// lease whose epoch file names a holder (held, or its holder gone), the
+// lock table is not read; a lease it says nothing of is probed in the
+// table as usual, and a vouch never turns a released lease held unless it
+// says so (it is asked only of leases with a holder and a lock file).
 func TestProbeManyVouch(t *testing.T) {
 	dir := t.TempDir()
 	m := testManager(t, 0, "")
@@ -172,9 +172,12 @@ func TestProbeManyVouch(t *testing.T) {
 	t.Cleanup(func() { readProcLocksHook = nil })
 
 	var asked sync.Map
-	sts, err := m.ProbeMany(context.Background(), reqs, func(_ context.Context, name string, h storage.Holder) bool {
+	sts, err := m.ProbeMany(context.Background(), reqs, func(_ context.Context, name string, h storage.Holder) storage.Vouched {
 		asked.Store(name, h)
-		return held[name]
+		if held[name] {
+			return storage.VouchHeld
+		}
+		return storage.VouchNothing
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -198,7 +201,7 @@ func TestProbeManyVouch(t *testing.T) {
 
 	// Only the held ones: every lease with a holder vouched for, no read.
 	reads.Store(0)
-	sts, err = m.ProbeMany(context.Background(), reqs[:4], func(context.Context, string, storage.Holder) bool { return true })
+	sts, err = m.ProbeMany(context.Background(), reqs[:4], func(context.Context, string, storage.Holder) storage.Vouched { return storage.VouchHeld })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,6 +211,30 @@ func TestProbeManyVouch(t *testing.T) {
 	for _, st := range sts {
 		if !st.Held {
 			t.Errorf("%s vouched for, not held", st.Name)
+		}
+	}
+
+	// The released ones' holder said gone, the held ones' held: no read,
+	// and the gone ones free at their epoch. A vouch of gone is taken at
+	// its word (the store does not second-guess it): v3, held by this
+	// process, said gone, is reported free.
+	reads.Store(0)
+	sts, err = m.ProbeMany(context.Background(), reqs, func(_ context.Context, name string, _ storage.Holder) storage.Vouched {
+		if held[name] && name != "sessions/v3" {
+			return storage.VouchHeld
+		}
+		return storage.VouchGone
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := reads.Load(); n != 0 {
+		t.Errorf("lock table read %d times with every lease vouched held or gone, want 0", n)
+	}
+	for _, st := range sts {
+		want := held[st.Name] && st.Name != "sessions/v3"
+		if st.Held != want || st.Name != "sessions/never" && st.Epoch == 0 {
+			t.Errorf("%s: held %v at epoch %d, want held %v at its epoch", st.Name, st.Held, st.Epoch, want)
 		}
 	}
 }
