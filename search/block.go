@@ -173,26 +173,41 @@ func decodePostings(dst []uint64, chunk uint32, v []byte) ([]uint64, error) {
 	return dst, nil
 }
 
+// lastPosting is the offset in its chunk of the last block of a chunk's
+// value v, and how many it holds, read without decoding them into a list.
+func lastPosting(v []byte) (last uint64, n int, err error) {
+	for i := 0; i < len(v); n++ {
+		d, k := binary.Uvarint(v[i:])
+		if k <= 0 {
+			return 0, 0, errBadBlock
+		}
+		i += k
+		last += d
+	}
+	return last, n, nil
+}
+
 // mergePostings merges ids (sorted, all in chunk) into the chunk's value
 // old and returns the new value.
 func mergePostings(old []byte, chunk uint32, ids []uint64) ([]byte, error) {
-	have, err := decodePostings(nil, chunk, old)
+	last, n, err := lastPosting(old)
 	if err != nil {
 		return nil, err
 	}
-	if len(have) == 0 || have[len(have)-1] < ids[0] {
+	if n == 0 || uint64(chunk)<<chunkShift+last < ids[0] {
 		// The common case: new blocks come after every one it has.
 		out := slices.Clip(old)
-		prev := uint64(0)
-		if len(have) > 0 {
-			prev = have[len(have)-1] & (1<<chunkShift - 1)
-		}
+		prev := last
 		for _, id := range ids {
 			off := id & (1<<chunkShift - 1)
 			out = binary.AppendUvarint(out, off-prev)
 			prev = off
 		}
 		return out, nil
+	}
+	have, err := decodePostings(make([]uint64, 0, n+len(ids)), chunk, old)
+	if err != nil {
+		return nil, err
 	}
 	all := append(have, ids...)
 	slices.Sort(all)
@@ -221,9 +236,16 @@ func (g *gramSet) add(s string) {
 	if len(s) < 3 {
 		return
 	}
-	s = lower(s)
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			s = strings.ToLower(s)
+			break
+		}
+	}
+	// ASCII is folded as it is read (asciiLower), without a lower-cased
+	// copy of every line: the same trigrams as lower(s)'s.
 	for i := 0; i+3 <= len(s); i++ {
-		t := uint32(s[i])<<16 | uint32(s[i+1])<<8 | uint32(s[i+2])
+		t := uint32(asciiLower[s[i]])<<16 | uint32(asciiLower[s[i+1]])<<8 | uint32(asciiLower[s[i+2]])
 		w, b := t/64, uint64(1)<<(t%64)
 		if g.bits[w]&b == 0 {
 			g.bits[w] |= b
@@ -241,6 +263,17 @@ func (g *gramSet) take() []uint32 {
 	g.set = nil
 	return out
 }
+
+// asciiLower maps each byte to itself, A-Z to a-z.
+var asciiLower = func() (t [256]byte) {
+	for i := range t {
+		t[i] = byte(i)
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] = byte(c) + 'a' - 'A'
+	}
+	return t
+}()
 
 // lower lower-cases s, quickly when it is ASCII.
 func lower(s string) string {

@@ -345,9 +345,10 @@ func (w *writer) putBlock(sess uuid.UUID, id uint64, lines []Line, from int) (ui
 			return 0, fmt.Errorf("search index: %w", err)
 		}
 	}
-	if err := bb.Put(blockKey(id), encodeBlock(sess, lines)); err != nil {
-		return 0, fmt.Errorf("search index: %w", err)
-	}
+	// The block is compressed while its trigrams are noted: the two are
+	// most of a catch-up's writing, and independent.
+	encoded := make(chan []byte, 1)
+	go func() { encoded <- encodeBlock(sess, lines) }()
 	for _, l := range lines[from:] {
 		w.ix.grams.add(l.Text)
 		w.bytes += len(l.Text)
@@ -355,6 +356,9 @@ func (w *writer) putBlock(sess uuid.UUID, id uint64, lines []Line, from int) (ui
 	}
 	for _, g := range w.ix.grams.take() {
 		w.posts[g] = append(w.posts[g], id)
+	}
+	if err := bb.Put(blockKey(id), <-encoded); err != nil {
+		return 0, fmt.Errorf("search index: %w", err)
 	}
 	return id, nil
 }
