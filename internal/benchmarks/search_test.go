@@ -2,6 +2,8 @@ package benchmarks
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,7 +16,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"looprig/host"
 	"looprig/rig"
+	"looprig/rig/storage"
 	"looprig/search"
 )
 
@@ -59,9 +63,17 @@ func newSearchFixture(b *testing.B, sessions, lines int) *searchFixture {
 	dir := filepath.Join(root, "search-"+key)
 	os.RemoveAll(dir)
 	t0 := time.Now()
-	c, err := GenerateSearchCorpus(bg, dir, sessions, lines)
+	// In a process of its own that then exits (corpusChildEnv).
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %d %d", corpusChildEnv, dir, sessions, lines))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
 	if err != nil {
-		b.Fatal(err)
+		b.Fatalf("generate the search corpus: %v", err)
+	}
+	var c SearchCorpus
+	if err := json.Unmarshal(out, &c); err != nil {
+		b.Fatalf("generate the search corpus: %v: %q", err, out)
 	}
 	fx := &searchFixture{dir: c.Dir, ids: c.IDs, journalBytes: c.JournalBytes, lines: c.Lines, needles: c.Needles}
 	b.Logf("fixture: %d sessions × %d lines, %.1f MB of journals, in %v", sessions, lines, float64(fx.journalBytes)/1e6, time.Since(t0).Round(time.Millisecond))
@@ -88,7 +100,11 @@ func searchInProcess(b *testing.B, fx *searchFixture, q string) time.Duration {
 		b.Fatal(err)
 	}
 	t0 := time.Now()
-	infos, err := rig.ListSessions(bg, st)
+	// As the command lists (host.HolderLiveness); no host serves these
+	// sessions, so no socket directory is looked in.
+	infos, err := rig.ListSessions(bg, st, rig.WithLiveness(func(ctx context.Context, id string, h storage.Holder) rig.Liveness {
+		return host.HolderLiveness(ctx, filepath.Join(fx.dir, "no-sockets"), id, h)
+	}))
 	if err != nil {
 		b.Fatal(err)
 	}
