@@ -22,6 +22,11 @@ type Query struct {
 	anchor anchor
 }
 
+// Narrowed reports whether the index narrows q to the blocks holding
+// its trigrams; a query without any (words shorter than three characters,
+// a regexp without such a literal) reads every block.
+func (q *Query) Narrowed() bool { return len(q.grams) > 0 }
+
 // literal is a string every match of a regexp holds: exactly, or in any
 // case (fold: s is lower-cased).
 type literal struct {

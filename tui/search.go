@@ -13,15 +13,15 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
-	"looprig/rig"
 	"looprig/search"
 )
 
 // searchView searches every line of every session (package search: the
 // index beside the store, brought up to date first) as the query is
 // typed, in place of the panes as the changes view is: s opens it, the
-// results come grouped by session a moment after the last keystroke
-// (searchDebounce), ↑↓ choose a hit, enter selects its session in the
+// results come grouped by session as each keystroke is searched (but
+// for a query the index cannot narrow: after a pause, searchDebounce),
+// ↑↓ choose a hit, enter selects its session in the
 // list and focuses its events, esc closes. The / filter of the list is
 // another thing (sessions by name, needs:me) and stays as it is.
 type searchView struct {
@@ -69,8 +69,11 @@ type searchTickMsg struct{ gen int }
 
 const (
 	// searchDebounce is how long the view waits after a keystroke before
-	// it searches: typing a word searches once.
-	searchDebounce = 40 * time.Millisecond
+	// it searches a query the index cannot narrow (search.Query.Narrowed:
+	// one that reads every block), so that typing the first characters
+	// of a word does not read them all at each one. A query it narrows is
+	// searched at once, the search before it stopped.
+	searchDebounce = 150 * time.Millisecond
 	// searchMax bounds the hits shown.
 	searchMax = 500
 	// searchTimeout bounds a search, the index's update included: the
@@ -101,7 +104,8 @@ type searchResult struct {
 
 // key: esc closes (after clearing the query); enter chooses the hit under
 // the cursor; ↑↓ pgup pgdn move among the hits; the rest edit the query,
-// which is searched searchDebounce after the last edit.
+// which is searched at once, or searchDebounce after the last edit when
+// the index cannot narrow it.
 func (sv *searchView) key(msg tea.KeyMsg, rows int) searchResult {
 	switch msg.String() {
 	case "esc":
@@ -136,6 +140,11 @@ func (sv *searchView) key(msg tea.KeyMsg, rows int) searchResult {
 	}
 	sv.gen++
 	gen := sv.gen
+	if q, err := search.ParseQuery(strings.TrimSpace(sv.ti.Value())); err == nil && q.Narrowed() {
+		// The index narrows it to a few blocks: at once, the search
+		// before it stopped (ticked).
+		return searchResult{cmd: tea.Batch(cmd, func() tea.Msg { return searchTickMsg{gen: gen} })}
+	}
 	tick := tea.Tick(searchDebounce, func(time.Time) tea.Msg { return searchTickMsg{gen: gen} })
 	return searchResult{cmd: tea.Batch(cmd, tick)}
 }
@@ -251,7 +260,9 @@ func (h *shared) searchCmd(ctx context.Context, cancel context.CancelFunc, mu *s
 		mu.Lock()
 		defer mu.Unlock()
 		t0 := time.Now()
-		infos, err := rig.ListSessions(ctx, h.store)
+		// The list pane's listing: read again only when the store
+		// changed (rig.Lister), its liveness from the process table.
+		infos, _, err := h.lister.List(ctx)
 		if err != nil {
 			msg.err = err
 			return msg

@@ -72,6 +72,7 @@ const (
 	hs = "BenchmarkHostSlowSubscribers"
 	hr = "BenchmarkHostReplaySubscribers"
 	se = "BenchmarkSearch"
+	sk = "BenchmarkTUISearchKey"
 	ae = "BenchmarkAttachEchoVsTmux"
 )
 
@@ -106,6 +107,8 @@ var figures = []figure{
 	{name: "`looprig search` regexp with a 3-character literal: p95 (p50 vs grep -rE)", ours: m(se, "re-p95-ms"), base: p(se, "grep-re-p50-ms"), ratio: p(se, "re-ratio"), kind: "ms", target: "≤ 200 ms", check: atMost(200)},
 	{name: "search index full rebuild, MB of journal per second", ours: m(se, "rebuild-MBps"), kind: "n", target: "≥ 50", check: oursAtLeast(50)},
 	{name: "search index size / journals' size (disk blocks)", ours: m(se, "index-disk-ratio"), kind: "n", target: "≤ 0.5", check: atMost(0.5)},
+	{name: "TUI search: a keystroke to its results on the screen (through tmux), p95", ours: m(sk, "key-p95-ms"), kind: "ms", target: "≤ 50 ms", check: atMost(50)},
+	{name: "TUI search: a keystroke to its results on the screen, p50 (one capture-pane in each reading)", ours: m(sk, "key-p50-ms"), kind: "ms"},
 	{name: "lease acquire+release (vs raw flock + epoch write + fsync)", ours: m("BenchmarkLease", "ours-us"), base: p("BenchmarkLease", "base-us"), ratio: p("BenchmarkLease", "x-raw"), kind: "us", target: "≤ 3× raw", check: ratioAtMost(3)},
 	{name: "list 1k sessions (vs ReadDir + 1 small read each)", ours: m("BenchmarkList/sessions=1k", "ours-ms"), base: p("BenchmarkList/sessions=1k", "base-ms"), ratio: p("BenchmarkList/sessions=1k", "ratio"), kind: "ms"},
 	{name: "list 10k sessions (vs ReadDir + 1 small read each)", ours: m("BenchmarkList/sessions=10k", "ours-ms"), base: p("BenchmarkList/sessions=10k", "base-ms"), ratio: p("BenchmarkList/sessions=10k", "ratio"), kind: "ms"},

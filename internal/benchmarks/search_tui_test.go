@@ -1,0 +1,92 @@
+package benchmarks
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"looprig/internal/tmuxtest"
+)
+
+// BenchmarkTUISearchKey: a keystroke in the TUI's search view (s) to the
+// results it asks for on the screen, through tmux, over the search
+// corpus (searchSize; the index built first, as after a first search).
+// Each round types a character that changes the results: "x" after
+// "eaddrinuse" (no line matches any more), then a backspace (the needles'
+// hits again), and reads the pane with capture-pane in a loop until its
+// status line says so.
+//
+// Metrics: key-p50-ms, key-p95-ms (issue 36's target: ≤ 50 ms p95), and
+// capture-ms, the median of one capture-pane, which each reading
+// includes.
+func BenchmarkTUISearchKey(b *testing.B) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		b.Skip("tmux is not installed")
+	}
+	bin := looprigBinary(b)
+	sessions, lines := searchSize()
+	fx := newSearchFixture(b, sessions, lines)
+	rebuildIndex(b, fx)
+	hits := fmt.Sprintf("%d hits in %d sessions", fx.needles, (sessions+9)/10)
+	const none = "no line matches"
+	rounds := pick(10, 30)
+	for range b.N {
+		home := shortPrivateDir(b)
+		tm := tmuxtest.New(b)
+		env := fmt.Sprintf("HOME=%q XDG_CONFIG_HOME=%q XDG_STATE_HOME=%q XDG_RUNTIME_DIR=%q TERM=xterm-256color",
+			home, filepath.Join(home, "config"), filepath.Join(home, "state"), home)
+		tm.Run("new-session", "-d", "-s", "tui", "-x", "160", "-y", "50",
+			"sh", "-c", fmt.Sprintf("exec env %s %q --store %q", env, bin, fx.dir))
+		func() {
+			defer tm.Kill()
+			tm.WaitFor("tui", 30*time.Second, "Sessions", "idle")
+			tm.Send("tui", "s")
+			tm.WaitFor("tui", 5*time.Second, "search: ")
+			tm.Type("tui", "eaddrinuse")
+			tm.WaitFor("tui", 30*time.Second, hits)
+			var lat, caps []time.Duration
+			for i := range rounds {
+				key, want := "x", none
+				if i%2 == 1 {
+					key, want = "BSpace", hits
+				}
+				time.Sleep(100 * time.Millisecond)
+				t0 := time.Now()
+				tm.Send("tui", key)
+				for {
+					c0 := time.Now()
+					screen := tm.Screen("tui")
+					caps = append(caps, time.Since(c0))
+					if statusSays(screen, want) {
+						break
+					}
+					if time.Since(t0) > 10*time.Second {
+						b.Fatalf("round %d: the search view did not say %q within 10 s of %s:\n%s", i, want, key, screen)
+					}
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			slices.Sort(lat)
+			slices.Sort(caps)
+			b.ReportMetric(ms(lat[len(lat)/2]), "key-p50-ms")
+			b.ReportMetric(ms(lat[(len(lat)*95+99)/100-1]), "key-p95-ms")
+			b.ReportMetric(ms(caps[len(caps)/2]), "capture-ms")
+		}()
+	}
+}
+
+// statusSays reports whether the search view's status line (the line
+// after its query) holds want, and not "searching".
+func statusSays(screen, want string) bool {
+	i := strings.Index(screen, "search: ")
+	if i < 0 {
+		return false
+	}
+	rest := screen[i:]
+	lines := strings.SplitN(rest, "\n", 3)
+	return len(lines) >= 2 && strings.Contains(lines[1], want) && !strings.Contains(lines[1], "searching")
+}
