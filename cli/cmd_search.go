@@ -70,7 +70,20 @@ func runSearch(c *call) int {
 	if err != nil {
 		return fail(err)
 	}
-	infos, err := rig.ListSessions(c.ctx, c.st, c.holderLiveness())
+	// The sessions by their leases alone: a catch-up needs only whether
+	// each journal may have grown, and the catalog entries, most of a
+	// listing's cost, are read for the sessions printed (hitPrinter).
+	// --engine and --state ask what only the entries say.
+	var sessions []search.Session
+	var infos []rig.SessionInfo
+	if f.engine != "" || f.state != "" {
+		infos, err = rig.ListSessions(c.ctx, c.st, c.holderLiveness())
+		sessions = search.SessionsOf(infos)
+	} else {
+		var leases []rig.SessionLease
+		leases, err = rig.ListLeases(c.ctx, c.st, c.holderLiveness())
+		sessions = search.SessionsOfLeases(leases)
+	}
 	if err != nil {
 		return fail(fmt.Errorf("list sessions of %s: %w", c.st.Dir(), err))
 	}
@@ -85,20 +98,20 @@ func runSearch(c *call) int {
 		}
 	}
 	var p *hitPrinter
-	if q != nil && len(infos) > 0 {
+	if q != nil && len(sessions) > 0 {
 		if filter.Sessions, err = c.searchSessions(infos); err != nil {
 			return fail(err)
 		}
-		p = newHitPrinter(c.env, infos, f.context > 0)
+		p = newHitPrinter(c, infos, f.context > 0)
 		defer p.out.Flush()
 	}
 	start := time.Now()
 	bar := newIndexProgress(c.stderr)
 	var st search.Stats
 	if p == nil {
-		st, err = ix.Update(c.ctx, search.SessionsOf(infos), bar.update)
+		st, err = ix.Update(c.ctx, sessions, bar.update)
 	} else {
-		st, err = ix.Find(c.ctx, search.SessionsOf(infos), q, filter, bar.update, func() { p.hits = 0 }, p.print)
+		st, err = ix.Find(c.ctx, sessions, q, filter, bar.update, func() { p.hits = 0 }, p.print)
 	}
 	bar.finish()
 	if err == nil && (f.reindex || st.Rebuilt) {
@@ -113,7 +126,7 @@ func runSearch(c *call) int {
 		return fail(err)
 	case q == nil:
 		return exitOK
-	case len(infos) == 0:
+	case len(sessions) == 0:
 		fmt.Fprintf(c.stderr, "looprig: no sessions in %s: nothing to search\n", textsafe.Line(c.st.Dir()))
 		return exitSearchNone
 	case p.hits == 0:
@@ -175,8 +188,8 @@ func (c *call) searchFilter() (search.Filter, error) {
 	return f, nil
 }
 
-// searchSessions are the sessions --session, --engine and --state leave;
-// nil for all.
+// searchSessions are the sessions --session, --engine and --state leave
+// (infos: the listing, when --engine or --state is given); nil for all.
 func (c *call) searchSessions(infos []rig.SessionInfo) (map[uuid.UUID]bool, error) {
 	f := c.search
 	if f.session == "" && f.engine == "" && f.state == "" {
@@ -195,6 +208,14 @@ func (c *call) searchSessions(infos []rig.SessionInfo) (map[uuid.UUID]bool, erro
 		only = id.String()
 	}
 	out := map[uuid.UUID]bool{}
+	if f.engine == "" && f.state == "" {
+		id, err := uuid.Parse(only)
+		if err != nil {
+			return nil, err
+		}
+		out[id] = true
+		return out, nil
+	}
 	for _, in := range infos {
 		if only != "" && in.ID != only || f.engine != "" && in.Engine != f.engine || f.state != "" && string(in.State) != f.state {
 			continue
@@ -229,15 +250,19 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 // terminal, or one JSON object each.
 type hitPrinter struct {
 	e      *env
+	c      *call
 	out    *bufio.Writer
-	titles map[uuid.UUID]string
+	titles map[uuid.UUID]string // read as sessions are printed (title)
 	color  bool
 	groups bool // context lines are shown: "--" between hits
 	hits   int
 }
 
-func newHitPrinter(e *env, infos []rig.SessionInfo, groups bool) *hitPrinter {
-	p := &hitPrinter{e: e, out: bufio.NewWriter(e.stdout), titles: map[uuid.UUID]string{}, groups: groups}
+// newHitPrinter prints for c; the titles of infos (a listing, or none)
+// are known, the others read from the catalog as they are printed.
+func newHitPrinter(c *call, infos []rig.SessionInfo, groups bool) *hitPrinter {
+	e := c.env
+	p := &hitPrinter{e: e, c: c, out: bufio.NewWriter(e.stdout), titles: map[uuid.UUID]string{}, groups: groups}
 	p.color = !e.json && outputProfile(e.stdout) != termrender.NoColor
 	for _, in := range infos {
 		if id, err := uuid.Parse(in.ID); err == nil {
@@ -247,11 +272,25 @@ func newHitPrinter(e *env, infos []rig.SessionInfo, groups bool) *hitPrinter {
 	return p
 }
 
+// title is session id's title from its catalog entry, read once; "" when
+// it has none or the entry cannot be read (the hit is printed all the
+// same).
+func (p *hitPrinter) title(id uuid.UUID) string {
+	t, ok := p.titles[id]
+	if !ok {
+		if c, err := rig.ReadCatalog(p.c.ctx, p.c.st, id.String()); err == nil {
+			t = c.Title
+		}
+		p.titles[id] = t
+	}
+	return t
+}
+
 func (p *hitPrinter) print(h search.Hit) error {
 	p.hits++
 	if p.e.json {
 		o := newObj().set("session", h.Session.String()).set("short_id", rig.ShortID(h.Session.String())).
-			set("title", p.titles[h.Session]).set("turn", h.Turn).set("kind", h.Kind.String()).
+			set("title", p.title(h.Session)).set("turn", h.Turn).set("kind", h.Kind.String()).
 			set("at", h.At.UTC().Format(time.RFC3339Nano)).set("text", h.Text).set("match", matchJSON(h.Match))
 		if p.groups {
 			o.set("before", lineTexts(h.Before)).set("after", lineTexts(h.After))
@@ -279,7 +318,7 @@ func (p *hitPrinter) line(sess uuid.UUID, l search.Line, sep string, match [][2]
 	if l.Turn >= 0 {
 		turn = "#" + strconv.Itoa(l.Turn)
 	}
-	title := p.titles[sess]
+	title := p.title(sess)
 	if title == "" {
 		title = "-"
 	}

@@ -382,6 +382,21 @@ func (w *writer) readBlock(id uint64) ([]Line, error) {
 	return lines, nil
 }
 
+// SessionsOfLeases are the sessions of a listing of leases
+// (rig.ListLeases), for Update: a session whose lease is held, or whose
+// state could not be told, may grow.
+func SessionsOfLeases(leases []rig.SessionLease) []Session {
+	out := make([]Session, 0, len(leases))
+	for _, l := range leases {
+		id, err := uuid.Parse(l.ID)
+		if err != nil {
+			continue
+		}
+		out = append(out, Session{ID: id, Epoch: l.Epoch, Unheld: !l.Held})
+	}
+	return out
+}
+
 // SessionsOf are the sessions of a listing, for Update. A session whose
 // lease state the listing could not tell counts as held.
 func SessionsOf(infos []rig.SessionInfo) []Session {
