@@ -67,6 +67,21 @@ func TestSearchCommand(t *testing.T) {
 	if got := h.searchJSON(0, "eaddrinuse", "--session", other[:8], "--kind", "output"); len(got) != 1 || got[0].Session != other {
 		t.Errorf("--session: %+v", got)
 	}
+	// --state and --engine read the sessions' catalog entries; both are
+	// idle demo-profile shell sessions here: every hit, and none for
+	// another state or engine. --session with --state narrows both ways.
+	if got := h.searchJSON(0, "eaddrinuse", "--kind", "output", "--state", "idle"); len(got) != 2 || got[0].Title == "" {
+		t.Errorf("--state idle: %+v", got)
+	}
+	if got := h.searchJSON(1, "eaddrinuse", "--state", "live"); len(got) != 0 {
+		t.Errorf("--state live: %+v", got)
+	}
+	if got := h.searchJSON(1, "eaddrinuse", "--engine", "no-such-engine"); len(got) != 0 {
+		t.Errorf("--engine no-such-engine: %+v", got)
+	}
+	if got := h.searchJSON(0, "eaddrinuse", "--kind", "output", "--state", "idle", "--session", build[:8]); len(got) != 1 || got[0].Session != build {
+		t.Errorf("--state idle --session: %+v", got)
+	}
 	// Nothing found: exit 1, nothing printed. A bad query: exit 2 naming
 	// the column.
 	if r := h.must(1, "search", "no-such-words-anywhere"); r.stdout != "" {
