@@ -83,7 +83,7 @@ type blockHeader struct {
 }
 
 var (
-	encoder, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	encoder, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(blocksInFlight))
 	// One decoder per goroutine that checks blocks (Search); a block's
 	// checksum is not checked (bbolt's pages are the index's integrity:
 	// a block that does not decode is damage, found all the same).

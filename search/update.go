@@ -237,6 +237,7 @@ func blockKey(id uint64) []byte { return binary.BigEndian.AppendUint64(nil, id) 
 type writer struct {
 	ix      *Index
 	tx      *bolt.Tx // nil between transactions
+	pending []pendingBlock // compressing, not stored yet (settle)
 	posts   map[uint32][]uint64
 	bytes   int // line text of the transaction
 	written int // line text of all of them
@@ -264,6 +265,7 @@ func (w *writer) begin() error {
 }
 
 func (w *writer) rollback() {
+	w.pending = nil // each compression ends on its own, its block dropped
 	if w.tx != nil {
 		w.tx.Rollback()
 		w.tx = nil
@@ -274,6 +276,9 @@ func (w *writer) rollback() {
 func (w *writer) commit() error {
 	if w.tx == nil {
 		return nil
+	}
+	if err := w.settle(0); err != nil {
+		return err
 	}
 	if err := w.flushPostings(); err != nil {
 		return err
@@ -345,10 +350,12 @@ func (w *writer) putBlock(sess uuid.UUID, id uint64, lines []Line, from int) (ui
 			return 0, fmt.Errorf("search index: %w", err)
 		}
 	}
-	// The block is compressed while its trigrams are noted: the two are
-	// most of a catch-up's writing, and independent.
+	// The block is compressed while its trigrams are noted, and while
+	// the next block's are: the two are most of a catch-up's writing,
+	// and independent. It is stored once compressed (settle).
 	encoded := make(chan []byte, 1)
 	go func() { encoded <- encodeBlock(sess, lines) }()
+	w.pending = append(w.pending, pendingBlock{id: id, body: encoded})
 	for _, l := range lines[from:] {
 		w.ix.grams.add(l.Text)
 		w.bytes += len(l.Text)
@@ -357,14 +364,42 @@ func (w *writer) putBlock(sess uuid.UUID, id uint64, lines []Line, from int) (ui
 	for _, g := range w.ix.grams.take() {
 		w.posts[g] = append(w.posts[g], id)
 	}
-	if err := bb.Put(blockKey(id), <-encoded); err != nil {
-		return 0, fmt.Errorf("search index: %w", err)
+	if err := w.settle(blocksInFlight); err != nil {
+		return 0, err
 	}
 	return id, nil
 }
 
+// pendingBlock is a block being compressed, to be stored under id.
+type pendingBlock struct {
+	id   uint64
+	body <-chan []byte
+}
+
+// blocksInFlight is how many blocks a catch-up compresses at once while
+// it goes on reading: the one it noted last and the one before.
+const blocksInFlight = 2
+
+// settle stores the blocks being compressed, in the order they were
+// put, until at most keep are left in flight. Everything that reads
+// blocks in the transaction, and its commit, settles them all first.
+func (w *writer) settle(keep int) error {
+	bb := w.tx.Bucket(bucketBlocks)
+	for len(w.pending) > keep {
+		p := w.pending[0]
+		w.pending = w.pending[1:]
+		if err := bb.Put(blockKey(p.id), <-p.body); err != nil {
+			return fmt.Errorf("search index: %w", err)
+		}
+	}
+	return nil
+}
+
 // readBlock decodes block id's lines.
 func (w *writer) readBlock(id uint64) ([]Line, error) {
+	if err := w.settle(0); err != nil {
+		return nil, err
+	}
 	v := w.tx.Bucket(bucketBlocks).Get(blockKey(id))
 	if v == nil {
 		return nil, &CorruptError{Path: w.ix.path, Err: fmt.Errorf("block %d is missing", id)}
