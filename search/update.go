@@ -236,7 +236,7 @@ func blockKey(id uint64) []byte { return binary.BigEndian.AppendUint64(nil, id) 
 // when it commits, and the states of the sessions read, saved then.
 type writer struct {
 	ix      *Index
-	tx      *bolt.Tx // nil between transactions
+	tx      *bolt.Tx       // nil between transactions
 	pending []pendingBlock // compressing, not stored yet (settle)
 	posts   map[uint32][]uint64
 	bytes   int // line text of the transaction
@@ -353,8 +353,11 @@ func (w *writer) putBlock(sess uuid.UUID, id uint64, lines []Line, from int) (ui
 	// The block is compressed while its trigrams are noted, and while
 	// the next block's are: the two are most of a catch-up's writing,
 	// and independent. It is stored once compressed (settle).
+	// The compression gets its own copy of the lines: a sealed block's
+	// slice takes the next block's lines at once (openBlock.store).
 	encoded := make(chan []byte, 1)
-	go func() { encoded <- encodeBlock(sess, lines) }()
+	own := slices.Clone(lines)
+	go func() { encoded <- encodeBlock(sess, own) }()
 	w.pending = append(w.pending, pendingBlock{id: id, body: encoded})
 	for _, l := range lines[from:] {
 		w.ix.grams.add(l.Text)
