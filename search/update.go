@@ -351,10 +351,10 @@ func (w *writer) putBlock(sess uuid.UUID, id uint64, lines []Line, from int) (ui
 		}
 	}
 	// The block is compressed while its trigrams are noted, and while
-	// the next block's are: the two are most of a catch-up's writing,
-	// and independent. It is stored once compressed (settle).
-	// The compression gets its own copy of the lines: a sealed block's
-	// slice takes the next block's lines at once (openBlock.store).
+	// the next block's are (the two are most of a catch-up's writing,
+	// and independent), then stored (settle). The compression gets its
+	// own copy of the lines: a sealed block's slice takes the next
+	// block's lines at once (openBlock.store).
 	encoded := make(chan []byte, 1)
 	own := slices.Clone(lines)
 	go func() { encoded <- encodeBlock(sess, own) }()
