@@ -37,7 +37,7 @@ import (
 )
 
 // indexFormat is the format of the index file; another one is rebuilt.
-const indexFormat = "looprig-search v2"
+const indexFormat = "looprig-search v3"
 
 // FileName is the index file's name in its directory.
 const FileName = "index.db"
