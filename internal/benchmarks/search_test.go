@@ -100,9 +100,9 @@ func searchInProcess(b *testing.B, fx *searchFixture, q string) time.Duration {
 		b.Fatal(err)
 	}
 	t0 := time.Now()
-	// As the command lists (host.HolderLiveness); no host serves these
-	// sessions, so no socket directory is looked in.
-	infos, err := rig.ListSessions(bg, st, rig.WithLiveness(func(ctx context.Context, id string, h storage.Holder) rig.Liveness {
+	// As the command lists (their leases, host.HolderLiveness); no host
+	// serves these sessions, so no socket directory is looked in.
+	leases, err := rig.ListLeases(bg, st, rig.WithLiveness(func(ctx context.Context, id string, h storage.Holder) rig.Liveness {
 		return host.HolderLiveness(ctx, filepath.Join(fx.dir, "no-sockets"), id, h)
 	}))
 	if err != nil {
@@ -113,7 +113,7 @@ func searchInProcess(b *testing.B, fx *searchFixture, q string) time.Duration {
 		b.Fatal(err)
 	}
 	defer ix.Close()
-	if _, err := ix.Update(bg, search.SessionsOf(infos), nil); err != nil {
+	if _, err := ix.Update(bg, search.SessionsOfLeases(leases), nil); err != nil {
 		b.Fatal(err)
 	}
 	n := 0
