@@ -45,11 +45,27 @@ func GenerateSearchCorpus(ctx context.Context, dir string, sessions, lines int) 
 		return nil, err
 	}
 	defer st.Close()
-	r, err := rig.Define(rig.WithStore(st), rig.WithWorkspaces(st.WorkspacesDir()), rig.WithProfile(rig.DemoProfile()))
+	c, err := GenerateSearchCorpusOn(ctx, st, st.WorkspacesDir(), sessions, lines)
 	if err != nil {
 		return nil, err
 	}
-	c := &SearchCorpus{Dir: dir}
+	c.Dir = dir
+	if c.JournalBytes, err = treeBytes(filepath.Join(dir, "ledgers")); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// GenerateSearchCorpusOn is GenerateSearchCorpus on any store (a NATS
+// store: BenchmarkSearchNATS), its sessions' workspaces under workspaces;
+// JournalBytes is then the bytes of the records appended (their frames
+// and the store's own metadata not counted), Dir empty.
+func GenerateSearchCorpusOn(ctx context.Context, st storage.Store, workspaces string, sessions, lines int) (*SearchCorpus, error) {
+	r, err := rig.Define(rig.WithStore(st), rig.WithWorkspaces(workspaces), rig.WithProfile(rig.DemoProfile()))
+	if err != nil {
+		return nil, err
+	}
+	c := &SearchCorpus{}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range sessions {
 		s, err := r.NewSession(ctx, rig.WithTitle(fmt.Sprintf("search %d", i)))
@@ -61,15 +77,13 @@ func GenerateSearchCorpus(ctx context.Context, dir string, sessions, lines int) 
 			return nil, err
 		}
 		c.IDs = append(c.IDs, id)
-		n, err := appendGeneratedTurn(ctx, st, id, loop, lines, rng, i%10 == 0)
+		n, size, err := appendGeneratedTurn(ctx, st, id, loop, lines, rng, i%10 == 0)
 		if err != nil {
 			return nil, err
 		}
 		c.Needles += n
 		c.Lines += lines
-	}
-	if c.JournalBytes, err = treeBytes(filepath.Join(dir, "ledgers")); err != nil {
-		return nil, err
+		c.JournalBytes += size
 	}
 	return c, nil
 }
@@ -98,24 +112,23 @@ func genLine(rng *rand.Rand, n int) string {
 // appendGeneratedTurn appends to session id a turn of n generated output
 // lines, in TurnOutput records of 64 lines (as a turn's checkpoints hold
 // many lines each); with needle, three of them hold "EADDRINUSE". It
-// returns the needle lines written.
-func appendGeneratedTurn(ctx context.Context, st *fsstore.Store, id uuid.UUID, loop string, n int, rng *rand.Rand, needle bool) (int, error) {
+// returns the needle lines written and the bytes of the records appended.
+func appendGeneratedTurn(ctx context.Context, st storage.Store, id uuid.UUID, loop string, n int, rng *rand.Rand, needle bool) (needles int, size int64, err error) {
 	// The records are encoded by a journal in memory, then appended to
 	// the session's ledger in batches under its lease.
 	ms := memstore.New()
 	ml, err := ms.Acquire(ctx, "sessions/gen")
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	mj, err := journal.Open(ctx, ms, "sessions/gen", ml)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	turn := uuid.NewString()
 	if _, err := mj.AppendEvent(ctx, loop, event.TurnStarted{TurnID: turn, Index: 0, Input: "make test"}); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	needles := 0
 	var off int64
 	for i := 0; i < n; {
 		var text strings.Builder
@@ -128,38 +141,44 @@ func appendGeneratedTurn(ctx context.Context, st *fsstore.Store, id uuid.UUID, l
 			text.WriteString(line + "\n")
 		}
 		if _, err := mj.AppendEvent(ctx, loop, event.TurnOutput{TurnID: turn, Offset: off, Text: text.String()}); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		off += int64(text.Len())
 	}
 	if _, err := mj.AppendEvent(ctx, loop, event.TurnDone{TurnID: turn}); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	payloads, err := ledgerPayloads(ctx, ms, "sessions/gen")
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	payloads = payloads[1:] // not its fence
+	for _, p := range payloads {
+		size += int64(len(p))
+	}
 	name := storage.SessionName(id.String())
 	l, err := st.Acquire(ctx, name)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer l.Release(ctx)
 	j, err := journal.Open(ctx, st, name, l)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
+	// In batches of 16 records, as a host's group commits append them (a
+	// NATS store keeps a batch in one message, and reads a ledger's last
+	// message whole to learn its tip).
 	tip := j.Tip()
 	for len(payloads) > 0 {
-		k := min(1024, len(payloads))
+		k := min(16, len(payloads))
 		if err := st.Append(ctx, name, tip, payloads[:k]...); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		tip += uint64(k)
 		payloads = payloads[k:]
 	}
-	return needles, nil
+	return needles, size, nil
 }
 
 // ledgerPayloads returns copies of every payload of a ledger.

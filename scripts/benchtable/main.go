@@ -73,6 +73,7 @@ const (
 	hr = "BenchmarkHostReplaySubscribers"
 	se = "BenchmarkSearch"
 	sk = "BenchmarkTUISearchKey"
+	sn = "BenchmarkSearchNATS"
 	ae = "BenchmarkAttachEchoVsTmux"
 )
 
@@ -109,6 +110,11 @@ var figures = []figure{
 	{name: "`looprig search` regexp with a 3-character literal: p50 (vs rg -a, when installed)", ours: m(se, "re-p50-ms"), base: p(se, "rg-re-p50-ms"), ratio: p(se, "rg-re-ratio"), kind: "ms"},
 	{name: "search index full rebuild, MB of journal per second", ours: m(se, "rebuild-MBps"), kind: "n", target: "≥ 50", check: oursAtLeast(50)},
 	{name: "search index size / journals' size (disk blocks)", ours: m(se, "index-disk-ratio"), kind: "n", target: "≤ 0.5", check: atMost(0.5)},
+	{name: "`looprig search` on NATS (embedded server): word query, new process, p50", ours: m(sn, "word-p50-ms"), kind: "ms", target: "≤ 10 ms", check: atMost(10)},
+	{name: "`looprig search` on NATS: word query, p95", ours: m(sn, "word-p95-ms"), kind: "ms", target: "≤ 50 ms", check: atMost(50)},
+	{name: "`looprig search` on NATS: regexp with a 3-character literal, p95", ours: m(sn, "re-p95-ms"), kind: "ms", target: "≤ 200 ms", check: atMost(200)},
+	{name: "search index full rebuild on NATS, MB of records per second", ours: m(sn, "rebuild-MBps"), kind: "n", target: "≥ 50", check: oursAtLeast(50)},
+	{name: "`looprig ls --json` on NATS in the same run", ours: m(sn, "ls-p50-ms"), kind: "ms"},
 	{name: "TUI search: a keystroke to its results on the screen (through tmux), p95", ours: m(sk, "key-p95-ms"), kind: "ms", target: "≤ 50 ms", check: atMost(50)},
 	{name: "TUI search: a keystroke to its results on the screen, p50 (one capture-pane in each reading)", ours: m(sk, "key-p50-ms"), kind: "ms"},
 	{name: "lease acquire+release (vs raw flock + epoch write + fsync)", ours: m("BenchmarkLease", "ours-us"), base: p("BenchmarkLease", "base-us"), ratio: p("BenchmarkLease", "x-raw"), kind: "us", target: "≤ 3× raw", check: ratioAtMost(3)},
