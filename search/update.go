@@ -3,7 +3,6 @@ package search
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -82,7 +81,14 @@ func (ix *Index) update(ctx context.Context, sessions []Session, progress func(d
 		if err := ix.Reset(ctx); err != nil {
 			return st, err
 		}
-		states, st.Rebuilt = map[uuid.UUID]*sessionState{}, true
+		states, st.Rebuilt = map[uuid.UUID]*storedState{}, true
+	}
+	full := func(id uuid.UUID) (*sessionState, error) {
+		s, err := states[id].full()
+		if err != nil {
+			return nil, &CorruptError{Path: ix.path, Err: fmt.Errorf("session %s: %w", id, err)}
+		}
+		return s, nil
 	}
 	want := make(map[uuid.UUID]bool, len(sessions))
 	var grown []Session
@@ -90,8 +96,8 @@ func (ix *Index) update(ctx context.Context, sessions []Session, progress func(d
 	for _, ses := range sessions {
 		id := ses.ID
 		want[id] = true
-		s := states[id]
-		if s != nil && s.Settled && ses.Unheld && s.Epoch == ses.Epoch {
+		h := states[id]
+		if h != nil && h.settled && ses.Unheld && h.epoch == ses.Epoch {
 			continue
 		}
 		tip, err := rig.JournalTip(ctx, ix.store, id)
@@ -99,10 +105,10 @@ func (ix *Index) update(ctx context.Context, sessions []Session, progress func(d
 			return st, fmt.Errorf("search: read the journal tip of session %s: %w", id, err)
 		}
 		switch {
-		case s == nil && tip == 0:
-		case s == nil || tip > s.Seq:
+		case h == nil && tip == 0:
+		case h == nil || tip > h.seq:
 			grown = append(grown, ses)
-		case tip < s.Seq:
+		case tip < h.seq:
 			// A journal shorter than what was read is another journal:
 			// read it again.
 			if err := ix.purge([]uuid.UUID{id}); err != nil {
@@ -111,6 +117,10 @@ func (ix *Index) update(ctx context.Context, sessions []Session, progress func(d
 			delete(states, id)
 			grown = append(grown, ses)
 		case ses.Unheld:
+			s, err := full(id)
+			if err != nil {
+				return st, err
+			}
 			s.Epoch, s.Settled = ses.Epoch, true
 			settled[id] = s
 		}
@@ -143,8 +153,10 @@ func (ix *Index) update(ctx context.Context, sessions []Session, progress func(d
 	}
 	ss := make([]*sessionState, len(grown))
 	for i, ses := range grown {
-		if ss[i] = states[ses.ID]; ss[i] == nil {
+		if states[ses.ID] == nil {
 			ss[i] = &sessionState{}
+		} else if ss[i], err = full(ses.ID); err != nil {
+			return st, err
 		}
 		// Read to the tip, unheld: settled until its lease moves.
 		ss[i].Epoch, ss[i].Settled = ses.Epoch, ses.Unheld
@@ -162,20 +174,20 @@ func (ix *Index) update(ctx context.Context, sessions []Session, progress func(d
 	return st, nil
 }
 
-// states reads every session's state.
-func (ix *Index) states() (map[uuid.UUID]*sessionState, error) {
-	out := map[uuid.UUID]*sessionState{}
+// states reads every session's state, its head only (storedState).
+func (ix *Index) states() (map[uuid.UUID]*storedState, error) {
+	out := map[uuid.UUID]*storedState{}
 	err := ix.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
 			id, err := uuid.ParseBytes(k)
 			if err != nil {
 				return &CorruptError{Path: ix.path, Err: fmt.Errorf("session key %q: %w", k, err)}
 			}
-			var s sessionState
-			if err := json.Unmarshal(v, &s); err != nil {
+			st, err := decodeStateHead(v)
+			if err != nil {
 				return &CorruptError{Path: ix.path, Err: fmt.Errorf("session %s: %w", id, err)}
 			}
-			out[id] = &s
+			out[id] = st
 			return nil
 		})
 	})
@@ -208,9 +220,10 @@ func (ix *Index) purge(ids []uuid.UUID) error {
 			dead = binary.BigEndian.Uint64(v)
 		}
 		for _, id := range ids {
-			var s sessionState
+			s := &sessionState{}
 			if v := sb.Get([]byte(id.String())); v != nil {
-				if err := json.Unmarshal(v, &s); err != nil {
+				var err error
+				if s, err = decodeState(v); err != nil {
 					return &CorruptError{Path: ix.path, Err: fmt.Errorf("session %s: %w", id, err)}
 				}
 			}
@@ -285,7 +298,7 @@ func (w *writer) commit() error {
 	}
 	sb := w.tx.Bucket(bucketSessions)
 	for id, s := range w.dirty {
-		v, err := json.Marshal(s)
+		v, err := encodeState(s)
 		if err != nil {
 			return fmt.Errorf("search index: %w", err)
 		}
