@@ -36,8 +36,8 @@ func TestStateEncoding(t *testing.T) {
 	lying := append([]byte(nil), good...)
 	lying[1] = 6 // the head says seq 6, the body 5
 	bad := map[string][]byte{
-		"another format": append([]byte{'0'}, good[1:]...),
-		"the old JSON":   []byte(`{"seq":5,"lines":0,"epoch":2,"settled":true}`),
+		"another format":                      append([]byte{'0'}, good[1:]...),
+		"the old JSON":                        []byte(`{"seq":5,"lines":0,"epoch":2,"settled":true}`),
 		"a head that disagrees with its body": lying,
 	}
 	for name, v := range bad {
