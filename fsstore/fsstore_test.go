@@ -389,7 +389,15 @@ func TestEpochFileAdvancedByHandIsLoss(t *testing.T) {
 	}
 	epochPath := filepath.Join(dir, "leases", "sessions", "adv.epoch")
 	body := `{"epoch":` + strconv.FormatUint(l.Epoch()+5, 10) + `,"pid":1,"host":"elsewhere","acquired":"2026-01-01T00:00:00Z"}`
-	if err := os.WriteFile(epochPath, []byte(body), 0o600); err != nil {
+	// Written whole, by a rename: os.WriteFile truncates first, and a
+	// watchdog that reads the empty file twice, tornEpochWait apart (a
+	// loaded machine: it failed once under the race detector in CI),
+	// rightly cannot vouch for its epoch and loses the lease as unknown.
+	tmp := epochPath + ".tmp"
+	if err := os.WriteFile(tmp, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, epochPath); err != nil {
 		t.Fatal(err)
 	}
 	waitLost(t, l)

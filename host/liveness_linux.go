@@ -41,9 +41,13 @@ var procReadable = sync.OnceValue(func() bool {
 // connection to it: a listing of a thousand held sessions wakes no host.
 // It reads the holder's /proc/PID/stat and stats its socket:
 //
-//   - No such process, or a zombie (Z) or dead (X) one, is LivenessGone:
-//     its lease's lock went with it (the store lists the lease free
-//     without reading its lock table: storage.VouchGone).
+//   - No such process is LivenessGone: its lease's lock went with it (the
+//     store lists the lease free without reading its lock table:
+//     storage.VouchGone). A zombie (Z) or dead (X) one is
+//     LivenessUnknown, not gone: /proc/PID/stat is the thread group's
+//     leader, which is a zombie as soon as it has exited while the
+//     group's other threads may still be exiting, holding the descriptor
+//     table and so the lock; the store's lock table says.
 //   - pid reuse: the holder took the lease while it ran, so a process that
 //     started after the lease was granted (Acquired, plus clockSlack) is
 //     not the holder but another that got its pid after the holder died:
@@ -80,7 +84,7 @@ func HolderLiveness(ctx context.Context, dir, id string, h storage.Holder, opts 
 	}
 	switch {
 	case state == 'Z' || state == 'X' || state == 'x':
-		return rig.LivenessGone
+		return rig.LivenessUnknown // maybe not all its threads yet
 	case !h.Acquired.IsZero() && start.After(h.Acquired.Add(clockSlack)):
 		return rig.LivenessGone // the pid is another process's now
 	case state == 'T' || state == 't':

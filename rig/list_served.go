@@ -31,9 +31,8 @@ const (
 	// debugger): it holds the lease and answers nobody. Listed held, with
 	// NotAnsweringReason.
 	LivenessStopped
-	// LivenessGone: the holder's process is gone (no such process, a
-	// zombie, or its pid now another process's): its lease's lock went
-	// with it, and a store that takes a vouch lists the session free
+	// LivenessGone: the holder's process is gone (no such process, or its
+	// pid now another process's): its lease's lock went with it, and a store that takes a vouch lists the session free
 	// without asking its lock table (storage.VouchGone, which says what a
 	// grant in progress then looks like).
 	LivenessGone

@@ -129,8 +129,8 @@ const (
 	// as a probe straddling a release may.
 	VouchHeld
 	// VouchGone: the holder's process is known to be gone (no such
-	// process on its machine, a zombie, or its pid another process's),
-	// and its lock went with it: the name is reported free without more.
+	// process on its machine, or its pid another process's), and its lock
+	// went with it: the name is reported free without more.
 	// A grant in progress (a lock taken, its epoch not yet written, which
 	// still names the gone holder) is then reported free, as a probe a
 	// moment before it would have: a listing, not a grant, and every
