@@ -121,26 +121,16 @@ func ShortID(id string) string {
 // host) are live, and, with WithServing, those a process on this machine
 // serves. docs/ARCHITECTURE.md ("Listing") gives the states.
 func ListSessions(ctx context.Context, store storage.Store, opts ...ListOption) ([]SessionInfo, error) {
-	var cfg listConfig
-	for _, o := range opts {
-		o(&cfg)
-	}
-	ids, err := sessionIDs(ctx, store)
+	ids, names, served, err := startListing(ctx, store, opts)
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, len(ids))
-	for i, id := range ids {
-		names[i] = storage.SessionName(id)
-	}
+	host, pid := served.host, served.pid
 	// The probes and the catalog reads are independent: run them side by
 	// side, the reads spread over a few goroutines (each is a few system
 	// calls and a small decode).
 	var probes []storage.LeaseStatus
 	var probeErrs []error
-	host, _ := os.Hostname()
-	pid := os.Getpid()
-	served := newServedSet(cfg.liveness, host, pid)
 	probed := make(chan struct{})
 	go func() {
 		defer close(probed)
@@ -281,6 +271,25 @@ func sessionIDs(ctx context.Context, store storage.Store) ([]string, error) {
 		}
 	}
 	return ids, nil
+}
+
+// startListing is what every listing begins with: the store's session ids,
+// their lease names, and the vouch its probes ask (opts' liveness, for
+// this process on this machine).
+func startListing(ctx context.Context, store storage.Store, opts []ListOption) (ids, names []string, served *servedSet, err error) {
+	var cfg listConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if ids, err = sessionIDs(ctx, store); err != nil {
+		return nil, nil, nil, err
+	}
+	names = make([]string, len(ids))
+	for i, id := range ids {
+		names[i] = storage.SessionName(id)
+	}
+	host, _ := os.Hostname()
+	return ids, names, newServedSet(cfg.liveness, host, os.Getpid()), nil
 }
 
 // isSessionID reports whether s is a session id as the store spells it.

@@ -2,7 +2,6 @@ package rig
 
 import (
 	"context"
-	"os"
 
 	"looprig/rig/storage"
 )
@@ -30,20 +29,10 @@ type SessionLease struct {
 // holder on this machine serves it is held, and one whose holder is gone
 // free, without asking the store's lock table. The order is the store's.
 func ListLeases(ctx context.Context, store storage.Store, opts ...ListOption) ([]SessionLease, error) {
-	var cfg listConfig
-	for _, o := range opts {
-		o(&cfg)
-	}
-	ids, err := sessionIDs(ctx, store)
+	ids, names, served, err := startListing(ctx, store, opts)
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, len(ids))
-	for i, id := range ids {
-		names[i] = storage.SessionName(id)
-	}
-	host, _ := os.Hostname()
-	served := newServedSet(cfg.liveness, host, os.Getpid())
 	probes, errs := probeAll(ctx, store, names, storage.WithVouch(served.vouch))
 	out := make([]SessionLease, len(ids))
 	for i, id := range ids {

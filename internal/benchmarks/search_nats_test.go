@@ -1,12 +1,9 @@
 package benchmarks
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -49,23 +46,7 @@ func BenchmarkSearchNATS(b *testing.B) {
 	env := append(os.Environ(), "XDG_CONFIG_HOME="+filepath.Join(home, "config"), "XDG_STATE_HOME="+filepath.Join(home, "state"),
 		"XDG_CACHE_HOME="+filepath.Join(home, "cache"), "NO_COLOR=1")
 	run := func(s *side, want int, args ...string) func() {
-		return func() {
-			cmd := exec.Command(bin, append([]string{"--store", srv.URL()}, args...)...)
-			cmd.Env = env
-			var out, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &stderr
-			t0 := time.Now()
-			err := cmd.Run()
-			d := time.Since(t0)
-			if err != nil {
-				b.Fatalf("looprig %v: %v\n%s", args, err, stderr.String())
-			}
-			if n := strings.Count(out.String(), "\n"); n < want {
-				b.Fatalf("looprig %v printed %d lines, want %d at least", args, n, want)
-			}
-			s.add(1, d)
-			s.lat = append(s.lat, d)
-		}
+		return timedCommand(b, env, s, want, bin, append([]string{"--store", srv.URL()}, args...)...)
 	}
 	rounds := pick(7, 21)
 	for range b.N {

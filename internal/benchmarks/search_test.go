@@ -186,23 +186,7 @@ func BenchmarkSearch(b *testing.B) {
 		rebuild := rebuildIndex(b, fx)
 		var word, grepWord, re, grepRe, ls, inproc side
 		run := func(s *side, want int, name string, args ...string) func() {
-			return func() {
-				cmd := exec.Command(name, args...)
-				cmd.Env = env
-				var out, stderr bytes.Buffer
-				cmd.Stdout, cmd.Stderr = &out, &stderr
-				t0 := time.Now()
-				err := cmd.Run()
-				d := time.Since(t0)
-				if err != nil {
-					b.Fatalf("%s %v: %v\n%s", name, args, err, stderr.String())
-				}
-				if want >= 0 && strings.Count(out.String(), "\n") < want {
-					b.Fatalf("%s %v printed %d lines, want %d at least:\n%s", name, args, strings.Count(out.String(), "\n"), want, out.String())
-				}
-				s.add(1, d)
-				s.lat = append(s.lat, d)
-			}
+			return timedCommand(b, env, s, want, name, args...)
 		}
 		ledgers := filepath.Join(fx.dir, "ledgers")
 		fns := []func(){
@@ -248,5 +232,28 @@ func BenchmarkSearch(b *testing.B) {
 		b.ReportMetric(float64(size)/float64(fx.journalBytes), "index-ratio")
 		b.ReportMetric(float64(stat.Blocks*512)/float64(fx.journalBytes), "index-disk-ratio")
 		b.ReportMetric(float64(fx.journalBytes)/1e6, "journal-MB")
+	}
+}
+
+// timedCommand returns a round that runs name with args in env, fails the
+// benchmark when it fails or prints fewer than want lines, and records
+// its time in s.
+func timedCommand(b *testing.B, env []string, s *side, want int, name string, args ...string) func() {
+	return func() {
+		cmd := exec.Command(name, args...)
+		cmd.Env = env
+		var out, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &stderr
+		t0 := time.Now()
+		err := cmd.Run()
+		d := time.Since(t0)
+		if err != nil {
+			b.Fatalf("%s %v: %v\n%s", name, args, err, stderr.String())
+		}
+		if n := strings.Count(out.String(), "\n"); n < want {
+			b.Fatalf("%s %v printed %d lines, want %d at least:\n%s", name, args, n, want, out.String())
+		}
+		s.add(1, d)
+		s.lat = append(s.lat, d)
 	}
 }
