@@ -88,7 +88,8 @@ func runHost(c *call) int {
 		log.Warn("host: " + lingerHint)
 	}
 	rd := host.Ready{Created: c.create, Log: logPath, Restored: s.Restored()}
-	opts := []host.Option{host.WithVersion(Version), host.WithLogger(log), host.WithOwnProcess()}
+	opts := []host.Option{host.WithVersion(Version), host.WithLogger(log), host.WithOwnProcess(),
+		host.WithBetweenTurns(c.indexBetweenTurns(s.SessionID(), log))}
 	if testHostOptions != nil {
 		opts = append(opts, testHostOptions()...)
 	}

@@ -30,7 +30,7 @@ const (
 type searchFlags struct {
 	session, since, kind, engine, state string
 	context                             int
-	reindex                             bool
+	reindex, update                     bool
 }
 
 var cmdSearch = &command{
@@ -45,6 +45,7 @@ var cmdSearch = &command{
 		fs.StringVar(&f.state, "state", "", "sessions in this state only (live, held, idle, crashed, broken)")
 		fs.IntVar(&f.context, "C", 0, "lines of the same turn to show before and after each hit")
 		fs.BoolVar(&f.reindex, "reindex", false, "rebuild the index from the journals first")
+		fs.BoolVar(&f.update, "update", false, "bring the index up to date (with --session, that session's only) and search nothing")
 	},
 	run: runSearch,
 }
@@ -59,8 +60,16 @@ func runSearch(c *call) int {
 	if c.dash {
 		text = strings.TrimSpace(text + " " + strings.Join(c.input, " "))
 	}
+	if f.update {
+		if text != "" || f.reindex || f.since != "" || f.kind != "" || f.engine != "" || f.state != "" || f.context != 0 || c.json {
+			return fail(usageErr(c.cmd, "--update takes no query and no flag but --session"))
+		}
+		if f.session != "" {
+			return c.updateSessionIndex()
+		}
+	}
 	var q *search.Query
-	if text != "" || !f.reindex {
+	if text != "" || !f.reindex && !f.update {
 		var err error
 		if q, err = search.ParseQuery(text); err != nil {
 			return fail(usageErr(c.cmd, err.Error()))

@@ -391,6 +391,7 @@ Examples:
 
 const helpSearch = `Usage: looprig search [FLAGS] QUERY...
        looprig search --reindex
+       looprig search --update [--session ID]
 
 Find lines of every session of the store: the commands its turns ran (and
 input typed into them with echo on; hidden input, a password, is never
@@ -413,9 +414,12 @@ beside the store (mode 0600, directory 0700; for a NATS store, this
 machine's directory of it; for a store you cannot write, your cache
 directory). Each search first reads what journals gained
 since the last one, so a line a running turn printed a second ago is
-found; deleted sessions drop out. A damaged or deleted index is rebuilt,
-with a note on stderr. Another search holding the index makes this one
-wait up to 3 s, then fail saying so.
+found; deleted sessions drop out. A session's host also indexes what
+each turn printed once the turn has ended (looprig search --update
+--session ID, in a process of its own), so a search after a long turn
+need not. A damaged or deleted index is rebuilt, with a note on stderr.
+Another process holding the index makes this one wait up to 3 s, then
+fail saying so.
 
 Flags:
   --session ID    this session only (an id or a unique prefix)
@@ -426,6 +430,8 @@ Flags:
   -C N            also N lines of the same turn before and after each hit
                   (within the index's block of 512 lines), groups between "--"
   --reindex       rebuild the index from the journals first (alone: rebuild only)
+  --update        bring the index up to date and search nothing (with --session,
+                  with that session's journal only, and wait at most 1 s for it)
   --json          one JSON object per hit: {"session","short_id","title","turn",
                   "kind","at","text","match":[[start,end]...]} (byte offsets in
                   text), with -C also "before" and "after" (texts)

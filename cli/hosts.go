@@ -46,7 +46,13 @@ func checkSocketDir(st *openedStore) error {
 // opened: "host", the store and configuration as given (made absolute: a
 // host runs in /), then args.
 func (e *env) hostArgv(st *openedStore, args ...string) []string {
-	argv := []string{"host", "--store", st.Dir()}
+	return e.commandArgv(st, "host", args...)
+}
+
+// commandArgv is the arguments of a looprig process this one starts to
+// run command name on the same store with the same configuration.
+func (e *env) commandArgv(st *openedStore, name string, args ...string) []string {
+	argv := []string{name, "--store", st.Dir()}
 	if e.configSet {
 		cfg := e.configPath
 		if abs, err := filepath.Abs(cfg); err == nil {

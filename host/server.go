@@ -49,12 +49,22 @@ type config struct {
 	ownProcess    bool
 	idleMemory    *idleMemory
 	idleTrimAfter time.Duration
+	betweenTurns  func(context.Context)
 }
 
 // WithOwnProcess says the process serves this one session (`looprig
 // host`): between turns and clients Serve returns its free memory and
 // switches the collector's clock off (trim.go).
 func WithOwnProcess() Option { return func(c *config) { c.ownProcess = true } }
+
+// WithBetweenTurns gives work for the host to do after each turn of the
+// session, before it sleeps (trim.go): fn runs once per spell between
+// turns, and its ctx ends when the next turn begins or Serve ends. The
+// host of `looprig host` indexes what the turn journaled
+// (`looprig search --update --session ID`, search.IndexSession).
+func WithBetweenTurns(fn func(ctx context.Context)) Option {
+	return func(c *config) { c.betweenTurns = fn }
+}
 
 // WithVersion sets the looprig version the host reports in its hello.
 func WithVersion(v string) Option { return func(c *config) { c.version = v } }
@@ -119,7 +129,7 @@ type server struct {
 	reclaims atomic.Uint64 // reclaim's count
 
 	idle         *idleMemory   // nil: the process's memory is not Serve's to manage
-	connsChanged chan struct{} // a connection came or went (trimWhenIdle)
+	connsChanged chan struct{} // a connection came or went (betweenTurns)
 
 	mu       sync.Mutex
 	conns    map[*conn]struct{}
@@ -191,9 +201,9 @@ func Serve(ctx context.Context, s *rig.Session, ln *net.UnixListener, opts ...Op
 		acceptErr <- srv.acceptLoop(ln)
 	}()
 	trimCtx, stopTrim := context.WithCancel(context.Background())
-	if srv.idle != nil {
+	if srv.idle != nil || cfg.betweenTurns != nil {
 		srv.wg.Add(1)
-		go srv.trimWhenIdle(trimCtx)
+		go srv.betweenTurns(trimCtx)
 	}
 
 	var err error

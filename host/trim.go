@@ -97,21 +97,31 @@ func goMemoryInUse() int64 {
 	return int64(s[0].Value.Uint64() - s[1].Value.Uint64())
 }
 
-// trimWhenIdle puts the process to sleep (idleMemory) after each spell of
-// no turn and no client has lasted the trim delay, and wakes it when the
-// spell ends, until ctx ends (Serve's end).
-func (srv *server) trimWhenIdle(ctx context.Context) {
+// betweenTurns does the host's work between turns until ctx ends
+// (Serve's end): after each turn, the work given WithBetweenTurns; then,
+// once a spell of no turn and no client has lasted the trim delay, it
+// puts the process to sleep (idleMemory), and wakes it when the spell
+// ends.
+func (srv *server) betweenTurns(ctx context.Context) {
 	defer srv.wg.Done()
 	defer srv.idle.wake()
 	after := srv.cfg.idleTrimAfter
 	if after <= 0 {
 		after = idleTrimAfter
 	}
+	// seen is the busy channel of the last spell between turns: closed,
+	// a turn began since. (A select with several ready cases picks one at
+	// random, so whether a turn began is asked of the channel itself.)
+	var seen <-chan struct{}
 	for {
 		if srv.s.WaitIdle(ctx) != nil {
 			return // ctx ended, or the session takes no more turns: Serve is ending
 		}
 		busy := srv.s.Busy()
+		if closed(seen) && srv.cfg.betweenTurns != nil {
+			srv.afterTurn(ctx, busy)
+		}
+		seen = busy
 		if srv.clients() > 0 {
 			select { // a turn is the clients' to begin; their leaving is told
 			case <-srv.connsChanged:
@@ -146,6 +156,34 @@ func (srv *server) trimWhenIdle(ctx context.Context) {
 	}
 }
 
+// closed reports whether ch is closed (false for nil).
+func closed(ch <-chan struct{}) bool {
+	if ch == nil {
+		return false
+	}
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// afterTurn runs the work given WithBetweenTurns, with a context that
+// ends when busy is closed (a turn began) or ctx ends.
+func (srv *server) afterTurn(ctx context.Context, busy <-chan struct{}) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { // ends with ctx, at the latest when afterTurn returns
+		select {
+		case <-busy:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	srv.cfg.betweenTurns(ctx)
+}
+
 // clients is the number of connections being served.
 func (srv *server) clients() int {
 	srv.mu.Lock()
@@ -153,7 +191,7 @@ func (srv *server) clients() int {
 	return len(srv.conns)
 }
 
-// connsChange tells trimWhenIdle that a connection came or went.
+// connsChange tells betweenTurns that a connection came or went.
 func (srv *server) connsChange() {
 	select {
 	case srv.connsChanged <- struct{}{}:

@@ -1,13 +1,15 @@
 package host
 
 import (
+	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
 
-// idleLog stands for the process's memory policy: what trimWhenIdle did,
+// idleLog stands for the process's memory policy: what betweenTurns did,
 // in order.
 type idleLog struct {
 	mu  sync.Mutex
@@ -83,4 +85,95 @@ func TestIdleMemoryPerSpell(t *testing.T) {
 	if got := l.String(); got != "trim gc-off limit=6MiB limit-back gc-on trim gc-off limit=6MiB " {
 		t.Fatalf("one idle spell: %q; want one sleep", got)
 	}
+}
+
+// The work given WithBetweenTurns runs once after each turn, before the
+// host sleeps, and not at all before the first turn.
+func TestBetweenTurnsOncePerTurn(t *testing.T) {
+	var l idleLog
+	work := WithBetweenTurns(func(context.Context) { l.add("work") })
+	f := start(t, withIdleMemory(50*time.Millisecond, &l), work)
+	eventually(t, "the first sleep, after the host started", func() bool { return l.String() == "trim gc-off limit=6MiB " })
+
+	c := f.dial()
+	for range 2 {
+		ti, err := c.Submit(wctx(t), "true")
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := c.Subscribe(wctx(t), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readUntil(t, st, turnEnd(ti.ID))
+	}
+	c.Close()
+	want := "trim gc-off limit=6MiB limit-back gc-on work work trim gc-off limit=6MiB "
+	eventually(t, "the work after each turn, then the sleep", func() bool { return l.String() == want })
+	time.Sleep(300 * time.Millisecond)
+	if got := l.String(); got != want {
+		t.Fatalf("after the spell began: %q; want %q", got, want)
+	}
+}
+
+// The work's context ends when the next turn begins.
+func TestBetweenTurnsStoppedByTurn(t *testing.T) {
+	running := make(chan struct{}, 4)
+	stopped := make(chan struct{}, 4)
+	work := WithBetweenTurns(func(ctx context.Context) {
+		running <- struct{}{}
+		<-ctx.Done()
+		stopped <- struct{}{}
+	})
+	f := start(t, work)
+	c := f.dial()
+	ti, err := c.Submit(wctx(t), "true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.Subscribe(wctx(t), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readUntil(t, st, turnEnd(ti.ID))
+	select {
+	case <-running:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the work did not start after the turn")
+	}
+	select {
+	case <-stopped:
+		t.Fatal("the work was stopped with no turn begun")
+	case <-time.After(200 * time.Millisecond):
+	}
+	if _, err := c.Submit(wctx(t), "true"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the work went on after the next turn began")
+	}
+}
+
+// Clients that come and go as turns begin do not hide a turn from the
+// work: each of these turns begins as its client's coming is told.
+func TestBetweenTurnsWithClientsComing(t *testing.T) {
+	var works atomic.Int32
+	f := start(t, WithBetweenTurns(func(context.Context) { works.Add(1) }))
+	const turns = 30
+	for range turns {
+		c := f.dial()
+		ti, err := c.Submit(wctx(t), "true")
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := c.Subscribe(wctx(t), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readUntil(t, st, turnEnd(ti.ID))
+		c.Close()
+	}
+	eventually(t, "the work after every turn", func() bool { return works.Load() == turns })
 }

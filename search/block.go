@@ -82,19 +82,30 @@ type blockHeader struct {
 	last    time.Time // the time of its newest line
 }
 
-var (
-	encoder, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(blocksInFlight))
-	// One decoder per goroutine that checks blocks (Search); a block's
-	// checksum is not checked (bbolt's pages are the index's integrity:
-	// a block that does not decode is damage, found all the same).
-	decoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(maxVerifiers), zstd.IgnoreChecksum(true))
-)
+// The block codecs, an Index's own (Index.encoder, Index.decoder): made at
+// first use and dropped with it, so that what they keep between blocks
+// (tables and windows, a few megabytes) is garbage once the index is
+// closed, which a host that indexes between turns gives back before it
+// sleeps.
+func newEncoder() *zstd.Encoder {
+	e, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(blocksInFlight))
+	return e
+}
+
+// newDecoder's decoder serves every goroutine that checks blocks
+// (Search); a block's checksum is not checked (bbolt's pages are the
+// index's integrity: a block that does not decode is damage, found all
+// the same).
+func newDecoder() *zstd.Decoder {
+	d, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(maxVerifiers), zstd.IgnoreChecksum(true))
+	return d
+}
 
 // errBadBlock: a stored block does not decode; the index is corrupt.
 var errBadBlock = errors.New("search index: a block does not decode")
 
 // encodeBlock stores lines of session sess.
-func encodeBlock(sess uuid.UUID, lines []Line) []byte {
+func encodeBlock(enc *zstd.Encoder, sess uuid.UUID, lines []Line) []byte {
 	var last time.Time
 	var prev int64 // a line's time is stored as the difference from the line before's
 	raw := make([]byte, 0, 64*len(lines))
@@ -114,7 +125,7 @@ func encodeBlock(sess uuid.UUID, lines []Line) []byte {
 	out = append(out, blockFormat)
 	out = append(out, sess[:]...)
 	out = binary.AppendVarint(out, last.UnixMilli())
-	return encoder.EncodeAll(raw, out)
+	return enc.EncodeAll(raw, out)
 }
 
 // decodeHeader reads a block's header and returns the rest (its
@@ -134,8 +145,8 @@ func decodeHeader(b []byte) (blockHeader, []byte, error) {
 }
 
 // decodeLines decodes a block's compressed lines, appending to dst.
-func decodeLines(dst []Line, body []byte) ([]Line, error) {
-	refs, raw, err := decodeRefs(nil, body, nil)
+func decodeLines(dec *zstd.Decoder, dst []Line, body []byte) ([]Line, error) {
+	refs, raw, err := decodeRefs(dec, nil, body, nil)
 	if err != nil {
 		return dst, err
 	}

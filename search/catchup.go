@@ -26,6 +26,10 @@ type batch struct {
 	err  error
 }
 
+// errSliceWritten: a catch-up with a limit (writer.limit) committed past
+// it and stopped, with more to read.
+var errSliceWritten = errors.New("search: slice written")
+
 // batchLines is how many lines a batch holds at most.
 const batchLines = 4096
 
@@ -84,7 +88,7 @@ func (w *writer) catchUp(ctx context.Context, ses []Session, ss []*sessionState,
 				progress(b.i+1, len(ses))
 			}
 		}
-		if w.bytes >= commitBytes {
+		if w.bytes >= commitBytes || w.limit > 0 && w.written >= w.limit {
 			if open != nil {
 				if err := open.store(false); err != nil {
 					return err
@@ -92,6 +96,9 @@ func (w *writer) catchUp(ctx context.Context, ses []Session, ss []*sessionState,
 			}
 			if err := w.commit(); err != nil {
 				return err
+			}
+			if w.limit > 0 && w.written >= w.limit {
+				return errSliceWritten
 			}
 			if err := w.begin(); err != nil {
 				return err

@@ -30,6 +30,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
@@ -72,6 +73,24 @@ type Index struct {
 	notes io.Writer
 	grams *gramSet
 	wrote bool // a catch-up wrote: Close syncs
+	enc   *zstd.Encoder
+	dec   *zstd.Decoder
+}
+
+// encoder is the index's block compressor, made at its first use.
+func (ix *Index) encoder() *zstd.Encoder {
+	if ix.enc == nil {
+		ix.enc = newEncoder()
+	}
+	return ix.enc
+}
+
+// decoder is the index's block decompressor, made at its first use.
+func (ix *Index) decoder() *zstd.Decoder {
+	if ix.dec == nil {
+		ix.dec = newDecoder()
+	}
+	return ix.dec
 }
 
 // BusyError: another process has the index open for longer than Open
@@ -275,7 +294,10 @@ func (ix *Index) Close() error {
 	if cerr := ix.db.Close(); err == nil {
 		err = cerr
 	}
-	ix.db = nil
+	if ix.dec != nil {
+		ix.dec.Close()
+	}
+	ix.db, ix.enc, ix.dec, ix.grams = nil, nil, nil, nil
 	return err
 }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // Checking a block: its lines are decoded as ranges of the decompressed
@@ -30,8 +32,8 @@ func (r lineRef) line(raw []byte) Line {
 
 // decodeRefs decompresses a block's lines into buf (reused) and appends
 // their ranges to dst.
-func decodeRefs(dst []lineRef, body []byte, buf []byte) ([]lineRef, []byte, error) {
-	raw, err := decoder.DecodeAll(body, buf[:0])
+func decodeRefs(dec *zstd.Decoder, dst []lineRef, body []byte, buf []byte) ([]lineRef, []byte, error) {
+	raw, err := dec.DecodeAll(body, buf[:0])
 	if err != nil {
 		return dst, buf, fmt.Errorf("%w: %w", errBadBlock, err)
 	}

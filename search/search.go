@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/klauspost/compress/zstd"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -53,7 +54,7 @@ func (ix *Index) Search(ctx context.Context, q *Query, f Filter, fn func(Hit) er
 			return err
 		}
 		bb := tx.Bucket(bucketBlocks)
-		v := &verifier{ix: ix, q: q, f: f, fn: fn}
+		v := &verifier{ix: ix, q: q, f: f, fn: fn, dec: ix.decoder()}
 		if all {
 			c := bb.Cursor()
 			for k, b := c.First(); k != nil; k, b = c.Next() {
@@ -85,6 +86,7 @@ type verifier struct {
 	q      *Query
 	f      Filter
 	fn     func(Hit) error
+	dec    *zstd.Decoder
 	blocks [][]byte // the batch: stored blocks, valid in the transaction
 }
 
@@ -170,7 +172,7 @@ func (v *verifier) check(b []byte, sc *scratch) ([]Hit, error) {
 	if err != nil {
 		return nil, &CorruptError{Path: v.ix.path, Err: err}
 	}
-	if sc.refs, sc.buf, err = decodeRefs(sc.refs[:0], body, sc.buf); err != nil {
+	if sc.refs, sc.buf, err = decodeRefs(v.dec, sc.refs[:0], body, sc.buf); err != nil {
 		return nil, &CorruptError{Path: v.ix.path, Err: err}
 	}
 	var out []Hit

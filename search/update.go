@@ -83,46 +83,28 @@ func (ix *Index) update(ctx context.Context, sessions []Session, progress func(d
 		}
 		states, st.Rebuilt = map[uuid.UUID]*storedState{}, true
 	}
-	full := func(id uuid.UUID) (*sessionState, error) {
-		s, err := states[id].full()
-		if err != nil {
-			return nil, &CorruptError{Path: ix.path, Err: fmt.Errorf("session %s: %w", id, err)}
-		}
-		return s, nil
-	}
 	want := make(map[uuid.UUID]bool, len(sessions))
 	var grown []Session
 	settled := map[uuid.UUID]*sessionState{}
 	for _, ses := range sessions {
-		id := ses.ID
-		want[id] = true
-		h := states[id]
-		if h != nil && h.settled && ses.Unheld && h.epoch == ses.Epoch {
-			continue
-		}
-		tip, err := rig.JournalTip(ctx, ix.store, id)
+		want[ses.ID] = true
+		g, err := ix.growth(ctx, ses, states[ses.ID])
 		if err != nil {
-			return st, fmt.Errorf("search: read the journal tip of session %s: %w", id, err)
+			return st, err
 		}
-		switch {
-		case h == nil && tip == 0:
-		case h == nil || tip > h.seq:
+		switch g {
+		case grew:
 			grown = append(grown, ses)
-		case tip < h.seq:
-			// A journal shorter than what was read is another journal:
-			// read it again.
-			if err := ix.purge([]uuid.UUID{id}); err != nil {
-				return st, err
-			}
-			delete(states, id)
+		case replaced:
+			delete(states, ses.ID)
 			grown = append(grown, ses)
-		case ses.Unheld:
-			s, err := full(id)
+		case settles:
+			s, err := ix.fullState(ses.ID, states[ses.ID])
 			if err != nil {
 				return st, err
 			}
 			s.Epoch, s.Settled = ses.Epoch, true
-			settled[id] = s
+			settled[ses.ID] = s
 		}
 	}
 	var gone []uuid.UUID
@@ -135,7 +117,125 @@ func (ix *Index) update(ctx context.Context, sessions []Session, progress func(d
 		return st, err
 	}
 	st.Purged = len(gone)
+	written, _, err := ix.readGrown(ctx, states, grown, settled, 0, &st, progress)
+	if err != nil {
+		return st, err
+	}
+	if len(states) == 0 && written >= compactAfter {
+		// A rebuild: compacted once, rather than left at its peak size.
+		return st, ix.compact(ctx)
+	}
+	return st, nil
+}
+
+// UpdateSession indexes what the journal of one session has past what
+// the index holds: for the process that holds the session and journals
+// it (its host, between turns), so that a search finds the index up to
+// date. Unlike Update it leaves every other session as it is (no purge,
+// no rebuild for deleted sessions' blocks). With limit > 0 it stops at the
+// first commit after writing limit bytes of lines; more then says the
+// journal has more to read, for a caller that lets others have the index
+// (Close, then open it again) between slices.
+func (ix *Index) UpdateSession(ctx context.Context, ses Session, limit int) (st Stats, more bool, err error) {
+	defer ix.recoverCorrupt(&err)
+	var prior *storedState
+	err = ix.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketSessions).Get([]byte(ses.ID.String()))
+		if v == nil {
+			return nil
+		}
+		var err error
+		if prior, err = decodeStateHead(v); err != nil {
+			return &CorruptError{Path: ix.path, Err: fmt.Errorf("session %s: %w", ses.ID, err)}
+		}
+		return nil
+	})
+	if err != nil {
+		return st, false, err
+	}
+	states := map[uuid.UUID]*storedState{}
+	if prior != nil {
+		states[ses.ID] = prior
+	}
+	g, err := ix.growth(ctx, ses, prior)
+	if err != nil {
+		return st, false, err
+	}
+	var settled map[uuid.UUID]*sessionState
+	switch g {
+	case unchanged:
+		return st, false, nil
+	case replaced:
+		delete(states, ses.ID)
+	case settles:
+		s, err := ix.fullState(ses.ID, prior)
+		if err != nil {
+			return st, false, err
+		}
+		s.Epoch, s.Settled = ses.Epoch, true
+		settled = map[uuid.UUID]*sessionState{ses.ID: s}
+	}
+	var grown []Session
+	if g == grew || g == replaced {
+		grown = []Session{ses}
+	}
+	_, more, err = ix.readGrown(ctx, states, grown, settled, limit, &st, nil)
+	return st, more, err
+}
+
+// growth is what a session's journal did since the index last read it.
+type growth int
+
+const (
+	unchanged growth = iota
+	grew             // past what the index holds (or new to it)
+	replaced         // shorter than what was read: another journal, dropped, to read again
+	settles          // read to its tip, and now unheld: settled until its lease moves
+)
+
+// growth tells what session ses's journal did since the index read it to
+// h (nil: never), a tip read unless it is settled at the same epoch and
+// still unheld. A replaced journal's index entry is dropped here.
+func (ix *Index) growth(ctx context.Context, ses Session, h *storedState) (growth, error) {
+	if h != nil && h.settled && ses.Unheld && h.epoch == ses.Epoch {
+		return unchanged, nil
+	}
+	tip, err := rig.JournalTip(ctx, ix.store, ses.ID)
+	if err != nil {
+		return unchanged, fmt.Errorf("search: read the journal tip of session %s: %w", ses.ID, err)
+	}
+	switch {
+	case h == nil && tip == 0:
+		return unchanged, nil
+	case h == nil || tip > h.seq:
+		return grew, nil
+	case tip < h.seq:
+		if err := ix.purge([]uuid.UUID{ses.ID}); err != nil {
+			return unchanged, err
+		}
+		return replaced, nil
+	case ses.Unheld:
+		return settles, nil
+	}
+	return unchanged, nil
+}
+
+// fullState decodes the whole of session id's stored state h.
+func (ix *Index) fullState(id uuid.UUID, h *storedState) (*sessionState, error) {
+	s, err := h.full()
+	if err != nil {
+		return nil, &CorruptError{Path: ix.path, Err: fmt.Errorf("session %s: %w", id, err)}
+	}
+	return s, nil
+}
+
+// readGrown reads sessions grown past what the index holds (prior: the
+// stored states, none for a session new to it), saving the states of
+// settled with them, and returns how much line text it wrote. With
+// limit > 0 it stops at the first commit after limit bytes: more says so.
+func (ix *Index) readGrown(ctx context.Context, prior map[uuid.UUID]*storedState, grown []Session, settled map[uuid.UUID]*sessionState, limit int, st *Stats, progress func(done, total int)) (written int, more bool, err error) {
 	w := ix.newWriter()
+	w.limit = limit
 	defer func() {
 		if r := recover(); r != nil {
 			w.rollback()
@@ -147,31 +247,31 @@ func (ix *Index) update(ctx context.Context, sessions []Session, progress func(d
 	}()
 	if len(settled) > 0 {
 		if err := w.begin(); err != nil {
-			return st, err
+			return 0, false, err
 		}
 		maps.Copy(w.dirty, settled)
 	}
 	ss := make([]*sessionState, len(grown))
 	for i, ses := range grown {
-		if states[ses.ID] == nil {
+		if prior[ses.ID] == nil {
 			ss[i] = &sessionState{}
-		} else if ss[i], err = full(ses.ID); err != nil {
-			return st, err
+		} else if ss[i], err = ix.fullState(ses.ID, prior[ses.ID]); err != nil {
+			return 0, false, err
 		}
 		// Read to the tip, unheld: settled until its lease moves.
 		ss[i].Epoch, ss[i].Settled = ses.Epoch, ses.Unheld
 	}
-	if err := w.catchUp(ctx, grown, ss, &st, progress); err != nil {
-		return st, err
+	err = w.catchUp(ctx, grown, ss, st, progress)
+	if errors.Is(err, errSliceWritten) {
+		return w.written, true, nil
+	}
+	if err != nil {
+		return 0, false, err
 	}
 	if err := w.commit(); err != nil {
-		return st, err
+		return 0, false, err
 	}
-	if len(states) == 0 && w.written >= compactAfter {
-		// A rebuild: compacted once, rather than left at its peak size.
-		return st, ix.compact(ctx)
-	}
-	return st, nil
+	return w.written, false, nil
 }
 
 // states reads every session's state, its head only (storedState).
@@ -254,6 +354,7 @@ type writer struct {
 	posts   map[uint32][]uint64
 	bytes   int // line text of the transaction
 	written int // line text of all of them
+	limit   int // stop after the commit that passes it (0: never)
 	dirty   map[uuid.UUID]*sessionState
 }
 
@@ -369,8 +470,8 @@ func (w *writer) putBlock(sess uuid.UUID, id uint64, lines []Line, from int) (ui
 	// own copy of the lines: a sealed block's slice takes the next
 	// block's lines at once (openBlock.store).
 	encoded := make(chan []byte, 1)
-	own := slices.Clone(lines)
-	go func() { encoded <- encodeBlock(sess, own) }()
+	own, enc := slices.Clone(lines), w.ix.encoder()
+	go func() { encoded <- encodeBlock(enc, sess, own) }()
 	w.pending = append(w.pending, pendingBlock{id: id, body: encoded})
 	for _, l := range lines[from:] {
 		w.ix.grams.add(l.Text)
@@ -426,7 +527,7 @@ func (w *writer) readBlock(id uint64) ([]Line, error) {
 	}
 	// The lines' texts are a string of their own: safe past the
 	// transaction.
-	lines, err := decodeLines(nil, body)
+	lines, err := decodeLines(w.ix.decoder(), nil, body)
 	if err != nil {
 		return nil, &CorruptError{Path: w.ix.path, Err: err}
 	}
