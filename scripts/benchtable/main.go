@@ -75,6 +75,7 @@ const (
 	sk = "BenchmarkTUISearchKey"
 	sn = "BenchmarkSearchNATS"
 	ae = "BenchmarkAttachEchoVsTmux"
+	fi = "BenchmarkFloodTurnIndexing"
 )
 
 var figures = []figure{
@@ -115,6 +116,9 @@ var figures = []figure{
 	{name: "`looprig search` on NATS: regexp with a 3-character literal, p95", ours: m(sn, "re-p95-ms"), kind: "ms", target: "≤ 200 ms", check: atMost(200)},
 	{name: "search index full rebuild on NATS, MB of records per second", ours: m(sn, "rebuild-MBps"), kind: "n", target: "≥ 50", check: oursAtLeast(50)},
 	{name: "`looprig ls --json` on NATS in the same run", ours: m(sn, "ls-p50-ms"), kind: "ms"},
+	{name: "a turn flooding output (`seq 1 2000000`, `looprig run`) begun as its host indexes the turn before (vs begun once the index caught up)", ours: m(fi, "into-ms"), base: p(fi, "after-ms"), ratio: p(fi, "into/after"), kind: "ms", target: "≤ 1.05×", check: ratioAtMost(1.05)},
+	{name: "that turn's lines in the index after its end, indexed by its host (no search)", ours: m(fi, "index-lag-ms"), kind: "ms"},
+	{name: "host indexing between turns, MB of output per second (short lines: `seq`)", ours: m(fi, "index-MB/s"), kind: "n"},
 	{name: "TUI search: a keystroke to its results on the screen (through tmux), p95", ours: m(sk, "key-p95-ms"), kind: "ms", target: "≤ 50 ms", check: atMost(50)},
 	{name: "TUI search: a keystroke to its results on the screen, p50 (one capture-pane in each reading)", ours: m(sk, "key-p50-ms"), kind: "ms"},
 	{name: "lease acquire+release (vs raw flock + epoch write + fsync)", ours: m("BenchmarkLease", "ours-us"), base: p("BenchmarkLease", "base-us"), ratio: p("BenchmarkLease", "x-raw"), kind: "us", target: "≤ 3× raw", check: ratioAtMost(3)},
