@@ -28,6 +28,7 @@ func (c *call) indexBetweenTurns(id uuid.UUID, log *slog.Logger) func(context.Co
 		}
 		cmd := exec.CommandContext(ctx, exe, argv...)
 		cmd.Stderr = os.Stderr // the host's log
+		cmd.SysProcAttr = indexProcAttr()
 		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 		cmd.WaitDelay = indexStopDelay
 		start := time.Now()

@@ -199,6 +199,7 @@ func (c *conn) handle(req request) {
 		// the rig's shutdown grace, not the request's bound; a checkpoint
 		// in progress is waited for (its own bound), and so is the
 		// shutdown's own.
+		c.srv.work.stop() // what the host does between turns first
 		err = s.Shutdown(context.WithoutCancel(ctx))
 	case *inputRequest:
 		in := rig.Input{EOF: q.EOF, From: c.from(q.From)}

@@ -130,6 +130,7 @@ type server struct {
 
 	idle         *idleMemory   // nil: the process's memory is not Serve's to manage
 	connsChanged chan struct{} // a connection came or went (betweenTurns)
+	work         betweenWork   // the work WithBetweenTurns gave, while it runs
 
 	mu       sync.Mutex
 	conns    map[*conn]struct{}

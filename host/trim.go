@@ -170,10 +170,15 @@ func closed(ch <-chan struct{}) bool {
 }
 
 // afterTurn runs the work given WithBetweenTurns, with a context that
-// ends when busy is closed (a turn began) or ctx ends.
+// ends when busy is closed (a turn began), ctx ends, or the session is
+// being shut down (betweenWork.stop).
 func (srv *server) afterTurn(ctx context.Context, busy <-chan struct{}) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if !srv.work.begin(cancel) {
+		return // the session is being shut down
+	}
+	defer srv.work.end()
 	go func() { // ends with ctx, at the latest when afterTurn returns
 		select {
 		case <-busy:
@@ -182,6 +187,46 @@ func (srv *server) afterTurn(ctx context.Context, busy <-chan struct{}) {
 		}
 	}()
 	srv.cfg.betweenTurns(ctx)
+}
+
+// betweenWork is the work between turns while it runs, so that a
+// shutdown stops it first: nothing the host started (an indexing process)
+// outlives the session's shutdown, whose caller may remove the store.
+type betweenWork struct {
+	mu      sync.Mutex
+	cancel  context.CancelFunc // nil when no work runs
+	done    chan struct{}      // closed when the running work returns
+	stopped bool               // no more work: the session is being shut down
+}
+
+// begin registers work that runs until end; false once stop was called.
+func (w *betweenWork) begin(cancel context.CancelFunc) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		return false
+	}
+	w.cancel, w.done = cancel, make(chan struct{})
+	return true
+}
+
+func (w *betweenWork) end() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	close(w.done)
+	w.cancel, w.done = nil, nil
+}
+
+// stop stops the running work, waits for it to return, and refuses more.
+func (w *betweenWork) stop() {
+	w.mu.Lock()
+	w.stopped = true
+	cancel, done := w.cancel, w.done
+	w.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
 }
 
 // clients is the number of connections being served.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"looprig/rig"
 	"looprig/rig/storage"
@@ -98,4 +100,67 @@ func hostname(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// probeCounter counts the listings of a store (each probes every lease).
+type probeCounter struct {
+	holderElsewhere
+	probes *atomic.Int32
+}
+
+func (s probeCounter) ProbeMany(ctx context.Context, names []string, opts ...storage.ProbeOption) ([]storage.LeaseStatus, error) {
+	s.probes.Add(1)
+	return s.holderElsewhere.ProbeMany(ctx, names, opts...)
+}
+
+// While the store's change stamp stands still, a Lister asks only the
+// liveness of the sessions held by other processes here, every
+// RelistEvery: a holder stopped or resumed is seen without a listing of
+// the store; a holder gone unseen, or FullRelistEvery passed, lists it
+// again.
+func TestListerAsksLivenessOnly(t *testing.T) {
+	mem := memstore.New()
+	r, err := rig.Define(rig.WithStore(mem), rig.WithWorkspaces(t.TempDir()), rig.WithProfile(rig.DemoProfile()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := r.NewSession(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Shutdown(context.Background()) })
+	var probes atomic.Int32
+	store := probeCounter{holderElsewhere: holderElsewhere{Store: mem, pid: 999999}, probes: &probes}
+	var answer atomic.Int32
+	answer.Store(int32(rig.LivenessServing))
+	l := rig.NewLister(store, rig.WithLiveness(func(context.Context, string, storage.Holder) rig.Liveness {
+		return rig.Liveness(answer.Load())
+	}))
+	l.RelistEvery, l.FullRelistEvery = time.Millisecond, time.Hour
+	list := func(what string, wantFresh bool, want rig.SessionState, stopped bool, wantProbes int32) {
+		t.Helper()
+		time.Sleep(5 * time.Millisecond) // RelistEvery passed
+		infos, fresh, err := l.List(t.Context())
+		if err != nil || len(infos) != 1 {
+			t.Fatalf("%s: List = %+v, %v", what, infos, err)
+		}
+		in := infos[0]
+		if fresh != wantFresh || in.State != want || in.NotAnswering != stopped || probes.Load() != wantProbes {
+			t.Fatalf("%s: fresh %v, %s (not answering %v, %q), %d listings; want fresh %v, %s, %d listings",
+				what, fresh, in.State, in.NotAnswering, in.Reason, probes.Load(), wantFresh, want, wantProbes)
+		}
+	}
+	list("the first listing", true, rig.StateLive, false, 1)
+	list("nothing changed", false, rig.StateLive, false, 1)
+	answer.Store(int32(rig.LivenessStopped))
+	list("the holder stopped", true, rig.StateHeld, true, 1)
+	list("still stopped", false, rig.StateHeld, true, 1)
+	answer.Store(int32(rig.LivenessServing))
+	list("the holder resumed", true, rig.StateLive, false, 1)
+	// memstore takes no vouch: its lock table still says held.
+	answer.Store(int32(rig.LivenessGone))
+	list("the holder gone unseen: listed again", true, rig.StateHeld, false, 2)
+	answer.Store(int32(rig.LivenessServing))
+	l.FullRelistEvery = time.Millisecond
+	list("FullRelistEvery passed", true, rig.StateLive, false, 3)
 }

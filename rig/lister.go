@@ -2,6 +2,8 @@ package rig
 
 import (
 	"context"
+	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -9,35 +11,50 @@ import (
 )
 
 // DefaultRelistEvery bounds how long a Lister reuses a listing while the
-// store's change stamp stands still.
+// store's change stamp stands still, before it asks again whether the
+// holders on this machine serve their sessions or are stopped.
 const DefaultRelistEvery = 30 * time.Second
+
+// DefaultFullRelistEvery bounds how long a Lister reuses the rest of a
+// listing (catalog entries, leases) while the stamp stands still.
+const DefaultFullRelistEvery = 5 * time.Minute
 
 // Lister lists a store's sessions for a view that shows them for long (the
 // TUI asks every second): it lists again only when the store's change
 // stamp (storage.ChangeStamper) moved since its last listing, or when
-// RelistEvery passed, since a change made by a process that died half-way
-// through may leave the stamp where it was. An idle store then costs a stat
-// and one read of the kernel's lock table per call instead of a read of
-// every catalog entry and lease. A Lister is safe for concurrent use; calls
-// are serialized.
+// FullRelistEvery passed, since a change made by a process that died
+// half-way through may leave the stamp where it was. Every RelistEvery in
+// between it asks its liveness option again about the sessions held by
+// other processes on this machine only (a holder stopped or resumed
+// touches no store). An idle store then costs a stat and one read of the
+// kernel's lock table per call instead of a read of every catalog entry
+// and lease. A Lister is safe for concurrent use; calls are serialized.
 type Lister struct {
 	store storage.Store
 	opts  []ListOption
-	// RelistEvery is DefaultRelistEvery when 0.
-	RelistEvery time.Duration
+	// RelistEvery is DefaultRelistEvery when 0; FullRelistEvery is
+	// DefaultFullRelistEvery when 0.
+	RelistEvery, FullRelistEvery time.Duration
 
-	mu    sync.Mutex
-	stamp string // taken before the listing in infos
-	at    time.Time
-	infos []SessionInfo
+	liveness   func(ctx context.Context, id string, holder storage.Holder) Liveness
+	host       string
+	pid        int
+	mu         sync.Mutex
+	stamp      string    // taken before the listing in infos
+	at, listed time.Time // infos' liveness asked, and the rest listed
+	infos      []SessionInfo
 }
 
 // NewLister returns a Lister of store's sessions, listed with opts (as
-// ListSessions). With WithLiveness, a holder that stops or resumes
-// without touching the store is seen at the next listing again (at most
-// RelistEvery later).
+// ListSessions). With WithLiveness, a holder on this machine that stops
+// or resumes is seen at most RelistEvery later.
 func NewLister(store storage.Store, opts ...ListOption) *Lister {
-	return &Lister{store: store, opts: opts}
+	var cfg listConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	host, _ := os.Hostname()
+	return &Lister{store: store, opts: opts, liveness: cfg.liveness, host: host, pid: os.Getpid()}
 }
 
 // List returns the sessions, as ListSessions does, and whether they were
@@ -47,15 +64,30 @@ func NewLister(store storage.Store, opts ...ListOption) *Lister {
 func (l *Lister) List(ctx context.Context) (infos []SessionInfo, fresh bool, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	every := l.RelistEvery
+	every, fullEvery := l.RelistEvery, l.FullRelistEvery
 	if every <= 0 {
 		every = DefaultRelistEvery
+	}
+	if fullEvery <= 0 {
+		fullEvery = DefaultFullRelistEvery
 	}
 	// The stamp is taken before the listing: a change during the listing
 	// moves the stamp after it, and the next call lists again.
 	stamp, serr := l.store.ChangeStamp(ctx)
-	if serr == nil && l.infos != nil && stamp == l.stamp && time.Since(l.at) < every {
-		return l.infos, false, nil
+	if serr == nil && l.infos != nil && stamp == l.stamp {
+		if time.Since(l.at) < every {
+			return l.infos, false, nil
+		}
+		if time.Since(l.listed) < fullEvery {
+			if infos, changed, ok := l.askLiveness(ctx); ok {
+				l.at = time.Now()
+				if !changed {
+					return l.infos, false, nil
+				}
+				l.infos = infos
+				return infos, true, nil
+			}
+		}
 	}
 	infos, err = ListSessions(ctx, l.store, l.opts...)
 	if err != nil {
@@ -69,5 +101,53 @@ func (l *Lister) List(ctx context.Context) (infos []SessionInfo, fresh bool, err
 		l.infos = infos
 	}
 	l.stamp, l.at = stamp, time.Now()
+	l.listed = l.at
 	return infos, true, nil
+}
+
+// askLiveness asks liveness again about the sessions of the last listing
+// held by another process on this machine. The stamp stood still since
+// that listing, so no lease was granted, released or lost with its
+// holder's death, and no catalog entry was put: all that can have changed
+// is whether each holder serves its session or is stopped (SIGSTOP,
+// SIGCONT), which touches no store. It returns the listing with those
+// rows changed, and whether any did; ok is false when an answer is
+// neither (the holder gone unseen, or nothing known): the caller lists
+// again. O(held sessions), not O(sessions): an idle store of idle
+// sessions asks nothing.
+func (l *Lister) askLiveness(ctx context.Context) (infos []SessionInfo, changed, ok bool) {
+	if l.liveness == nil {
+		return nil, false, false
+	}
+	for i, in := range l.infos {
+		h := in.Holder
+		if h == nil || h.Host != l.host || h.PID == l.pid || in.State != StateLive && in.State != StateHeld ||
+			in.Reason != "" && !in.NotAnswering {
+			continue // not held here by another process, or its lease state unknown
+		}
+		var state SessionState
+		var stopped bool
+		switch l.liveness(ctx, in.ID, *h) {
+		case LivenessServing:
+			state = StateLive
+		case LivenessStopped:
+			state, stopped = StateHeld, true
+		default:
+			return nil, false, false
+		}
+		if state == in.State && stopped == in.NotAnswering {
+			continue
+		}
+		if infos == nil {
+			infos = slices.Clone(l.infos) // the listing given out is not modified
+		}
+		infos[i].State, infos[i].NotAnswering, infos[i].Reason = state, stopped, ""
+		if stopped {
+			infos[i].Reason = NotAnsweringReason(h.PID)
+		}
+	}
+	if infos == nil {
+		return l.infos, false, true
+	}
+	return infos, true, true
 }
