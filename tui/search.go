@@ -31,7 +31,10 @@ type searchView struct {
 	shown     string // the query the rows answer
 	rows      []searchRow
 	hits      int
-	more      bool // the search stopped at searchMax hits
+	more      bool // the search stopped at its limit (searchFirst, searchMax)
+	// following: the first hits are shown and the search for the rest
+	// (up to searchMax) runs.
+	following bool
 	took      time.Duration
 	err       string
 	cursor    int // a row that is a hit, -1 when none
@@ -59,7 +62,8 @@ type searchMsg struct {
 	query string
 	hits  []search.Hit
 	names map[string]string // session id -> "SHORTID title"
-	more  bool
+	limit int               // the hits it stopped at, at most
+	more  bool              // it stopped there
 	took  time.Duration
 	err   error
 }
@@ -74,6 +78,12 @@ const (
 	// of a word does not read them all at each one. A query it narrows is
 	// searched at once, the search before it stopped.
 	searchDebounce = 150 * time.Millisecond
+	// searchFirst is how many hits a search gives first, a screenful and
+	// more: when there are more, a second search gives them, up to
+	// searchMax. The hits of a rare word are each in a block of their
+	// own, so the first screenful comes after decompressing a third of
+	// what all of them need at 300 hits.
+	searchFirst = 100
 	// searchMax bounds the hits shown.
 	searchMax = 500
 	// searchTimeout bounds a search, the index's update included: the
@@ -159,11 +169,16 @@ func (sv *searchView) ticked(h *shared, msg searchTickMsg) tea.Cmd {
 		sv.rows, sv.hits, sv.err, sv.shown, sv.cursor, sv.searching = nil, 0, "", "", -1, false
 		return nil
 	}
-	sv.searching = true
+	sv.searching, sv.following = true, false
+	return sv.start(h, q, searchFirst)
+}
+
+// start searches q for up to limit hits, the search before stopped.
+func (sv *searchView) start(h *shared, q string, limit int) tea.Cmd {
 	sv.stop()
 	ctx, cancel := context.WithTimeout(h.ctx, searchTimeout)
 	sv.cancel = cancel
-	return h.searchCmd(ctx, cancel, sv.mu, sv.gen, q)
+	return h.searchCmd(ctx, cancel, sv.mu, sv.gen, q, limit)
 }
 
 // stop ends the search running, if any.
@@ -203,18 +218,42 @@ func (sv *searchView) moveCursor(n, rows int) {
 }
 
 // answered folds the answer to a search; an answer to an older query is
-// dropped.
-func (sv *searchView) answered(msg searchMsg) {
+// dropped. The first hits of a query that has more are shown while a
+// second search gives the rest (returned); the cursor stays on its hit.
+func (sv *searchView) answered(h *shared, msg searchMsg) tea.Cmd {
 	if msg.gen != sv.gen {
-		return
+		return nil
+	}
+	var kept searchRow
+	offset := 0
+	if sv.cursor >= 0 && sv.cursor < len(sv.rows) && sv.shown == msg.query {
+		kept, offset = sv.rows[sv.cursor], sv.cursor-sv.top
 	}
 	sv.searching, sv.shown, sv.took, sv.more = false, msg.query, msg.took, msg.more
 	sv.rows, sv.hits, sv.cursor, sv.top, sv.err = nil, len(msg.hits), -1, 0, ""
+	sv.following = msg.err == nil && msg.more && msg.limit < searchMax
 	if msg.err != nil {
 		sv.err = errText(msg.err)
-		return
+		return nil
 	}
-	// Grouped by session, in the order each session first matched.
+	sv.group(msg)
+	if kept.id != "" {
+		for i, r := range sv.rows {
+			if !r.header && r.id == kept.id && r.text == kept.text {
+				sv.cursor, sv.top = i, max(0, i-offset)
+				break
+			}
+		}
+	}
+	if sv.following {
+		return sv.start(h, msg.query, searchMax)
+	}
+	return nil
+}
+
+// group makes the rows of msg's hits: grouped by session, in the order
+// each session first matched; the cursor on the first hit.
+func (sv *searchView) group(msg searchMsg) {
 	var order []string
 	by := map[string][]search.Hit{}
 	for _, h := range msg.hits {
@@ -248,10 +287,10 @@ func (sv *searchView) answered(msg searchMsg) {
 
 // searchCmd brings the index up to date and searches query within ctx
 // (cancel releases it), one search of the view at a time (mu).
-func (h *shared) searchCmd(ctx context.Context, cancel context.CancelFunc, mu *sync.Mutex, gen int, query string) tea.Cmd {
+func (h *shared) searchCmd(ctx context.Context, cancel context.CancelFunc, mu *sync.Mutex, gen int, query string, limit int) tea.Cmd {
 	return func() tea.Msg {
 		defer cancel()
-		msg := searchMsg{gen: gen, query: query}
+		msg := searchMsg{gen: gen, query: query, limit: limit}
 		q, err := search.ParseQuery(query)
 		if err != nil {
 			msg.err = err
@@ -278,7 +317,7 @@ func (h *shared) searchCmd(ctx context.Context, cancel context.CancelFunc, mu *s
 		}
 		defer ix.Close()
 		_, err = ix.Find(ctx, search.SessionsOf(infos), q, search.Filter{}, nil, func() { msg.hits = nil }, func(hit search.Hit) error {
-			if len(msg.hits) == searchMax {
+			if len(msg.hits) == limit {
 				msg.more = true
 				return errSearchFull
 			}
@@ -306,6 +345,8 @@ func (sv *searchView) view(st *styles, w, h int) []string {
 		status, cls = " "+sv.err, st.errorP
 	case sv.searching:
 		status = " searching…"
+	case sv.following:
+		status = " the first " + plural(sv.hits, "hit") + " in " + plural(sv.sessions(), "session") + " · " + sv.took.Round(time.Millisecond).String() + " · looking for more…"
 	case sv.shown == "":
 		status = " words (all of them, any case), \"a phrase\" or /regexp/"
 	case sv.hits == 0:

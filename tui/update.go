@@ -134,7 +134,7 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 		return nil
 	case searchMsg:
 		if m.search != nil {
-			m.search.answered(msg)
+			return m.search.answered(m.h, msg)
 		}
 		return nil
 	case notifiedMsg:
