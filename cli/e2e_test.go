@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -105,11 +106,52 @@ func (h *harness) killHosts() {
 	if json.Unmarshal(out, &rows) != nil {
 		return
 	}
+	var killed []int
 	for _, r := range rows {
 		if r.State == "live" && r.Holder != nil && r.Holder.PID > 0 {
-			syscall.Kill(r.Holder.PID, syscall.SIGKILL)
+			// Its process group: a host leads one (setsid), and the
+			// indexing process it starts between turns is in it.
+			if syscall.Kill(-r.Holder.PID, syscall.SIGKILL) != nil {
+				syscall.Kill(r.Holder.PID, syscall.SIGKILL)
+			}
+			killed = append(killed, r.Holder.PID)
 		}
 	}
+	// Until they are gone: a process being killed can still write the
+	// store the test's cleanup is about to remove.
+	for _, pgid := range killed {
+		for end := time.Now().Add(10 * time.Second); groupRuns(pgid) && time.Now().Before(end); {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+// groupRuns reports whether a process of process group pgid runs (is not
+// a zombie), from /proc.
+func groupRuns(pgid int) bool {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...: comm may hold spaces and parens.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) > 2 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+			return true
+		}
+	}
+	return false
 }
 
 type result struct {
