@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -31,9 +32,9 @@ type searchView struct {
 	shown     string // the query the rows answer
 	rows      []searchRow
 	hits      int
-	more      bool // the search stopped at its limit (searchFirst, searchMax)
-	// following: the first hits are shown and the search for the rest
-	// (up to searchMax) runs.
+	more      bool // the search stopped at searchMax hits
+	// following: the first hits are shown and the search goes on for
+	// the rest (up to searchMax).
 	following bool
 	took      time.Duration
 	err       string
@@ -62,8 +63,10 @@ type searchMsg struct {
 	query string
 	hits  []search.Hit
 	names map[string]string // session id -> "SHORTID title"
-	limit int               // the hits it stopped at, at most
-	more  bool              // it stopped there
+	more  bool              // it stopped at searchMax hits
+	// rest, set on the first searchFirst hits of a query that has more,
+	// waits for the search's whole answer.
+	rest tea.Cmd
 	took  time.Duration
 	err   error
 }
@@ -79,7 +82,7 @@ const (
 	// searched at once, the search before it stopped.
 	searchDebounce = 150 * time.Millisecond
 	// searchFirst is how many hits a search gives first, a screenful and
-	// more: when there are more, a second search gives them, up to
+	// more, when there are more: the search goes on for the rest, up to
 	// searchMax. The hits of a rare word are each in a block of their
 	// own, so the first screenful comes after decompressing a third of
 	// what all of them need at 300 hits.
@@ -170,15 +173,10 @@ func (sv *searchView) ticked(h *shared, msg searchTickMsg) tea.Cmd {
 		return nil
 	}
 	sv.searching, sv.following = true, false
-	return sv.start(h, q, searchFirst)
-}
-
-// start searches q for up to limit hits, the search before stopped.
-func (sv *searchView) start(h *shared, q string, limit int) tea.Cmd {
 	sv.stop()
 	ctx, cancel := context.WithTimeout(h.ctx, searchTimeout)
 	sv.cancel = cancel
-	return h.searchCmd(ctx, cancel, sv.mu, sv.gen, q, limit)
+	return h.searchCmd(ctx, cancel, sv.mu, sv.gen, q)
 }
 
 // stop ends the search running, if any.
@@ -218,9 +216,10 @@ func (sv *searchView) moveCursor(n, rows int) {
 }
 
 // answered folds the answer to a search; an answer to an older query is
-// dropped. The first hits of a query that has more are shown while a
-// second search gives the rest (returned); the cursor stays on its hit.
-func (sv *searchView) answered(h *shared, msg searchMsg) tea.Cmd {
+// dropped. The first hits of a query that has more are shown while the
+// search goes on (the wait for its whole answer is returned); the cursor
+// stays on its hit when the rest comes.
+func (sv *searchView) answered(msg searchMsg) tea.Cmd {
 	if msg.gen != sv.gen {
 		return nil
 	}
@@ -231,7 +230,7 @@ func (sv *searchView) answered(h *shared, msg searchMsg) tea.Cmd {
 	}
 	sv.searching, sv.shown, sv.took, sv.more = false, msg.query, msg.took, msg.more
 	sv.rows, sv.hits, sv.cursor, sv.top, sv.err = nil, len(msg.hits), -1, 0, ""
-	sv.following = msg.err == nil && msg.more && msg.limit < searchMax
+	sv.following = msg.err == nil && msg.rest != nil
 	if msg.err != nil {
 		sv.err = errText(msg.err)
 		return nil
@@ -246,7 +245,7 @@ func (sv *searchView) answered(h *shared, msg searchMsg) tea.Cmd {
 		}
 	}
 	if sv.following {
-		return sv.start(h, msg.query, searchMax)
+		return msg.rest
 	}
 	return nil
 }
@@ -286,50 +285,72 @@ func (sv *searchView) group(msg searchMsg) {
 }
 
 // searchCmd brings the index up to date and searches query within ctx
-// (cancel releases it), one search of the view at a time (mu).
-func (h *shared) searchCmd(ctx context.Context, cancel context.CancelFunc, mu *sync.Mutex, gen int, query string, limit int) tea.Cmd {
+// (cancel releases it), one search of the view at a time (mu). Its
+// first answer is the whole one, or the first searchFirst hits of a
+// query that has more, whose rest waits for the whole one: the search
+// runs on in a goroutine of its own, which ends with it (ctx), its
+// answers buffered so that it never waits for a reader.
+func (h *shared) searchCmd(ctx context.Context, cancel context.CancelFunc, mu *sync.Mutex, gen int, query string) tea.Cmd {
 	return func() tea.Msg {
-		defer cancel()
-		msg := searchMsg{gen: gen, query: query, limit: limit}
-		q, err := search.ParseQuery(query)
-		if err != nil {
-			msg.err = err
-			return msg
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		t0 := time.Now()
-		// The list pane's listing: read again only when the store
-		// changed (rig.Lister), its liveness from the process table.
-		infos, _, err := h.lister.List(ctx)
-		if err != nil {
-			msg.err = err
-			return msg
-		}
-		msg.names = make(map[string]string, len(infos))
-		for _, in := range infos {
-			msg.names[in.ID] = in.ShortID() + " " + in.Title
-		}
-		ix, err := search.Open(ctx, h.store, search.Options{Dir: h.opts.SearchDir})
-		if err != nil {
-			msg.err = err
-			return msg
-		}
-		defer ix.Close()
-		_, err = ix.Find(ctx, search.SessionsOf(infos), q, search.Filter{}, nil, func() { msg.hits = nil }, func(hit search.Hit) error {
-			if len(msg.hits) == limit {
-				msg.more = true
-				return errSearchFull
-			}
-			msg.hits = append(msg.hits, hit)
-			return nil
-		})
-		if err != nil && !errors.Is(err, errSearchFull) {
-			msg.err = err
-		}
-		msg.took = time.Since(t0)
+		answers := make(chan searchMsg, 2)
+		go func() {
+			defer cancel()
+			answers <- h.search(ctx, mu, gen, query, answers)
+		}()
+		return <-answers
+	}
+}
+
+// search is searchCmd's search: it sends the first searchFirst hits on
+// answers when there are more, and returns the whole answer.
+func (h *shared) search(ctx context.Context, mu *sync.Mutex, gen int, query string, answers chan searchMsg) searchMsg {
+	msg := searchMsg{gen: gen, query: query}
+	q, err := search.ParseQuery(query)
+	if err != nil {
+		msg.err = err
 		return msg
 	}
+	mu.Lock()
+	defer mu.Unlock()
+	t0 := time.Now()
+	// The list pane's listing: read again only when the store changed
+	// (rig.Lister), its liveness from the process table.
+	infos, _, err := h.lister.List(ctx)
+	if err != nil {
+		msg.err = err
+		return msg
+	}
+	msg.names = make(map[string]string, len(infos))
+	for _, in := range infos {
+		msg.names[in.ID] = in.ShortID() + " " + in.Title
+	}
+	ix, err := search.Open(ctx, h.store, search.Options{Dir: h.opts.SearchDir})
+	if err != nil {
+		msg.err = err
+		return msg
+	}
+	defer ix.Close()
+	sent := false // the first hits, once: the whole answer follows them
+	_, err = ix.Find(ctx, search.SessionsOf(infos), q, search.Filter{}, nil, func() { msg.hits = nil }, func(hit search.Hit) error {
+		switch {
+		case len(msg.hits) == searchMax:
+			msg.more = true
+			return errSearchFull
+		case len(msg.hits) == searchFirst && !sent:
+			first := msg
+			first.hits, first.took = slices.Clone(msg.hits), time.Since(t0)
+			first.rest = func() tea.Msg { return <-answers }
+			answers <- first
+			sent = true
+		}
+		msg.hits = append(msg.hits, hit)
+		return nil
+	})
+	if err != nil && !errors.Is(err, errSearchFull) {
+		msg.err = err
+	}
+	msg.took = time.Since(t0)
+	return msg
 }
 
 // view draws the view w×h with its frame; only the visible rows.

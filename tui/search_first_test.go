@@ -1,19 +1,19 @@
 package tui
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/google/uuid"
 
 	"looprig/search"
 )
 
 // A query with more hits than searchFirst shows the first ones at once
-// and searches again for the rest; the second answer keeps the cursor on
-// the hit it was on, and a newer query drops it.
+// while the search goes on; the whole answer keeps the cursor on the hit
+// it was on, and a newer query's drops an older one's.
 func TestSearchFirstHitsThenTheRest(t *testing.T) {
 	a, b := uuid.New(), uuid.New()
 	hits := func(n int) []search.Hit {
@@ -27,13 +27,14 @@ func TestSearchFirstHitsThenTheRest(t *testing.T) {
 		}
 		return out
 	}
-	h := &shared{ctx: context.Background()}
 	sv := openSearch()
 	sv.gen = 1
 	names := map[string]string{a.String(): "aaaa first", b.String(): "bbbb second"}
-	cmd := sv.answered(h, searchMsg{gen: 1, query: "needle", hits: hits(searchFirst), names: names, limit: searchFirst, more: true})
+	whole := searchMsg{gen: 1, query: "needle", hits: hits(150), names: names}
+	rest := func() tea.Msg { return whole }
+	cmd := sv.answered(searchMsg{gen: 1, query: "needle", hits: hits(searchFirst), names: names, rest: rest})
 	if cmd == nil || !sv.following {
-		t.Fatal("the first hits of a query with more: no search for the rest")
+		t.Fatal("the first hits of a query with more: no wait for the rest")
 	}
 	st := newModel(Options{Store: memstoreNew()}, asciiRenderer()).st
 	status := sv.view(st, 100, 30)[2]
@@ -44,8 +45,8 @@ func TestSearchFirstHitsThenTheRest(t *testing.T) {
 	kept := sv.rows[sv.cursor]
 	onScreen := sv.cursor - sv.top
 
-	if cmd := sv.answered(h, searchMsg{gen: 1, query: "needle", hits: hits(150), names: names, limit: searchMax}); cmd != nil || sv.following {
-		t.Fatal("the rest answered: searched again")
+	if cmd := sv.answered(cmd().(searchMsg)); cmd != nil || sv.following {
+		t.Fatal("the whole answer: still waiting for more")
 	}
 	if r := sv.rows[sv.cursor]; r.id != kept.id || r.text != kept.text || sv.cursor-sv.top != onScreen {
 		t.Errorf("the cursor moved to %q (row %d on screen), want %q (row %d)", r.text, sv.cursor-sv.top, kept.text, onScreen)
@@ -56,7 +57,7 @@ func TestSearchFirstHitsThenTheRest(t *testing.T) {
 
 	// A newer query's first answer starts over; an older one's is dropped.
 	sv.gen = 2
-	if cmd := sv.answered(h, searchMsg{gen: 1, query: "needle", hits: hits(10), names: names, limit: searchMax}); cmd != nil || sv.hits != 150 {
+	if cmd := sv.answered(searchMsg{gen: 1, query: "needle", hits: hits(10), names: names}); cmd != nil || sv.hits != 150 {
 		t.Errorf("an older query's answer was taken: %d hits", sv.hits)
 	}
 }

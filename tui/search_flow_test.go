@@ -72,6 +72,18 @@ func TestFlowSearch(t *testing.T) {
 		f.key("backspace")
 	}
 	f.waitView("2 hits in 1 session")
+	// A query with more than searchFirst hits (seq's lines with a 1 in
+	// them, and its command): the first ones, then the whole answer.
+	for range len("crimson tide") {
+		f.key("backspace")
+	}
+	f.typeText("1")
+	f.waitModel("the whole answer to 1", func(m Model) bool {
+		return m.search.shown == "1" && !m.search.following && !m.search.searching && m.search.hits > searchFirst
+	})
+	f.key("backspace")
+	f.typeText("crimson tide")
+	f.waitView("2 hits in 1 session")
 	f.key("down") // the output line
 	f.key("enter")
 	f.waitModel("the hit's session selected, its events focused and scrolled back to the line", func(m Model) bool {

@@ -134,7 +134,7 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 		return nil
 	case searchMsg:
 		if m.search != nil {
-			return m.search.answered(m.h, msg)
+			return m.search.answered(msg)
 		}
 		return nil
 	case notifiedMsg:
