@@ -94,4 +94,3 @@ func (c *call) lockIndexing() (unlock func(), ok bool) {
 // indexingLock is the file beside the search index whose flock a host
 // holds while its indexing process runs.
 const indexingLock = "indexing.lock"
-

@@ -3,8 +3,8 @@ package tui
 import (
 	"context"
 	"errors"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -67,8 +67,8 @@ type searchMsg struct {
 	// rest, set on the first searchFirst hits of a query that has more,
 	// waits for the search's whole answer.
 	rest tea.Cmd
-	took  time.Duration
-	err   error
+	took time.Duration
+	err  error
 }
 
 // searchTickMsg ends the wait after a keystroke of gen.
