@@ -122,6 +122,8 @@ var figures = []figure{
 	{name: "TUI search: a keystroke to its results on the screen (through tmux), p95", ours: m(sk, "key-p95-ms"), kind: "ms", target: "≤ 50 ms", check: atMost(50)},
 	{name: "TUI search: a keystroke to its results on the screen, p50 (one capture-pane in each reading)", ours: m(sk, "key-p50-ms"), kind: "ms"},
 	{name: "TUI search: a keystroke to its first results on the screen (the first 100 hits of more), p95", ours: m(sk, "first-p95-ms"), kind: "ms", target: "≤ 50 ms", check: atMost(50)},
+	{name: "TUI search: a backspace that brings the hits back, to its first results, p95 (its whole answer: p50 in the next row)", ours: m(sk, "hits-first-p95-ms"), kind: "ms"},
+	{name: "TUI search: a backspace that brings the hits back, to its whole answer, p50", ours: m(sk, "hits-p50-ms"), kind: "ms"},
 	{name: "lease acquire+release (vs raw flock + epoch write + fsync)", ours: m("BenchmarkLease", "ours-us"), base: p("BenchmarkLease", "base-us"), ratio: p("BenchmarkLease", "x-raw"), kind: "us", target: "≤ 3× raw", check: ratioAtMost(3)},
 	{name: "list 1k sessions (vs ReadDir + 1 small read each)", ours: m("BenchmarkList/sessions=1k", "ours-ms"), base: p("BenchmarkList/sessions=1k", "base-ms"), ratio: p("BenchmarkList/sessions=1k", "ratio"), kind: "ms"},
 	{name: "list 10k sessions (vs ReadDir + 1 small read each)", ours: m("BenchmarkList/sessions=10k", "ours-ms"), base: p("BenchmarkList/sessions=10k", "base-ms"), ratio: p("BenchmarkList/sessions=10k", "ratio"), kind: "ms"},
