@@ -19,7 +19,7 @@ var sessionSlice = 8 << 20
 const sessionPause = 100 * time.Millisecond
 
 // IndexSession brings the index of store up to date with one session,
-// ses, without the store-wide work of an Update (UpdateSession): for the
+// ses, without the store-wide work of an Update (updateSession): for the
 // host of a session, between turns, so that a search finds the index up
 // to date instead of reading what a turn printed. It writes a slice at a
 // time and closes the index between slices; what it committed stays when
@@ -33,7 +33,7 @@ func IndexSession(ctx context.Context, store storage.Store, ses Session, o Optio
 		if err != nil {
 			return total, err
 		}
-		st, more, err := ix.UpdateSession(ctx, ses, sessionSlice)
+		st, more, err := ix.updateSession(ctx, ses, sessionSlice)
 		if cerr := ix.Close(); err == nil {
 			err = cerr
 		}

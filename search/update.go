@@ -128,7 +128,7 @@ func (ix *Index) update(ctx context.Context, sessions []Session, progress func(d
 	return st, nil
 }
 
-// UpdateSession indexes what the journal of one session has past what
+// updateSession indexes what the journal of one session has past what
 // the index holds: for the process that holds the session and journals
 // it (its host, between turns), so that a search finds the index up to
 // date. Unlike Update it leaves every other session as it is (no purge,
@@ -136,7 +136,7 @@ func (ix *Index) update(ctx context.Context, sessions []Session, progress func(d
 // first commit after writing limit bytes of lines; more then says the
 // journal has more to read, for a caller that lets others have the index
 // (Close, then open it again) between slices.
-func (ix *Index) UpdateSession(ctx context.Context, ses Session, limit int) (st Stats, more bool, err error) {
+func (ix *Index) updateSession(ctx context.Context, ses Session, limit int) (st Stats, more bool, err error) {
 	defer ix.recoverCorrupt(&err)
 	var prior *storedState
 	err = ix.db.View(func(tx *bolt.Tx) error {
