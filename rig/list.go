@@ -163,14 +163,12 @@ func ListSessions(ctx context.Context, store storage.Store, opts ...ListOption) 
 		case st.Held:
 			h := st.Holder
 			info.Holder = &h
-			info.State = StateHeld
 			info.Checkpointing = c.Checkpointing
-			switch {
-			case (h.PID == pid && h.Host == host) || served.liveness(names[i]) == LivenessServing:
-				info.State = StateLive
-			case served.liveness(names[i]) == LivenessStopped:
-				info.Reason, info.NotAnswering = NotAnsweringReason(h.PID), true
+			l := served.liveness(names[i])
+			if h.PID == pid && h.Host == host {
+				l = LivenessServing // this process holds it
 			}
+			info.setHeld(l)
 		case c.State == CatalogBroken:
 			info.State, info.Reason = StateBroken, c.Reason
 		case c.State == CatalogCreating:
@@ -202,6 +200,19 @@ func ListSessions(ctx context.Context, store storage.Store, opts ...ListOption) 
 		return strings.Compare(a.ID, b.ID)
 	})
 	return out, nil
+}
+
+// setHeld sets the state of a held session's row from what liveness said
+// of its holder (LivenessServing for this process): live when it serves
+// the session, held and not answering when it is stopped, held otherwise.
+func (i *SessionInfo) setHeld(l Liveness) {
+	i.State, i.Reason, i.NotAnswering = StateHeld, "", false
+	switch l {
+	case LivenessServing:
+		i.State = StateLive
+	case LivenessStopped:
+		i.Reason, i.NotAnswering = NotAnsweringReason(i.Holder.PID), true
+	}
 }
 
 // infoOf is the row of a listing a session's catalog entry c gives: the
@@ -277,10 +288,7 @@ func sessionIDs(ctx context.Context, store storage.Store) ([]string, error) {
 // their lease names, and the vouch its probes ask (opts' liveness, for
 // this process on this machine).
 func startListing(ctx context.Context, store storage.Store, opts []ListOption) (ids, names []string, served *servedSet, err error) {
-	var cfg listConfig
-	for _, o := range opts {
-		o(&cfg)
-	}
+	cfg := listConfigOf(opts)
 	if ids, err = sessionIDs(ctx, store); err != nil {
 		return nil, nil, nil, err
 	}

@@ -16,6 +16,14 @@ type listConfig struct {
 	liveness func(ctx context.Context, id string, holder storage.Holder) Liveness
 }
 
+func listConfigOf(opts []ListOption) listConfig {
+	var cfg listConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return cfg
+}
+
 // Liveness is what a presenter on the holder's machine can tell of a held
 // session's holder without asking the store (host.HolderLiveness).
 type Liveness int

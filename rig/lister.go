@@ -49,12 +49,8 @@ type Lister struct {
 // ListSessions). With WithLiveness, a holder on this machine that stops
 // or resumes is seen at most RelistEvery later.
 func NewLister(store storage.Store, opts ...ListOption) *Lister {
-	var cfg listConfig
-	for _, o := range opts {
-		o(&cfg)
-	}
 	host, _ := os.Hostname()
-	return &Lister{store: store, opts: opts, liveness: cfg.liveness, host: host, pid: os.Getpid()}
+	return &Lister{store: store, opts: opts, liveness: listConfigOf(opts).liveness, host: host, pid: os.Getpid()}
 }
 
 // List returns the sessions, as ListSessions does, and whether they were
@@ -125,26 +121,19 @@ func (l *Lister) askLiveness(ctx context.Context) (infos []SessionInfo, changed,
 			in.Reason != "" && !in.NotAnswering {
 			continue // not held here by another process, or its lease state unknown
 		}
-		var state SessionState
-		var stopped bool
-		switch l.liveness(ctx, in.ID, *h) {
-		case LivenessServing:
-			state = StateLive
-		case LivenessStopped:
-			state, stopped = StateHeld, true
-		default:
+		live := l.liveness(ctx, in.ID, *h)
+		if live != LivenessServing && live != LivenessStopped {
 			return nil, false, false
 		}
-		if state == in.State && stopped == in.NotAnswering {
+		row := in
+		row.setHeld(live)
+		if row.State == in.State && row.NotAnswering == in.NotAnswering {
 			continue
 		}
 		if infos == nil {
 			infos = slices.Clone(l.infos) // the listing given out is not modified
 		}
-		infos[i].State, infos[i].NotAnswering, infos[i].Reason = state, stopped, ""
-		if stopped {
-			infos[i].Reason = NotAnsweringReason(h.PID)
-		}
+		infos[i] = row
 	}
 	if infos == nil {
 		return l.infos, false, true
