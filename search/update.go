@@ -88,23 +88,8 @@ func (ix *Index) update(ctx context.Context, sessions []Session, progress func(d
 	settled := map[uuid.UUID]*sessionState{}
 	for _, ses := range sessions {
 		want[ses.ID] = true
-		g, err := ix.growth(ctx, ses, states[ses.ID])
-		if err != nil {
+		if err := ix.plan(ctx, ses, states, &grown, settled); err != nil {
 			return st, err
-		}
-		switch g {
-		case grew:
-			grown = append(grown, ses)
-		case replaced:
-			delete(states, ses.ID)
-			grown = append(grown, ses)
-		case settles:
-			s, err := ix.fullState(ses.ID, states[ses.ID])
-			if err != nil {
-				return st, err
-			}
-			s.Epoch, s.Settled = ses.Epoch, true
-			settled[ses.ID] = s
 		}
 	}
 	var gone []uuid.UUID
@@ -157,30 +142,41 @@ func (ix *Index) updateSession(ctx context.Context, ses Session, limit int) (st 
 	if prior != nil {
 		states[ses.ID] = prior
 	}
-	g, err := ix.growth(ctx, ses, prior)
-	if err != nil {
+	var grown []Session
+	settled := map[uuid.UUID]*sessionState{}
+	if err := ix.plan(ctx, ses, states, &grown, settled); err != nil {
 		return st, false, err
 	}
-	var settled map[uuid.UUID]*sessionState
-	switch g {
-	case unchanged:
+	if len(grown) == 0 && len(settled) == 0 {
 		return st, false, nil
-	case replaced:
-		delete(states, ses.ID)
-	case settles:
-		s, err := ix.fullState(ses.ID, prior)
-		if err != nil {
-			return st, false, err
-		}
-		s.Epoch, s.Settled = ses.Epoch, true
-		settled = map[uuid.UUID]*sessionState{ses.ID: s}
-	}
-	var grown []Session
-	if g == grew || g == replaced {
-		grown = []Session{ses}
 	}
 	_, more, err = ix.readGrown(ctx, states, grown, settled, limit, &st, nil)
 	return st, more, err
+}
+
+// plan puts session ses among what a catch-up reads (grown) or only
+// saves (settled), as its growth since its stored state in states says;
+// a replaced journal's state leaves states (read again from its start).
+func (ix *Index) plan(ctx context.Context, ses Session, states map[uuid.UUID]*storedState, grown *[]Session, settled map[uuid.UUID]*sessionState) error {
+	g, err := ix.growth(ctx, ses, states[ses.ID])
+	if err != nil {
+		return err
+	}
+	switch g {
+	case grew:
+		*grown = append(*grown, ses)
+	case replaced:
+		delete(states, ses.ID)
+		*grown = append(*grown, ses)
+	case settles:
+		s, err := ix.fullState(ses.ID, states[ses.ID])
+		if err != nil {
+			return err
+		}
+		s.Epoch, s.Settled = ses.Epoch, true
+		settled[ses.ID] = s
+	}
+	return nil
 }
 
 // growth is what a session's journal did since the index last read it.
