@@ -66,15 +66,7 @@ func TestIdleMemoryPerSpell(t *testing.T) {
 
 	c := f.dial()
 	eventually(t, "the wake when a client came", func() bool { return l.String() == "trim gc-off limit=6MiB limit-back gc-on " })
-	ti, err := c.Submit(wctx(t), "sleep 0.3")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := c.Subscribe(wctx(t), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	readUntil(t, st, turnEnd(ti.ID))
+	runTurn(t, c, "sleep 0.3")
 	time.Sleep(300 * time.Millisecond) // six delays with the client still there
 	if got := l.String(); got != "trim gc-off limit=6MiB limit-back gc-on " {
 		t.Fatalf("with a client connected: %q; want no sleep", got)
@@ -97,15 +89,7 @@ func TestBetweenTurnsOncePerTurn(t *testing.T) {
 
 	c := f.dial()
 	for range 2 {
-		ti, err := c.Submit(wctx(t), "true")
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := c.Subscribe(wctx(t), 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		readUntil(t, st, turnEnd(ti.ID))
+		runTurn(t, c, "true")
 	}
 	c.Close()
 	want := "trim gc-off limit=6MiB limit-back gc-on work work trim gc-off limit=6MiB "
@@ -127,15 +111,7 @@ func TestBetweenTurnsStoppedByTurn(t *testing.T) {
 	})
 	f := start(t, work)
 	c := f.dial()
-	ti, err := c.Submit(wctx(t), "true")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := c.Subscribe(wctx(t), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	readUntil(t, st, turnEnd(ti.ID))
+	runTurn(t, c, "true")
 	select {
 	case <-running:
 	case <-time.After(10 * time.Second):
@@ -164,16 +140,22 @@ func TestBetweenTurnsWithClientsComing(t *testing.T) {
 	const turns = 30
 	for range turns {
 		c := f.dial()
-		ti, err := c.Submit(wctx(t), "true")
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := c.Subscribe(wctx(t), 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		readUntil(t, st, turnEnd(ti.ID))
+		runTurn(t, c, "true")
 		c.Close()
 	}
 	eventually(t, "the work after every turn", func() bool { return works.Load() == turns })
+}
+
+// runTurn runs input as a turn through c and waits for its end.
+func runTurn(t *testing.T, c *Client, input string) {
+	t.Helper()
+	ti, err := c.Submit(wctx(t), input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.Subscribe(wctx(t), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readUntil(t, st, turnEnd(ti.ID))
 }

@@ -41,15 +41,7 @@ func (s holderElsewhere) ProbeMany(ctx context.Context, names []string, opts ...
 // machine, and without it such a session is held.
 func TestListWithServing(t *testing.T) {
 	mem := memstore.New()
-	r, err := rig.Define(rig.WithStore(mem), rig.WithWorkspaces(t.TempDir()), rig.WithProfile(rig.DemoProfile()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := r.NewSession(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Shutdown(context.Background()) })
+	s := liveSession(t, mem)
 	id := s.SessionID().String()
 	const other = 999999
 
@@ -120,15 +112,7 @@ func (s probeCounter) ProbeMany(ctx context.Context, names []string, opts ...sto
 // again.
 func TestListerAsksLivenessOnly(t *testing.T) {
 	mem := memstore.New()
-	r, err := rig.Define(rig.WithStore(mem), rig.WithWorkspaces(t.TempDir()), rig.WithProfile(rig.DemoProfile()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := r.NewSession(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Shutdown(context.Background()) })
+	liveSession(t, mem)
 	var probes atomic.Int32
 	store := probeCounter{holderElsewhere: holderElsewhere{Store: mem, pid: 999999}, probes: &probes}
 	var answer atomic.Int32
@@ -163,4 +147,20 @@ func TestListerAsksLivenessOnly(t *testing.T) {
 	answer.Store(int32(rig.LivenessServing))
 	l.FullRelistEvery = time.Millisecond
 	list("FullRelistEvery passed", true, rig.StateLive, false, 3)
+}
+
+// liveSession makes a session of the demo profile in mem, held by this
+// process until the test ends.
+func liveSession(t *testing.T, mem *memstore.Store) *rig.Session {
+	t.Helper()
+	r, err := rig.Define(rig.WithStore(mem), rig.WithWorkspaces(t.TempDir()), rig.WithProfile(rig.DemoProfile()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := r.NewSession(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Shutdown(context.Background()) })
+	return s
 }
