@@ -11,7 +11,7 @@
 // code never lists, or this machine's directory for a NATS store), made
 // 0700 and 0600 like the store; for a store this user cannot write, in
 // the user's cache directory. It holds, per session, the lines of its
-// journal in compressed blocks of up to 512 lines (each line: turn index,
+// journal in compressed blocks of up to 256 lines (each line: turn index,
 // kind, time, text), trigram postings of those blocks (lower-cased bytes)
 // to find the blocks a query can match, and how far each journal was
 // read, so that a search first reads only what journals gained since.
@@ -38,7 +38,7 @@ import (
 )
 
 // indexFormat is the format of the index file; another one is rebuilt.
-const indexFormat = "looprig-search v3"
+const indexFormat = "looprig-search v4"
 
 // FileName is the index file's name in its directory.
 const FileName = "index.db"

@@ -8,23 +8,30 @@ import (
 
 // A chunk's postings merge to the sorted set of every block id given,
 // whether the new ids come after the ones it has (a catch-up: appended
-// without decoding them) or among them (a session indexed again), and a
+// without decoding them) or among them (a session indexed again), in
+// whichever form is smaller (a list of a few, a bitmap of many), and a
 // value that does not decode is refused, not merged.
 func TestMergePostings(t *testing.T) {
 	const chunk = 3
 	base := uint64(chunk) << chunkShift
 	rng := rand.New(rand.NewPCG(1, 2))
-	for round := range 200 {
+	forms := map[byte]int{}
+	for round := range 400 {
 		var want []uint64
 		var v []byte
+		dense := round%4 >= 2 // many ids close together: a bitmap
 		for range 1 + rng.IntN(6) {
 			var ids []uint64
 			lo := uint64(0)
 			if round%2 == 0 && len(want) > 0 {
 				lo = want[len(want)-1] - base + 1 // after every one: the append path
 			}
-			for range 1 + rng.IntN(20) {
-				if span := (1<<chunkShift - lo); span > 0 {
+			count, span := 1+rng.IntN(20), uint64(1<<chunkShift)-lo
+			if dense {
+				count, span = 1+rng.IntN(600), min(span, 700)
+			}
+			for range count {
+				if span > 0 {
 					ids = append(ids, base+lo+rng.Uint64N(span))
 				}
 			}
@@ -33,9 +40,13 @@ func TestMergePostings(t *testing.T) {
 			}
 			slices.Sort(ids)
 			ids = slices.Compact(ids)
+			old, before := v, slices.Clone(v)
 			var err error
 			if v, err = mergePostings(v, chunk, ids); err != nil {
 				t.Fatal(err)
+			}
+			if !slices.Equal(old, before) {
+				t.Fatalf("round %d: the old value was modified (it may be bbolt's memory map)", round)
 			}
 			want = append(want, ids...)
 			slices.Sort(want)
@@ -47,13 +58,23 @@ func TestMergePostings(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Fatalf("round %d: merged %v, want %v", round, got, want)
 			}
-			if last, n, err := lastPosting(v); err != nil || n != len(want) || base+last != want[len(want)-1] {
-				t.Fatalf("round %d: lastPosting = %d, %d, %v; want %d, %d", round, last, n, err, want[len(want)-1]-base, len(want))
+			last := want[len(want)-1] - base
+			if size := bitmapSize(last); v[0] == postingsList && len(v) > size || v[0] == postingsBitmap && len(v) != size {
+				t.Fatalf("round %d: %d ids up to %d stored in form %d in %d bytes; a bitmap is %d", round, len(want), last, v[0], len(v), size)
 			}
 		}
+		forms[v[0]]++
 	}
-	if _, err := mergePostings([]byte{0x80}, chunk, []uint64{base + 1}); err == nil {
-		t.Error("a torn varint was merged")
+	if forms[postingsList] == 0 || forms[postingsBitmap] == 0 {
+		t.Errorf("values in each form: %v; want both", forms)
+	}
+	for _, bad := range [][]byte{nil, {postingsList, 0x80}, {7, 1}} {
+		if _, err := mergePostings(bad, chunk, []uint64{base + 1}); err == nil && bad != nil {
+			t.Errorf("value %x was merged", bad)
+		}
+		if _, err := decodePostings(nil, chunk, bad); err == nil {
+			t.Errorf("value %x was decoded", bad)
+		}
 	}
 }
 
@@ -67,5 +88,54 @@ func TestGramSetFoldsCase(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("%q: trigrams %v, want %v (those of %q)", s, got, want, lower(s))
 		}
+	}
+}
+
+// The postings a transaction notes come out grouped by trigram, in
+// ascending order, each with the sorted ids of the blocks that hold it,
+// a block noted twice (stored again, grown) named once.
+func TestNotedPostings(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var p notedPostings
+	for round := range 3 { // reset keeps the memory, not the entries
+		want := map[uint32][]uint64{}
+		for range 300 {
+			id := 1 + rng.Uint64N(200)
+			var grams []uint32
+			for range rng.IntN(40) {
+				g := rng.Uint32N(1 << 24)
+				if rng.IntN(2) == 0 {
+					g = rng.Uint32N(50) << 16 // some trigrams in many blocks
+				}
+				if !slices.Contains(grams, g) {
+					grams = append(grams, g)
+				}
+			}
+			p.note(id, grams)
+			for _, g := range grams {
+				want[g] = append(want[g], id)
+			}
+		}
+		var prev int64 = -1
+		seen := 0
+		err := p.each(func(g uint32, ids []uint64) error {
+			if int64(g) <= prev {
+				t.Fatalf("round %d: trigram %x after %x", round, g, prev)
+			}
+			prev = int64(g)
+			w := slices.Compact(slices.Sorted(slices.Values(want[g])))
+			if !slices.Equal(ids, w) {
+				t.Fatalf("round %d: trigram %x: ids %v, want %v", round, g, ids, w)
+			}
+			seen++
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen != len(want) {
+			t.Fatalf("round %d: %d trigrams given, want %d", round, seen, len(want))
+		}
+		p.reset()
 	}
 }

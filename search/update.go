@@ -347,7 +347,7 @@ type writer struct {
 	ix      *Index
 	tx      *bolt.Tx       // nil between transactions
 	pending []pendingBlock // compressing, not stored yet (settle)
-	posts   map[uint32][]uint64
+	posts   notedPostings
 	bytes   int // line text of the transaction
 	written int // line text of all of them
 	limit   int // stop after the commit that passes it (0: never)
@@ -355,7 +355,7 @@ type writer struct {
 }
 
 func (ix *Index) newWriter() *writer {
-	return &writer{ix: ix, posts: map[uint32][]uint64{}, dirty: map[uuid.UUID]*sessionState{}}
+	return &writer{ix: ix, dirty: map[uuid.UUID]*sessionState{}}
 }
 
 // begin starts a transaction unless one is open.
@@ -415,19 +415,11 @@ func (w *writer) commit() error {
 // flushPostings merges the transaction's postings into the grams bucket,
 // in key order.
 func (w *writer) flushPostings() error {
-	grams := make([]uint32, 0, len(w.posts))
-	for g := range w.posts {
-		grams = append(grams, g)
-	}
-	slices.Sort(grams)
 	gb := w.tx.Bucket(bucketGrams)
 	// Posting lists grow in place: pages filled more than bbolt's half
 	// waste less.
 	gb.FillPercent = 0.9
-	for _, g := range grams {
-		ids := w.posts[g]
-		slices.Sort(ids)
-		ids = slices.Compact(ids)
+	err := w.posts.each(func(g uint32, ids []uint64) error {
 		for len(ids) > 0 {
 			chunk := uint32(ids[0] >> chunkShift)
 			n := 1
@@ -444,9 +436,10 @@ func (w *writer) flushPostings() error {
 			}
 			ids = ids[n:]
 		}
-	}
-	clear(w.posts)
-	return nil
+		return nil
+	})
+	w.posts.reset()
+	return err
 }
 
 // putBlock stores the lines of block id (0: a new one, whose id it
@@ -474,9 +467,7 @@ func (w *writer) putBlock(sess uuid.UUID, id uint64, lines []Line, from int) (ui
 		w.bytes += len(l.Text)
 		w.written += len(l.Text)
 	}
-	for _, g := range w.ix.grams.take() {
-		w.posts[g] = append(w.posts[g], id)
-	}
+	w.posts.note(id, w.ix.grams.take())
 	if err := w.settle(blocksInFlight); err != nil {
 		return 0, err
 	}
