@@ -112,8 +112,18 @@ type CorruptError struct {
 }
 
 func (e *CorruptError) Error() string {
+	var fe *formatError
+	if errors.As(e.Err, &fe) {
+		return fmt.Sprintf("the search index %s is of another format (%q; this looprig reads %q)", e.Path, fe.have, fe.want)
+	}
 	return fmt.Sprintf("the search index %s is damaged: %v", e.Path, e.Err)
 }
+
+// formatError: the index file was written in another format, an older
+// looprig's; it is rebuilt as a damaged one is, but not called damaged.
+type formatError struct{ have, want string }
+
+func (e *formatError) Error() string { return fmt.Sprintf("format %q, not %q", e.have, e.want) }
 
 func (e *CorruptError) Unwrap() error { return e.Err }
 
@@ -240,7 +250,7 @@ func openDB(path string, wait time.Duration) (db *bolt.DB, err error) {
 			return initBuckets(tx)
 		}
 		if f := string(m.Get(keyFormat)); f != indexFormat {
-			return fmt.Errorf("format %q, not %q", f, indexFormat)
+			return &formatError{have: f, want: indexFormat}
 		}
 		for _, b := range [][]byte{bucketSessions, bucketBlocks, bucketGrams} {
 			if tx.Bucket(b) == nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	bolt "go.etcd.io/bbolt"
 
 	"looprig/fsstore"
 	"looprig/rig"
@@ -299,6 +300,32 @@ func TestSearchIndexRebuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantHits(t, w.search("survivor", search.Filter{Kinds: []search.Kind{search.KindOutput}}), "output: survivor-line")
+}
+
+// An index an older looprig wrote (another format) is rebuilt, with a
+// note that says so rather than calling it damaged, and finds the same.
+func TestSearchIndexOlderFormatRebuilt(t *testing.T) {
+	w := newWorld(t)
+	s := w.session(w.shell)
+	w.run(s, "echo format-line")
+	wantHits(t, w.search("format-line", search.Filter{Kinds: []search.Kind{search.KindOutput}}), "output: format-line")
+	path := filepath.Join(w.store.Dir(), "search", search.FileName)
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte("meta")).Put([]byte("format"), []byte("looprig-search v3")) })
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantHits(t, w.search("format-line", search.Filter{Kinds: []search.Kind{search.KindOutput}}), "output: format-line")
+	notes := w.notes.String()
+	if !strings.Contains(notes, `is of another format ("looprig-search v3"; this looprig reads`) || !strings.Contains(notes, "rebuilding it") || strings.Contains(notes, "damaged") {
+		t.Errorf("notes after an index of an older format: %q", notes)
+	}
 }
 
 // A search during a turn that is writing finds what it wrote a second
