@@ -314,7 +314,9 @@ func TestSearchIndexOlderFormatRebuilt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = db.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte("meta")).Put([]byte("format"), []byte("looprig-search v3")) })
+	err = db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte("meta")).Put([]byte("format"), []byte("looprig-search v3"))
+	})
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}
