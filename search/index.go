@@ -119,13 +119,13 @@ func (e *CorruptError) Error() string {
 	return fmt.Sprintf("the search index %s is damaged: %v", e.Path, e.Err)
 }
 
+func (e *CorruptError) Unwrap() error { return e.Err }
+
 // formatError: the index file was written in another format, an older
 // looprig's; it is rebuilt as a damaged one is, but not called damaged.
 type formatError struct{ have, want string }
 
 func (e *formatError) Error() string { return fmt.Sprintf("format %q, not %q", e.have, e.want) }
-
-func (e *CorruptError) Unwrap() error { return e.Err }
 
 // Path is where the index of store lives with o.Dir.
 func Path(store storage.Store, o Options) (string, error) {
