@@ -11,7 +11,7 @@
 // code never lists, or this machine's directory for a NATS store), made
 // 0700 and 0600 like the store; for a store this user cannot write, in
 // the user's cache directory. It holds, per session, the lines of its
-// journal in compressed blocks of up to 256 lines (each line: turn index,
+// journal in compressed blocks of about 28 KiB (each line: turn index,
 // kind, time, text), trigram postings of those blocks (lower-cased bytes)
 // to find the blocks a query can match, and how far each journal was
 // read, so that a search first reads only what journals gained since.
