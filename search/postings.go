@@ -26,6 +26,9 @@ import (
 // pair would take two pages.
 const chunkShift = 13
 
+// chunkMask is a block id's offset in its chunk.
+const chunkMask = 1<<chunkShift - 1
+
 // The forms of a postings value (its first byte).
 const (
 	postingsList   byte = 0
@@ -47,8 +50,8 @@ func decodePostings(dst []uint64, chunk uint32, v []byte) ([]uint64, error) {
 		var prev uint64
 		for i := 1; i < len(v); {
 			d, n := binary.Uvarint(v[i:])
-			if n <= 0 {
-				return dst, errBadBlock
+			if n <= 0 || d > chunkMask-prev {
+				return dst, errBadBlock // torn, or past the chunk's end
 			}
 			i += n
 			prev += d
@@ -56,6 +59,9 @@ func decodePostings(dst []uint64, chunk uint32, v []byte) ([]uint64, error) {
 		}
 		return dst, nil
 	case postingsBitmap:
+		if len(v) > bitmapSize(chunkMask) {
+			return dst, errBadBlock // past the chunk's end
+		}
 		for i, b := range v[1:] {
 			for b != 0 {
 				dst = append(dst, base+uint64(i*8+bits.TrailingZeros8(b)))
@@ -87,12 +93,14 @@ func bitmapSize(last uint64) int { return 1 + int(last/8) + 1 }
 // mergePostings merges ids (sorted, all in chunk) into the chunk's value
 // old (nil: none yet) and returns the new value; old is not modified.
 func mergePostings(old []byte, chunk uint32, ids []uint64) ([]byte, error) {
-	mask := uint64(1)<<chunkShift - 1
 	if len(old) > 0 && old[0] == postingsBitmap {
+		if len(old) > bitmapSize(chunkMask) {
+			return nil, errBadBlock
+		}
 		// old may be bbolt's (its memory map): the bits are set in a copy.
-		v := make([]byte, max(len(old), bitmapSize(ids[len(ids)-1]&mask)))
+		v := make([]byte, max(len(old), bitmapSize(ids[len(ids)-1]&chunkMask)))
 		copy(v, old)
-		return setBits(v, ids, mask), nil
+		return setBits(v, ids), nil
 	}
 	var last uint64
 	if len(old) > 0 {
@@ -105,19 +113,13 @@ func mergePostings(old []byte, chunk uint32, ids []uint64) ([]byte, error) {
 		}
 	}
 	var out []byte
-	if len(old) <= 1 || last < ids[0]&mask {
+	if len(old) <= 1 || last < ids[0]&chunkMask {
 		// The common case: new blocks come after every one it has.
 		out = slices.Clip(old)
 		if len(out) == 0 {
 			out = []byte{postingsList}
 		}
-		prev := last
-		for _, id := range ids {
-			off := id & mask
-			out = binary.AppendUvarint(out, off-prev)
-			prev = off
-		}
-		last = prev
+		out, last = appendDeltas(out, last, ids)
 	} else {
 		have, err := decodePostings(nil, chunk, old)
 		if err != nil {
@@ -126,14 +128,7 @@ func mergePostings(old []byte, chunk uint32, ids []uint64) ([]byte, error) {
 		all := append(have, ids...)
 		slices.Sort(all)
 		all = slices.Compact(all)
-		out = make([]byte, 1, len(all)+8)
-		prev := uint64(0)
-		for _, id := range all {
-			off := id & mask
-			out = binary.AppendUvarint(out, off-prev)
-			prev = off
-		}
-		last = prev
+		out, last = appendDeltas(make([]byte, 1, len(all)+8), 0, all)
 	}
 	if len(out) <= bitmapSize(last) {
 		return out, nil
@@ -142,16 +137,28 @@ func mergePostings(old []byte, chunk uint32, ids []uint64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return setBits([]byte{postingsBitmap}, all, mask), nil
+	return setBits([]byte{postingsBitmap}, all), nil
 }
 
-// setBits sets the bits of ids' offsets in bitmap value v, growing it.
-func setBits(v []byte, ids []uint64, mask uint64) []byte {
-	if n := bitmapSize(ids[len(ids)-1] & mask); n > len(v) {
+// appendDeltas appends the offsets of ids (sorted, after prev) to a list
+// value as deltas, and returns it with the last offset.
+func appendDeltas(out []byte, prev uint64, ids []uint64) ([]byte, uint64) {
+	for _, id := range ids {
+		off := id & chunkMask
+		out = binary.AppendUvarint(out, off-prev)
+		prev = off
+	}
+	return out, prev
+}
+
+// setBits sets the bits of ids' offsets (sorted) in bitmap value v,
+// growing it.
+func setBits(v []byte, ids []uint64) []byte {
+	if n := bitmapSize(ids[len(ids)-1] & chunkMask); n > len(v) {
 		v = append(v, make([]byte, n-len(v))...)
 	}
 	for _, id := range ids {
-		off := id & mask
+		off := id & chunkMask
 		v[1+off/8] |= 1 << (off % 8)
 	}
 	return v

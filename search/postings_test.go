@@ -1,6 +1,7 @@
 package search
 
 import (
+	"encoding/binary"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -68,7 +69,9 @@ func TestMergePostings(t *testing.T) {
 	if forms[postingsList] == 0 || forms[postingsBitmap] == 0 {
 		t.Errorf("values in each form: %v; want both", forms)
 	}
-	for _, bad := range [][]byte{nil, {postingsList, 0x80}, {7, 1}} {
+	pastEnd := append([]byte{postingsBitmap}, make([]byte, 1<<chunkShift/8+1)...)
+	pastEnd[len(pastEnd)-1] = 1
+	for _, bad := range [][]byte{nil, {postingsList, 0x80}, {7, 1}, binary.AppendUvarint([]byte{postingsList}, 1<<chunkShift), pastEnd} {
 		if _, err := mergePostings(bad, chunk, []uint64{base + 1}); err == nil && bad != nil {
 			t.Errorf("value %x was merged", bad)
 		}

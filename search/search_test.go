@@ -281,13 +281,18 @@ func TestSearchDeletedSession(t *testing.T) {
 	wantHits(t, w.search("marker", search.Filter{Kinds: []search.Kind{search.KindOutput}}), "output: kept-marker-a")
 }
 
+// indexedOutput returns a world whose one session printed line, found by
+// a search (so the index holds it), and the path of its index file.
+func indexedOutput(t *testing.T, line string) (*world, string) {
+	w := newWorld(t)
+	w.run(w.session(w.shell), "echo "+line)
+	wantHits(t, w.search(line, search.Filter{Kinds: []search.Kind{search.KindOutput}}), "output: "+line)
+	return w, filepath.Join(w.store.Dir(), "search", search.FileName)
+}
+
 // A damaged or deleted index is rebuilt, with a note, and finds the same.
 func TestSearchIndexRebuilt(t *testing.T) {
-	w := newWorld(t)
-	s := w.session(w.shell)
-	w.run(s, "echo survivor-line")
-	wantHits(t, w.search("survivor", search.Filter{Kinds: []search.Kind{search.KindOutput}}), "output: survivor-line")
-	path := filepath.Join(w.store.Dir(), "search", search.FileName)
+	w, path := indexedOutput(t, "survivor-line")
 	garbage := bytes.Repeat([]byte("not a bbolt file, garbage "), 1000)
 	if err := os.WriteFile(path, garbage, 0o600); err != nil {
 		t.Fatal(err)
@@ -305,11 +310,7 @@ func TestSearchIndexRebuilt(t *testing.T) {
 // An index an older looprig wrote (another format) is rebuilt, with a
 // note that says so rather than calling it damaged, and finds the same.
 func TestSearchIndexOlderFormatRebuilt(t *testing.T) {
-	w := newWorld(t)
-	s := w.session(w.shell)
-	w.run(s, "echo format-line")
-	wantHits(t, w.search("format-line", search.Filter{Kinds: []search.Kind{search.KindOutput}}), "output: format-line")
-	path := filepath.Join(w.store.Dir(), "search", search.FileName)
+	w, path := indexedOutput(t, "format-line")
 	db, err := bolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
