@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -79,23 +80,6 @@ func runSearch(c *call) int {
 	if err != nil {
 		return fail(err)
 	}
-	// The sessions by their leases alone: a catch-up needs only whether
-	// each journal may have grown, and the catalog entries, most of a
-	// listing's cost, are read for the sessions printed (hitPrinter).
-	// --engine and --state ask what only the entries say.
-	var sessions []search.Session
-	var infos []rig.SessionInfo
-	if f.engine != "" || f.state != "" {
-		infos, err = rig.ListSessions(c.ctx, c.st, c.holderLiveness())
-		sessions = search.SessionsOf(infos)
-	} else {
-		var leases []rig.SessionLease
-		leases, err = rig.ListLeases(c.ctx, c.st, c.holderLiveness())
-		sessions = search.SessionsOfLeases(leases)
-	}
-	if err != nil {
-		return fail(fmt.Errorf("list sessions of %s: %w", c.st.Dir(), err))
-	}
 	ix, err := search.Open(c.ctx, c.st, search.Options{Notes: c.stderr})
 	if err != nil {
 		return fail(err)
@@ -105,6 +89,26 @@ func runSearch(c *call) int {
 		if err := ix.Reset(c.ctx); err != nil {
 			return fail(err)
 		}
+	}
+	// The sessions by their leases alone: a catch-up needs only whether
+	// each journal may have grown, and the catalog entries, most of a
+	// listing's cost, are read for the sessions printed (hitPrinter). The
+	// index keeps that listing while the store stands still
+	// (Index.Sessions). --engine and --state ask what only the entries
+	// say.
+	var sessions []search.Session
+	var infos []rig.SessionInfo
+	if f.engine != "" || f.state != "" {
+		infos, err = rig.ListSessions(c.ctx, c.st, c.holderLiveness())
+		sessions = search.SessionsOf(infos)
+	} else {
+		sessions, err = ix.Sessions(c.ctx, func(ctx context.Context) ([]search.Session, error) {
+			leases, err := rig.ListLeases(ctx, c.st, c.holderLiveness())
+			return search.SessionsOfLeases(leases), err
+		})
+	}
+	if err != nil {
+		return fail(fmt.Errorf("list sessions of %s: %w", c.st.Dir(), err))
 	}
 	var p *hitPrinter
 	if q != nil && len(sessions) > 0 {

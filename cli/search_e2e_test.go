@@ -97,8 +97,14 @@ func TestSearchCommand(t *testing.T) {
 		t.Errorf("search flaky:\n%s", r.stdout)
 	}
 
-	// rm: the session is gone from the results.
+	// rm: the session is gone from the results, also after a search that
+	// kept its listing while the store stood still (rm moves its stamp).
+	time.Sleep(300 * time.Millisecond)
+	if got := h.searchJSON(0, "eaddrinuse", "--kind", "output"); len(got) != 2 {
+		t.Errorf("with the store still: %+v", got)
+	}
 	h.must(0, "rm", other, "--yes")
+	time.Sleep(300 * time.Millisecond) // past the change's settling: the stamp is trusted
 	if got := hitTexts(h.searchJSON(0, "eaddrinuse", "--kind", "output")); len(got) != 1 || got[0] != "output: listen tcp :8080: bind: EADDRINUSE" {
 		t.Errorf("after rm: %q", got)
 	}

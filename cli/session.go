@@ -85,6 +85,16 @@ func (s *openedStore) WatchKey(key string) (<-chan struct{}, func(), error) {
 	return nil, nil, fmt.Errorf("store %s cannot watch keys", s.name)
 }
 
+// DurableStamp passes storage.DurableStamper through to the store, when
+// it has it: a search then reads no lease while the store stands still.
+// Without it no stamp is trusted (the search lists).
+func (s *openedStore) DurableStamp(ctx context.Context) (string, bool, error) {
+	if d, ok := s.Store.(storage.DurableStamper); ok {
+		return d.DurableStamp(ctx)
+	}
+	return "", false, nil
+}
+
 // WorkspacesDir holds the per-session workspaces.
 func (s *openedStore) WorkspacesDir() string { return filepath.Join(s.local, "workspaces") }
 

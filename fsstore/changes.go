@@ -33,8 +33,22 @@ import (
 // unsettled: a holder's death would not move it.
 
 // changeSettle is how old the last change must be for a stamp to be
-// trusted: several ticks of the kernel's coarse clock.
-const changeSettle = 100 * time.Millisecond
+// trusted: several ticks of the kernel's coarse clock. A file system that
+// keeps whole seconds (an mtime without nanoseconds) needs
+// coarseChangeSettle.
+const (
+	changeSettle       = 100 * time.Millisecond
+	coarseChangeSettle = 2100 * time.Millisecond
+)
+
+// settled reports whether a change at mtime is old enough that the next
+// change will leave another mtime.
+func settled(mtime time.Time) bool {
+	if mtime.Nanosecond() == 0 {
+		return time.Since(mtime) >= coarseChangeSettle
+	}
+	return time.Since(mtime) >= changeSettle
+}
 
 // touch records a change others can see: the store directory's mtime
 // becomes now. It is a hint, so it is not synced and cannot fail a change.
@@ -55,7 +69,7 @@ func (s *Store) ChangeStamp(ctx context.Context) (string, error) {
 	stamp := strconv.FormatInt(mtime.UnixNano(), 36)
 	if deaths, ok := s.leases.HolderStamp(); ok {
 		stamp += "p" + strconv.FormatUint(deaths, 36)
-		if time.Since(mtime) < changeSettle {
+		if !settled(mtime) {
 			stamp += "-" + s.unsettled()
 		}
 		return stamp, nil
@@ -73,10 +87,31 @@ func (s *Store) ChangeStamp(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("change stamp: %w", err)
 	}
 	stamp += "." + strconv.FormatUint(locks, 36)
-	if time.Since(mtime) < changeSettle {
+	if !settled(mtime) {
 		stamp += "-" + s.unsettled()
 	}
 	return stamp, nil
+}
+
+// DurableStamp implements storage.DurableStamper: the store directory's
+// device, inode and modification time, which every KV change and every
+// lease grant, release and break of any process sets (touch), once the
+// last change has settled. Unlike ChangeStamp it counts no holder's
+// death, which changes no file: that is the caller's to allow for.
+func (s *Store) DurableStamp(ctx context.Context) (string, bool, error) {
+	if err := ctxErr(ctx); err != nil {
+		return "", false, err
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(s.dir, &st); err != nil {
+		return "", false, fmt.Errorf("durable stamp: %w", err)
+	}
+	mtime := time.Unix(st.Mtim.Unix())
+	if !settled(mtime) {
+		return "", false, nil
+	}
+	return "fs." + strconv.FormatUint(uint64(st.Dev), 36) + "." + strconv.FormatUint(st.Ino, 36) + "." +
+		strconv.FormatInt(mtime.UnixNano(), 36), true, nil
 }
 
 // watchLockFiles tells the lease manager which lock files the store has,

@@ -30,6 +30,9 @@ type world struct {
 	tty   *rig.Rig
 	agent *rig.Rig
 	notes bytes.Buffer
+	// listings counts the searches that listed the store's sessions (the
+	// others used the index's kept listing).
+	listings int
 }
 
 // fakeAgent is an agent engine: it asks a gate, then replies.
@@ -123,12 +126,18 @@ func (w *world) trySearch(query string, f search.Filter) ([]search.Hit, error) {
 		return nil, err
 	}
 	defer ix.Close()
-	infos, err := rig.ListSessions(ctx, w.store)
+	// As the command lists: the leases alone, kept by the index while
+	// the store stands still.
+	sessions, err := ix.Sessions(ctx, func(ctx context.Context) ([]search.Session, error) {
+		w.listings++
+		leases, err := rig.ListLeases(ctx, w.store)
+		return search.SessionsOfLeases(leases), err
+	})
 	if err != nil {
 		return nil, err
 	}
 	var hits []search.Hit
-	_, err = ix.Find(ctx, search.SessionsOf(infos), q, f, nil, func() { hits = nil },
+	_, err = ix.Find(ctx, sessions, q, f, nil, func() { hits = nil },
 		func(h search.Hit) error { hits = append(hits, h); return nil })
 	return hits, err
 }

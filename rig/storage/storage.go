@@ -262,6 +262,25 @@ type ChangeStamper interface {
 	ChangeStamp(ctx context.Context) (string, error)
 }
 
+// DurableStamper gives stamps that compare across processes and over
+// time, for a reader that keeps what it listed on disk (the search index
+// keeps the sessions it last read, and which were held) and must know,
+// from a later process, whether that still holds. It is optional: a
+// store without it is listed every time.
+type DurableStamper interface {
+	// DurableStamp returns a stamp of the KV and the leases. Two stamps
+	// of the same store, given by any of its Stores in any processes,
+	// are equal only if between them no key was put or deleted and no
+	// lease was granted, released or broken. Holders' deaths and ledger
+	// appends are not covered: a reader treats a session held when it
+	// listed as one whose journal may still grow. ok is false when no
+	// stamp can be trusted now (the last change is too recent to be told
+	// from the next one); the caller lists. A change made by a process
+	// that died in the middle of it may go unnoticed until the next
+	// change, so a reader still lists again from time to time.
+	DurableStamp(ctx context.Context) (stamp string, ok bool, err error)
+}
+
 // KeyWatcher tells a reader of one key when it may have changed, so that
 // a process waiting for a key to be put (a live session waiting for a
 // request to hand it over) need not read it on a timer while nothing

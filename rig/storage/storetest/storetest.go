@@ -12,7 +12,7 @@
 // limits, concurrent appenders), KV (revisions, conflicts, prefix listing,
 // one level of children), the name grammar on every method, done contexts,
 // LocalDir (stable; an existing absolute directory when not ""), change
-// stamps (every KV and lease change moves them) and blobs (content
+// stamps and durable stamps (every KV and lease change moves them) and blobs (content
 // addressed, streamed, verified on read, renewed when put again or
 // touched, deleted in bulk by age, read by range).
 //
