@@ -174,8 +174,9 @@ func rebuildIndex(b *testing.B, fx *searchFixture) time.Duration {
 // Metrics: word-p50-ms, word-p95-ms, grep-word-p50-ms, word-ratio (grep /
 // ours, medians); rg-word-p50-ms, rg-word-ratio, rg-re-p50-ms,
 // rg-re-ratio when ripgrep is installed (rg -a); ls-p50-ms (`looprig ls --json`: the command's start and
-// the listing every search does too) and word-inproc-p50-ms (the word
-// query in this process: list, open the index, check it is up to date,
+// a listing, which a search does when the store changed since the index
+// kept one) and word-inproc-p50-ms (the word query in this process: open
+// the index, take its kept listing or list, check it is up to date,
 // search); re-p50-ms, re-p95-ms, grep-re-p50-ms, re-ratio;
 // rebuild-MBps; index-ratio (the index file's size / the journal files'),
 // index-disk-ratio (the disk blocks it takes: bbolt grows its file in
