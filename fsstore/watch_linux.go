@@ -25,7 +25,9 @@ const keyEvents = unix.IN_MOVED_TO | unix.IN_MOVED_FROM | unix.IN_CREATE | unix.
 
 // WatchKey implements storage.KeyWatcher with inotify on the key's own
 // directory (a session's keys are alone in theirs: other sessions' puts do
-// not signal), or dnotify when no inotify instance is left. The directory
+// not signal), or dnotify when no inotify instance is left (told only when
+// the directory's entries moved: dnotify's signal is the process's, and
+// other directories' changes would wake every watcher). The directory
 // must exist; a missing one is an error.
 func (s *Store) WatchKey(key string) (<-chan struct{}, func(), error) {
 	if err := storage.ValidateName(key); err != nil {
@@ -37,7 +39,7 @@ func (s *Store) WatchKey(key string) (<-chan struct{}, func(), error) {
 		// No inotify instance left (a user has 128 by default; a thousand
 		// hosts each watch a key): dnotify on the same directory.
 		changed := make(chan struct{}, 1)
-		stop, derr := dirnotify.Watch(dir, changed)
+		stop, derr := dirnotify.WatchEntries(dir, changed)
 		if derr != nil {
 			return nil, nil, fmt.Errorf("watch %s: %w; %w", key, err, derr)
 		}

@@ -4,7 +4,9 @@
 // (fs.inotify.max_user_instances, 128 by default: a thousand background
 // hosts cannot each have one). dnotify costs an open descriptor, not an
 // instance, and signals the process (SIGIO), which cannot tell which
-// directory changed: every watcher of the process is told of every change.
+// directory changed: every watcher of the process is told of every change,
+// but a watcher of a directory's entries (WatchEntries), whose directory's
+// modification time stood still.
 package dirnotify
 
 import (
@@ -12,6 +14,7 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -32,13 +35,46 @@ var hub struct {
 	subs    map[*sub]struct{}
 }
 
-type sub struct{ c chan<- struct{} }
+// sub is one watch. An entries watch is told only when its directory's
+// own stamp moved (last: the stamp it was last told at).
+type sub struct {
+	c       chan<- struct{}
+	fd      int
+	entries bool
+	last    dirStamp
+}
+
+// dirStamp is what a stat of a directory says of its entries: creating,
+// removing or renaming one changes its modification and change times.
+type dirStamp struct {
+	ino          uint64
+	mtime, ctime int64
+}
+
+// entrySettle is how old a directory's last change must be for its stamp
+// to be trusted: several ticks of the kernel's coarse clock, so that the
+// next change cannot leave the same times. Until then an entries watch is
+// told of every signal.
+const entrySettle = 100 * time.Millisecond
 
 // Watch arranges for a change in dir (an entry created, removed, renamed,
 // written or its attributes changed) to send on c without blocking (give
 // c a buffer of 1: signals are coalesced), until stop is called. A change
 // in another directory watched in this process may signal c too.
 func Watch(dir string, c chan<- struct{}) (stop func(), err error) {
+	return watch(dir, c, false)
+}
+
+// WatchEntries is Watch for a reader of dir's entries only (files replaced
+// by rename, created or removed): c is told when dir's own modification
+// time moved, not of a change in another directory of this process, nor
+// of a file in dir written in place. A process of a thousand watchers
+// (sessions' hand-over keys) then wakes one of them per change, not all.
+func WatchEntries(dir string, c chan<- struct{}) (stop func(), err error) {
+	return watch(dir, c, true)
+}
+
+func watch(dir string, c chan<- struct{}, entries bool) (stop func(), err error) {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
@@ -47,7 +83,7 @@ func Watch(dir string, c chan<- struct{}) (stop func(), err error) {
 		unix.Close(fd)
 		return nil, &os.PathError{Op: "fcntl F_NOTIFY", Path: dir, Err: err}
 	}
-	s := &sub{c: c}
+	s := &sub{c: c, fd: fd, entries: entries}
 	hub.Lock()
 	if !hub.started {
 		hub.started, hub.subs = true, map[*sub]struct{}{}
@@ -55,24 +91,50 @@ func Watch(dir string, c chan<- struct{}) (stop func(), err error) {
 		signal.Notify(sig, syscall.SIGIO)
 		go fanOut(sig)
 	}
+	if entries {
+		s.last, _ = s.stamp() // what the watcher's first read will see
+	}
 	hub.subs[s] = struct{}{}
 	hub.Unlock()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			unix.Close(fd) // ends the notification
 			hub.Lock()
 			delete(hub.subs, s)
 			hub.Unlock()
+			unix.Close(fd) // ends the notification; no longer stat'ed by fanOut
 		})
 	}, nil
 }
 
-// fanOut tells every watcher of every SIGIO, for the life of the process.
+// stamp is the directory's stamp, and whether its last change is old
+// enough to be told from the next one.
+func (s *sub) stamp() (dirStamp, bool) {
+	var st unix.Stat_t
+	if err := unix.Fstat(s.fd, &st); err != nil {
+		return dirStamp{}, false
+	}
+	msec, mnsec := st.Mtim.Unix()
+	csec, cnsec := st.Ctim.Unix()
+	mtime, ctime := time.Unix(msec, mnsec), time.Unix(csec, cnsec)
+	settled := time.Since(mtime) >= entrySettle && time.Since(ctime) >= entrySettle && mnsec != 0
+	return dirStamp{ino: st.Ino, mtime: mtime.UnixNano(), ctime: ctime.UnixNano()}, settled
+}
+
+// fanOut tells the watchers of each SIGIO, for the life of the process:
+// every plain watcher, and each entries watcher whose directory moved (or
+// whose stamp cannot be trusted yet).
 func fanOut(sig <-chan os.Signal) {
 	for range sig {
 		hub.Lock()
 		for s := range hub.subs {
+			if s.entries {
+				st, settled := s.stamp()
+				if settled && st == s.last {
+					continue
+				}
+				s.last = st
+			}
 			select {
 			case s.c <- struct{}{}:
 			default:

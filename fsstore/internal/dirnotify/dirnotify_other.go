@@ -10,3 +10,8 @@ import "errors"
 func Watch(string, chan<- struct{}) (func(), error) {
 	return nil, errors.New("dnotify is not available on this system")
 }
+
+// WatchEntries is not available here.
+func WatchEntries(string, chan<- struct{}) (func(), error) {
+	return nil, errors.New("dnotify is not available on this system")
+}
