@@ -30,7 +30,11 @@ var cmdLs = &command{
 }
 
 func runLs(c *call) int {
-	infos, err := rig.ListSessions(c.ctx, c.st, c.holderLiveness())
+	// The listing the last ls kept, while the store stands still
+	// (rig.Lister.Keep): only the holders on this machine are asked.
+	l := rig.NewLister(c.st, c.holderLiveness())
+	l.Keep(keptListingPath(c.st))
+	infos, _, err := l.List(c.ctx)
 	if err != nil {
 		return c.fail(fmt.Errorf("list sessions of %s: %w", c.st.Dir(), err))
 	}
@@ -250,4 +254,11 @@ func sessionDir(in rig.SessionInfo, workspaces string) string {
 		return filepath.Join(workspaces, in.ID)
 	}
 	return ""
+}
+
+// keptListingPath is where ls keeps its listing for the next one: beside
+// the store's files on this machine, in a directory of its own (a file
+// written in the store's own directory would move its stamps).
+func keptListingPath(st *openedStore) string {
+	return filepath.Join(st.LocalDir(), "cache", "listing.json")
 }

@@ -187,7 +187,7 @@ func ListSessions(ctx context.Context, store storage.Store, opts ...ListOption) 
 			info.State, info.Reason = StateCrashed, c.Reason
 		}
 		if probeErrs[i] != nil && info.State != StateBroken {
-			info.Reason = "lease state unknown: " + probeErrs[i].Error()
+			info.Reason = LeaseUnknownReason + probeErrs[i].Error()
 		}
 		out = append(out, info)
 	}

@@ -43,6 +43,8 @@ type Lister struct {
 	stamp      string    // taken before the listing in infos
 	at, listed time.Time // infos' liveness asked, and the rest listed
 	infos      []SessionInfo
+	keepPath   string    // Keep's file ("": none)
+	kept       time.Time // when the listing last kept there was listed
 }
 
 // NewLister returns a Lister of store's sessions, listed with opts (as
@@ -67,15 +69,24 @@ func (l *Lister) List(ctx context.Context) (infos []SessionInfo, fresh bool, err
 	if fullEvery <= 0 {
 		fullEvery = DefaultFullRelistEvery
 	}
-	// The stamp is taken before the listing: a change during the listing
-	// moves the stamp after it, and the next call lists again.
+	// The stamps are taken before the listing: a change during the
+	// listing moves them after it, and the next call lists again.
+	durable := l.durableStamp(ctx)
 	stamp, serr := l.store.ChangeStamp(ctx)
+	if serr == nil && l.infos == nil {
+		if kept, listed, ok := l.loadKept(durable, fullEvery); ok {
+			if infos, _, ok := l.askLiveness(ctx, kept); ok {
+				l.infos, l.stamp, l.at, l.listed = infos, stamp, time.Now(), listed
+				return infos, true, nil
+			}
+		}
+	}
 	if serr == nil && l.infos != nil && stamp == l.stamp {
 		if time.Since(l.at) < every {
 			return l.infos, false, nil
 		}
 		if time.Since(l.listed) < fullEvery {
-			if infos, changed, ok := l.askLiveness(ctx); ok {
+			if infos, changed, ok := l.askLiveness(ctx, l.infos); ok {
 				l.at = time.Now()
 				if !changed {
 					return l.infos, false, nil
@@ -98,11 +109,18 @@ func (l *Lister) List(ctx context.Context) (infos []SessionInfo, fresh bool, err
 	}
 	l.stamp, l.at = stamp, time.Now()
 	l.listed = l.at
+	if durable != "" && time.Since(l.kept) >= fullEvery && keepable(infos) {
+		// A hint for the next process: when it cannot be kept, that
+		// process lists.
+		if l.saveKept(durable, l.listed, infos) == nil {
+			l.kept = l.listed
+		}
+	}
 	return infos, true, nil
 }
 
-// askLiveness asks liveness again about the sessions of the last listing
-// held by another process on this machine. The stamp stood still since
+// askLiveness asks liveness again about the sessions of listing (the
+// last one, or a kept one) held by another process on this machine. The stamp stood still since
 // that listing, so no lease was granted, released or lost with its
 // holder's death, and no catalog entry was put: all that can have changed
 // is whether each holder serves its session or is stopped (SIGSTOP,
@@ -111,11 +129,11 @@ func (l *Lister) List(ctx context.Context) (infos []SessionInfo, fresh bool, err
 // neither (the holder gone unseen, or nothing known): the caller lists
 // again. O(held sessions), not O(sessions): an idle store of idle
 // sessions asks nothing.
-func (l *Lister) askLiveness(ctx context.Context) (infos []SessionInfo, changed, ok bool) {
+func (l *Lister) askLiveness(ctx context.Context, listing []SessionInfo) (infos []SessionInfo, changed, ok bool) {
 	if l.liveness == nil {
 		return nil, false, false
 	}
-	for i, in := range l.infos {
+	for i, in := range listing {
 		h := in.Holder
 		if h == nil || h.Host != l.host || h.PID == l.pid || in.State != StateLive && in.State != StateHeld ||
 			in.Reason != "" && !in.NotAnswering {
@@ -131,12 +149,12 @@ func (l *Lister) askLiveness(ctx context.Context) (infos []SessionInfo, changed,
 			continue
 		}
 		if infos == nil {
-			infos = slices.Clone(l.infos) // the listing given out is not modified
+			infos = slices.Clone(listing) // the listing given out is not modified
 		}
 		infos[i] = row
 	}
 	if infos == nil {
-		return l.infos, false, true
+		return listing, false, true
 	}
 	return infos, true, true
 }

@@ -546,7 +546,7 @@ func SessionsOf(infos []rig.SessionInfo) []Session {
 			continue
 		}
 		unheld := (in.State == rig.StateIdle || in.State == rig.StateCrashed) && in.Holder == nil &&
-			!strings.HasPrefix(in.Reason, "lease state unknown")
+			!strings.HasPrefix(in.Reason, rig.LeaseUnknownReason)
 		out = append(out, Session{ID: id, Epoch: in.Epoch, Unheld: unheld})
 	}
 	return out
