@@ -120,9 +120,12 @@ func (l *Lister) List(ctx context.Context) (infos []SessionInfo, fresh bool, err
 }
 
 // askLiveness asks liveness again about the sessions of listing (the
-// last one, or a kept one) held by another process on this machine. The stamp stood still since
-// that listing, so no lease was granted, released or lost with its
-// holder's death, and no catalog entry was put: all that can have changed
+// last one, or a kept one: Keep) held by another process on this
+// machine. The stamp stood still since that listing, so no lease was
+// granted, released or broken, and no catalog entry was put (nor, with
+// the change stamp, was a lease lost with its holder's death, which a
+// durable stamp does not count: a dead holder is answered gone here,
+// and the caller lists again): all that can have changed
 // is whether each holder serves its session or is stopped (SIGSTOP,
 // SIGCONT), which touches no store. It returns the listing with those
 // rows changed, and whether any did; ok is false when an answer is
