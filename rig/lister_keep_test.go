@@ -3,6 +3,7 @@ package rig
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -55,5 +56,60 @@ func TestKeptListingRefusals(t *testing.T) {
 		if got, _, ok := l.loadKept(c.stamp, c.bound); ok {
 			t.Errorf("%s: loadKept = %+v, want nothing", c.what, got)
 		}
+	}
+}
+
+// fill sets every settable field of v, recursively, to a value that is
+// not its zero: a row whose every field says something.
+func fill(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString("s-" + v.Type().Name())
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(7)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(9)
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(1.5)
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fill(v.Elem())
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		fill(v.Index(0))
+	case reflect.Map:
+		m := reflect.MakeMap(v.Type())
+		k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+		fill(k)
+		fill(e)
+		m.SetMapIndex(k, e)
+		v.Set(m)
+	case reflect.Struct:
+		if v.Type() == reflect.TypeOf(time.Time{}) {
+			v.Set(reflect.ValueOf(time.Date(2026, 12, 3, 22, 0, 0, 123456789, time.UTC)))
+			return
+		}
+		for i := range v.NumField() {
+			if v.Field(i).CanSet() {
+				fill(v.Field(i))
+			}
+		}
+	}
+}
+
+// A kept row comes back as it was listed, every field of it: the file
+// is the listing, not a summary of it.
+func TestKeptListingWholeRows(t *testing.T) {
+	var in SessionInfo
+	fill(reflect.ValueOf(&in).Elem())
+	l := &Lister{host: "this-host", keepPath: filepath.Join(t.TempDir(), "listing.json")}
+	if err := l.saveKept("s1", time.Now(), []SessionInfo{in}); err != nil {
+		t.Fatal(err)
+	}
+	got, _, ok := l.loadKept("s1", time.Minute)
+	if !ok || len(got) != 1 || !reflect.DeepEqual(got[0], in) {
+		t.Fatalf("kept row:\n got %+v\nwant %+v", got, in)
 	}
 }
