@@ -446,6 +446,16 @@ func (m *Manager) watch(n *notifier) {
 	t := time.NewTimer(m.pollPeriodLocked())
 	m.mu.Unlock()
 	defer t.Stop()
+	var coalesce time.Duration
+	var settle *time.Timer // reused: an asleep host's wakes allocate nothing here
+	if n != nil {
+		coalesce = n.coalesce()
+	}
+	if coalesce > 0 {
+		settle = time.NewTimer(coalesce)
+		settle.Stop()
+		defer settle.Stop()
+	}
 	var batch []*Lease
 	for {
 		select {
@@ -453,6 +463,20 @@ func (m *Manager) watch(n *notifier) {
 			return
 		case <-t.C:
 		case <-changes:
+			if settle != nil {
+				// The signals that follow this one within coalesce
+				// are one check.
+				settle.Reset(coalesce)
+				select {
+				case <-m.stop:
+					return
+				case <-settle.C:
+				}
+				select {
+				case <-changes:
+				default:
+				}
+			}
 		}
 		m.rounds.Add(1)
 		m.mu.Lock()
@@ -613,26 +637,23 @@ func (l *Lease) Release(ctx context.Context) error {
 // next period.
 func (l *Lease) check(stop <-chan struct{}) {
 	l.mu.Lock()
-	if l.fl == nil || l.cause != nil {
-		l.mu.Unlock()
-		return
-	}
-	fst, ferr := statLock(l.fl)
+	held := l.fl != nil && l.cause == nil
 	l.mu.Unlock()
-	if ferr != nil {
+	if !held {
 		return
 	}
-	replaced := fst.Nlink == 0
-	if !replaced {
-		var pst unix.Stat_t
-		switch err := unix.Lstat(l.lockPath, &pst); {
-		case err == unix.ENOENT:
-			replaced = true
-		case err != nil:
-			return
-		default:
-			replaced = idOf(&pst) != l.id
-		}
+	// The lock path names the locked inode, or the lock was replaced
+	// (renamed over, unlinked). An inode a path names is linked, so no
+	// fstat of the descriptor is needed (it allocated a FileInfo a check).
+	var pst unix.Stat_t
+	replaced := false
+	switch err := unix.Lstat(l.lockPath, &pst); {
+	case err == unix.ENOENT:
+		replaced = true
+	case err != nil:
+		return
+	default:
+		replaced = idOf(&pst) != l.id
 	}
 	if replaced {
 		l.lose(storage.LossReplaced, l.successorEpoch(stop))

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -101,6 +102,22 @@ func (n *notifier) rewatchEpoch(epochPath string) bool {
 	}
 	n.epochs[epochPath] = wd
 	return true
+}
+
+// dnotifyCoalesce is how long the watchdog waits, after a dnotify signal,
+// for the ones that follow it before it checks: a neighbour's grant is
+// several changes to the leases' directory (its lock file made, its epoch
+// file written, renamed and synced), each a signal, and a check for each
+// was most of what an asleep host did for its neighbours' starts.
+const dnotifyCoalesce = 50 * time.Millisecond
+
+// coalesce is how long the watchdog waits after a signal before it checks
+// (with inotify, on a lease's own files, no time).
+func (n *notifier) coalesce() time.Duration {
+	if n.fd < 0 {
+		return dnotifyCoalesce
+	}
+	return 0
 }
 
 // poke asks the watchdog for a check.
