@@ -3,7 +3,6 @@ package lease
 import (
 	"errors"
 	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -48,31 +47,4 @@ func TestCheckOfStillEpochFileReadsNothing(t *testing.T) {
 	if err := l.LostCause(); !errors.As(err, &lost) || lost.Reason != storage.LossEpochAdvanced || lost.NewEpoch != l.Epoch()+1 {
 		t.Fatalf("after the epoch file was written in place with epoch %d: LostCause = %v, want epoch advanced", l.Epoch()+1, err)
 	}
-}
-
-// With dnotify (no inotify instance left), a burst of changes in the
-// leases' directory, as a neighbour's grant makes, is one check, not one
-// a change.
-func TestDnotifyBurstIsOneCheck(t *testing.T) {
-	old := inotifyInit
-	inotifyInit = func() (int, error) { return -1, errors.New("no inotify instance left") }
-	defer func() { inotifyInit = old }()
-	dir := t.TempDir()
-	m := NewManager(Options{Watchdog: time.Hour})
-	defer m.Close()
-	l := mustAcquire(t, m, dir, "sessions/mine")
-	defer mustRelease(t, l)
-	time.Sleep(3 * dnotifyCoalesce) // the registration's check done
-	before := m.rounds.Load()
-	lockPath, _ := leasePaths(dir, "sessions/neighbour")
-	for i := range 6 { // a neighbour's grant: files made, written, renamed
-		if err := os.WriteFile(lockPath+".tmp"+strconv.Itoa(i), []byte("x"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	time.Sleep(3 * dnotifyCoalesce)
-	if checks := m.rounds.Load() - before; checks < 1 || checks > 2 {
-		t.Errorf("6 changes in a burst made %d checks, want 1 (2 if the burst straddled the wait)", checks)
-	}
-	notLost(t, l)
 }

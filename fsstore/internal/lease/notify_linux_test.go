@@ -2,6 +2,7 @@ package lease
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strconv"
 	"testing"
@@ -191,4 +192,31 @@ func TestNotifiedWithoutInotify(t *testing.T) {
 	if m.notify == nil || m.notify.fd >= 0 || m.pollPeriodLocked() != notifiedPoll {
 		t.Fatalf("without inotify: notifier %+v, period %v; want dnotify and %v", m.notify, m.pollPeriodLocked(), notifiedPoll)
 	}
+}
+
+// With dnotify (no inotify instance left), a burst of changes in the
+// leases' directory, as a neighbour's grant makes, is one check, not one
+// a change.
+func TestDnotifyBurstIsOneCheck(t *testing.T) {
+	old := inotifyInit
+	inotifyInit = func() (int, error) { return -1, errors.New("no inotify instance left") }
+	defer func() { inotifyInit = old }()
+	dir := t.TempDir()
+	m := NewManager(Options{Watchdog: time.Hour})
+	defer m.Close()
+	l := mustAcquire(t, m, dir, "sessions/mine")
+	defer mustRelease(t, l)
+	time.Sleep(3 * dnotifyCoalesce) // the registration's check done
+	before := m.rounds.Load()
+	lockPath, _ := leasePaths(dir, "sessions/neighbour")
+	for i := range 6 { // a neighbour's grant: files made, written, renamed
+		if err := os.WriteFile(lockPath+".tmp"+strconv.Itoa(i), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(3 * dnotifyCoalesce)
+	if checks := m.rounds.Load() - before; checks < 1 || checks > 2 {
+		t.Errorf("6 changes in a burst made %d checks, want 1 (2 if the burst straddled the wait)", checks)
+	}
+	notLost(t, l)
 }
