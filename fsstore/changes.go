@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"looprig/fsstore/internal/fsutil"
 	"looprig/fsstore/internal/lease"
 )
 
@@ -25,30 +26,15 @@ import (
 // stat and one read of the table, whatever the number of sessions.
 //
 // Timestamps come from a clock that ticks in steps of a few milliseconds,
-// so two changes may leave the same mtime. A stamp taken less than
-// changeSettle after the last change is therefore unsettled: it includes a
-// counter, so it equals no other stamp and the caller looks again (as git
-// treats a file modified in the second its index was written). Without a
+// so two changes may leave the same mtime. A stamp taken before the last
+// change settled (fsutil.Settled) is therefore unsettled: it includes a
+// counter, so it equals no other stamp and the caller looks again. Without a
 // lock table (Darwin has none; Linux without /proc) every stamp is
 // unsettled: a holder's death would not move it.
 
-// changeSettle is how old the last change must be for a stamp to be
-// trusted: several ticks of the kernel's coarse clock. A file system that
-// keeps whole seconds (an mtime without nanoseconds) needs
-// coarseChangeSettle.
-const (
-	changeSettle       = 100 * time.Millisecond
-	coarseChangeSettle = 2100 * time.Millisecond
-)
-
 // settled reports whether a change at mtime is old enough that the next
-// change will leave another mtime.
-func settled(mtime time.Time) bool {
-	if mtime.Nanosecond() == 0 {
-		return time.Since(mtime) >= coarseChangeSettle
-	}
-	return time.Since(mtime) >= changeSettle
-}
+// change will leave another mtime (fsutil.Settled).
+func settled(mtime time.Time) bool { return fsutil.Settled(mtime, time.Now()) }
 
 // touch records a change others can see: the store directory's mtime
 // becomes now. It is a hint, so it is not synced and cannot fail a change.

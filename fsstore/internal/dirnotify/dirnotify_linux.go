@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"looprig/fsstore/internal/fsutil"
 )
 
 // dnotify's event bits (linux/fcntl.h).
@@ -50,12 +52,6 @@ type dirStamp struct {
 	ino          uint64
 	mtime, ctime int64
 }
-
-// entrySettle is how old a directory's last change must be for its stamp
-// to be trusted: several ticks of the kernel's coarse clock, so that the
-// next change cannot leave the same times. Until then an entries watch is
-// told of every signal.
-const entrySettle = 100 * time.Millisecond
 
 // Watch arranges for a change in dir (an entry created, removed, renamed,
 // written or its attributes changed) to send on c without blocking (give
@@ -108,16 +104,15 @@ func watch(dir string, c chan<- struct{}, entries bool) (stop func(), err error)
 }
 
 // stamp is the directory's stamp, and whether its last change is old
-// enough to be told from the next one.
+// enough to be told from the next one (fsutil.Settled; until then an
+// entries watch is told of every signal).
 func (s *sub) stamp() (dirStamp, bool) {
 	var st unix.Stat_t
 	if err := unix.Fstat(s.fd, &st); err != nil {
 		return dirStamp{}, false
 	}
-	msec, mnsec := st.Mtim.Unix()
-	csec, cnsec := st.Ctim.Unix()
-	mtime, ctime := time.Unix(msec, mnsec), time.Unix(csec, cnsec)
-	settled := time.Since(mtime) >= entrySettle && time.Since(ctime) >= entrySettle && mnsec != 0
+	mtime, ctime, now := time.Unix(st.Mtim.Unix()), time.Unix(st.Ctim.Unix()), time.Now()
+	settled := fsutil.Settled(mtime, now) && fsutil.Settled(ctime, now)
 	return dirStamp{ino: st.Ino, mtime: mtime.UnixNano(), ctime: ctime.UnixNano()}, settled
 }
 

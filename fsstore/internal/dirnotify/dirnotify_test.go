@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"looprig/fsstore/internal/fsutil"
 )
 
 // A file created, renamed over, written or removed in a watched directory
@@ -81,8 +83,8 @@ func TestWatchEntriesTellsItsOwnDirectory(t *testing.T) {
 			return false
 		}
 	}
-	settle := func() { // past entrySettle, signals of before drained
-		time.Sleep(2 * entrySettle)
+	settle := func() { // past fsutil.ChangeSettle, signals of before drained
+		time.Sleep(2 * fsutil.ChangeSettle)
 		for _, c := range []chan struct{}{entries, all} {
 			select {
 			case <-c:
@@ -140,7 +142,7 @@ func TestWatchEntriesTellsItsOwnDirectory(t *testing.T) {
 		hub.Unlock()
 		t.Fatal(err)
 	}
-	time.Sleep(2 * entrySettle)
+	time.Sleep(2 * fsutil.ChangeSettle)
 	hub.Unlock()
 	if !told(entries, 3*time.Second) {
 		t.Fatal("not told of a change whose signal was handled after it settled")

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"looprig/fsstore/internal/fsutil"
 	"looprig/rig/storage"
 )
 
@@ -20,7 +21,7 @@ func TestCheckOfStillEpochFileReadsNothing(t *testing.T) {
 	l := mustAcquire(t, m, dir, "sessions/still")
 	defer mustRelease(t, l)
 	m.Close() // the watchdog stops: the test's checks are the only ones
-	time.Sleep(2 * epochSettle)
+	time.Sleep(2 * fsutil.ChangeSettle)
 	stop := make(chan struct{})
 	l.check(stop)
 	if allocs := testing.AllocsPerRun(20, func() { l.check(stop) }); allocs > 2 {
@@ -41,7 +42,7 @@ func TestCheckOfStillEpochFileReadsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	time.Sleep(2 * epochSettle) // settled: only its change time tells
+	time.Sleep(2 * fsutil.ChangeSettle) // settled: only its change time tells
 	l.check(stop)
 	var lost *storage.LeaseLostError
 	if err := l.LostCause(); !errors.As(err, &lost) || lost.Reason != storage.LossEpochAdvanced || lost.NewEpoch != l.Epoch()+1 {

@@ -542,25 +542,11 @@ type epochStamp struct {
 	size, ctime int64
 }
 
-// epochSettle is how old an epoch file's change must be for its stamp to
-// be trusted: several ticks of the kernel's coarse clock, so that a later
-// change cannot leave the same change time. A file system that keeps
-// whole seconds needs coarseEpochSettle.
-const (
-	epochSettle       = 100 * time.Millisecond
-	coarseEpochSettle = 2100 * time.Millisecond
-)
-
 // stampOf is st's epochStamp when its change is old enough to be told
-// from the next one; ok is false otherwise.
+// from the next one (fsutil.Settled); ok is false otherwise.
 func stampOf(st *unix.Stat_t, now time.Time) (s epochStamp, ok bool) {
-	sec, nsec := st.Ctim.Unix()
-	ctime := time.Unix(sec, nsec)
-	settle := epochSettle
-	if nsec == 0 {
-		settle = coarseEpochSettle
-	}
-	if now.Sub(ctime) < settle {
+	ctime := time.Unix(st.Ctim.Unix())
+	if !fsutil.Settled(ctime, now) {
 		return epochStamp{}, false
 	}
 	return epochStamp{id: idOf(st), size: st.Size, ctime: ctime.UnixNano()}, true
