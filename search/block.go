@@ -175,14 +175,16 @@ func newGramSet() *gramSet { return &gramSet{bits: make([]uint64, 1<<24/64)} }
 
 // add adds the trigrams of s, lower-cased.
 func (g *gramSet) add(s string) {
-	if len(s) < 3 {
-		return
-	}
 	for i := 0; i < len(s); i++ {
 		if s[i] >= 0x80 {
+			// Lower-casing may lengthen s: a byte that is not UTF-8
+			// becomes U+FFFD's three, as a query's does.
 			s = strings.ToLower(s)
 			break
 		}
+	}
+	if len(s) < 3 {
+		return
 	}
 	// ASCII is folded as it is read (asciiLower), without a lower-cased
 	// copy of every line: the same trigrams as lower(s)'s.

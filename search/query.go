@@ -7,6 +7,8 @@ import (
 	"regexp/syntax"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Query is a parsed search: words and phrases that must all be in a line
@@ -15,8 +17,8 @@ type Query struct {
 	text  string
 	terms []string // lower-cased words and phrases
 	re    *regexp.Regexp
-	lits  []literal // strings every match of re holds
-	grams []uint32  // trigrams every matching line holds (lower-cased)
+	lits  []literal  // strings every match of re holds
+	grams *gramQuery // the trigrams the block of a matching line holds
 	// anchor is the string a block is scanned for (scanBlock): the
 	// longest of the terms or literals that can be.
 	anchor anchor
@@ -25,7 +27,7 @@ type Query struct {
 // Narrowed reports whether the index narrows q to the blocks holding
 // its trigrams; a query without any (words shorter than three characters,
 // a regexp without such a literal) reads every block.
-func (q *Query) Narrowed() bool { return len(q.grams) > 0 }
+func (q *Query) Narrowed() bool { return q.grams.narrows() }
 
 // literal is a string every match of a regexp holds: exactly, or in any
 // case (fold: s is lower-cased).
@@ -58,7 +60,7 @@ func (e *QueryError) Error() string {
 // anything else is words and "quoted phrases", each of which must appear
 // in a line, in any case.
 func ParseQuery(s string) (*Query, error) {
-	q := &Query{text: s}
+	q := &Query{text: s, grams: allBlocks}
 	t := strings.TrimSpace(s)
 	if len(t) >= 2 && t[0] == '/' && t[len(t)-1] == '/' {
 		start := strings.Index(s, "/") + 1
@@ -80,14 +82,15 @@ func ParseQuery(s string) (*Query, error) {
 		}
 		q.re = re
 		if parsed, err := syntax.Parse(pat, syntax.Perl); err == nil {
-			for _, lit := range required(parsed.Simplify()) {
+			parsed = parsed.Simplify()
+			for _, lit := range required(parsed) {
 				if lit.fold {
 					lit.s = lower(lit.s)
 				}
 				q.lits = append(q.lits, lit)
-				q.addGrams(lit.s)
 				q.setAnchor(lit.s, lit.fold)
 			}
+			q.grams = regexpGrams(parsed)
 		}
 		return q, nil
 	}
@@ -116,10 +119,12 @@ func ParseQuery(s string) (*Query, error) {
 	if len(q.terms) == 0 {
 		return nil, &QueryError{Query: s, Pos: 1, Msg: "nothing to search for"}
 	}
-	for _, t := range q.terms {
-		q.addGrams(t)
+	terms := make([]*gramQuery, len(q.terms))
+	for i, t := range q.terms {
+		terms[i] = gramsAnd(t)
 		q.setAnchor(t, true)
 	}
+	q.grams = and(terms...)
 	return q, nil
 }
 
@@ -138,14 +143,6 @@ func (q *Query) setAnchor(s string, fold bool) {
 		}
 	}
 	q.anchor = newAnchor(s, fold)
-}
-
-func (q *Query) addGrams(s string) {
-	for _, g := range trigrams(s) {
-		if !slices.Contains(q.grams, g) {
-			q.grams = append(q.grams, g)
-		}
-	}
 }
 
 // String is the query as given.
@@ -208,7 +205,7 @@ func (q *Query) Match(line string) (bool, [][2]int) {
 func required(re *syntax.Regexp) []literal {
 	switch re.Op {
 	case syntax.OpLiteral:
-		return []literal{{s: string(re.Rune), fold: re.Flags&syntax.FoldCase != 0}}
+		return required(&syntax.Regexp{Op: syntax.OpConcat, Sub: []*syntax.Regexp{re}})
 	case syntax.OpCapture, syntax.OpPlus:
 		return required(re.Sub[0])
 	case syntax.OpRepeat:
@@ -226,8 +223,18 @@ func required(re *syntax.Regexp) []literal {
 		}
 		for _, sub := range re.Sub {
 			if sub.Op == syntax.OpLiteral {
-				run.s += string(sub.Rune)
-				run.fold = run.fold || sub.Flags&syntax.FoldCase != 0
+				fold := sub.Flags&syntax.FoldCase != 0
+				for _, r := range sub.Rune {
+					if r == utf8.RuneError || fold && !foldsToLower(r) {
+						// What r matches is not r's text: any byte
+						// that is not UTF-8, or, in any case, a fold
+						// whose lower case is not lower(r).
+						flush()
+						continue
+					}
+					run.s += string(r)
+					run.fold = run.fold || fold
+				}
 				continue
 			}
 			flush()
@@ -237,6 +244,19 @@ func required(re *syntax.Regexp) []literal {
 		return out
 	}
 	return nil
+}
+
+// foldsToLower reports whether every rune r matches in any case (its
+// simple folds: (?i)) lower-cases as r does: true of every ASCII letter
+// but s, which (?i) matches to ſ, whose lower case is itself.
+func foldsToLower(r rune) bool {
+	l := unicode.ToLower(r)
+	for o := unicode.SimpleFold(r); o != r; o = unicode.SimpleFold(o) {
+		if unicode.ToLower(o) != l {
+			return false
+		}
+	}
+	return true
 }
 
 // containsFold reports whether s holds sub (lower-cased) in any case,

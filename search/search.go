@@ -209,40 +209,85 @@ func matchBlock(q *Query, f Filter, sess uuid.UUID, raw []byte, refs []lineRef, 
 	})
 }
 
-// candidates returns the blocks that hold every trigram of q, ascending;
-// all when q has none (every block is a candidate).
+// candidates returns the blocks q's trigram formula accepts, ascending;
+// all when it cannot narrow (every block is a candidate).
 func (ix *Index) candidates(tx *bolt.Tx, q *Query) ([]uint64, bool, error) {
-	if len(q.grams) == 0 {
+	if !q.grams.narrows() {
 		return nil, true, nil
 	}
-	lists := make([][]uint64, 0, len(q.grams))
-	c := tx.Bucket(bucketGrams).Cursor()
-	for _, g := range q.grams {
-		prefix := []byte{byte(g >> 16), byte(g >> 8), byte(g)}
-		var ids []uint64
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			if len(k) != 7 {
-				return nil, false, &CorruptError{Path: ix.path, Err: fmt.Errorf("posting key %x", k)}
-			}
-			var err error
-			if ids, err = decodePostings(ids, binary.BigEndian.Uint32(k[3:]), v); err != nil {
-				return nil, false, &CorruptError{Path: ix.path, Err: err}
-			}
+	r := postingsReader{ix: ix, c: tx.Bucket(bucketGrams).Cursor(), read: map[uint32][]uint64{}}
+	ids, err := r.eval(q.grams)
+	return ids, false, err
+}
+
+// postingsReader evaluates a gramQuery against the index's postings,
+// reading each trigram's once.
+type postingsReader struct {
+	ix   *Index
+	c    *bolt.Cursor
+	read map[uint32][]uint64 // the blocks of each trigram read; not to be changed
+}
+
+// blocks are the ids of the blocks holding trigram g, ascending.
+func (r *postingsReader) blocks(g uint32) ([]uint64, error) {
+	if ids, ok := r.read[g]; ok {
+		return ids, nil
+	}
+	prefix := []byte{byte(g >> 16), byte(g >> 8), byte(g)}
+	var ids []uint64
+	for k, v := r.c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = r.c.Next() {
+		if len(k) != 7 {
+			return nil, &CorruptError{Path: r.ix.path, Err: fmt.Errorf("posting key %x", k)}
 		}
-		if len(ids) == 0 {
-			return nil, false, nil
+		var err error
+		if ids, err = decodePostings(ids, binary.BigEndian.Uint32(k[3:]), v); err != nil {
+			return nil, &CorruptError{Path: r.ix.path, Err: err}
+		}
+	}
+	r.read[g] = ids
+	return ids, nil
+}
+
+// eval returns the ids of the blocks q accepts, ascending, in storage of
+// its own. q narrows (gramAll is not asked of it).
+func (r *postingsReader) eval(q *gramQuery) ([]uint64, error) {
+	lists := make([][]uint64, 0, len(q.grams)+len(q.subs))
+	for _, g := range q.grams {
+		ids, err := r.blocks(g)
+		if err != nil {
+			return nil, err
+		}
+		if q.op == gramAnd && len(ids) == 0 {
+			return nil, nil
 		}
 		lists = append(lists, ids)
 	}
+	for _, sub := range q.subs {
+		ids, err := r.eval(sub)
+		if err != nil {
+			return nil, err
+		}
+		if q.op == gramAnd && len(ids) == 0 {
+			return nil, nil
+		}
+		lists = append(lists, ids)
+	}
+	if len(lists) == 0 {
+		return nil, nil
+	}
 	slices.SortFunc(lists, func(a, b []uint64) int { return len(a) - len(b) })
-	out := lists[0]
+	out := slices.Clone(lists[0])
 	for _, l := range lists[1:] {
+		if q.op == gramOr {
+			out = unite(out, l)
+			continue
+		}
 		out = intersect(out, l)
 		if len(out) == 0 {
 			break
 		}
 	}
-	return out, false, nil
+	return out, nil
 }
 
 // intersect returns the ids in both sorted a and b, in a's storage.
@@ -258,6 +303,27 @@ func intersect(a, b []uint64) []uint64 {
 		}
 	}
 	return out
+}
+
+// unite returns the ids in sorted a or b, sorted, in new storage.
+func unite(a, b []uint64) []uint64 {
+	out := make([]uint64, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			out = append(out, a[i])
+			i++
+		case b[j] < a[i]:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, a[i])
+			i, j = i+1, j+1
+		}
+	}
+	out = append(out, a[i:]...)
+	return append(out, b[j:]...)
 }
 
 // Find brings the index up to date with sessions (Update) and searches q
