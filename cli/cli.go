@@ -512,9 +512,10 @@ func runTUI(e *env) int {
 		StoreKey: key, StartHost: e.tuiStartHost(st, cfg),
 		Profiles: profiles, DefaultProfile: cfg.DefaultProfile,
 		Theme: theme, ConfigDir: configDir, Dir: startDir(),
-		LogPath: filepath.Join(st.LocalDir(), "tui.log"),
-		Version: Version,
-		Notify:  cfg.Notify, NotifyAfter: cfg.NotifyAfter,
+		LogPath:     filepath.Join(st.LocalDir(), "tui.log"),
+		KeptListing: keptListingPath(st),
+		Version:     Version,
+		Notify:      cfg.Notify, NotifyAfter: cfg.NotifyAfter,
 		Warning: tuiWarning(),
 		Now:     clock,
 	})

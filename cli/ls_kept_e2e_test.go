@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"looprig/internal/tmuxtest"
 )
 
 // stillStore waits past the settling of the store's last change, so that
@@ -89,5 +91,69 @@ func TestLsKeptListing(t *testing.T) {
 		if r.ID == idle {
 			t.Errorf("a session removed since the listing was kept is still listed")
 		}
+	}
+}
+
+// The TUI's first frame starts from the kept listing too, and its next
+// refresh lists in full: the kept title gives way to the real one, and a
+// host killed afterwards is seen crashed at the next refresh, not at the
+// next liveness question 30 s later (the full listing's probes watch the
+// holder).
+func TestTUIStartsFromKeptListing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("tmux end-to-end tests are slow; skipped with -short")
+	}
+	h := newHarness(t)
+	live, pid := h.detached() // listed below the idle one: not selected, not attached to
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	stillStore()
+	idle := h.newSession("--title", "idle-one")
+	// A TUI ran here before: its first run makes its files in the store's
+	// directory (tui.log, seen.json), which moves the store's stamp.
+	srv := tmuxtest.New(t)
+	looprigPane(h, srv, "first", 200, 40, "")
+	srv.WaitFor("first", screenWait, "idle-one", live[:8])
+	srv.Type("first", "q")
+	srv.WaitFor("first", screenWait, "[exit 0]")
+	stillStore()
+	h.ls()
+	stillStore()
+	h.ls()
+	stillStore()
+	kept := filepath.Join(h.store, "cache", "listing.json")
+	b, err := os.ReadFile(kept)
+	if err != nil || !bytes.Contains(b, []byte(`"idle-one"`)) {
+		t.Fatalf("the kept listing: %v\n%s", err, b)
+	}
+	if err := os.WriteFile(kept, bytes.ReplaceAll(b, []byte(`"idle-one"`), []byte(`"from-the-kept-listing"`)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	looprigPane(h, srv, "tui", 200, 40, "")
+	srv.WaitFor("tui", screenWait, "from-the-kept-listing", live[:8])
+	waitRow(t, srv, "tui", idle[:8], "idle-one", 10*time.Second) // the next refresh lists in full
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitExit(t, pid)
+	waitRow(t, srv, "tui", live[:8], "crashed", 10*time.Second)
+}
+
+// waitRow waits until the line of pane name that shows short (a session's
+// row) holds want, failing past limit.
+func waitRow(t *testing.T, srv *tmuxtest.Server, name, short, want string, limit time.Duration) {
+	t.Helper()
+	start := time.Now()
+	for {
+		screen := srv.Run("capture-pane", "-p", "-t", name)
+		for _, l := range strings.Split(screen, "\n") {
+			if strings.Contains(l, short) && strings.Contains(l, want) {
+				return
+			}
+		}
+		if time.Since(start) > limit {
+			t.Fatalf("the row of %s does not show %q after %s:\n%s", short, want, limit, screen)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

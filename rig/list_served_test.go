@@ -3,6 +3,7 @@ package rig_test
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -163,4 +164,43 @@ func liveSession(t *testing.T, mem *memstore.Store) *rig.Session {
 	}
 	t.Cleanup(func() { s.Shutdown(context.Background()) })
 	return s
+}
+
+// stillStore is a store whose durable stamp stands still.
+type stillStore struct{ probeCounter }
+
+func (stillStore) DurableStamp(context.Context) (string, bool, error) { return "still", true, nil }
+
+// A Lister that starts from the kept listing lists in full at its next
+// call, whose probes are what tell its change stamp of a holder's death
+// (the TUI starts from the file for its first frame, then goes on
+// listing); after that, a still store is not listed again.
+func TestListerListsAfterKeptStart(t *testing.T) {
+	mem := memstore.New()
+	liveSession(t, mem)
+	var probes atomic.Int32
+	store := stillStore{probeCounter{holderElsewhere: holderElsewhere{Store: mem, pid: 999999}, probes: &probes}}
+	serving := rig.WithLiveness(func(context.Context, string, storage.Holder) rig.Liveness { return rig.LivenessServing })
+	path := filepath.Join(t.TempDir(), "cache", "listing.json")
+	first := rig.NewLister(store, serving)
+	first.Keep(path)
+	if _, _, err := first.List(t.Context()); err != nil || probes.Load() != 1 {
+		t.Fatalf("the first process's listing: %v, %d probes of the store", err, probes.Load())
+	}
+	l := rig.NewLister(store, serving)
+	l.Keep(path)
+	l.RelistEvery, l.FullRelistEvery = time.Hour, time.Hour
+	for i, want := range []struct {
+		fresh  bool
+		probes int32
+	}{{true, 1}, {true, 2}, {false, 2}} {
+		infos, fresh, err := l.List(t.Context())
+		if err != nil || len(infos) != 1 || infos[0].State != rig.StateLive {
+			t.Fatalf("call %d: List = %+v, %v", i+1, infos, err)
+		}
+		if fresh != want.fresh || probes.Load() != want.probes {
+			t.Fatalf("call %d: fresh %v after %d listings of the store; want fresh %v after %d (the kept start, then one full listing)",
+				i+1, fresh, probes.Load(), want.fresh, want.probes)
+		}
+	}
 }

@@ -45,6 +45,10 @@ type Lister struct {
 	infos      []SessionInfo
 	keepPath   string    // Keep's file ("": none)
 	kept       time.Time // when the listing last kept there was listed
+	// fromKept: infos came from the kept file; the next call lists in
+	// full, whose probes are what tell this process's change stamp of a
+	// holder's death (a Lister that lists again, the TUI's).
+	fromKept bool
 }
 
 // NewLister returns a Lister of store's sessions, listed with opts (as
@@ -77,11 +81,12 @@ func (l *Lister) List(ctx context.Context) (infos []SessionInfo, fresh bool, err
 		if kept, listed, ok := l.loadKept(durable, fullEvery); ok {
 			if infos, _, ok := l.askLiveness(ctx, kept); ok {
 				l.infos, l.stamp, l.at, l.listed = infos, stamp, time.Now(), listed
+				l.fromKept = true
 				return infos, true, nil
 			}
 		}
 	}
-	if serr == nil && l.infos != nil && stamp == l.stamp {
+	if serr == nil && l.infos != nil && stamp == l.stamp && !l.fromKept {
 		if time.Since(l.at) < every {
 			return l.infos, false, nil
 		}
@@ -96,6 +101,7 @@ func (l *Lister) List(ctx context.Context) (infos []SessionInfo, fresh bool, err
 			}
 		}
 	}
+	l.fromKept = false
 	infos, err = ListSessions(ctx, l.store, l.opts...)
 	if err != nil {
 		l.infos = nil

@@ -24,7 +24,10 @@ import (
 // sessions held on this machine only (askLiveness), as it does every
 // RelistEvery, and lists again when an answer is neither serving nor
 // stopped. A holder's death moves no durable stamp; it is what that
-// question finds.
+// question finds. The call after one that started from the file lists in
+// full: a Lister that goes on listing (the TUI's, whose first frame the
+// file makes quick) learns holders' deaths from the probes of a full
+// listing (the change stamp), not from the file.
 
 // LeaseUnknownReason begins the Reason of a row whose lease could not be
 // probed: such a session may be held. A listing with one is not kept

@@ -102,6 +102,11 @@ type Options struct {
 	// another protocol names it in its refusal). "" says "devel".
 	Version string
 
+	// KeptListing is the file of the listing `looprig ls` keeps
+	// (rig.Lister.Keep): the first frame starts from it while the store
+	// stands still, the next listing is in full. "" lists in full first.
+	KeptListing string
+
 	// SeenFile keeps what the user has looked at (the marks' "since you
 	// last looked") across restarts; "" is seen.json in Store.LocalDir(),
 	// and nowhere for a store with no local directory.
@@ -300,6 +305,9 @@ func newModelLog(opts Options, r *lipgloss.Renderer, log *slog.Logger) Model {
 		lister:  rig.NewLister(opts.Store, listLiveness(opts.StoreKey)),
 		pid:     os.Getpid(),
 		clients: map[*host.Client]string{},
+	}
+	if opts.KeptListing != "" {
+		h.lister.Keep(opts.KeptListing)
 	}
 	m := &model{
 		h: h, keys: defaultKeys(), now: opts.Now,
