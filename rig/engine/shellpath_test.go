@@ -14,9 +14,7 @@ func shellFiles(t *testing.T) (exe, plain, dir, link string) {
 	t.Helper()
 	root := t.TempDir()
 	exe = filepath.Join(root, "myshell")
-	if err := os.WriteFile(exe, []byte("#!/bin/sh\nexec /bin/sh \"$@\"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeScript(t, exe, "#!/bin/sh\nexec /bin/sh \"$@\"\n")
 	plain = filepath.Join(root, "notes.txt")
 	if err := os.WriteFile(plain, []byte("not a shell\n"), 0o644); err != nil {
 		t.Fatal(err)
