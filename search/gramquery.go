@@ -154,37 +154,6 @@ func (q *gramQuery) absorbs(i int) bool {
 	return false
 }
 
-// holds evaluates q against a block's trigrams (has).
-func (q *gramQuery) holds(has func(uint32) bool) bool {
-	switch q.op {
-	case gramAnd:
-		for _, g := range q.grams {
-			if !has(g) {
-				return false
-			}
-		}
-		for _, s := range q.subs {
-			if !s.holds(has) {
-				return false
-			}
-		}
-		return true
-	case gramOr:
-		for _, g := range q.grams {
-			if has(g) {
-				return true
-			}
-		}
-		for _, s := range q.subs {
-			if s.holds(has) {
-				return true
-			}
-		}
-		return false
-	}
-	return true
-}
-
 // String writes q for tests and debugging: "+" an and, "|" an or.
 func (q *gramQuery) String() string {
 	var b strings.Builder
@@ -388,7 +357,8 @@ func classStrings(ranges []rune) []string {
 }
 
 // foldsLowered are the lower cases of r's simple folds: the strings of
-// the index a rune matched in any case can be.
+// the index a rune matched in any case can be (more than one for s: ſ is
+// its own lower case; for a few dozen others, none of them ASCII).
 func foldsLowered(r rune) []string {
 	out := []string{string(unicode.ToLower(r))}
 	for o := unicode.SimpleFold(r); o != r; o = unicode.SimpleFold(o) {

@@ -7,7 +7,6 @@ import (
 	"regexp/syntax"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -225,10 +224,10 @@ func required(re *syntax.Regexp) []literal {
 			if sub.Op == syntax.OpLiteral {
 				fold := sub.Flags&syntax.FoldCase != 0
 				for _, r := range sub.Rune {
-					if r == utf8.RuneError || fold && !foldsToLower(r) {
+					if r == utf8.RuneError || fold && len(foldsLowered(r)) > 1 {
 						// What r matches is not r's text: any byte
 						// that is not UTF-8, or, in any case, a fold
-						// whose lower case is not lower(r).
+						// whose lower case is not lower(r) (ſ for s).
 						flush()
 						continue
 					}
@@ -244,19 +243,6 @@ func required(re *syntax.Regexp) []literal {
 		return out
 	}
 	return nil
-}
-
-// foldsToLower reports whether every rune r matches in any case (its
-// simple folds: (?i)) lower-cases as r does: true of every ASCII letter
-// but s, which (?i) matches to ſ, whose lower case is itself.
-func foldsToLower(r rune) bool {
-	l := unicode.ToLower(r)
-	for o := unicode.SimpleFold(r); o != r; o = unicode.SimpleFold(o) {
-		if unicode.ToLower(o) != l {
-			return false
-		}
-	}
-	return true
 }
 
 // containsFold reports whether s holds sub (lower-cased) in any case,

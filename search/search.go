@@ -252,23 +252,19 @@ func (r *postingsReader) blocks(g uint32) ([]uint64, error) {
 // its own. q narrows (gramAll is not asked of it).
 func (r *postingsReader) eval(q *gramQuery) ([]uint64, error) {
 	lists := make([][]uint64, 0, len(q.grams)+len(q.subs))
-	for _, g := range q.grams {
-		ids, err := r.blocks(g)
+	for i := range len(q.grams) + len(q.subs) {
+		var ids []uint64
+		var err error
+		if i < len(q.grams) {
+			ids, err = r.blocks(q.grams[i])
+		} else {
+			ids, err = r.eval(q.subs[i-len(q.grams)])
+		}
 		if err != nil {
 			return nil, err
 		}
 		if q.op == gramAnd && len(ids) == 0 {
-			return nil, nil
-		}
-		lists = append(lists, ids)
-	}
-	for _, sub := range q.subs {
-		ids, err := r.eval(sub)
-		if err != nil {
-			return nil, err
-		}
-		if q.op == gramAnd && len(ids) == 0 {
-			return nil, nil
+			return nil, nil // a term no block holds: none holds them all
 		}
 		lists = append(lists, ids)
 	}

@@ -14,15 +14,7 @@ import (
 // A search over more blocks than a verifier checks at a time gives every
 // hit, in the order the blocks were indexed, and stops when fn says so.
 func TestSearchManyBlocksInOrder(t *testing.T) {
-	ix, err := Open(t.Context(), memstore.New(), Options{Dir: filepath.Join(t.TempDir(), "search")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
-	w := ix.newWriter()
-	if err := w.begin(); err != nil {
-		t.Fatal(err)
-	}
+	ix, w := newBlockWriter(t)
 	sess := uuid.New()
 	const blocks = 3*verifyBatch + 5
 	at := time.UnixMilli(1_700_000_000_000)
@@ -69,4 +61,21 @@ func TestSearchManyBlocksInOrder(t *testing.T) {
 	if err != stop || n != 3 {
 		t.Fatalf("search stopped by fn: %v after %d hits, want %v after 3", err, n, stop)
 	}
+}
+
+// newBlockWriter opens an index in a temporary directory (closed when the
+// test ends) and begins a writer of blocks put by hand (putBlock, then
+// commit).
+func newBlockWriter(t *testing.T) (*Index, *writer) {
+	t.Helper()
+	ix, err := Open(t.Context(), memstore.New(), Options{Dir: filepath.Join(t.TempDir(), "search")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	w := ix.newWriter()
+	if err := w.begin(); err != nil {
+		t.Fatal(err)
+	}
+	return ix, w
 }
