@@ -1,10 +1,11 @@
 package cli_test
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"looprig/internal/testexec"
 )
 
 // `looprig run ID` with no input: a session whose profile runs an agent's
@@ -14,9 +15,7 @@ import (
 func TestRunWithoutInput(t *testing.T) {
 	h := newHarness(t)
 	agent := filepath.Join(t.TempDir(), "agent")
-	if err := os.WriteFile(agent, []byte("#!/bin/sh\necho \"agent args: $*\"\n"), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	testexec.WriteExecutable(t, agent, "#!/bin/sh\necho \"agent args: $*\"\n")
 	h.writeConfig("[profiles.iagent]\nengine = \"claude\"\nagent_command = \"" + agent + "\"\nagent_interactive = true\n")
 
 	shell := strings.TrimSpace(h.must(0, "new", "--scratch").stdout)

@@ -4,14 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
+
+	"looprig/internal/testexec"
 )
 
 const (
@@ -68,10 +68,12 @@ func TestPeerOfAnotherUIDRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(dir, "host.test")
-	if err := copyFile(self, bin); err != nil {
+	exe, err := os.ReadFile(self)
+	if err != nil {
 		t.Fatal(err)
 	}
+	bin := filepath.Join(dir, "host.test")
+	testexec.WriteExecutable(t, bin, string(exe))
 	link := filepath.Join(dir, "h.sock")
 	if err := os.Link(f.path, link); err != nil {
 		t.Fatal(err)
@@ -113,24 +115,4 @@ func TestPeerOfAnotherUIDRefused(t *testing.T) {
 	if _, err := f.dial().Status(wctx(t)); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func copyFile(from, to string) error {
-	in, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Close(); err != nil {
-		return fmt.Errorf("copy %s: %w", to, err)
-	}
-	return nil
 }

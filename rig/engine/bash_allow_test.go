@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"looprig/internal/testexec"
 )
 
 // bashCase is one Bash command line under some Bash(…) patterns, and
@@ -409,9 +411,7 @@ func newBashOracle(f *testing.F) *bashOracle {
 	}
 	stub := "#!/bin/sh\nif [ \"$1\" = status ]; then : > \"$LOGDIR/git-status\"; else : > \"$LOGDIR/git-other\"; fi\n"
 	env := "command_not_found_handle() { >> \"$LOGDIR/not-found\"; }\nenable -n $(compgen -b)\n"
-	if err := os.WriteFile(filepath.Join(dir, "bin", "git"), []byte(stub), 0o700); err != nil {
-		f.Fatal(err)
-	}
+	testexec.WriteExecutable(f, filepath.Join(dir, "bin", "git"), stub)
 	if err := os.WriteFile(filepath.Join(dir, "env"), []byte(env), 0o600); err != nil {
 		f.Fatal(err)
 	}

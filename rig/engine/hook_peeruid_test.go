@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"looprig/internal/testexec"
 )
 
 // The hook socket serves only peers of its own uid (internal/peercred):
@@ -66,8 +67,12 @@ func TestHookRefusesAPeerOfAnotherUID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	bin, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
 	client := filepath.Join(dir, "client.test")
-	copyExecutable(t, exe, client)
+	testexec.WriteExecutable(t, client, string(bin))
 
 	sink := newSink()
 	var mu sync.Mutex
@@ -129,26 +134,5 @@ func TestHookRefusesAPeerOfAnotherUID(t *testing.T) {
 	defer mu.Unlock()
 	if len(asked) != 1 {
 		t.Errorf("%d gate(s) asked for the request of this uid, want 1", len(asked))
-	}
-}
-
-// copyExecutable copies the file src to dst, mode 0755.
-func copyExecutable(t *testing.T, src, dst string) {
-	t.Helper()
-	in, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"looprig/internal/testexec"
 )
 
 // needBash skips where /bin/bash is missing.
@@ -54,7 +56,7 @@ func TestShellArguments(t *testing.T) {
 	bothModes(t, func(t *testing.T, cfg Config) {
 		cfg.Shell = filepath.Join(t.TempDir(), "argv-shell")
 		script := "#!/bin/sh\nprintf '[%s]' \"$@\"; echo; exit 7\n"
-		writeScript(t, cfg.Shell, script)
+		testexec.WriteExecutable(t, cfg.Shell, script)
 		input := `echo "a  b"; exit 3`
 		res, err, sink := runShell(t, cfg, input)
 		if err != nil || res.ExitCode != 7 {
@@ -99,7 +101,7 @@ func TestShellInteractive(t *testing.T) {
 	t.Run("argv", func(t *testing.T) {
 		bothModes(t, func(t *testing.T, cfg Config) {
 			cfg.Shell = filepath.Join(t.TempDir(), "argv-shell")
-			writeScript(t, cfg.Shell, "#!/bin/sh\nprintf '[%s]' \"$@\"; echo\n")
+			testexec.WriteExecutable(t, cfg.Shell, "#!/bin/sh\nprintf '[%s]' \"$@\"; echo\n")
 			cfg.ShellInteractive = true
 			if _, err, sink := runShell(t, cfg, "ll"); err != nil || sink.text(Stdout) != "[-i][-c][ll]\n" {
 				t.Fatalf("stdout %q, %v; want [-i][-c][ll]", sink.text(Stdout), err)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"looprig/internal/testexec"
 )
 
 // shellFiles makes, in a temporary directory, an executable script, a file
@@ -14,7 +16,7 @@ func shellFiles(t *testing.T) (exe, plain, dir, link string) {
 	t.Helper()
 	root := t.TempDir()
 	exe = filepath.Join(root, "myshell")
-	writeScript(t, exe, "#!/bin/sh\nexec /bin/sh \"$@\"\n")
+	testexec.WriteExecutable(t, exe, "#!/bin/sh\nexec /bin/sh \"$@\"\n")
 	plain = filepath.Join(root, "notes.txt")
 	if err := os.WriteFile(plain, []byte("not a shell\n"), 0o644); err != nil {
 		t.Fatal(err)

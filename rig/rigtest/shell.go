@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"looprig/internal/testexec"
 	"looprig/rig"
 	"looprig/rig/engine"
 	"looprig/rig/event"
@@ -48,9 +49,7 @@ func bashProfile(t *testing.T) rig.Profile {
 func otherShell(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "othersh")
-	if err := os.WriteFile(path, []byte("#!/bin/sh\nOTHERSH=yes exec /bin/sh \"$@\"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testexec.WriteExecutable(t, path, "#!/bin/sh\nOTHERSH=yes exec /bin/sh \"$@\"\n")
 	return path
 }
 
