@@ -12,7 +12,9 @@ import (
 
 // walkFiles returns the paths (relative to dir, slash-separated) of the
 // entries under dir that are not directories and whose base name keep
-// accepts, in no particular order, without following symbolic links; a
+// accepts, in no particular order, without following symbolic links nor
+// entering a directory whose name begins with a dot (the store's own, as
+// the leases' bells: no name's segment begins with one); a
 // directory that vanishes during the walk is skipped and a missing dir is
 // empty. It is filepath.WalkDir reduced to what Keys needs, on the system
 // calls directly (openat, getdents64 on Linux, close per directory; no
@@ -129,6 +131,9 @@ func (w *walker) entry(fd int, rel string, nameb []byte, typ uint8) (subdir stri
 		}
 	}
 	if typ == unix.DT_DIR {
+		if nameb[0] == '.' {
+			return "", false // the store's own, not a name's
+		}
 		return string(nameb), true
 	}
 	if !w.keep(string(nameb)) {

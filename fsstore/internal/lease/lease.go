@@ -69,12 +69,13 @@ type Options struct {
 // concurrent use.
 //
 // Loss watchdog: one goroutine per Manager checks every live lease of the
-// Manager each Watchdog period, and at once when the directory of a lease
-// files change (inotify on Linux, on each lease's own lock and epoch files:
-// then the period is notifiedPoll at least, so an idle holder wakes up
-// seldom, and other holders' grants and releases do not wake it). It is started by the first grant, exits
-// by itself when no lease is live (so an idle Manager owns no goroutine),
-// and is stopped for good by Close.
+// Manager each Watchdog period, and at once when a lease's files change
+// (inotify on Linux, on each lease's own lock and epoch files; without an
+// inotify instance, dnotify on the bell Break rings: bell.go). Then the
+// period is notifiedPoll at least, so an idle holder wakes up seldom, and
+// other holders' grants and releases do not wake it. It is started by the
+// first grant, exits by itself when no lease is live (so an idle Manager
+// owns no goroutine), and is stopped for good by Close.
 type Manager struct {
 	period  time.Duration
 	pid     int
@@ -270,8 +271,9 @@ func (m *Manager) grant(ctx context.Context, name, lockPath, epochPath string, f
 // never used: it creates a new lock file next to lockPath, locks it, and
 // under the directory guard renames it over lockPath and writes the next
 // epoch. A previous holder keeps a lock on the now unlinked inode; its
-// watchdog reports LossReplaced. The epoch file is read before anything is
-// replaced, so a corrupt epoch file fails Break without side effects.
+// watchdog reports LossReplaced, told at once by the lease's bell
+// (bell.go) where it watches that. The epoch file is read before anything
+// is replaced, so a corrupt epoch file fails Break without side effects.
 //
 // If writing the new epoch fails after the rename, the old holder has still
 // lost the lock file (its watchdog fires) but no new epoch was granted;
@@ -319,6 +321,9 @@ func (m *Manager) Break(ctx context.Context, name, lockPath, epochPath string) (
 		return nil, fmt.Errorf("break lease %q: %w", name, err)
 	}
 	renamed = true
+	// The old holder has lost the lock file: whatever follows, its bell
+	// rings once this returns (after the new epoch, when it is written).
+	defer ringBell(lockPath)
 	if err := fsutil.Fsync(g.fd, g.dir); err != nil {
 		return nil, fmt.Errorf("break lease %q: %w", name, err)
 	}

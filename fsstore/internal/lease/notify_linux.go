@@ -23,9 +23,10 @@ import (
 // number of other holders.
 //
 // Without an inotify instance (a user has 128 by default: a thousand
-// hosts cannot each have one) it falls back to dnotify on the leases'
-// directories (dirnotify): as prompt, but any change in a directory, other
-// holders' grants and releases included, wakes it.
+// hosts cannot each have one) it falls back to dnotify (dirnotify) on each
+// lease's bell (bell.go), which Break rings: as prompt for a break, and
+// other holders' grants and releases do not wake it either. Where a bell
+// cannot be made, on the leases' directories, which any change in wakes.
 type notifier struct {
 	fd      int      // inotify; -1 when dnotify is used instead
 	f       *os.File // fd, read through the runtime's poller
@@ -69,7 +70,10 @@ func newNotifier() *notifier {
 // registration finds the loss.
 func (n *notifier) watch(lockPath, epochPath string) bool {
 	if n.fd < 0 {
-		return n.watchDirs(filepath.Dir(lockPath), filepath.Dir(epochPath))
+		if bell, err := makeBell(lockPath); err == nil && n.watchDirs(dirnotify.WatchEntries, bell) {
+			return true
+		}
+		return n.watchDirs(dirnotify.Watch, filepath.Dir(lockPath), filepath.Dir(epochPath))
 	}
 	ok := true
 	for _, dir := range []string{filepath.Dir(lockPath), filepath.Dir(epochPath)} {
@@ -105,10 +109,10 @@ func (n *notifier) rewatchEpoch(epochPath string) bool {
 }
 
 // dnotifyCoalesce is how long the watchdog waits, after a dnotify signal,
-// for the ones that follow it before it checks: a neighbour's grant is
-// several changes to the leases' directory (its lock file made, its epoch
-// file written, renamed and synced), each a signal, and a check for each
-// was most of what an asleep host did for its neighbours' starts.
+// for the ones that follow it before it checks: a ring is two changes to
+// the bell (an entry made and removed), and where the leases' directory is
+// watched instead, a neighbour's grant is several (its lock file made, its
+// epoch file written, renamed and synced), each a signal.
 const dnotifyCoalesce = 50 * time.Millisecond
 
 // coalesce is how long the watchdog waits after a signal before it checks
@@ -140,8 +144,11 @@ func (n *notifier) read() {
 	}
 }
 
-// watchDirs watches dirs with dnotify.
-func (n *notifier) watchDirs(dirs ...string) bool {
+// watchDirs watches dirs with dnotify: with dirnotify.WatchEntries for a
+// bell (a ring makes and removes an entry; a signal of another directory
+// of this process is not its), dirnotify.Watch for the leases' directories
+// (an epoch file written in place is a change too).
+func (n *notifier) watchDirs(watch func(string, chan<- struct{}) (func(), error), dirs ...string) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	ok := true
@@ -149,7 +156,7 @@ func (n *notifier) watchDirs(dirs ...string) bool {
 		if n.dirs[dir] != nil {
 			continue
 		}
-		stop, err := dirnotify.Watch(dir, n.changes)
+		stop, err := watch(dir, n.changes)
 		if err != nil {
 			ok = false
 			continue

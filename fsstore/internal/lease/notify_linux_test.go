@@ -22,6 +22,7 @@ func TestNotifiedLossWithoutPolling(t *testing.T) {
 	t.Cleanup(func() { holder.Close() })
 	breaker := testManager(t, 0, "breaker")
 	l1 := mustAcquire(t, holder, dir, "sessions/n")
+	settle(holder) // not the check after the grant, which dnotify delays
 	lockPath, epochPath := leasePaths(dir, "sessions/n")
 	l2, err := breaker.Break(context.Background(), "sessions/n", lockPath, epochPath)
 	if err != nil {
@@ -36,9 +37,18 @@ func TestNotifiedLossWithoutPolling(t *testing.T) {
 	if lost := l1.LostCause().(*storage.LeaseLostError); lost.Reason != storage.LossReplaced {
 		t.Fatalf("cause %+v, want replaced", lost)
 	}
-	// The lock file removed by hand is noticed the same way.
+}
+
+// With inotify, the lock file removed by hand is noticed at once too.
+// (With dnotify only a break rings the lease's bell: a loss by other hands
+// waits for the poll.)
+func TestNotifiedLockRemovedByHand(t *testing.T) {
+	dir := t.TempDir()
+	holder := NewManager(Options{Watchdog: time.Hour, Host: "holder"})
+	t.Cleanup(func() { holder.Close() })
 	l3 := mustAcquire(t, holder, dir, "sessions/m")
-	lockPath, _ = leasePaths(dir, "sessions/m")
+	skipWithoutInotify(t, holder)
+	lockPath, _ := leasePaths(dir, "sessions/m")
 	if err := os.Remove(lockPath); err != nil {
 		t.Fatal(err)
 	}
@@ -72,30 +82,16 @@ func TestNotifiedPollPeriod(t *testing.T) {
 // An idle holder is not woken by other holders: grants, releases and
 // breaks of other names in the same directory (other hosts' sessions) make
 // no event it watches, so its watchdog's wakeups do not grow with their
-// number. (Watching the directory, every one of them woke it.)
+// number. (Watching the directory, every one of them woke it.) Without
+// inotify too: the holder watches its bell, which only a break of its own
+// lease rings (TestNotifiedWithoutInotify runs this so).
 func TestOthersDoNotWakeTheWatchdog(t *testing.T) {
 	dir := t.TempDir()
 	holder := NewManager(Options{Watchdog: time.Hour, Host: "holder"})
 	t.Cleanup(func() { holder.Close() })
 	l := mustAcquire(t, holder, dir, "sessions/mine")
 	defer mustRelease(t, l)
-	holder.mu.Lock()
-	dnotify := holder.notify == nil || holder.notify.fd < 0
-	holder.mu.Unlock()
-	if dnotify {
-		t.Skip("no inotify instance left for this user (fs.inotify.max_user_instances): the dnotify fallback is woken by its neighbours")
-	}
-	settle := func() int64 {
-		// The check after registration, and any event in flight, done.
-		for prev := int64(-1); ; time.Sleep(50 * time.Millisecond) {
-			if r := holder.rounds.Load(); r == prev {
-				return r
-			} else {
-				prev = r
-			}
-		}
-	}
-	before := settle()
+	before := settle(holder)
 	others := testManager(t, 0, "others")
 	for i := range 50 {
 		name := "sessions/other" + strconv.Itoa(i)
@@ -118,7 +114,7 @@ func TestOthersDoNotWakeTheWatchdog(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if woke := settle() - before; woke != 0 {
+	if woke := settle(holder) - before; woke != 0 {
 		t.Errorf("the holder's watchdog woke %d times while 50 others took and gave up leases next to it, want 0", woke)
 	}
 	notLost(t, l)
@@ -128,7 +124,8 @@ func TestOthersDoNotWakeTheWatchdog(t *testing.T) {
 // longer the file. A replacement that keeps the epoch (not a loss) must
 // not leave the next one unseen: the watchdog watches the new inode
 // before it reads it. Written in place or removed is noticed too. The
-// period is an hour: only notification can tell.
+// period is an hour: only notification can tell. (With dnotify, by hand
+// is for the poll: bell.go.)
 func TestNotifiedEpochFileReplacedTwice(t *testing.T) {
 	dir := t.TempDir()
 	holder := NewManager(Options{Watchdog: time.Hour, Host: "holder"})
@@ -144,6 +141,7 @@ func TestNotifiedEpochFileReplacedTwice(t *testing.T) {
 		}
 	}
 	l := mustAcquire(t, holder, dir, "sessions/e")
+	skipWithoutInotify(t, holder)
 	_, epochPath := leasePaths(dir, "sessions/e")
 	same, err := os.ReadFile(epochPath)
 	if err != nil {
@@ -176,27 +174,33 @@ func TestNotifiedEpochFileReplacedTwice(t *testing.T) {
 }
 
 // Without an inotify instance (the user's are used up: 128 by default, a
-// thousand hosts), the watchdog falls back to dnotify on the leases'
-// directories: a break, a lock file removed, an epoch file replaced,
-// rewritten or removed are still noticed at once with the period an hour.
+// thousand hosts), the watchdog falls back to dnotify on the lease's bell
+// (0700, beside the lock files): a break is still noticed at once with
+// the period an hour, and other holders next to it do not wake it.
 func TestNotifiedWithoutInotify(t *testing.T) {
 	defer func(f func() (int, error)) { inotifyInit = f }(inotifyInit)
 	inotifyInit = func() (int, error) { return -1, unix.EMFILE }
 	TestNotifiedLossWithoutPolling(t)
-	TestNotifiedEpochFileReplacedTwice(t)
+	TestOthersDoNotWakeTheWatchdog(t)
 	m := testManager(t, 0, "")
-	l := mustAcquire(t, m, t.TempDir(), "sessions/p")
+	dir := t.TempDir()
+	l := mustAcquire(t, m, dir, "sessions/p")
 	defer mustRelease(t, l)
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.notify == nil || m.notify.fd >= 0 || m.pollPeriodLocked() != notifiedPoll {
-		t.Fatalf("without inotify: notifier %+v, period %v; want dnotify and %v", m.notify, m.pollPeriodLocked(), notifiedPoll)
+		t.Errorf("without inotify: notifier %+v, period %v; want dnotify and %v", m.notify, m.pollPeriodLocked(), notifiedPoll)
+	}
+	m.mu.Unlock()
+	lockPath, _ := leasePaths(dir, "sessions/p")
+	fi, err := os.Stat(bellPath(lockPath))
+	if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("the bell %s: %v, %v; want a directory, 0700", bellPath(lockPath), fi, err)
 	}
 }
 
-// With dnotify (no inotify instance left), a burst of changes in the
-// leases' directory, as a neighbour's grant makes, is one check, not one
-// a change.
+// With dnotify, a burst of rings of the holder's bell (a ring is an entry
+// made and removed) is one check, not one a change; a burst of changes
+// in the leases' directory, as a neighbour's grant makes, is none.
 func TestDnotifyBurstIsOneCheck(t *testing.T) {
 	old := inotifyInit
 	inotifyInit = func() (int, error) { return -1, errors.New("no inotify instance left") }
@@ -215,8 +219,42 @@ func TestDnotifyBurstIsOneCheck(t *testing.T) {
 		}
 	}
 	time.Sleep(3 * dnotifyCoalesce)
+	if checks := m.rounds.Load() - before; checks != 0 {
+		t.Errorf("6 changes of a neighbour made %d checks, want 0", checks)
+	}
+	before = m.rounds.Load()
+	mine, _ := leasePaths(dir, "sessions/mine")
+	for range 3 {
+		ringBell(mine)
+	}
+	time.Sleep(3 * dnotifyCoalesce)
 	if checks := m.rounds.Load() - before; checks < 1 || checks > 2 {
-		t.Errorf("6 changes in a burst made %d checks, want 1 (2 if the burst straddled the wait)", checks)
+		t.Errorf("3 rings in a burst made %d checks, want 1 (2 if the burst straddled the wait)", checks)
 	}
 	notLost(t, l)
+}
+
+// settle waits for m's watchdog to be done with the check after a grant
+// and any event in flight, and returns its count of wakeups.
+func settle(m *Manager) int64 {
+	for prev := int64(-1); ; time.Sleep(3 * dnotifyCoalesce) {
+		if r := m.rounds.Load(); r == prev {
+			return r
+		} else {
+			prev = r
+		}
+	}
+}
+
+// skipWithoutInotify skips a test of what only inotify tells at once, when
+// m's watchdog has none (the user's instances used up, by the tests of
+// this package running in parallel or by a thousand hosts).
+func skipWithoutInotify(t *testing.T, m *Manager) {
+	t.Helper()
+	m.mu.Lock()
+	dnotify := m.notify == nil || m.notify.fd < 0
+	m.mu.Unlock()
+	if dnotify {
+		t.Skip("no inotify instance left for this user (fs.inotify.max_user_instances): with dnotify, a loss by hand waits for the poll")
+	}
 }
