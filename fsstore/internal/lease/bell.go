@@ -11,7 +11,8 @@ import (
 )
 
 // A lease's bell is a directory of its own that Break rings (an entry made
-// and removed in it) once it has replaced the lease's lock file. A holder
+// and removed in it) once it has replaced the lease's lock file, and a
+// grant once it has written its epoch. A holder
 // without inotify (dnotify, whose signal is the process's and covers a
 // whole directory) watches its bell, not the leases' directory that every
 // other lease's files share: there, each grant and release of a
@@ -19,12 +20,14 @@ import (
 // cost the others about 2 s of CPU together, and the garbage of those
 // wakes stayed in their memory).
 //
-// Only Break takes a lease from a live holder (Acquire is refused while
-// the holder's flock stands), so a bell rung by Break is all such a holder
-// needs to learn of a loss at once. A loss by other hands (a lock or epoch
-// file removed or rewritten by hand, a Break by an older looprig that
-// rings no bell) is found by the watchdog's poll (notifiedPoll), and the
-// fence stops the old holder's appends before that.
+// A live holder's lease goes to another process by Break, or by a grant
+// once its lock file was removed by hand (an Acquire is refused while the
+// holder's flock on the file stands): either rings, so the holder learns
+// of the loss at once, as with inotify. A loss that gives the lease to no
+// one (a lock or epoch file removed or rewritten by hand) or by an older
+// looprig, which rings no bell, is found by the watchdog's poll
+// (notifiedPoll), and the fence stops the old holder's appends before
+// that.
 //
 // Bells live in the ".bells" directory beside the lock files, one per
 // lease name: a name's segments never begin with a dot, so no lease's

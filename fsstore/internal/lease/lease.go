@@ -260,6 +260,9 @@ func (m *Manager) grant(ctx context.Context, name, lockPath, epochPath string, f
 		return nil, false, fmt.Errorf("acquire lease %q: write epoch file: %w", name, err)
 	}
 	m.changed()
+	// A holder still listening (its lock file was removed by hand) has
+	// lost the lease to this grant: its bell tells it (bell.go).
+	ringBell(lockPath)
 	l := m.newLease(name, lockPath, epochPath, fl, id, next, h)
 	if err := m.register(l); err != nil {
 		return nil, false, err // the deferred close drops the lock

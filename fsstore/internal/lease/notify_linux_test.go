@@ -37,6 +37,24 @@ func TestNotifiedLossWithoutPolling(t *testing.T) {
 	if lost := l1.LostCause().(*storage.LeaseLostError); lost.Reason != storage.LossReplaced {
 		t.Fatalf("cause %+v, want replaced", lost)
 	}
+	// The lock file removed by hand, then the name granted to another:
+	// the holder is told at once, with dnotify too (the grant rings).
+	l3 := mustAcquire(t, holder, dir, "sessions/g")
+	settle(holder)
+	lockPath, epochPath = leasePaths(dir, "sessions/g")
+	if err := os.Remove(lockPath); err != nil {
+		t.Fatal(err)
+	}
+	l4, err := breaker.Acquire(context.Background(), "sessions/g", lockPath, epochPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mustRelease(t, l4)
+	select {
+	case <-l3.Lost():
+	case <-time.After(3 * time.Second):
+		t.Fatal("the holder did not notice its lease granted to another within 3 s, with its watchdog period an hour")
+	}
 }
 
 // With inotify, the lock file removed by hand is noticed at once too.
