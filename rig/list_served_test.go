@@ -2,6 +2,7 @@ package rig_test
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"sync"
@@ -202,5 +203,66 @@ func TestListerListsAfterKeptStart(t *testing.T) {
 			t.Fatalf("call %d: fresh %v after %d listings of the store; want fresh %v after %d (the kept start, then one full listing)",
 				i+1, fresh, probes.Load(), want.fresh, want.probes)
 		}
+	}
+}
+
+// Between listings a Lister asks only the holders of the sessions its view
+// shows (Show): a holder stopped out of view is seen once its row is
+// shown; Show(nil) asks them all again.
+func TestListerAsksLivenessOfShownOnly(t *testing.T) {
+	mem := memstore.New()
+	a, b := liveSession(t, mem).SessionID().String(), liveSession(t, mem).SessionID().String()
+	store := holderElsewhere{Store: mem, pid: 999999}
+	var mu sync.Mutex
+	asked := map[string]int{}
+	stopped := map[string]bool{}
+	l := rig.NewLister(store, rig.WithLiveness(func(_ context.Context, id string, _ storage.Holder) rig.Liveness {
+		mu.Lock()
+		defer mu.Unlock()
+		asked[id]++
+		if stopped[id] {
+			return rig.LivenessStopped
+		}
+		return rig.LivenessServing
+	}))
+	l.RelistEvery, l.FullRelistEvery = time.Millisecond, time.Hour
+	round := func(what string) (map[string]int, map[string]rig.SessionInfo) {
+		t.Helper()
+		mu.Lock()
+		clear(asked)
+		mu.Unlock()
+		time.Sleep(5 * time.Millisecond) // RelistEvery passed
+		infos, _, err := l.List(t.Context())
+		if err != nil || len(infos) != 2 {
+			t.Fatalf("%s: List = %+v, %v", what, infos, err)
+		}
+		rows := map[string]rig.SessionInfo{}
+		for _, in := range infos {
+			rows[in.ID] = in
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(asked), rows
+	}
+	round("the first listing")
+	l.Show([]string{a})
+	mu.Lock()
+	stopped[b] = true
+	mu.Unlock()
+	got, rows := round("a shown")
+	if got[a] != 1 || got[b] != 0 {
+		t.Fatalf("with only %s shown, asked %v; want it once, not %s", a, got, b)
+	}
+	if rows[b].NotAnswering {
+		t.Fatalf("%s, not shown, was asked", b)
+	}
+	l.Show([]string{b})
+	got, rows = round("b shown")
+	if got[a] != 0 || got[b] != 1 || !rows[b].NotAnswering || rows[b].State != rig.StateHeld {
+		t.Fatalf("with %s shown: asked %v, its row %+v; want it asked once and not answering", b, got, rows[b])
+	}
+	l.Show(nil)
+	if got, _ = round("all shown"); got[a] != 1 || got[b] != 1 {
+		t.Fatalf("with Show(nil), asked %v; want both once", got)
 	}
 }

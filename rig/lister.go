@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"looprig/rig/storage"
@@ -49,6 +50,27 @@ type Lister struct {
 	// full, whose probes are what tell this process's change stamp of a
 	// holder's death (a Lister that lists again, the TUI's).
 	fromKept bool
+	// shown are the sessions the view shows (Show); nil: all of them.
+	shown atomic.Pointer[map[string]bool]
+}
+
+// Show tells the Lister which sessions its view shows now (nil: all, as
+// before any call): between full listings, only their holders are asked
+// whether they serve or are stopped, so that a view of a thousand live
+// sessions asks the sixty on its screen every RelistEvery, not the
+// thousand. A session that comes into view is asked at the next round,
+// at most RelistEvery later, as any session was before. It does not wait
+// for a List in progress.
+func (l *Lister) Show(ids []string) {
+	if ids == nil {
+		l.shown.Store(nil)
+		return
+	}
+	set := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		set[id] = true
+	}
+	l.shown.Store(&set)
 }
 
 // NewLister returns a Lister of store's sessions, listed with opts (as
@@ -136,17 +158,21 @@ func (l *Lister) List(ctx context.Context) (infos []SessionInfo, fresh bool, err
 // SIGCONT), which touches no store. It returns the listing with those
 // rows changed, and whether any did; ok is false when an answer is
 // neither (the holder gone unseen, or nothing known): the caller lists
-// again. O(held sessions), not O(sessions): an idle store of idle
+// again. O(held sessions shown), not O(sessions): an idle store of idle
 // sessions asks nothing.
 func (l *Lister) askLiveness(ctx context.Context, listing []SessionInfo) (infos []SessionInfo, changed, ok bool) {
 	if l.liveness == nil {
 		return nil, false, false
 	}
+	shown := l.shown.Load()
 	for i, in := range listing {
 		h := in.Holder
 		if h == nil || h.Host != l.host || h.PID == l.pid || in.State != StateLive && in.State != StateHeld ||
 			in.Reason != "" && !in.NotAnswering {
 			continue // not held here by another process, or its lease state unknown
+		}
+		if shown != nil && !(*shown)[in.ID] {
+			continue // not in view: asked once it is (Show)
 		}
 		live := l.liveness(ctx, in.ID, *h)
 		if live != LivenessServing && live != LivenessStopped {

@@ -55,6 +55,20 @@ func (l *sessionList) rowsShown(s listSpace) int {
 	return max(0, s.paneH-3-boolInt(l.filterActive))
 }
 
+// shownIDs are the ids of the rows on screen in s, the selection's
+// included: the sessions whose holders the lister asks about between
+// listings (rig.Lister.Show).
+func (l *sessionList) shownIDs(s listSpace) []string {
+	ids := []string{}
+	for i := l.top; i < len(l.vis) && i < l.top+l.rowsShown(s); i++ {
+		ids = append(ids, l.vis[i].id)
+	}
+	if v := l.selected(); v != nil {
+		ids = append(ids, v.id)
+	}
+	return ids
+}
+
 func (l *sessionList) selected() *sessView {
 	if l.cursor >= 0 && l.cursor < len(l.vis) {
 		return l.vis[l.cursor]

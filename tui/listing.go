@@ -176,6 +176,9 @@ func (m *model) refreshList() tea.Cmd {
 		return nil
 	}
 	m.listInFlight = true
+	if m.h.lister != nil && m.list.listed {
+		m.h.lister.Show(m.list.shownIDs(m.listSpace()))
+	}
 	return m.h.listCmd()
 }
 

@@ -54,3 +54,37 @@ func TestListingLiveness(t *testing.T) {
 		t.Fatalf("after SIGCONT: state %s, unserved %v\n%s", w.state(), m.unserved, m.View())
 	}
 }
+
+// The lister is asked about the holders of the rows on screen only (the
+// selection's included), scrolled or not: the sessions whose liveness it
+// asks between listings (rig.Lister.Show).
+func TestShownIDsAreTheRowsOnScreen(t *testing.T) {
+	m := withManySessions(fakeModel(t, 200, 30, asciiRenderer()), 300)
+	n := m.list.rowsShown(m.listSpace())
+	if n < 10 || n > 30 {
+		t.Fatalf("%d rows shown in a 30-line window", n)
+	}
+	check := func(what string) {
+		t.Helper()
+		ids := m.list.shownIDs(m.listSpace())
+		if len(ids) != n+1 || ids[0] != m.list.vis[m.list.top].id || ids[n-1] != m.list.vis[m.list.top+n-1].id ||
+			ids[n] != m.list.selected().id {
+			t.Fatalf("%s: shown %d ids from %s; want the %d rows from row %d (%s) and the selection",
+				what, len(ids), ids[0], n, m.list.top, m.list.vis[m.list.top].id)
+		}
+		view := m.View()
+		for _, id := range ids {
+			if !strings.Contains(view, id[:8]) {
+				t.Fatalf("%s: %s is not on the screen", what, id[:8])
+			}
+		}
+	}
+	check("the top")
+	for range 150 {
+		m.Update(keyMsg("j"))
+	}
+	if m.list.top == 0 {
+		t.Fatal("150 rows down, the list did not scroll")
+	}
+	check("scrolled")
+}
