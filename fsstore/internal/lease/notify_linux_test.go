@@ -13,9 +13,11 @@ import (
 	"looprig/rig/storage"
 )
 
-// With inotify, a holder whose watchdog period is an hour still learns of
-// a forced takeover at once: the change in its lease's directory wakes the
-// watchdog. (Without it, the loss would wait for the period.)
+// A holder whose watchdog period is an hour still learns at once of a
+// forced takeover, and of its lease granted to another after its lock
+// file was removed by hand: inotify on its files tells it, or without
+// inotify the bell the break or the grant rings (TestNotifiedWithoutInotify
+// runs this so). Without either, the loss would wait for the period.
 func TestNotifiedLossWithoutPolling(t *testing.T) {
 	dir := t.TempDir()
 	holder := NewManager(Options{Watchdog: time.Hour, Host: "holder"})
@@ -29,12 +31,7 @@ func TestNotifiedLossWithoutPolling(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mustRelease(t, l2)
-	select {
-	case <-l1.Lost():
-	case <-time.After(3 * time.Second):
-		t.Fatal("the holder did not notice the break within 3 s, with its watchdog period an hour")
-	}
-	if lost := l1.LostCause().(*storage.LeaseLostError); lost.Reason != storage.LossReplaced {
+	if lost := noticed(t, l1, "the break"); lost.Reason != storage.LossReplaced {
 		t.Fatalf("cause %+v, want replaced", lost)
 	}
 	// The lock file removed by hand, then the name granted to another:
@@ -50,16 +47,12 @@ func TestNotifiedLossWithoutPolling(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mustRelease(t, l4)
-	select {
-	case <-l3.Lost():
-	case <-time.After(3 * time.Second):
-		t.Fatal("the holder did not notice its lease granted to another within 3 s, with its watchdog period an hour")
-	}
+	noticed(t, l3, "its lease granted to another")
 }
 
-// With inotify, the lock file removed by hand is noticed at once too.
-// (With dnotify only a break rings the lease's bell: a loss by other hands
-// waits for the poll.)
+// With inotify, the lock file removed by hand is noticed at once too,
+// before anyone takes the name. (With dnotify, a loss that gives the lease
+// to no one rings no bell: it waits for the poll.)
 func TestNotifiedLockRemovedByHand(t *testing.T) {
 	dir := t.TempDir()
 	holder := NewManager(Options{Watchdog: time.Hour, Host: "holder"})
@@ -70,11 +63,7 @@ func TestNotifiedLockRemovedByHand(t *testing.T) {
 	if err := os.Remove(lockPath); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-l3.Lost():
-	case <-time.After(3 * time.Second):
-		t.Fatal("the holder did not notice its lock file removed within 3 s")
-	}
+	noticed(t, l3, "its lock file removed")
 }
 
 // While every live lease's directory is watched, the watchdog polls at
@@ -148,16 +137,6 @@ func TestNotifiedEpochFileReplacedTwice(t *testing.T) {
 	dir := t.TempDir()
 	holder := NewManager(Options{Watchdog: time.Hour, Host: "holder"})
 	t.Cleanup(func() { holder.Close() })
-	waitFor := func(l *Lease, what string) *storage.LeaseLostError {
-		t.Helper()
-		select {
-		case <-l.Lost():
-			return l.LostCause().(*storage.LeaseLostError)
-		case <-time.After(3 * time.Second):
-			t.Fatalf("the holder did not notice %s within 3 s, with its watchdog period an hour", what)
-			return nil
-		}
-	}
 	l := mustAcquire(t, holder, dir, "sessions/e")
 	skipWithoutInotify(t, holder)
 	_, epochPath := leasePaths(dir, "sessions/e")
@@ -171,7 +150,7 @@ func TestNotifiedEpochFileReplacedTwice(t *testing.T) {
 		notLost(t, l)
 	}
 	writeEpochAtomically(t, epochPath, formatEpochFile(l.Epoch()+1, storage.Holder{PID: 1, Host: "x"}))
-	if lost := waitFor(l, "its epoch file replaced after a harmless replacement"); lost.Reason != storage.LossEpochAdvanced {
+	if lost := noticed(t, l, "its epoch file replaced after a harmless replacement"); lost.Reason != storage.LossEpochAdvanced {
 		t.Fatalf("cause %+v, want epoch advanced", lost)
 	}
 	mustRelease(t, l)
@@ -180,14 +159,14 @@ func TestNotifiedEpochFileReplacedTwice(t *testing.T) {
 	if err := os.WriteFile(epochPath, formatEpochFile(l.Epoch()+5, storage.Holder{}), 0o600); err != nil { // in place
 		t.Fatal(err)
 	}
-	waitFor(l, "its epoch file rewritten in place")
+	noticed(t, l, "its epoch file rewritten in place")
 	mustRelease(t, l)
 
 	l = mustAcquire(t, holder, dir, "sessions/e")
 	if err := os.Remove(epochPath); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(l, "its epoch file removed")
+	noticed(t, l, "its epoch file removed")
 	mustRelease(t, l)
 }
 
@@ -250,6 +229,19 @@ func TestDnotifyBurstIsOneCheck(t *testing.T) {
 		t.Errorf("3 rings in a burst made %d checks, want 1 (2 if the burst straddled the wait)", checks)
 	}
 	notLost(t, l)
+}
+
+// noticed waits for l to be lost, at most 3 s (the tests' holders poll
+// every hour: only notification tells them in time), and returns why.
+func noticed(t *testing.T, l *Lease, what string) *storage.LeaseLostError {
+	t.Helper()
+	select {
+	case <-l.Lost():
+		return l.LostCause().(*storage.LeaseLostError)
+	case <-time.After(3 * time.Second):
+		t.Fatalf("the holder did not notice %s within 3 s, with its watchdog period an hour", what)
+		return nil
+	}
 }
 
 // settle waits for m's watchdog to be done with the check after a grant
