@@ -108,6 +108,7 @@ type lsRow struct {
 	ID      string `json:"id"`
 	ShortID string `json:"short_id"`
 	State   string `json:"state"`
+	Reason  string `json:"reason"`
 	Epoch   uint64 `json:"epoch"`
 	Holder  *struct {
 		PID int `json:"pid"`
