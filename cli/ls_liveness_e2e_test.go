@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // ls learns a held session's liveness without a connection to its host
@@ -21,7 +22,7 @@ func TestLsLivenessWithoutConnecting(t *testing.T) {
 	if row := h.row(id); row.State != "live" || row.Reason != "" {
 		t.Fatalf("ls of a serving host: %s %q, want live", row.State, row.Reason)
 	}
-	before := wakeups(t, pid)
+	before := settledWakeups(t, pid)
 	for range 5 {
 		h.must(0, "ls")
 		h.must(0, "ls", "--json")
@@ -57,6 +58,25 @@ func TestLsLivenessWithoutConnecting(t *testing.T) {
 	if row := h.row(id); row.State != "crashed" {
 		t.Errorf("ls after SIGKILL of the host: %s, want crashed", row.State)
 	}
+}
+
+// settledWakeups waits until host pid, just started, has trimmed its
+// memory (once it has been idle for 2 s: host's idleTrimAfter) and then
+// gone a second without a wakeup, and returns its wakeups then: the host's
+// own work is not counted against the listings.
+func settledWakeups(t *testing.T, pid int) int {
+	t.Helper()
+	time.Sleep(2500 * time.Millisecond)
+	n := wakeups(t, pid)
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(time.Second)
+		m := wakeups(t, pid)
+		if m == n {
+			return m
+		}
+		n = m
+	}
+	return n
 }
 
 // wakeups is how many times process pid's threads were scheduled

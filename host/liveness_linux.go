@@ -3,17 +3,16 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io/fs"
 	"os"
-	"strconv"
 	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"looprig/internal/procstart"
 	"looprig/rig"
 	"looprig/rig/storage"
 )
@@ -48,15 +47,18 @@ var procReadable = sync.OnceValue(func() bool {
 //     leader, which is a zombie as soon as it has exited while the
 //     group's other threads may still be exiting, holding the descriptor
 //     table and so the lock; the store's lock table says.
-//   - pid reuse: the holder took the lease while it ran, so a process that
+//   - pid reuse: the lease's record names its holder's start (Started,
+//     Boot: clock ticks since boot, and the boot; internal/procstart), so
+//     a process with the pid and another start, or on another boot, is
+//     not the holder but one that got its pid after the holder died:
+//     LivenessGone as well. A record without them (a grant by a looprig
+//     from before them) is judged by the wall clock: a process that
 //     started after the lease was granted (Acquired, plus clockSlack) is
-//     not the holder but another that got its pid after the holder died:
-//     LivenessGone as well. The
-//     start time is the kernel's (field 22, clock ticks since boot on
-//     CLOCK_BOOTTIME), made a wall time with the wall clock's current
-//     distance from CLOCK_BOOTTIME: 10 ms steps, where /proc/stat's btime
-//     has whole seconds. A pid reused within clockSlack of the grant
-//     would pass: that needs the pid space to wrap within two seconds.
+//     LivenessUnknown, and the lock table says. Not gone: the start is
+//     made a wall time with the wall clock's current distance from
+//     CLOCK_BOOTTIME, so a wall clock stepped forward since the grant
+//     (NTP, a virtual machine resumed) makes a live holder look younger
+//     than its lease.
 //   - Stopped (T, t: SIGSTOP, a debugger): LivenessStopped. It holds the
 //     lease and answers nobody.
 //   - The socket: a host makes its socket after it took the lease
@@ -75,7 +77,7 @@ func HolderLiveness(ctx context.Context, dir, id string, h storage.Holder, opts 
 	if !procReadable() {
 		return probeLiveness(ctx, dir, id, h, opts...)
 	}
-	state, start, err := procStat(h.PID)
+	state, ticks, err := procstart.Of(h.PID)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ESRCH) {
 			return rig.LivenessGone
@@ -85,9 +87,14 @@ func HolderLiveness(ctx context.Context, dir, id string, h storage.Holder, opts 
 	switch {
 	case state == 'Z' || state == 'X' || state == 'x':
 		return rig.LivenessUnknown // maybe not all its threads yet
-	case !h.Acquired.IsZero() && start.After(h.Acquired.Add(clockSlack)):
-		return rig.LivenessGone // the pid is another process's now
-	case state == 'T' || state == 't':
+	case h.Started != 0:
+		if boot := procstart.Boot(); h.Started != ticks || h.Boot != "" && boot != "" && h.Boot != boot {
+			return rig.LivenessGone // the pid is another process's now
+		}
+	case !h.Acquired.IsZero() && wallStart(ticks).After(h.Acquired.Add(clockSlack)):
+		return rig.LivenessUnknown // another process's pid now, or the wall clock moved: the lock table says
+	}
+	if state == 'T' || state == 't' {
 		return rig.LivenessStopped
 	}
 	path, err := SocketPath(dir, id)
@@ -104,32 +111,15 @@ func HolderLiveness(ctx context.Context, dir, id string, h storage.Holder, opts 
 	return rig.LivenessServing
 }
 
-// procStat reads process pid's state letter and start time (wall clock)
-// from /proc/PID/stat.
-func procStat(pid int) (state byte, start time.Time, err error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, time.Time{}, err
-	}
-	// "pid (comm) S ppid ...": comm may hold spaces and parentheses, so
-	// the fields are counted from the last ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return 0, time.Time{}, errors.New("proc stat: malformed")
-	}
-	fields := bytes.Fields(b[i+2:])
-	// fields[0] is field 3 (state); field 22 (starttime) is fields[19].
-	if len(fields) < 20 || len(fields[0]) != 1 {
-		return 0, time.Time{}, errors.New("proc stat: malformed")
-	}
-	ticks, err := strconv.ParseUint(string(fields[19]), 10, 64)
-	if err != nil {
-		return 0, time.Time{}, errors.New("proc stat: malformed start time")
-	}
+// wallStart makes a start in clock ticks since boot a wall time, with the
+// wall clock's current distance from CLOCK_BOOTTIME (10 ms steps, where
+// /proc/stat's btime has whole seconds); the zero time if that clock
+// cannot be read.
+func wallStart(ticks uint64) time.Time {
 	var boot unix.Timespec
 	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &boot); err != nil {
-		return 0, time.Time{}, os.NewSyscallError("clock_gettime", err)
+		return time.Time{}
 	}
 	sinceStart := time.Duration(boot.Nano()) - time.Duration(ticks)*(time.Second/userHZ)
-	return fields[0][0], time.Now().Add(-sinceStart), nil
+	return time.Now().Add(-sinceStart)
 }

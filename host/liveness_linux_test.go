@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"looprig/internal/procstart"
 	"looprig/rig"
 	"looprig/rig/storage"
 )
@@ -43,7 +44,12 @@ func startHolder(t *testing.T) *holderProc {
 		cmd.Wait()
 	})
 	time.Sleep(20 * time.Millisecond) // its start time is before the grant
-	p := &holderProc{cmd: cmd, dir: dir, holder: storage.Holder{PID: cmd.Process.Pid, Host: "here", Acquired: time.Now()}}
+	_, started, err := procstart.Of(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &holderProc{cmd: cmd, dir: dir, holder: storage.Holder{PID: cmd.Process.Pid, Host: "here", Acquired: time.Now(),
+		Started: started, Boot: procstart.Boot()}}
 	p.listen(t)
 	return p
 }
@@ -123,15 +129,34 @@ func TestHolderLivenessOfARealProcess(t *testing.T) {
 	}
 }
 
-// A pid reused by a process that started after the lease was granted is
-// not the holder; a socket older than the grant is an earlier holder's;
-// a holder without a socket does not serve.
+// A pid whose process has another start than the lease's record names, or
+// counts from another boot, is not the holder; with the record's start
+// the wall clock does not matter (one stepped forward since the grant); a
+// record without a start (an older looprig's) judged by the wall clock
+// leaves a process younger than the lease to the lock table; a socket
+// older than the grant is an earlier holder's; a holder without a socket
+// does not serve.
 func TestHolderLivenessGuards(t *testing.T) {
 	p := startHolder(t)
 	reused := p.holder
-	reused.Acquired = time.Now().Add(-time.Minute) // granted before this pid's process started
+	reused.Started++ // the holder's pid, now another process's
 	if l := HolderLiveness(context.Background(), p.dir, "s", reused); l != rig.LivenessGone {
-		t.Errorf("a pid reused after the grant: %v, want gone", l)
+		t.Errorf("a pid reused by a process of another start: %v, want gone", l)
+	}
+	rebooted := p.holder
+	rebooted.Boot = "00000000-0000-0000-0000-000000000000"
+	if l := HolderLiveness(context.Background(), p.dir, "s", rebooted); l != rig.LivenessGone {
+		t.Errorf("a holder of another boot: %v, want gone", l)
+	}
+	stepped := p.holder
+	stepped.Acquired = time.Now().Add(-time.Minute) // the wall clock moved on a minute since the grant
+	if l := HolderLiveness(context.Background(), p.dir, "s", stepped); l != rig.LivenessServing {
+		t.Errorf("the holder, its lease granted a minute before its start by the wall clock: %v, want serving", l)
+	}
+	older := stepped
+	older.Started, older.Boot = 0, "" // a record of a looprig from before starts were recorded
+	if l := HolderLiveness(context.Background(), p.dir, "s", older); l != rig.LivenessUnknown {
+		t.Errorf("a record without a start, the process younger than the lease: %v, want unknown (the lock table says)", l)
 	}
 	later := p.holder
 	later.Acquired = time.Now().Add(time.Minute) // the socket predates this grant

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"looprig/internal/procstart"
 	"looprig/rig/storage"
 )
 
@@ -73,10 +75,13 @@ type leaseRecord struct {
 	Expires  time.Time `json:"expires"`
 	Owner    string    `json:"owner"`
 	Broken   bool      `json:"broken,omitempty"`
+	// Started and Boot: storage.Holder's, where known.
+	Started uint64 `json:"started,omitempty"`
+	Boot    string `json:"boot,omitempty"`
 }
 
 func (r *leaseRecord) holder() storage.Holder {
-	return storage.Holder{PID: r.PID, Host: r.Host, Acquired: r.Acquired}
+	return storage.Holder{PID: r.PID, Host: r.Host, Acquired: r.Acquired, Started: r.Started, Boot: r.Boot}
 }
 
 // readRecord returns name's lease record and its NATS revision; nil when
@@ -293,6 +298,10 @@ func (s *Store) grant(ctx context.Context, name string, force bool) (storage.Lea
 		l.rec = leaseRecord{
 			Epoch: epoch, State: stateHeld, PID: s.o.pid, Host: s.o.host,
 			Acquired: sent.UTC(), Expires: sent.Add(s.o.leaseTTL).UTC(), Owner: s.id, Broken: force,
+		}
+		if s.o.pid == os.Getpid() {
+			self := procstart.Self()
+			l.rec.Started, l.rec.Boot = self.Ticks, self.Boot
 		}
 		val, _ := json.Marshal(&l.rec)
 		var newRev uint64

@@ -67,6 +67,15 @@ type Holder struct {
 	PID      int       `json:"pid"`
 	Host     string    `json:"host"`
 	Acquired time.Time `json:"acquired"`
+	// Started is the holder process's start as its kernel counts it
+	// (clock ticks since boot) and Boot the boot it counts from (the
+	// kernel's boot_id): with PID they name the process whatever the wall
+	// clock did since, so a process that got the pid after the holder
+	// died is told from it (looprig/internal/procstart). Zero where
+	// unknown: not Linux, or a grant by a looprig from before they were
+	// recorded.
+	Started uint64 `json:"started,omitempty"`
+	Boot    string `json:"boot,omitempty"`
 }
 
 // LeaseStatus is what a probe sees of a name.

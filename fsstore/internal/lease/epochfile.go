@@ -23,19 +23,28 @@ const MaxEpochFileSize = 4 << 10
 
 // epochRecord is the on-disk form of an epoch file:
 //
-//	{"epoch":N,"pid":..,"host":"..","acquired":"RFC3339Nano"}
+//	{"epoch":N,"pid":..,"host":"..","acquired":"RFC3339Nano","started":..,"boot":".."}
+//
+// "started" and "boot" (storage.Holder.Started, Boot) are left out where
+// unknown, and absent from the files of looprigs before them.
 type epochRecord struct {
 	Epoch    uint64 `json:"epoch"`
 	PID      int    `json:"pid"`
 	Host     string `json:"host"`
 	Acquired string `json:"acquired"`
+	Started  uint64 `json:"started,omitempty"`
+	Boot     string `json:"boot,omitempty"`
 }
+
+// maxBootIDLen bounds an epoch file's "boot" (a boot_id is 36 bytes).
+const maxBootIDLen = 64
 
 // ParseEpochFile decodes the contents of an epoch file. It is strict: the
 // file must be one JSON object, at most MaxEpochFileSize bytes, whose
 // "epoch" is an integer in [1, 2^64-1]; "pid" if present must be a
-// non-negative integer and "acquired" if present and non-empty an RFC 3339
-// time. Unknown fields are ignored. Any other content (empty, truncated,
+// non-negative integer, "acquired" if present and non-empty an RFC 3339
+// time, "started" if present a non-negative integer and "boot" if present
+// a string of at most maxBootIDLen bytes. Unknown fields are ignored. Any other content (empty, truncated,
 // trailing garbage, huge) is an error; callers turn it into
 // *storage.CorruptError and never reset the epoch.
 func ParseEpochFile(data []byte) (uint64, storage.Holder, error) {
@@ -50,6 +59,8 @@ func ParseEpochFile(data []byte) (uint64, storage.Holder, error) {
 		PID      json.RawMessage `json:"pid"`
 		Host     *string         `json:"host"`
 		Acquired *string         `json:"acquired"`
+		Started  json.RawMessage `json:"started"`
+		Boot     *string         `json:"boot"`
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return 0, storage.Holder{}, fmt.Errorf("epoch file is not a JSON object: %w", err)
@@ -82,6 +93,19 @@ func ParseEpochFile(data []byte) (uint64, storage.Holder, error) {
 		}
 		h.Acquired = t
 	}
+	if len(raw.Started) > 0 && string(raw.Started) != "null" {
+		started, err := strconv.ParseUint(string(raw.Started), 10, 64)
+		if err != nil {
+			return 0, storage.Holder{}, fmt.Errorf(`epoch file has a bad "started" %.40q`, raw.Started)
+		}
+		h.Started = started
+	}
+	if raw.Boot != nil {
+		if len(*raw.Boot) > maxBootIDLen {
+			return 0, storage.Holder{}, fmt.Errorf(`epoch file has a "boot" of %d bytes, over %d`, len(*raw.Boot), maxBootIDLen)
+		}
+		h.Boot = *raw.Boot
+	}
 	return epoch, h, nil
 }
 
@@ -93,6 +117,8 @@ func formatEpochFile(epoch uint64, h storage.Holder) []byte {
 		PID:      h.PID,
 		Host:     h.Host,
 		Acquired: h.Acquired.Format(time.RFC3339Nano),
+		Started:  h.Started,
+		Boot:     h.Boot,
 	})
 	if err != nil { // cannot happen: plain struct of strings and numbers
 		panic(err)

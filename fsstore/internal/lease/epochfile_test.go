@@ -21,10 +21,12 @@ func TestParseEpochFile(t *testing.T) {
 		{"{\"epoch\":18446744073709551615}\n", 1<<64 - 1, storage.Holder{}},
 		{`  {"acquired":"","epoch":9,"future":[1,2,{"x":null}]}  `, 9, storage.Holder{}},
 		{`{"epoch":3,"pid":null,"host":"h\u00e9"}`, 3, storage.Holder{Host: "hé"}},
+		{`{"epoch":4,"pid":7,"started":123456,"boot":"b0"}`, 4, storage.Holder{PID: 7, Started: 123456, Boot: "b0"}},
+		{`{"epoch":5,"started":null,"boot":""}`, 5, storage.Holder{}},
 	}
 	for _, g := range good {
 		e, h, err := ParseEpochFile([]byte(g.in))
-		if err != nil || e != g.epoch || h.PID != g.h.PID || h.Host != g.h.Host || !h.Acquired.Equal(g.h.Acquired) {
+		if err != nil || e != g.epoch || !sameHolder(h, g.h) {
 			t.Errorf("ParseEpochFile(%q) = %d, %+v, %v; want %d, %+v", g.in, e, h, err, g.epoch, g.h)
 		}
 	}
@@ -33,6 +35,8 @@ func TestParseEpochFile(t *testing.T) {
 		`{"epoch":1.0}`, `{"epoch":1e3}`, `{"epoch":"1"}`, `{"epoch":18446744073709551616}`,
 		`{"epoch":1,"pid":-5}`, `{"epoch":1,"pid":1.5}`, `{"epoch":1,"pid":"7"}`, `{"epoch":1,"host":5}`,
 		`{"epoch":1,"acquired":"yesterday"}`, `{"epoch":1,"acquired":7}`, `{"epoch":1}x`, `{"epoch":1`,
+		`{"epoch":1,"started":-1}`, `{"epoch":1,"started":"5"}`, `{"epoch":1,"started":1.5}`, `{"epoch":1,"boot":5}`,
+		`{"epoch":1,"boot":"` + string(bytes.Repeat([]byte("b"), maxBootIDLen+1)) + `"}`,
 		"\xff\xfe", string(bytes.Repeat([]byte(" "), MaxEpochFileSize)) + `{"epoch":1}`,
 	}
 	for _, b := range bad {
@@ -43,12 +47,24 @@ func TestParseEpochFile(t *testing.T) {
 }
 
 func TestFormatEpochFileRoundTrip(t *testing.T) {
-	h := storage.Holder{PID: 9, Host: "a \"quoted\" host\n", Acquired: time.Now()}
-	b := formatEpochFile(12, h)
-	e, got, err := ParseEpochFile(b)
-	if err != nil || e != 12 || got.PID != 9 || got.Host != h.Host || !got.Acquired.Equal(h.Acquired) {
-		t.Fatalf("round trip of %s: %d %+v %v", b, e, got, err)
+	for _, h := range []storage.Holder{
+		{PID: 9, Host: "a \"quoted\" host\n", Acquired: time.Now()},
+		{PID: 9, Host: "h", Acquired: time.Now(), Started: 1 << 40, Boot: "5d3c9a0e-0b6f-4c1e-9a43-2f0c1b7d8e6a"},
+	} {
+		b := formatEpochFile(12, h)
+		e, got, err := ParseEpochFile(b)
+		if err != nil || e != 12 || !sameHolder(got, h) {
+			t.Fatalf("round trip of %s: %d %+v %v", b, e, got, err)
+		}
+		if h.Started == 0 && bytes.Contains(b, []byte(`"started"`)) {
+			t.Errorf("a holder without a start is written with one: %s", b)
+		}
 	}
+}
+
+// sameHolder compares holders, their times with Equal.
+func sameHolder(a, b storage.Holder) bool {
+	return a.PID == b.PID && a.Host == b.Host && a.Acquired.Equal(b.Acquired) && a.Started == b.Started && a.Boot == b.Boot
 }
 
 func TestWriteEpochFileIsAtomicAndPrivate(t *testing.T) {
@@ -77,6 +93,7 @@ func TestWriteEpochFileIsAtomicAndPrivate(t *testing.T) {
 func FuzzParseEpochFile(f *testing.F) {
 	f.Add([]byte(`{"epoch":1,"pid":42,"host":"h","acquired":"2026-07-15T10:11:12.123456789Z"}`))
 	f.Add(formatEpochFile(7, storage.Holder{PID: 1, Host: "x", Acquired: time.Unix(0, 0)}))
+	f.Add(formatEpochFile(8, storage.Holder{PID: 2, Host: "y", Acquired: time.Unix(0, 0), Started: 99, Boot: "b"}))
 	f.Add([]byte(`{"epoch":18446744073709551615}`))
 	f.Add([]byte(`{"epoch":0}`))
 	f.Add([]byte(`garbage`))
@@ -89,7 +106,7 @@ func FuzzParseEpochFile(f *testing.F) {
 			t.Fatalf("accepted %q as epoch %d holder %+v", data, e, h)
 		}
 		e2, h2, err := ParseEpochFile(formatEpochFile(e, h))
-		if err != nil || e2 != e || h2.PID != h.PID || h2.Host != h.Host || !h2.Acquired.Equal(h.Acquired) {
+		if err != nil || e2 != e || !sameHolder(h2, h) {
 			t.Fatalf("round trip of %q: %d %+v %v, want %d %+v", data, e2, h2, err, e, h)
 		}
 	})

@@ -32,6 +32,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"looprig/fsstore/internal/fsutil"
+	"looprig/internal/procstart"
 	"looprig/rig/storage"
 )
 
@@ -172,7 +173,12 @@ func (m *Manager) Close() error {
 }
 
 func (m *Manager) holder() storage.Holder {
-	return storage.Holder{PID: m.pid, Host: m.host, Acquired: m.now().UTC()}
+	h := storage.Holder{PID: m.pid, Host: m.host, Acquired: m.now().UTC()}
+	if m.pid == os.Getpid() {
+		self := procstart.Self()
+		h.Started, h.Boot = self.Ticks, self.Boot
+	}
+	return h
 }
 
 // Acquire takes the lease name, whose lock and epoch files are lockPath and
