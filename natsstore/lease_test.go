@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"looprig/internal/procstart"
 	"looprig/rig"
 	"looprig/rig/engine"
 	"looprig/rig/journal"
@@ -393,5 +394,35 @@ func TestProbeManyMatchesProbe(t *testing.T) {
 		if wantHeld := i%4 == 1; got[i].Held != wantHeld {
 			t.Errorf("%s held = %v, want %v", name, got[i].Held, wantHeld)
 		}
+	}
+}
+
+// A grant by this process names its start (procstart.Self) in the lease's
+// record, for a listing on this machine to tell pid reuse without the wall
+// clock; a grant in the name of another pid names none.
+func TestGrantNamesTheHoldersStart(t *testing.T) {
+	srv := startServer(t)
+	ctx := t.Context()
+	self := procstart.Self()
+	for _, c := range []struct {
+		store *Store
+		want  procstart.Stamp
+	}{
+		{openStore(t, srv.URL()), self},
+		{openStore(t, srv.URL(), WithHolder(777, "elsewhere")), procstart.Stamp{}},
+	} {
+		name := fmt.Sprintf("sessions/start-%d", c.store.o.pid)
+		l, err := c.store.Acquire(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := c.store.Probe(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := (procstart.Stamp{Ticks: st.Holder.Started, Boot: st.Holder.Boot}); got != c.want {
+			t.Errorf("pid %d's grant names start %+v, want %+v", c.store.o.pid, got, c.want)
+		}
+		l.Release(ctx)
 	}
 }

@@ -2,10 +2,12 @@ package lease
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"looprig/internal/procstart"
 	"looprig/rig/storage"
 )
 
@@ -136,4 +138,26 @@ func TestProbeNeverFailsAcquire(t *testing.T) {
 		t.Fatal(err)
 	default:
 	}
+}
+
+// A grant by this process names its start (procstart.Self) in the epoch
+// file, for a listing to tell pid reuse without the wall clock; a grant in
+// the name of another pid names none.
+func TestGrantNamesTheHoldersStart(t *testing.T) {
+	dir := t.TempDir()
+	self := procstart.Self()
+	mine := mustAcquire(t, testManager(t, 0, "h"), dir, "sessions/mine")
+	st := probe(t, testManager(t, 0, ""), dir, "sessions/mine")
+	if st.Holder.Started != self.Ticks || st.Holder.Boot != self.Boot {
+		t.Errorf("this process's grant names start %d on boot %q, want %d on %q", st.Holder.Started, st.Holder.Boot, self.Ticks, self.Boot)
+	}
+	if runtime.GOOS == "linux" && !self.Known() {
+		t.Errorf("no start of this process on Linux: %+v", self)
+	}
+	mustRelease(t, mine)
+	other := mustAcquire(t, testManager(t, 777, "h"), dir, "sessions/other")
+	if st := probe(t, testManager(t, 0, ""), dir, "sessions/other"); st.Holder.Started != 0 || st.Holder.Boot != "" {
+		t.Errorf("a grant for pid 777 names a start: %+v", st.Holder)
+	}
+	mustRelease(t, other)
 }
