@@ -516,6 +516,7 @@ func runTUI(e *env) int {
 		KeptListing: keptListingPath(st),
 		Version:     Version,
 		Notify:      cfg.Notify, NotifyAfter: cfg.NotifyAfter,
+		FPS:     cfg.TUIFPS,
 		Warning: tuiWarning(),
 		Now:     clock,
 	})

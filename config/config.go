@@ -9,6 +9,7 @@
 //	notify = "bell"              # bell | osc9 | osc777 | none: how the TUI tells you a
 //	                             # session in the background needs you (default bell)
 //	notify_after = "10s"         # a finished turn notifies when it ran at least this long
+//	tui_fps = 30                 # frames a second the TUI may draw, 1 to 120 (default 30)
 //
 //	[profiles.work]
 //	engine = "shell"             # shell | demo | claude | codex (default shell)
@@ -60,6 +61,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -80,6 +82,13 @@ var NotifyModes = []string{"bell", "osc9", "osc777", "none"}
 const (
 	DefaultNotify      = "bell"
 	DefaultNotifyAfter = 10 * time.Second
+)
+
+// DefaultTUIFPS and MaxTUIFPS bound tui_fps: how many frames a second the
+// TUI may draw (tui.FPS is the default). Bubble Tea draws at most 120.
+const (
+	DefaultTUIFPS = 30
+	MaxTUIFPS     = 120
 )
 
 // Built-in profile names.
@@ -103,6 +112,9 @@ type Config struct {
 	Notify string
 	// NotifyAfter is how long a turn must have run for its end to notify.
 	NotifyAfter time.Duration
+	// TUIFPS is how many frames a second the TUI may draw: a key's frame
+	// waits for the next one, and each costs the idle TUI a wakeup.
+	TUIFPS int
 
 	profiles  map[string]rig.Profile // user profiles only
 	rootLines map[string]int         // line of each user profile's root key (0: unknown)
@@ -163,7 +175,7 @@ func DefaultPath() (string, error) {
 
 // Builtin returns the configuration without a file.
 func Builtin() *Config {
-	return &Config{DefaultProfile: DefaultProfile, Notify: DefaultNotify, NotifyAfter: DefaultNotifyAfter,
+	return &Config{DefaultProfile: DefaultProfile, Notify: DefaultNotify, NotifyAfter: DefaultNotifyAfter, TUIFPS: DefaultTUIFPS,
 		profiles: map[string]rig.Profile{}, rootLines: map[string]int{}}
 }
 
@@ -188,7 +200,7 @@ func Load(path string, mustExist bool) (*Config, error) {
 // keys of a profile table, in the order they are documented.
 var profileKeys = []string{"engine", "placement", "root", "gate_policy", "seed", "tty", "term", "shell", "shell_interactive", "checkpoint", "checkpoint_max", "checkpoint_exclude", "checkpoint_include", "agent_command", "agent_allow", "agent_gate_timeout", "agent_interactive"}
 
-var topKeys = []string{"default_profile", "theme", "notify", "notify_after", "profiles"}
+var topKeys = []string{"default_profile", "theme", "notify", "notify_after", "tui_fps", "profiles"}
 
 // ProfileKeys returns the keys a profile table accepts, in the order they
 // are documented (and listed by an unknown key's error).
@@ -281,6 +293,17 @@ func Parse(path string, data []byte) (*Config, error) {
 			return nil, fail(fmt.Sprintf("%q is not a duration (write it as \"10s\", \"90s\" or \"2m\")", s), "notify_after")
 		}
 		c.NotifyAfter = d
+	}
+	if v, ok := doc["tui_fps"]; ok {
+		n, ok := v.(int64)
+		if !ok || n < 1 || n > MaxTUIFPS {
+			what := typeName(v)
+			if ok {
+				what = strconv.FormatInt(n, 10)
+			}
+			return nil, fail(fmt.Sprintf("must be a whole number of frames a second from 1 to %d (default %d), not %s", MaxTUIFPS, DefaultTUIFPS, what), "tui_fps")
+		}
+		c.TUIFPS = int(n)
 	}
 	if v, ok := doc["default_profile"]; ok {
 		s, ok := v.(string)

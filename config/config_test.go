@@ -21,6 +21,7 @@ default_profile = "work"
 theme = "dark"
 notify = "osc9"
 notify_after = "90s"
+tui_fps = 60
 
 [profiles.work]
 engine = "shell"
@@ -59,11 +60,11 @@ checkpoint_max = 4096
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.DefaultProfile != "work" || c.Theme != "dark" || c.Notify != "osc9" || c.NotifyAfter != 90*time.Second {
+	if c.DefaultProfile != "work" || c.Theme != "dark" || c.Notify != "osc9" || c.NotifyAfter != 90*time.Second || c.TUIFPS != 60 {
 		t.Fatalf("top level: %+v", c)
 	}
-	if b := Builtin(); b.Notify != "bell" || b.NotifyAfter != 10*time.Second {
-		t.Fatalf("built-in notify %q after %v, want bell after 10s", b.Notify, b.NotifyAfter)
+	if b := Builtin(); b.Notify != "bell" || b.NotifyAfter != 10*time.Second || b.TUIFPS != 30 {
+		t.Fatalf("built-in notify %q after %v, %d fps; want bell after 10s, 30 fps", b.Notify, b.NotifyAfter, b.TUIFPS)
 	}
 	home, _ := os.UserHomeDir()
 	want := rig.Profile{Name: "work", Engine: "shell", Placement: rig.PlacementExclusive, PlacementPinned: true,
@@ -142,6 +143,10 @@ func TestParseErrors(t *testing.T) {
 		{"notify type", "notify = true\n", 1, "notify", "must be a string"},
 		{"bad notify_after", "\nnotify_after = \"ten seconds\"\n", 2, "notify_after", "is not a duration"},
 		{"negative notify_after", "notify_after = \"-1s\"\n", 1, "notify_after", "is not a duration"},
+		{"tui_fps 0", "tui_fps = 0\n", 1, "tui_fps", "must be a whole number of frames a second from 1 to 120 (default 30), not 0"},
+		{"tui_fps over 120", "\ntui_fps = 240\n", 2, "tui_fps", "from 1 to 120 (default 30), not 240"},
+		{"tui_fps string", "tui_fps = \"60\"\n", 1, "tui_fps", "not a string"},
+		{"tui_fps float", "tui_fps = 59.94\n", 1, "tui_fps", "not a float"},
 		{"after multiline string", "theme = \"\"\"\nfoo = 1\n\"\"\"\nfoo = 2\n", 4, "foo", `unknown key "foo"`},
 	}
 	for _, tt := range tests {

@@ -83,6 +83,8 @@ type Options struct {
 	Dir     string
 	LogPath string // logs go to this file, never to the terminal
 	Now     func() time.Time
+	// FPS is how many frames a second it may draw (tui_fps); 0 is FPS.
+	FPS int
 
 	// SearchDir is where the search index lives (s); "" is beside the
 	// store (package search).
@@ -193,11 +195,12 @@ const (
 	historyChunk   = 2048
 )
 
-// FPS is how many times a second the TUI may draw a frame. Bubble Tea's
-// renderer wakes up that often even when nothing changed, which is most of
-// what an idle TUI costs (BenchmarkTUIIdle in internal/benchmarks): at 60
-// about 1.6 % of a CPU on a small VM, at 30 about half, while a key's frame
-// comes at most 33 ms later.
+// FPS is how many times a second the TUI may draw a frame unless the
+// configuration says otherwise (tui_fps, Options.FPS). Bubble Tea v1's
+// renderer draws on a ticker: it wakes up that often even when nothing
+// changed, which is most of what an idle TUI costs (BenchmarkTUIIdle in
+// internal/benchmarks), and a key's frame waits for its next tick, at
+// most 1/FPS.
 const FPS = 30
 
 // pane is a pane that can have the focus.
@@ -419,8 +422,12 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	opts.InTmux = opts.InTmux || os.Getenv("TMUX") != ""
 	m := newModelLog(opts, defaultRenderer(), log)
-	m.h.log.Info("tui start", "store", opts.StoreDir, "pid", os.Getpid())
-	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithFPS(FPS))
+	fps := opts.FPS
+	if fps <= 0 {
+		fps = FPS
+	}
+	m.h.log.Info("tui start", "store", opts.StoreDir, "pid", os.Getpid(), "fps", fps)
+	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithFPS(fps))
 	_, err := p.Run()
 	m.finish()
 	if err != nil && ctx.Err() != nil {

@@ -21,7 +21,8 @@ func TestTmuxNotifyBell(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(cfgDir, "config.toml")
-	if err := os.WriteFile(cfg, []byte("notify_after = \"1h\"\n[profiles.gated]\ngate_policy = [\"touch\"]\n"), 0o600); err != nil {
+	// tui_fps as a user who wants a key's frame sooner sets it.
+	if err := os.WriteFile(cfg, []byte("notify_after = \"1h\"\ntui_fps = 120\n[profiles.gated]\ngate_policy = [\"touch\"]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cli := func(args ...string) string {
@@ -70,6 +71,9 @@ func TestTmuxNotifyBell(t *testing.T) {
 	}
 	e.Send("bell", "C-c") // a turn runs in the attached session: q would ask
 	e.WaitFor("bell", 20*time.Second, "[exit 0]")
+	if b, err := os.ReadFile(filepath.Join(e.store, "tui.log")); err != nil || !strings.Contains(string(b), " fps=120") {
+		t.Errorf("the TUI did not draw at tui_fps = 120 (its log: %v):\n%s", err, b)
+	}
 	cli("stop", back)
 	cli("stop", front)
 }
