@@ -85,7 +85,8 @@ const (
 )
 
 // DefaultTUIFPS and MaxTUIFPS bound tui_fps: how many frames a second the
-// TUI may draw (tui.FPS is the default). Bubble Tea draws at most 120.
+// TUI may draw (the TUI's default, tui.FPS, is DefaultTUIFPS). Bubble Tea
+// draws at most 120.
 const (
 	DefaultTUIFPS = 30
 	MaxTUIFPS     = 120

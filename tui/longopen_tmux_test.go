@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"looprig/host"
 	"looprig/internal/testbin"
 )
 
@@ -286,7 +287,7 @@ func (o *otherTerminals) killHost(id string) {
 			return
 		}
 	}
-	o.t.Fatalf("session %s has no host to kill: ls --json %s\n%s", o.short(id), rowJSON(ls(o.t, o.e.bin, o.e.store), id), hostLog(id))
+	o.t.Fatalf("session %s has no host to kill: ls --json %s\n%s", o.short(id), rowJSON(ls(o.t, o.e.bin, o.e.store), id), o.hostLog(id))
 }
 
 // rowJSON is session id's row of an ls listing, as JSON ("none" if the
@@ -301,25 +302,25 @@ func rowJSON(rows []lsRow, id string) string {
 	return "none"
 }
 
-// hostLog is the tail of the log session id's host wrote (beside its
-// socket), for a failure's message.
-func hostLog(id string) string {
-	// host.SocketDir's two places: $XDG_RUNTIME_DIR/looprig, else
-	// /tmp/looprig-UID.
-	paths, _ := filepath.Glob(filepath.Join(os.Getenv("XDG_RUNTIME_DIR"), "looprig", "*", id+".log"))
-	more, _ := filepath.Glob(filepath.Join("/tmp", "looprig-"+strconv.Itoa(os.Getuid()), "*", id+".log"))
-	paths = append(paths, more...)
-	if len(paths) == 0 {
-		return "(no host log)"
+// hostLog is the tail of the log session id's host wrote (host.LogPath;
+// a directory store's key is its directory), for a failure's message.
+func (o *otherTerminals) hostLog(id string) string {
+	key, err := filepath.EvalSymlinks(o.e.store)
+	if err != nil {
+		return err.Error()
 	}
-	b, err := os.ReadFile(paths[0])
+	path, err := host.LogPath(key, id)
+	if err != nil {
+		return err.Error()
+	}
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return err.Error()
 	}
 	if len(b) > 4000 {
 		b = b[len(b)-4000:]
 	}
-	return "host log " + paths[0] + ":\n" + string(b)
+	return "host log " + path + ":\n" + string(b)
 }
 
 // report logs the median and the slowest time to show, per change.

@@ -63,6 +63,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
+	"looprig/config"
 	"looprig/host"
 	"looprig/rig"
 	"looprig/rig/storage"
@@ -196,12 +197,13 @@ const (
 )
 
 // FPS is how many times a second the TUI may draw a frame unless the
-// configuration says otherwise (tui_fps, Options.FPS). Bubble Tea v1's
+// configuration says otherwise (tui_fps, Options.FPS); its default is the
+// configuration's. Bubble Tea v1's
 // renderer draws on a ticker: it wakes up that often even when nothing
 // changed, which is most of what an idle TUI costs (BenchmarkTUIIdle in
 // internal/benchmarks), and a key's frame waits for its next tick, at
 // most 1/FPS.
-const FPS = 30
+const FPS = config.DefaultTUIFPS
 
 // pane is a pane that can have the focus.
 type pane int

@@ -15,6 +15,3 @@ type Stamp struct {
 	Ticks uint64 // clock ticks (USER_HZ) since boot
 	Boot  string // the kernel's boot_id
 }
-
-// Known reports whether s names a start.
-func (s Stamp) Known() bool { return s.Ticks != 0 && s.Boot != "" }

@@ -17,7 +17,7 @@ import (
 // found.
 func TestSelfAndAChild(t *testing.T) {
 	self := Self()
-	if !self.Known() {
+	if self.Ticks == 0 || self.Boot == "" {
 		t.Fatalf("Self() = %+v, want a start and a boot id on Linux", self)
 	}
 	if _, ticks, err := Of(os.Getpid()); err != nil || ticks != self.Ticks {
