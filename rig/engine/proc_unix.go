@@ -163,7 +163,7 @@ func (s *shell) run(ctx context.Context, turn Turn, sink Sink) (Result, error) {
 	}
 	_ = cmd.Wait() // reap; the status is in cmd.ProcessState
 	waitGone(pgid)
-	out.drain(outputs...)
+	out.drain()
 
 	if watchErr != nil {
 		return none, fmt.Errorf("engine shell: start watcher: %w", watchErr)
@@ -351,9 +351,25 @@ func exitCode(ps *os.ProcessState) int {
 
 // output reads a turn's pipes and delivers to the sink, one call at a time.
 type output struct {
-	mu   sync.Mutex
-	sink Sink
-	wg   sync.WaitGroup
+	mu      sync.Mutex
+	sink    Sink
+	readers []*reader
+}
+
+// reader is one of a turn's outputs being read: done closes once its
+// goroutine returned (EOF, EIO, an error or a read deadline).
+type reader struct {
+	f    *os.File
+	done chan struct{}
+}
+
+func (r *reader) finished() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
 }
 
 func (o *output) deliver(stream Stream, b []byte) {
@@ -369,9 +385,10 @@ func (o *output) deliver(stream Stream, b []byte) {
 // read starts a goroutine delivering what f yields until EOF, an error or a
 // read deadline, its lines bounded to maxLine bytes (≤ 0: not bounded).
 func (o *output) read(f *os.File, stream Stream, maxLine int) {
-	o.wg.Add(1)
+	r := &reader{f: f, done: make(chan struct{})}
+	o.readers = append(o.readers, r)
 	go func() {
-		defer o.wg.Done()
+		defer close(r.done)
 		sp := splitter{max: maxLine}
 		buf := make([]byte, readSize)
 		held := 0 // bytes of an incomplete UTF-8 sequence kept at buf[0:]
@@ -389,56 +406,63 @@ func (o *output) read(f *os.File, stream Stream, maxLine int) {
 	}()
 }
 
-// drain waits for the readers to reach EOF. The group is gone by now, so EOF
-// comes once the pipes are empty, unless a process that left the group holds
-// them: then, once nothing is buffered (or after drainMax), reading stops.
-func (o *output) drain(files ...*os.File) {
-	done := make(chan struct{})
-	go func() {
-		o.wg.Wait()
-		close(done)
-	}()
+// drain waits for the readers to reach their end. The group is gone by
+// now, so an output's end comes once the kernel handed over what the group
+// wrote, unless a process that left the group still holds it: such an
+// output, once nothing is waiting in it, stops being read. After drainMax
+// every output stops being read.
+func (o *output) drain() {
 	first := time.NewTimer(drainMin)
 	defer first.Stop()
-	select {
-	case <-done:
+	if o.wait(first.C) {
 		return
-	case <-first.C:
 	}
 	deadline := time.Now().Add(drainMax)
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
-	for {
-		select {
-		case <-done:
-			return
-		case <-tick.C:
-			if time.Now().Before(deadline) && buffered(files) {
-				continue
+	for !o.wait(tick.C) {
+		late := !time.Now().Before(deadline)
+		for _, r := range o.readers {
+			if !r.finished() && (late || !pending(r.f)) {
+				_ = r.f.SetReadDeadline(time.Now())
 			}
-			for _, f := range files {
-				_ = f.SetReadDeadline(time.Now())
-			}
-			<-done
-			return
 		}
 	}
 }
 
-// buffered reports whether any of the pipes has unread bytes.
-func buffered(files []*os.File) bool {
-	for _, f := range files {
-		rc, err := f.SyscallConn() // unlike Fd, keeps the file non-blocking
-		if err != nil {
-			continue
-		}
-		n := 0
-		_ = rc.Control(func(fd uintptr) {
-			n, _ = unix.IoctlGetInt(int(fd), ioctlInQueue)
-		})
-		if n > 0 {
-			return true
+// wait returns true once every reader finished, false when tick fires
+// first.
+func (o *output) wait(tick <-chan time.Time) bool {
+	for _, r := range o.readers {
+		select {
+		case <-r.done:
+		case <-tick:
+			return false
 		}
 	}
-	return false
+	return true
+}
+
+// pending reports whether more is to come from f: bytes waiting in it, or
+// no writer left (its EOF, or a pty master's EIO, is still to be read).
+// Poll answers both, and on Linux it also counts a pty's output still in
+// the kernel's flip buffer, which FIONREAD alone misses: on a loaded
+// machine that cut the last bytes of a turn's output. FIONREAD remains for
+// a descriptor poll cannot answer.
+func pending(f *os.File) bool {
+	rc, err := f.SyscallConn() // unlike Fd, keeps the file non-blocking
+	if err != nil {
+		return false
+	}
+	more := false
+	_ = rc.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		if n, err := unix.Poll(fds, 0); err == nil && n > 0 && fds[0].Revents&(unix.POLLIN|unix.POLLHUP) != 0 {
+			more = true
+			return
+		}
+		n, _ := unix.IoctlGetInt(int(fd), ioctlInQueue)
+		more = n > 0
+	})
+	return more
 }

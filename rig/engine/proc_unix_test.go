@@ -8,6 +8,7 @@ package engine
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"syscall"
 	"testing"
@@ -105,5 +106,60 @@ func TestShellSmoke(t *testing.T) {
 		if got := sink.text(Stdout); got != "hello t-1\n" && got != "hello t-1\r\n" {
 			t.Fatalf("NoTTY=%v: stdout %q", noTTY, got)
 		}
+	}
+}
+
+// TestPendingOutput: drain keeps reading an output while bytes wait in it
+// or while no writer is left (its end still to be read), and stops reading
+// one that a live writer holds with nothing in it. The second case is the
+// one FIONREAD alone answered "nothing": a turn's last bytes, still in a
+// pty's flip buffer on a loaded machine, were cut.
+func TestPendingOutput(t *testing.T) {
+	t.Parallel()
+	master, slave, err := openPTY()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer master.Close()
+	if pending(master) {
+		t.Error("pty, slave open, nothing written: pending")
+	}
+	if _, err := slave.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	waitPending(t, master, "pty, a byte written")
+	buf := make([]byte, 8)
+	if n, err := master.Read(buf); n != 1 || err != nil {
+		t.Fatalf("read %d, %v", n, err)
+	}
+	if pending(master) {
+		t.Error("pty, the byte read, slave open: pending")
+	}
+	_ = slave.Close()
+	waitPending(t, master, "pty, slave closed, its EIO unread")
+
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if pending(r) {
+		t.Error("pipe, writer open, empty: pending")
+	}
+	_ = w.Close()
+	if !pending(r) {
+		t.Error("pipe, writer closed, its EOF unread: not pending")
+	}
+}
+
+// waitPending fails the test unless pending(f) turns true within 5 s: a
+// pty's bytes reach its master through a kernel worker.
+func waitPending(t *testing.T, f *os.File, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !pending(f); {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not pending", what)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
