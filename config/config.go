@@ -9,7 +9,7 @@
 //	notify = "bell"              # bell | osc9 | osc777 | none: how the TUI tells you a
 //	                             # session in the background needs you (default bell)
 //	notify_after = "10s"         # a finished turn notifies when it ran at least this long
-//	tui_fps = 30                 # frames a second the TUI may draw, 1 to 120 (default 30)
+//	tui_fps = 30                 # the most frames a second the TUI draws, 1 to 120 (default 30)
 //
 //	[profiles.work]
 //	engine = "shell"             # shell | demo | claude | codex (default shell)
@@ -85,8 +85,8 @@ const (
 )
 
 // DefaultTUIFPS and MaxTUIFPS bound tui_fps: how many frames a second the
-// TUI may draw (the TUI's default, tui.FPS, is DefaultTUIFPS). Bubble Tea
-// draws at most 120.
+// TUI may draw while its view keeps changing (the TUI's default, tui.FPS,
+// is DefaultTUIFPS). More than 120 is more than a terminal shows.
 const (
 	DefaultTUIFPS = 30
 	MaxTUIFPS     = 120
@@ -113,8 +113,9 @@ type Config struct {
 	Notify string
 	// NotifyAfter is how long a turn must have run for its end to notify.
 	NotifyAfter time.Duration
-	// TUIFPS is how many frames a second the TUI may draw: a key's frame
-	// waits for the next one, and each costs the idle TUI a wakeup.
+	// TUIFPS is how many frames a second the TUI may draw: a frame is
+	// drawn as soon as it is pending unless the last one is younger than
+	// 1/TUIFPS; an idle TUI draws none.
 	TUIFPS int
 
 	profiles  map[string]rig.Profile // user profiles only

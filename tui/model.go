@@ -68,6 +68,7 @@ import (
 	"looprig/rig"
 	"looprig/rig/storage"
 	"looprig/themes"
+	"looprig/tui/draw"
 )
 
 // Options configure the TUI.
@@ -198,11 +199,9 @@ const (
 
 // FPS is how many times a second the TUI may draw a frame unless the
 // configuration says otherwise (tui_fps, Options.FPS); its default is the
-// configuration's. Bubble Tea v1's
-// renderer draws on a ticker: it wakes up that often even when nothing
-// changed, which is most of what an idle TUI costs (BenchmarkTUIIdle in
-// internal/benchmarks), and a key's frame waits for its next tick, at
-// most 1/FPS.
+// configuration's. A frame is drawn as soon as it is pending (tui/draw),
+// so a key's frame waits only when the last frame is younger than 1/FPS,
+// and a TUI whose view stands still draws nothing.
 const FPS = config.DefaultTUIFPS
 
 // pane is a pane that can have the focus.
@@ -383,7 +382,7 @@ func (m *model) newSessView(id string) *sessView {
 
 // Init starts the listing and its refresh timer.
 func (m Model) Init() tea.Cmd {
-	return tea.Batch(m.refreshList(), tea.SetWindowTitle("looprig"))
+	return m.refreshList()
 }
 
 // finish is what follows the program, whatever ended it: every reader
@@ -419,18 +418,18 @@ func Run(ctx context.Context, opts Options) error {
 		defer f.Close()
 		log = slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
-	if opts.NotifyTo == nil {
-		opts.NotifyTo = os.Stdout
-	}
-	opts.InTmux = opts.InTmux || os.Getenv("TMUX") != ""
-	m := newModelLog(opts, defaultRenderer(), log)
 	fps := opts.FPS
 	if fps <= 0 {
 		fps = FPS
 	}
+	d := draw.NewDrawer(os.Stdout, fps)
+	if opts.NotifyTo == nil {
+		opts.NotifyTo = d // between two frames, never inside one
+	}
+	opts.InTmux = opts.InTmux || os.Getenv("TMUX") != ""
+	m := newModelLog(opts, defaultRenderer(), log)
 	m.h.log.Info("tui start", "store", opts.StoreDir, "pid", os.Getpid(), "fps", fps)
-	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithFPS(fps))
-	_, err := p.Run()
+	_, err := draw.Run(ctx, m, d, draw.Terminal{Title: "looprig"})
 	m.finish()
 	if err != nil && ctx.Err() != nil {
 		err = nil // the caller ended it
