@@ -8,9 +8,10 @@
 // wakes an idle program. Here the program runs without that renderer;
 // each Update is followed by the model's View, handed to a Drawer, whose
 // goroutine writes the lines that changed (cursor-addressed, on the
-// alternate screen) at once when the last frame is older than the frame
-// interval, or when it is. Frames submitted in between are coalesced: only
-// the latest is drawn.
+// alternate screen) at once, unless the frames drawn lately used up the
+// rate (a bucket of two frames refilled at FPS a second), and then as soon
+// as it allows. Frames submitted meanwhile are coalesced: only the latest
+// is drawn.
 //
 // Run owns the terminal while the program runs: raw mode on its input,
 // the alternate screen, a hidden cursor, bracketed paste, the window

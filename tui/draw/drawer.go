@@ -27,7 +27,7 @@ var ErrClosed = errors.New("draw: closed")
 // (started by Start, stopped by Close) does the writing.
 type Drawer struct {
 	out      io.Writer
-	interval time.Duration
+	interval time.Duration // 1/fps: how long a frame of the bucket takes to come back
 
 	mu      sync.Mutex
 	next    string // the latest frame submitted
@@ -66,9 +66,9 @@ func NewDrawer(out io.Writer, fps int) *Drawer {
 // Start starts the drawing goroutine; Close stops it.
 func (d *Drawer) Start() { go d.loop() }
 
-// Submit makes view the frame to draw: at once if the last frame was drawn
-// at least a frame interval ago, else when it has been. A view equal to the
-// one on the screen writes nothing.
+// Submit makes view the frame to draw: at once unless the frames drawn
+// lately used up the rate (see loop), else as soon as they allow. A view
+// equal to the one on the screen writes nothing.
 func (d *Drawer) Submit(view string) {
 	d.mu.Lock()
 	if d.closed || (!d.dirty && view == d.next && !d.repaint) {
@@ -128,28 +128,40 @@ func (d *Drawer) poke() {
 	}
 }
 
-// loop draws what is pending each time it is woken, leaving at least the
-// frame interval between two frames.
+// burst is how many frames may be drawn back to back after a quiet
+// spell: a key's frame right after a frame of the program's own (a clock,
+// a line of output) is not held for the interval.
+const burst = 2
+
+// loop draws what is pending each time it is woken, at most FPS frames a
+// second over time and burst at once: a token bucket of burst frames,
+// refilled at FPS a second.
 func (d *Drawer) loop() {
 	defer close(d.done)
-	var last time.Time
+	tokens, filled := float64(burst), time.Now()
+	refill := func() {
+		now := time.Now()
+		tokens = min(burst, tokens+float64(now.Sub(filled))/float64(d.interval))
+		filled = now
+	}
 	for {
 		select {
 		case <-d.stop:
 			return
 		case <-d.wake:
 		}
-		if wait := d.interval - time.Since(last); wait > 0 {
-			t := time.NewTimer(wait)
+		if refill(); tokens < 1 {
+			t := time.NewTimer(time.Duration((1 - tokens) * float64(d.interval)))
 			select {
 			case <-d.stop:
 				t.Stop()
 				return
 			case <-t.C:
 			}
+			refill()
 		}
 		if d.flush() {
-			last = time.Now()
+			tokens--
 		}
 	}
 }

@@ -145,27 +145,50 @@ func TestDrawerResizeRepaints(t *testing.T) {
 	s.waitRows(t, "a", "b", "c")
 }
 
-// TestDrawerCoalesces: frames submitted within a frame interval of the
-// last one drawn are drawn once, the latest; a view equal to the one shown
+// TestDrawerRate: after burst frames drawn back to back, a frame waits
+// for the rate (here an hour a frame: for ever in this test).
+func TestDrawerRate(t *testing.T) {
+	t.Parallel()
+	s := newScreen(t, 10, 2)
+	d := NewDrawer(s, 1)
+	d.interval = time.Hour
+	d.Resize(10, 2)
+	d.Start()
+	defer d.Close()
+	d.Submit("first")
+	s.waitRows(t, "first", "")
+	d.Submit("second") // the burst's second frame: at once
+	s.waitRows(t, "second", "")
+	d.Submit("third")
+	time.Sleep(100 * time.Millisecond)
+	if rows := s.rows(); rows[0] != "second" {
+		t.Fatalf("a third frame drawn at once: %q", rows)
+	}
+}
+
+// TestDrawerCoalesces: frames submitted while the rate is used up are
+// drawn once, the latest, when it allows; a view equal to the one shown
 // writes nothing, and nothing is written while nothing is submitted.
 func TestDrawerCoalesces(t *testing.T) {
 	t.Parallel()
 	s := newScreen(t, 10, 2)
-	d := startDrawer(t, s, 1, 10, 2) // one frame a second
+	d := startDrawer(t, s, 5, 10, 2) // 5 frames a second, two at once
 	d.Submit("first")
 	s.waitRows(t, "first", "")
 	d.Submit("second")
+	s.waitRows(t, "second", "")
 	d.Submit("third")
-	s.waitRows(t, "third", "")
-	d.Submit("third")
-	time.Sleep(1200 * time.Millisecond) // past the interval: a frame would have been written
+	d.Submit("fourth")
+	s.waitRows(t, "fourth", "")
+	d.Submit("fourth")
+	time.Sleep(500 * time.Millisecond) // past the interval: a frame would have been written
 	for _, w := range s.written() {
-		if strings.Contains(w, "second") {
+		if strings.Contains(w, "third") {
 			t.Fatalf("a frame replaced before its turn was drawn: %q", s.written())
 		}
 	}
-	if w := s.written(); len(w) != 2 {
-		t.Fatalf("writes %q; want the first and third frames only", w)
+	if w := s.written(); len(w) != 3 {
+		t.Fatalf("writes %q; want the first, second and fourth frames only", w)
 	}
 }
 
