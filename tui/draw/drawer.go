@@ -12,9 +12,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// DefaultFPS is the frame rate a Drawer draws at when given none.
-const DefaultFPS = 30
-
 // stopWait bounds how long Close waits for a write to the terminal that
 // does not return (output stopped with ^S, a stalled connection).
 const stopWait = time.Second
@@ -48,11 +45,9 @@ type Drawer struct {
 }
 
 // NewDrawer returns a Drawer writing to out at most fps frames a second
-// (DefaultFPS when fps ≤ 0). Start starts it.
+// over time (fps below 1 counts as 1). Start starts it.
 func NewDrawer(out io.Writer, fps int) *Drawer {
-	if fps <= 0 {
-		fps = DefaultFPS
-	}
+	fps = max(fps, 1)
 	return &Drawer{
 		out:      out,
 		interval: time.Second / time.Duration(fps),
