@@ -172,7 +172,7 @@ func TestDrawerRate(t *testing.T) {
 func TestDrawerCoalesces(t *testing.T) {
 	t.Parallel()
 	s := newScreen(t, 10, 2)
-	d := startDrawer(t, s, 5, 10, 2) // 5 frames a second, two at once
+	d := startDrawer(t, s, 1, 10, 2) // a frame a second, two at once
 	d.Submit("first")
 	s.waitRows(t, "first", "")
 	d.Submit("second")
@@ -181,7 +181,7 @@ func TestDrawerCoalesces(t *testing.T) {
 	d.Submit("fourth")
 	s.waitRows(t, "fourth", "")
 	d.Submit("fourth")
-	time.Sleep(500 * time.Millisecond) // past the interval: a frame would have been written
+	time.Sleep(1200 * time.Millisecond) // past the interval: a frame would have been written
 	for _, w := range s.written() {
 		if strings.Contains(w, "third") {
 			t.Fatalf("a frame replaced before its turn was drawn: %q", s.written())
