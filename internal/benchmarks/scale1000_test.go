@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -53,6 +54,9 @@ func scaleHosts() int {
 //   - tui-key-p99-ms / capture-pane-ms: a key that moves the TUI's
 //     selection to the pane showing it, the second slowest of 40, and one
 //     capture-pane (read in a loop: included in each);
+//   - tui-pty-key-p50-ms / -p99-ms / -max-ms: the same key to the TUI's
+//     next output in a pseudo-terminal of its own (no tmux in between),
+//     100 keys: the median, the p99 by nearest rank, the slowest;
 //   - attach-p99-ms / tmux-attach-p99-ms / attach-ratio: from starting
 //     `looprig attach` on a printing session (or `tmux attach` to a pane
 //     printing the same) in a tmux pane to its first line of output, the
@@ -112,6 +116,10 @@ func BenchmarkScaleLive(b *testing.B) {
 		report(tuiPct, "tui-cpu-pct")
 		report(floorPct, "floor-cpu-pct")
 		report(tuiPct/floorPct, "tui-ratio")
+		p50, p99, slowest := scalePtyKeys(b, ls)
+		report(ms(p50), "tui-pty-key-p50-ms")
+		report(ms(p99), "tui-pty-key-p99-ms")
+		report(ms(slowest), "tui-pty-key-max-ms")
 		ours, theirs := scaleAttach(b, ls, tm, printing, tmuxPrinting)
 		report(ms(ours), "attach-p99-ms")
 		report(ms(theirs), "tmux-attach-p99-ms")
@@ -256,9 +264,17 @@ func scaleTUI(b *testing.B, ls *liveStore, window time.Duration) (first time.Dur
 	b.ReportMetric(ms(firstEver), "tui-first-ever-frame-ms")
 	time.Sleep(1500 * time.Millisecond) // its next refresh lists in full
 	tm.Send("tui-first", "q")
+	confirmed := false
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if _, err := tm.Try("has-session", "-t", "tui-first"); err != nil {
 			break // it quit, and its session with it
+		}
+		// With a running turn's session selected (it is attached to
+		// show its output), q asks first: the turns go on.
+		if !confirmed && strings.Contains(tm.Screen("tui-first"), "Quitting detaches") {
+			tm.Send("tui-first", "l")
+			tm.Send("tui-first", "Enter")
+			confirmed = true
 		}
 		if time.Now().After(deadline) {
 			b.Fatalf("the first TUI did not quit:\n%s", tm.Screen("tui-first"))
@@ -286,6 +302,24 @@ func scaleTUI(b *testing.B, ls *liveStore, window time.Duration) (first time.Dur
 	time.Sleep(time.Second)
 	used := cpuOver(b, window, pid, floorPID)
 	return first, used[0].pct(used[0].ns), used[0].pct(used[1].ns)
+}
+
+// scalePtyKeys: the TUI in a pseudo-terminal of its own (no tmux, no
+// capture-pane in between), 100 keys moving its selection, 60–106 ms
+// apart: from a key's write to the TUI's next output
+// (BenchmarkTUIKeyFrame's measure), the median, the p99 by nearest rank
+// (the second slowest) and the slowest.
+func scalePtyKeys(b *testing.B, ls *liveStore) (p50, p99, slowest time.Duration) {
+	b.Helper()
+	tui := startInPty(b, exec.Command(ls.bin, "--store", ls.store), "XDG_RUNTIME_DIR="+ls.runtime,
+		"XDG_CONFIG_HOME="+filepath.Join(ls.runtime, "config"), "XDG_STATE_HOME="+filepath.Join(ls.runtime, "state"))
+	defer tui.stop()
+	tui.settle(b)
+	var lat []time.Duration
+	for i := range 100 {
+		lat = append(lat, tui.keyLatency(b, []byte{"jk"[i%2]}))
+	}
+	return nearestRank(lat, 0.5), nearestRank(lat, 0.99), slices.Max(lat)
 }
 
 // scaleKeystroke: 40 rounds of a key that moves the TUI's selection (j,

@@ -3,10 +3,12 @@ package benchmarks
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -53,11 +55,12 @@ func (m keyCountModel) View() string { return fmt.Sprintf("keys %d", m.keys) }
 // rate. Rounds interleave the two: 100 keys each (20 with -short), 60–106
 // ms apart at random; a key's latency is from its write to the first
 // byte the program writes after it (within 200 ms; a key with none
-// fails the benchmark). The quantiles are this package's (quantile: with
-// 100 keys, p99 is the slowest). Target (issue 37): p99 ≤ 16 ms.
+// fails the benchmark). Quantiles are by nearest rank (of 100 keys, p99
+// is the second slowest). Target (issue 37): p99 ≤ 16 ms.
 //
-// Metrics: key-p50-ms, key-p99-ms (the TUI), floor-key-p50-ms,
-// floor-key-p99-ms, p99-ratio (the TUI's p99 over the floor's).
+// Metrics: key-p50-ms, key-p99-ms, key-max-ms (the TUI),
+// floor-key-p50-ms, floor-key-p99-ms, p99-ratio (the TUI's p99 over the
+// floor's).
 func BenchmarkTUIKeyFrame(b *testing.B) {
 	bin := looprigBinary(b)
 	fx := manySessions(b, 1_000, 0)
@@ -81,15 +84,25 @@ func BenchmarkTUIKeyFrame(b *testing.B) {
 		}
 		ours.stop()
 		floor.stop()
-		o50, o99 := ms(quantile(oursD, 0.5)), ms(quantile(oursD, 0.99))
-		f50, f99 := ms(quantile(floorD, 0.5)), ms(quantile(floorD, 0.99))
-		b.Logf("key to frame: TUI p50 %.2f p99 %.2f ms; bare Bubble Tea p50 %.2f p99 %.2f ms (%d keys each)", o50, o99, f50, f99, rounds)
+		o50, o99, oMax := ms(nearestRank(oursD, 0.5)), ms(nearestRank(oursD, 0.99)), ms(slices.Max(oursD))
+		f50, f99 := ms(nearestRank(floorD, 0.5)), ms(nearestRank(floorD, 0.99))
+		b.Logf("key to frame: TUI p50 %.2f p99 %.2f max %.2f ms; bare Bubble Tea p50 %.2f p99 %.2f ms (%d keys each)",
+			o50, o99, oMax, f50, f99, rounds)
 		b.ReportMetric(o50, "key-p50-ms")
 		b.ReportMetric(o99, "key-p99-ms")
+		b.ReportMetric(oMax, "key-max-ms")
 		b.ReportMetric(f50, "floor-key-p50-ms")
 		b.ReportMetric(f99, "floor-key-p99-ms")
 		b.ReportMetric(o99/f99, "p99-ratio")
 	}
+}
+
+// nearestRank is the q-quantile of ds by nearest rank: the value at rank
+// ⌈q·n⌉ in ascending order.
+func nearestRank(ds []time.Duration, q float64) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(max(int(math.Ceil(q*float64(len(s))))-1, 0), len(s)-1)]
 }
 
 // ptyProgram is a program running in a pseudo-terminal of its own; the
