@@ -9,7 +9,7 @@
 // each Update is followed by the model's View, handed to a Drawer, whose
 // goroutine writes the lines that changed (cursor-addressed, on the
 // alternate screen) at once, unless the frames drawn lately used up the
-// rate (a bucket of two frames refilled at FPS a second), and then as soon
+// rate (a bucket of eight frames refilled at FPS a second), and then as soon
 // as it allows. Frames submitted meanwhile are coalesced: only the latest
 // is drawn.
 //

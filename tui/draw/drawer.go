@@ -124,9 +124,11 @@ func (d *Drawer) poke() {
 }
 
 // burst is how many frames may be drawn back to back after a quiet
-// spell: a key's frame right after a frame of the program's own (a clock,
-// a line of output) is not held for the interval.
-const burst = 2
+// spell. A keystroke can make several frames within milliseconds (its
+// echo, "searching…", the first results, the rest), and it may come right
+// after a frame of the program's own (a clock, a line of output): none of
+// them is held for the interval. Sustained, the rate is still FPS.
+const burst = 8
 
 // loop draws what is pending each time it is woken, at most FPS frames a
 // second over time and burst at once: a token bucket of burst frames,

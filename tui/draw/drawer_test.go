@@ -3,6 +3,7 @@ package draw
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -155,14 +156,15 @@ func TestDrawerRate(t *testing.T) {
 	d.Resize(10, 2)
 	d.Start()
 	defer d.Close()
-	d.Submit("first")
-	s.waitRows(t, "first", "")
-	d.Submit("second") // the burst's second frame: at once
-	s.waitRows(t, "second", "")
-	d.Submit("third")
+	for i := range burst {
+		frame := fmt.Sprint("frame ", i)
+		d.Submit(frame)
+		s.waitRows(t, frame, "")
+	}
+	d.Submit("one more")
 	time.Sleep(100 * time.Millisecond)
-	if rows := s.rows(); rows[0] != "second" {
-		t.Fatalf("a third frame drawn at once: %q", rows)
+	if rows := s.rows(); rows[0] != fmt.Sprint("frame ", burst-1) {
+		t.Fatalf("a frame past the burst drawn at once: %q", rows)
 	}
 }
 
@@ -172,11 +174,12 @@ func TestDrawerRate(t *testing.T) {
 func TestDrawerCoalesces(t *testing.T) {
 	t.Parallel()
 	s := newScreen(t, 10, 2)
-	d := startDrawer(t, s, 1, 10, 2) // a frame a second, two at once
-	d.Submit("first")
-	s.waitRows(t, "first", "")
-	d.Submit("second")
-	s.waitRows(t, "second", "")
+	d := startDrawer(t, s, 1, 10, 2) // a frame a second, burst at once
+	for i := range burst {
+		frame := fmt.Sprint("frame ", i)
+		d.Submit(frame)
+		s.waitRows(t, frame, "")
+	}
 	d.Submit("third")
 	d.Submit("fourth")
 	s.waitRows(t, "fourth", "")
@@ -187,8 +190,8 @@ func TestDrawerCoalesces(t *testing.T) {
 			t.Fatalf("a frame replaced before its turn was drawn: %q", s.written())
 		}
 	}
-	if w := s.written(); len(w) != 3 {
-		t.Fatalf("writes %q; want the first, second and fourth frames only", w)
+	if w := s.written(); len(w) != burst+1 {
+		t.Fatalf("writes %q; want the burst's frames and the fourth only", w)
 	}
 }
 
