@@ -199,9 +199,9 @@ const (
 
 // FPS is how many times a second the TUI may draw a frame unless the
 // configuration says otherwise (tui_fps, Options.FPS); its default is the
-// configuration's. A frame is drawn as soon as it is pending (tui/draw),
-// so a key's frame waits only when the last frame is younger than 1/FPS,
-// and a TUI whose view stands still draws nothing.
+// configuration's. A frame is drawn as soon as it is pending (tui/draw):
+// FPS bounds the rate only while frames keep coming, and a TUI whose view
+// stands still draws nothing.
 const FPS = config.DefaultTUIFPS
 
 // pane is a pane that can have the focus.

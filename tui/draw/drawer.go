@@ -39,8 +39,9 @@ type Drawer struct {
 	stop chan struct{}
 	done chan struct{}
 
-	// shown is the frame on the screen, one entry per row; touched by the
-	// drawing goroutine only.
+	// shown is the frame on the screen, one entry per row as submitted
+	// (before rows are cut to the width); touched by the drawing
+	// goroutine only.
 	shown []string
 }
 
@@ -186,24 +187,25 @@ func (d *Drawer) flush() bool {
 	return drawFrame
 }
 
-// appendFrame appends to buf what turns the screen showing shown (one
-// entry per row, nil: not known) into view, and returns view's rows. Each
-// row that changed is addressed and rewritten, cut to width, its rest
-// erased; the rows below view's last are erased if anything was shown
-// there or nothing is known.
-// A view taller than height keeps its last height lines.
+// appendFrame appends to buf what turns the screen showing shown (the
+// rows of the view drawn last, as submitted; nil: not known) into view,
+// and returns view's rows. Each row that changed is addressed and
+// rewritten, cut to width, its rest erased; the rows below view's last
+// are erased if anything was shown there or nothing is known. A view
+// taller than height keeps its last height lines. A new width always
+// comes with a repaint (Resize), so a row equal to the one shown was cut
+// the same: only the changed rows are cut.
 func appendFrame(buf *bytes.Buffer, shown []string, view string, width, height int) []string {
 	rows := strings.Split(view, "\n")
 	if height > 0 && len(rows) > height {
 		rows = rows[len(rows)-height:]
 	}
 	for i, row := range rows {
-		if width > 0 {
-			row = ansi.Truncate(row, width, "")
-		}
-		rows[i] = row
 		if shown != nil && i < len(shown) && shown[i] == row {
 			continue
+		}
+		if width > 0 {
+			row = ansi.Truncate(row, width, "")
 		}
 		moveTo(buf, i)
 		buf.WriteString(row)

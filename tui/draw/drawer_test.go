@@ -156,15 +156,22 @@ func TestDrawerRate(t *testing.T) {
 	d.Resize(10, 2)
 	d.Start()
 	defer d.Close()
-	for i := range burst {
-		frame := fmt.Sprint("frame ", i)
-		d.Submit(frame)
-		s.waitRows(t, frame, "")
-	}
+	drawBurst(t, d, s)
 	d.Submit("one more")
 	time.Sleep(100 * time.Millisecond)
 	if rows := s.rows(); rows[0] != fmt.Sprint("frame ", burst-1) {
 		t.Fatalf("a frame past the burst drawn at once: %q", rows)
+	}
+}
+
+// drawBurst submits burst frames one after another, each waited for on
+// the screen: the bucket is empty after it.
+func drawBurst(t *testing.T, d *Drawer, s *screen) {
+	t.Helper()
+	for i := range burst {
+		frame := fmt.Sprint("frame ", i)
+		d.Submit(frame)
+		s.waitRows(t, frame, "")
 	}
 }
 
@@ -175,11 +182,7 @@ func TestDrawerCoalesces(t *testing.T) {
 	t.Parallel()
 	s := newScreen(t, 10, 2)
 	d := startDrawer(t, s, 1, 10, 2) // a frame a second, burst at once
-	for i := range burst {
-		frame := fmt.Sprint("frame ", i)
-		d.Submit(frame)
-		s.waitRows(t, frame, "")
-	}
+	drawBurst(t, d, s)
 	d.Submit("third")
 	d.Submit("fourth")
 	s.waitRows(t, "fourth", "")
