@@ -319,7 +319,7 @@ func plainName(s string) bool {
 // gated (the agent's Write and Edit tools write files). Input may come from
 // a file named in plain text (not /dev/tcp and its like: /dev/ is gated
 // but /dev/null), a here-document or a here-string whose expansions are
-// plain.
+// plain; a here-document only in a line without line continuations.
 func (c *bashCheck) redirect(r *syntax.Redirect) error {
 	if r.N != nil && !allDigits(r.N.Value) {
 		return fmt.Errorf("a redirection into a variable")
@@ -354,6 +354,13 @@ func (c *bashCheck) redirect(r *syntax.Redirect) error {
 			return fmt.Errorf("a redirection that reads %q", target)
 		}
 	case syntax.Hdoc, syntax.DashHdoc:
+		if strings.Contains(c.src, "\\\n") {
+			// Bash joins a body's continued lines before it compares them
+			// with the delimiter (`E\` then an empty line ends the body);
+			// the parser does not always, and then reads as body the
+			// commands bash runs after it.
+			return fmt.Errorf("a line continuation beside a here-document")
+		}
 		if r.Hdoc != nil {
 			for _, p := range r.Hdoc.Parts {
 				switch p := p.(type) {
