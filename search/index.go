@@ -62,6 +62,9 @@ type Options struct {
 	Wait time.Duration
 	// Notes, when set, receives a line for each rebuild and why.
 	Notes io.Writer
+	// Cache, when set, keeps the blocks searches decompress, for the
+	// next searches (BlockCache); it may serve many Opens.
+	Cache *BlockCache
 }
 
 // Index is an open search index of one store. It is not safe for
@@ -72,6 +75,7 @@ type Index struct {
 	path  string
 	notes io.Writer
 	grams *gramSet
+	cache *BlockCache
 	wrote bool // a catch-up wrote: Close syncs
 	enc   *zstd.Encoder
 	dec   *zstd.Decoder
@@ -159,7 +163,7 @@ func Open(ctx context.Context, store storage.Store, o Options) (*Index, error) {
 		}
 		db, path, err = openAt(alt, wait)
 	}
-	ix := &Index{store: store, path: path, notes: o.Notes}
+	ix := &Index{store: store, path: path, notes: o.Notes, cache: o.Cache}
 	var corrupt *CorruptError
 	if errors.As(err, &corrupt) {
 		ix.note("search: %v; rebuilding it", corrupt)

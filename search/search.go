@@ -54,11 +54,14 @@ func (ix *Index) Search(ctx context.Context, q *Query, f Filter, fn func(Hit) er
 			return err
 		}
 		bb := tx.Bucket(bucketBlocks)
-		v := &verifier{ix: ix, q: q, f: f, fn: fn, dec: ix.decoder()}
+		v := &verifier{ix: ix, q: q, f: f, fn: fn, dec: ix.decoder(), cache: ix.cache, keep: !all}
 		if all {
 			c := bb.Cursor()
 			for k, b := c.First(); k != nil; k, b = c.Next() {
-				if err := v.add(ctx, b); err != nil {
+				if len(k) != 8 {
+					return &CorruptError{Path: ix.path, Err: fmt.Errorf("a block key of %d bytes", len(k))}
+				}
+				if err := v.add(ctx, binary.BigEndian.Uint64(k), b); err != nil {
 					return err
 				}
 			}
@@ -69,7 +72,7 @@ func (ix *Index) Search(ctx context.Context, q *Query, f Filter, fn func(Hit) er
 			if b == nil {
 				continue // a deleted session's
 			}
-			if err := v.add(ctx, b); err != nil {
+			if err := v.add(ctx, id, b); err != nil {
 				return err
 			}
 		}
@@ -82,12 +85,25 @@ func (ix *Index) Search(ctx context.Context, q *Query, f Filter, fn func(Hit) er
 // goroutine per core, up to maxVerifiers), and their hits given to fn in
 // the blocks' order.
 type verifier struct {
-	ix     *Index
-	q      *Query
-	f      Filter
-	fn     func(Hit) error
-	dec    *zstd.Decoder
-	blocks [][]byte // the batch: stored blocks, valid in the transaction
+	ix    *Index
+	q     *Query
+	f     Filter
+	fn    func(Hit) error
+	dec   *zstd.Decoder
+	cache *BlockCache // nil: none
+	// keep: the blocks decompressed go into the cache. Not those of a
+	// query that reads every block: a thousand sessions' blocks are
+	// forty times what the cache holds, and would only push each other
+	// out.
+	keep   bool
+	blocks []storedBlock
+}
+
+// storedBlock is a block of a verifier's batch, its bytes valid in the
+// transaction.
+type storedBlock struct {
+	id uint64
+	b  []byte
 }
 
 // verifyBatch is how many blocks a verifier checks at a time.
@@ -98,7 +114,7 @@ const maxVerifiers = 4
 
 // add takes a stored block; those of other sessions than the filter's,
 // or older than it, are skipped unread.
-func (v *verifier) add(ctx context.Context, b []byte) error {
+func (v *verifier) add(ctx context.Context, id uint64, b []byte) error {
 	h, _, err := decodeHeader(b)
 	if err != nil {
 		return &CorruptError{Path: v.ix.path, Err: err}
@@ -106,7 +122,7 @@ func (v *verifier) add(ctx context.Context, b []byte) error {
 	if v.f.Sessions != nil && !v.f.Sessions[h.session] || !v.f.Since.IsZero() && h.last.Before(v.f.Since) {
 		return nil
 	}
-	v.blocks = append(v.blocks, b)
+	v.blocks = append(v.blocks, storedBlock{id, b})
 	if len(v.blocks) < verifyBatch {
 		return nil
 	}
@@ -166,21 +182,44 @@ type scratch struct {
 	buf  []byte
 }
 
-// check returns the hits of stored block b.
-func (v *verifier) check(b []byte, sc *scratch) ([]Hit, error) {
-	h, body, err := decodeHeader(b)
+// check returns the hits of stored block sb: decompressed, or as the
+// cache has it.
+func (v *verifier) check(sb storedBlock, sc *scratch) ([]Hit, error) {
+	h, body, err := decodeHeader(sb.b)
 	if err != nil {
 		return nil, &CorruptError{Path: v.ix.path, Err: err}
 	}
-	if sc.refs, sc.buf, err = decodeRefs(v.dec, sc.refs[:0], body, sc.buf); err != nil {
-		return nil, &CorruptError{Path: v.ix.path, Err: err}
+	raw, refs, err := v.decode(sb, body, sc)
+	if err != nil {
+		return nil, err
 	}
 	var out []Hit
-	err = matchBlock(v.q, v.f, h.session, sc.buf, sc.refs, func(h Hit) error {
+	err = matchBlock(v.q, v.f, h.session, raw, refs, func(h Hit) error {
 		out = append(out, h)
 		return nil
 	})
 	return out, err
+}
+
+// decode returns the text and line ranges of stored block sb, whose body
+// (after its header) is body: the cache's, or decompressed into sc's
+// buffers (and then cached).
+func (v *verifier) decode(sb storedBlock, body []byte, sc *scratch) ([]byte, []lineRef, error) {
+	var sum uint64
+	if v.cache != nil {
+		sum = v.cache.sum(sb.b)
+		if c, ok := v.cache.get(sb.id, sum); ok {
+			return c.raw, c.refs, nil
+		}
+	}
+	var err error
+	if sc.refs, sc.buf, err = decodeRefs(v.dec, sc.refs[:0], body, sc.buf); err != nil {
+		return nil, nil, &CorruptError{Path: v.ix.path, Err: err}
+	}
+	if v.cache != nil && v.keep {
+		v.cache.put(sb.id, sum, sc.buf, sc.refs)
+	}
+	return sc.buf, sc.refs, nil
 }
 
 // matchBlock calls fn for each line of a block (decompressed: raw, its

@@ -33,6 +33,8 @@ type world struct {
 	// listings counts the searches that listed the store's sessions (the
 	// others used the index's kept listing).
 	listings int
+	// cache, when set, is the searches' block cache.
+	cache *search.BlockCache
 }
 
 // fakeAgent is an agent engine: it asks a gate, then replies.
@@ -121,7 +123,7 @@ func (w *world) trySearch(query string, f search.Filter) ([]search.Hit, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix, err := search.Open(ctx, w.store, search.Options{Notes: &w.notes})
+	ix, err := search.Open(ctx, w.store, search.Options{Notes: &w.notes, Cache: w.cache})
 	if err != nil {
 		return nil, err
 	}
@@ -367,6 +369,47 @@ func TestSearchDuringTurn(t *testing.T) {
 	// Every line once, however many searches read the journal as it grew.
 	if h := w.search("live-marker", search.Filter{Kinds: []search.Kind{search.KindOutput}}); len(h) != 2 {
 		t.Errorf("live-marker: %v", texts(h))
+	}
+}
+
+// A block cache that serves many searches, of several indexes, hands out
+// a block only while its stored bytes are the ones it decompressed: a
+// session's last block grown by a catch-up, or the block of the same id
+// in another index (a rebuilt one, another store's), is read again.
+func TestSearchBlockCache(t *testing.T) {
+	cache := search.NewBlockCache(1 << 20)
+	out := search.Filter{Kinds: []search.Kind{search.KindOutput}}
+	a := newWorld(t)
+	a.cache = cache
+	s := a.session(a.shell)
+	a.run(s, "echo cached-alpha")
+	wantHits(t, a.search("cached", out), "output: cached-alpha")
+	if cache.Len() == 0 {
+		t.Fatal("a search cached no block")
+	}
+	wantHits(t, a.search("cached", out), "output: cached-alpha")
+	// The session's block grows by the next turn's line.
+	a.run(s, "echo cached-beta")
+	wantHits(t, a.search("cached", out), "output: cached-alpha", "output: cached-beta")
+	// Another store's index: its first block has the id of a's.
+	b := newWorld(t)
+	b.cache = cache
+	b.run(b.session(b.shell), "echo cached-gamma")
+	wantHits(t, b.search("cached", out), "output: cached-gamma")
+	wantHits(t, a.search("cached", out), "output: cached-alpha", "output: cached-beta")
+	// A query no trigram narrows reads every block: none is kept.
+	a.cache = search.NewBlockCache(1 << 20)
+	if hits := a.search("be", out); len(hits) != 1 || hits[0].Text != "cached-beta" {
+		t.Errorf("be: %v", texts(hits))
+	}
+	if n := a.cache.Len(); n != 0 {
+		t.Errorf("a query that reads every block left %d blocks in the cache", n)
+	}
+	// A cache too small for any block keeps none, and searches the same.
+	a.cache = search.NewBlockCache(1)
+	wantHits(t, a.search("cached", out), "output: cached-alpha", "output: cached-beta")
+	if n := a.cache.Len(); n != 0 {
+		t.Errorf("a cache of 1 byte holds %d blocks", n)
 	}
 }
 
