@@ -109,7 +109,7 @@ func TestTUIStartsFromKeptListing(t *testing.T) {
 	stillStore()
 	idle := h.newSession("--title", "idle-one")
 	// A TUI ran here before: its first run makes its files in the store's
-	// directory (tui.log, seen.json), which moves the store's stamp.
+	// directory (tui.log, tui/), which moves the store's stamp.
 	srv := tmuxtest.New(t)
 	looprigPane(h, srv, "first", 200, 40, "")
 	srv.WaitFor("first", screenWait, "idle-one", live[:8])

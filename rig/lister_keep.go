@@ -60,10 +60,18 @@ type keptListing struct {
 // made 0700, the file 0600: it holds what the catalog entries hold) and
 // start from the one kept there when it still holds. A store without
 // durable stamps keeps nothing. Call it before the first List.
+//
+// The directory is made here, before the first listing: made at the
+// first save, in a directory store's own directory, it moved the store's
+// stamp after the listing the file holds, so that the next process found
+// the file stale and the TUI listed in full again.
 func (l *Lister) Keep(path string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.keepPath = path
+	if path != "" {
+		os.MkdirAll(filepath.Dir(path), 0o700) // else saveKept says why
+	}
 }
 
 // durableStamp is the store's durable stamp, "" when it has none it

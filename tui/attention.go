@@ -211,7 +211,7 @@ func (a *attention) saved(msg seenSavedMsg, log *slog.Logger) tea.Cmd {
 		a.warned = true
 		log.Warn("the seen state (what you looked at) is not saved", "path", a.seen.path, "err", msg.err)
 	}
-	return a.seen.saved()
+	return a.seen.saved(msg)
 }
 
 // turnMark is the TURN column of v's row: glyph and word (readable

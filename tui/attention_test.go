@@ -169,10 +169,11 @@ func saveAll(t *testing.T, m Model) {
 	t.Helper()
 	m.Update(settleMsg{gen: -1}) // any message: the selected session is seen
 	m.attn.seen.saving, m.attn.seen.dirty = false, true
-	if msg := m.attn.seen.save()().(seenSavedMsg); msg.err != nil {
+	msg := m.attn.seen.save()().(seenSavedMsg)
+	if msg.err != nil {
 		t.Fatal(msg.err)
 	}
-	m.attn.seen.saved()
+	m.attn.seen.saved(msg)
 }
 
 func TestNotifySequence(t *testing.T) {

@@ -112,8 +112,9 @@ type Options struct {
 	KeptListing string
 
 	// SeenFile keeps what the user has looked at (the marks' "since you
-	// last looked") across restarts; "" is seen.json in Store.LocalDir(),
-	// and nowhere for a store with no local directory.
+	// last looked") across restarts; "" is tui/seen.json in
+	// Store.LocalDir() (seenPath), and nowhere for a store with no local
+	// directory.
 	SeenFile string
 	// Notify is how a session in the background that needs the user is
 	// announced: "bell" (the default), "osc9", "osc777" or "none"
@@ -350,11 +351,11 @@ func newModelLog(opts Options, r *lipgloss.Renderer, log *slog.Logger) Model {
 	m.list.filterInput = newInput("filter: ", 200)
 	m.detail.workspaces = opts.Workspaces
 	m.status.store = opts.StoreDir
-	seenFile := opts.SeenFile
+	seenFile, olderSeen := opts.SeenFile, ""
 	if seenFile == "" && opts.Store != nil {
-		seenFile = seenPath(opts.Store.LocalDir())
+		seenFile, olderSeen = seenPath(opts.Store.LocalDir())
 	}
-	m.attn.seen, err = loadSeen(seenFile)
+	m.attn.seen, err = loadSeen(seenFile, olderSeen)
 	if err != nil {
 		h.log.Warn("seen state not read", "err", err)
 	}

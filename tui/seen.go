@@ -14,11 +14,18 @@ import (
 	"looprig/internal/atomicfile"
 )
 
-// seenFile is the file in the store's local directory that remembers,
-// per session, the last turn end the user has looked at: the "since you
-// last looked" of the sessions pane's marks, kept across restarts of the
-// TUI (the store's local directory is the user's own, 0700).
-const seenFile = "seen.json"
+// seenFile is the file that remembers, per session, the last turn end
+// the user has looked at: the "since you last looked" of the sessions
+// pane's marks, kept across restarts of the TUI. It lives in seenDir of
+// the store's local directory (the user's own, 0700): a file written
+// in a directory store's own directory moves its change stamp, and
+// every TUI and search of the store would list all its sessions again
+// after each save. Earlier versions kept it there; it is read from
+// there when seenDir has none, and removed once saved in seenDir.
+const (
+	seenFile = "seen.json"
+	seenDir  = "tui"
+)
 
 // seenState is what the user has looked at: per session, the id of the
 // last turn end seen. A session's end is seen once the session is the one
@@ -30,6 +37,9 @@ type seenState struct {
 	// store: the ends of the first listing count as seen (a first start
 	// does not mark every session that ever ran a turn).
 	fresh bool
+	// older is the file of an earlier version's location that the state
+	// was read from: removed by the first save.
+	older string
 
 	saving bool // a save is in flight
 	dirty  bool // changed since the snapshot being (or last) saved
@@ -41,14 +51,26 @@ type seenDoc struct {
 	Ends map[string]string `json:"ends"`
 }
 
-// loadSeen reads the seen state at path; a missing file is a fresh state,
-// an unreadable one an error and a fresh state (the marks start over).
-func loadSeen(path string) (*seenState, error) {
+// loadSeen reads the seen state at path, or when there is none at older
+// ("": none; an earlier version's location); no file is a fresh state, an
+// unreadable one an error and a fresh state (the marks start over).
+func loadSeen(path, older string) (*seenState, error) {
 	s := &seenState{path: path, ends: map[string]string{}, fresh: true}
 	if path == "" {
 		return s, nil
 	}
+	// Its directory is made now, before the first listing: made at the
+	// first save, it moved a directory store's stamp after that listing,
+	// and the TUI listed every session again at its next refresh.
+	os.MkdirAll(filepath.Dir(path), 0o700) // else the save says why
+	from := path
 	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) && older != "" {
+		from = older
+		if b, err = os.ReadFile(older); err == nil {
+			s.older = older
+		}
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
 	}
@@ -57,7 +79,7 @@ func loadSeen(path string) (*seenState, error) {
 	}
 	var doc seenDoc
 	if err := json.Unmarshal(b, &doc); err != nil || doc.V != 1 {
-		return s, fmt.Errorf("%s is not a seen-state file (version 1); it will be rewritten: %v", path, err)
+		return s, fmt.Errorf("%s is not a seen-state file (version 1); it will be rewritten: %v", from, err)
 	}
 	if doc.Ends != nil {
 		s.ends = doc.Ends
@@ -67,12 +89,12 @@ func loadSeen(path string) (*seenState, error) {
 }
 
 // seenPath is where the seen state of a store whose local directory is
-// dir lives; "" for none.
-func seenPath(dir string) string {
+// dir lives, and where earlier versions kept it; "" for none.
+func seenPath(dir string) (path, older string) {
 	if dir == "" {
-		return ""
+		return "", ""
 	}
-	return filepath.Join(dir, seenFile)
+	return filepath.Join(dir, seenDir, seenFile), filepath.Join(dir, seenFile)
 }
 
 // seen says whether the turn end turnID of session id was seen.
@@ -109,21 +131,34 @@ func (s *seenState) save() tea.Cmd {
 		return nil
 	}
 	s.saving, s.dirty = true, false
-	path, doc := s.path, seenDoc{V: 1, Ends: maps.Clone(s.ends)}
-	return func() tea.Msg { return seenSavedMsg{err: writeSeen(path, doc)} }
+	path, older, doc := s.path, s.older, seenDoc{V: 1, Ends: maps.Clone(s.ends)}
+	return func() tea.Msg {
+		err := writeSeen(path, doc)
+		if err == nil && older != "" {
+			os.Remove(older) // read first no more: path is
+		}
+		return seenSavedMsg{err: err}
+	}
 }
 
 // saved folds the end of a save, starting the next one if the state
 // changed meanwhile.
-func (s *seenState) saved() tea.Cmd {
+func (s *seenState) saved(msg seenSavedMsg) tea.Cmd {
 	s.saving = false
+	if msg.err == nil {
+		s.older = "" // removed by the save
+	}
 	return s.save()
 }
 
-// writeSeen writes doc to path atomically (0600).
+// writeSeen writes doc to path atomically (0600), making its directory
+// (0700).
 func writeSeen(path string, doc seenDoc) error {
 	b, err := json.Marshal(doc)
 	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
 	return atomicfile.WriteFile(path, b)

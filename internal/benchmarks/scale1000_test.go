@@ -256,7 +256,7 @@ func scaleTUI(b *testing.B, ls *liveStore, window time.Duration) (first time.Dur
 		return time.Since(t0)
 	}
 	// The store's first TUI makes its files in the store's directory
-	// (tui.log, seen.json), which moves the store's stamp: it lists in
+	// (tui.log, tui/), which moves the store's stamp: it lists in
 	// full. Measured is a TUI started as usual, after one ran and an ls
 	// kept its listing (rig.Lister.Keep).
 	firstEver := start("tui-first")

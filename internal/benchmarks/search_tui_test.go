@@ -45,10 +45,7 @@ func BenchmarkTUISearchKey(b *testing.B) {
 	fx := newSearchFixture(b, sessions, lines)
 	rebuildIndex(b, fx)
 	// The fixture's gigabyte and the index written back now, not by the
-	// kernel during the rounds. (The first TUI on the new store still
-	// takes 40-80 ms over its first two rounds, the later TUIs and rounds
-	// 13-32: that is the TUI's first run on a store, which a TUI started
-	// by hand shows too, not the writeback.)
+	// kernel during the rounds.
 	syscall.Sync()
 	hits := fmt.Sprintf("%d hits in %d sessions", fx.needles, (sessions+9)/10)
 	const none = "no line matches"
