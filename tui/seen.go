@@ -135,7 +135,7 @@ func (s *seenState) save() tea.Cmd {
 	return func() tea.Msg {
 		err := writeSeen(path, doc)
 		if err == nil && older != "" {
-			os.Remove(older) // read first no more: path is
+			os.Remove(older) // path is the one read from now on
 		}
 		return seenSavedMsg{err: err}
 	}
