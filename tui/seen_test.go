@@ -46,8 +46,17 @@ func TestSeenStateKeepsTheStoreStill(t *testing.T) {
 	} else if fi.Mode().Perm() != 0o700 {
 		t.Errorf("%s: mode %v, want 0700", filepath.Dir(path), fi.Mode().Perm())
 	}
-	time.Sleep(150 * time.Millisecond) // the store's stamp settles
+	// The stamp of a change younger than the file system's time grain is
+	// new at each call (fsstore's unsettled stamps): wait until it holds.
 	before, err := st.ChangeStamp(t.Context())
+	for deadline := time.Now().Add(5 * time.Second); err == nil; {
+		again, aerr := st.ChangeStamp(t.Context())
+		if err = aerr; again == before || time.Now().After(deadline) {
+			break
+		}
+		before = again
+		time.Sleep(50 * time.Millisecond)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

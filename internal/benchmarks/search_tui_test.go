@@ -173,7 +173,11 @@ func statusTook(screen string) (time.Duration, bool) {
 	if !ok {
 		return 0, false
 	}
-	d, err := time.ParseDuration(strings.TrimSpace(strings.Trim(strings.Fields(rest)[0], "┃│")))
+	fields := strings.Fields(rest)
+	if len(fields) == 0 {
+		return 0, false
+	}
+	d, err := time.ParseDuration(strings.Trim(fields[0], "┃│"))
 	return d, err == nil
 }
 
