@@ -175,6 +175,9 @@ func (q *gramQuery) write(b *strings.Builder) {
 		if i > 0 {
 			b.WriteString(sep)
 		}
+		if g&wordStart != 0 {
+			b.WriteString(`\b`)
+		}
 		b.Write([]byte{byte(g >> 16), byte(g >> 8), byte(g)})
 	}
 	for i, s := range q.subs {
@@ -222,13 +225,46 @@ func exactQuery(ss []string) *gramQuery {
 	}
 	qs := make([]*gramQuery, 0, len(ss))
 	for _, s := range ss {
-		q := gramsAnd(s)
+		q := exactGrams(s)
 		if !q.narrows() {
 			return allBlocks
 		}
 		qs = append(qs, q)
 	}
 	return or(qs...)
+}
+
+// boundary, in the strings regexpGrams follows, is a place where \b, ^
+// or \A holds: before a word character, the start of a word (or of the
+// line). No string of runes holds its byte, which is not UTF-8.
+const boundary = "\xff"
+
+// exactGrams is the formula "the block holds string s", s lower-cased and
+// perhaps with boundary in it: the trigrams of the text between
+// boundaries, the first of a word marked wordStart where it follows one.
+// A trigram across a boundary is not asked for: \b between two letters
+// matches nothing, and asking less is never wrong.
+func exactGrams(s string) *gramQuery {
+	var grams []uint32
+	for i, part := range strings.Split(s, boundary) {
+		lowered := lower(part)
+		if i > 0 && len(lowered) >= 3 && isWordByte(lowered[0]) {
+			grams = append(grams, wordStart|uint32(lowered[0])<<16|uint32(lowered[1])<<8|uint32(lowered[2]))
+			lowered = lowered[1:] // its first trigram is in the word's
+			if len(lowered) < 3 {
+				continue
+			}
+		}
+		for _, g := range trigrams(lowered) {
+			if !slices.Contains(grams, g) {
+				grams = append(grams, g)
+			}
+		}
+	}
+	if len(grams) == 0 {
+		return allBlocks
+	}
+	return &gramQuery{op: gramAnd, grams: grams}
 }
 
 // regexpGrams is the trigram formula every line re matches satisfies (re
@@ -239,8 +275,9 @@ func regexpGrams(re *syntax.Regexp) *gramQuery {
 
 func analyze(re *syntax.Regexp) reInfo {
 	switch re.Op {
-	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText,
-		syntax.OpEndText, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+	case syntax.OpWordBoundary, syntax.OpBeginLine, syntax.OpBeginText:
+		return reInfo{exact: []string{boundary}, match: allBlocks}
+	case syntax.OpEmptyMatch, syntax.OpEndLine, syntax.OpEndText, syntax.OpNoWordBoundary:
 		return reInfo{exact: []string{""}, match: allBlocks}
 	case syntax.OpLiteral:
 		if re.Flags&syntax.FoldCase == 0 {

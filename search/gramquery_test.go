@@ -19,7 +19,16 @@ func TestQueryGrams(t *testing.T) {
 		{`ab "a phrase"`, `(a p+ ph+phr+hra+ras+ase)`},
 		{`ab`, `*`},
 		{`/timeout|refused/`, `((tim+ime+meo+eou+out)|(ref+efu+fus+use+sed))`},
-		{`/\bdea[0-9a-f]{5} /`, `(dea)`},
+		{`/\bdea[0-9a-f]{5} /`, `(\bdea)`},
+		{`/^dea/`, `(\bdea)`},
+		{`/\Adeadbeef\b/`, `(\bdea+ead+adb+dbe+bee+eef)`},
+		{`/(?i)\bKelvin/`, `(\bkel+elv+lvi+vin)`},
+		{`/id=\bdea/`, `(id=+\bdea)`},
+		{`/\b-foo/`, `(-fo+foo)`},
+		{`/\bab/`, `*`},
+		{`/foo\b/`, `(foo)`},
+		{`/\B(dea)/`, `(dea)`},
+		{`/(\bdea|\bbee)f/`, `((\bdea+eaf)|(\bbee+eef))`},
 		{`/dea[0-3]x/`, `((dea+ea0+a0x)|(dea+ea1+a1x)|(dea+ea2+a2x)|(dea+ea3+a3x))`},
 		{`/a.*b/`, `*`},
 		{`/x+foo/`, `(foo)`},
@@ -115,6 +124,8 @@ func TestQuerySound(t *testing.T) {
 		`/\bdea[0-9a-f]{5} /`, `/[Ee]rror: (db|cache) time(out)?/`, `/(get|put|post)_(user|item)s*/`,
 		`/(?i)straße|STRASSE/`, `/(?i)kelvin/`, `/x?y?zzz/`, `/(ab|cd)(ef|gh)(ij|kl)/`, `/a[^b]c.d/`,
 		`/\x{FFFD}abc/`, `/(?i)σας/`, `/ÄBC|äbc/`, "session", `"Error: db"`, `/(?s)a.b/`, `/(?m)^abc$/`,
+		`/\bdea/`, `/^abc/`, `/\Aabc/`, `/(?i)\bkbc/`, `/\b\x{212A}bc/`, `/\bİbc/`, `/(?i)\bSTR/`, `/\b[a-c]bc/`,
+		`/x\b\Wabc/`, `/(?m)^x?abc/`, "kbc", "ibc", "KBC",
 	}
 	lines := []string{
 		"connection refused", "TIMEOUT after 3s", "a Session ended", "ſession ended", "SESSION", "seſſion", "sesssion",
@@ -122,6 +133,10 @@ func TestQuerySound(t *testing.T) {
 		"GET_USERSS", "post_item", "STRASSE", "straße", "straSSe", "Kelvin", "KELVIN", "zzz", "xyzzz", "acegik",
 		"abcdefhij", "cdghkl", "a\xffc\x00d", "\x80abc", "\uFFFDabc", "ΣΑΣ", "σας", "ςας", "äbc", "ÄBC",
 		"a\nb", "x\nabc\ny",
+		// Word starts: the Kelvin sign and İ lower-case to k and i but are
+		// no word characters, so a word may begin after them, or at them.
+		"id=dea12f3c", "IDEA", "abc", "aKbc", "a\u212Abc", "\u212Abc", "aİbc", "İbc", "x\u212A!abc", "xİabc",
+		"ſTR", "a_STR", "éSTR", "ÄSTRaße", "x-abc", "\xffabc", "x\n\nabc",
 	}
 	for _, q := range queries {
 		for _, l := range lines {
@@ -134,6 +149,7 @@ func FuzzQuerySound(f *testing.F) {
 	for _, s := range [][2]string{
 		{`/timeout|refused/`, "connection refused"}, {`/(?i)session/`, "ſession"}, {`/dea[0-9a-f]{5} /`, "dea12f3c "},
 		{`/(a|b)(c|d)+e?f/`, "xbddf"}, {"hello world", "HELLO WORLD"}, {`/(?i)σ/`, "ς"}, {`/\x{FFFD}ab/`, "\xffab"},
+		{`/(?i)\bkbc/`, "a\u212Abc"}, {`/\bİbc/`, "aİbc"}, {`/^abc/`, "abc"}, {`/\bdea/`, "id=dea1"},
 	} {
 		f.Add(s[0], s[1])
 	}
@@ -224,5 +240,73 @@ func TestCandidatesOfFormula(t *testing.T) {
 	}
 	if _, all, hits := turns(`/l.h/`); !all || !slices.Equal(hits, alpha) {
 		t.Errorf("/l.h/: all blocks %v, hits in %v; want every block read, hits in %v", all, hits, alpha)
+	}
+}
+
+// \b, ^ and \A before a word's first three characters read only the
+// blocks where a word begins with them, not those where the characters
+// are inside a word (a hex id's middle). The index knows where words
+// begin, not lines: ^ reads the blocks where a word begins so.
+func TestCandidatesOfWordStart(t *testing.T) {
+	ix, w := newBlockWriter(t)
+	sess := uuid.New()
+	at := time.UnixMilli(1_700_000_000_000)
+	var begins, inside, lineStart, idStart []int
+	for b := range 40 {
+		lines := []Line{{Turn: b, Kind: KindOutput, At: at, Text: fmt.Sprintf("filler %d", b)}}
+		switch b % 4 {
+		case 0:
+			lines = append(lines, Line{Turn: b, Kind: KindOutput, At: at, Text: "took 3ms id=DEADbeef"})
+			begins, idStart = append(begins, b), append(idStart, b)
+		case 1:
+			lines = append(lines, Line{Turn: b, Kind: KindOutput, At: at, Text: "took 3ms id=0deadbeef"})
+			inside = append(inside, b)
+		case 2:
+			lines = append(lines, Line{Turn: b, Kind: KindOutput, At: at, Text: "deadbeef took 3ms"})
+			begins, lineStart = append(begins, b), append(lineStart, b)
+		}
+		if _, err := w.putBlock(sess, 0, lines, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.commit(); err != nil {
+		t.Fatal(err)
+	}
+	anywhere := slices.Sorted(slices.Values(append(slices.Clone(begins), inside...)))
+	for _, c := range []struct {
+		query       string
+		cands, hits []int
+	}{
+		{`/\bdeadbeef/`, begins, lineStart}, // the index knows no case; the regexp does
+		{`/(?i)\bdeadbeef/`, begins, begins},
+		{`/(?i)deadbeef/`, anywhere, anywhere},
+		{`/^dea/`, begins, lineStart},
+		{`/(?i)=\bdea/`, begins, idStart},
+		{`/(?i)\Bdeadbeef/`, anywhere, inside},
+	} {
+		q, err := ParseQuery(c.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cands int
+		err = ix.db.View(func(tx *bolt.Tx) error {
+			ids, _, err := ix.candidates(tx, q)
+			cands = len(ids)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var hits []int
+		err = ix.Search(t.Context(), q, Filter{}, func(h Hit) error {
+			hits = append(hits, h.Turn)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cands != len(c.cands) || !slices.Equal(hits, c.hits) {
+			t.Errorf("%s: %d candidate blocks, hits in %v; want the %d of %v, hits in %v", c.query, cands, hits, len(c.cands), c.cands, c.hits)
+		}
 	}
 }

@@ -12,9 +12,10 @@
 // 0700 and 0600 like the store; for a store this user cannot write, in
 // the user's cache directory. It holds, per session, the lines of its
 // journal in compressed blocks of about 28 KiB (each line: turn index,
-// kind, time, text), trigram postings of those blocks (lower-cased bytes)
-// to find the blocks a query can match, and how far each journal was
-// read, so that a search first reads only what journals gained since.
+// kind, time, text), trigram postings of those blocks (lower-cased bytes;
+// a trigram that begins a word is noted a second time, marked) to find
+// the blocks a query can match, and how far each journal was read, so
+// that a search first reads only what journals gained since.
 // Hidden input is never journaled, so never indexed.
 package search
 
@@ -38,7 +39,7 @@ import (
 )
 
 // indexFormat is the format of the index file; another one is rebuilt.
-const indexFormat = "looprig-search v4"
+const indexFormat = "looprig-search v5"
 
 // FileName is the index file's name in its directory.
 const FileName = "index.db"

@@ -35,9 +35,14 @@ const (
 	postingsBitmap byte = 1
 )
 
+// gramKey is the key of gram g's postings in chunk: the gram's four bytes
+// (the first 1 for a word's first trigram, wordStart) and the chunk's.
 func gramKey(g uint32, chunk uint32) []byte {
-	return []byte{byte(g >> 16), byte(g >> 8), byte(g), byte(chunk >> 24), byte(chunk >> 16), byte(chunk >> 8), byte(chunk)}
+	return binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(make([]byte, 0, gramKeyLen), g), chunk)
 }
+
+// gramKeyLen is the length of a postings key.
+const gramKeyLen = 8
 
 // decodePostings appends the block ids of a chunk's value to dst.
 func decodePostings(dst []uint64, chunk uint32, v []byte) ([]uint64, error) {

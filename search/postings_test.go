@@ -81,22 +81,43 @@ func TestMergePostings(t *testing.T) {
 	}
 }
 
-// A line's trigrams are those of its lower-cased text, ASCII or not.
+// A line's grams are the trigrams of its lower-cased text, ASCII or not,
+// and, marked wordStart, those that begin a word: at the line's start or
+// after a byte that is not a word character (and, in a line that was not
+// ASCII, at and after each k and i, which the Kelvin sign and İ became).
 func TestGramSetFoldsCase(t *testing.T) {
 	g := newGramSet()
-	for _, s := range []string{"EADDRINUSE on Port 8080", "Ünïcode ÄBC straße", "ab", "MiXeD\tTAB", "ΣΊΣΥΦΟΣ"} {
-		g.add(s)
+	for _, c := range []struct {
+		line  string
+		words []string
+	}{
+		{"EADDRINUSE on Port 8080", []string{"ead", "on ", "por", "808"}},
+		{"id=dea12f3c took", []string{"id=", "dea", "too"}},
+		{"MiXeD\tTAB", []string{"mix", "tab"}},
+		{"_x9 a_b", []string{"_x9", "a_b"}},
+		{"ab", nil},
+		{"Ünïcode ÄBC straße", []string{"n\xc3\xaf", "cod", "bc ", "str"}},
+		{"ΣΊΣΥΦΟΣ", nil},
+		{"a\u212Abc", []string{"akb", "kbc"}},
+		{"skip İt", []string{"ski", "kip", "ip ", "p i"}},
+	} {
+		g.add(c.line)
 		got := slices.Sorted(slices.Values(g.take()))
-		want := slices.Sorted(slices.Values(trigrams(s)))
+		want := trigrams(c.line)
+		for _, w := range c.words {
+			want = append(want, wordStart|uint32(w[0])<<16|uint32(w[1])<<8|uint32(w[2]))
+		}
+		slices.Sort(want)
 		if !slices.Equal(got, want) {
-			t.Errorf("%q: trigrams %v, want %v (those of %q)", s, got, want, lower(s))
+			t.Errorf("%q: grams %v, want %v (the trigrams of %q and words beginning %q)", c.line, got, want, lower(c.line), c.words)
 		}
 	}
 }
 
-// The postings a transaction notes come out grouped by trigram, in
-// ascending order, each with the sorted ids of the blocks that hold it,
-// a block noted twice (stored again, grown) named once.
+// The postings a transaction notes come out grouped by gram, in
+// ascending order (a word's start after every trigram), each with the
+// sorted ids of the blocks that hold it, a block noted twice (stored
+// again, grown) named once.
 func TestNotedPostings(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	var p notedPostings
@@ -109,6 +130,9 @@ func TestNotedPostings(t *testing.T) {
 				g := rng.Uint32N(1 << 24)
 				if rng.IntN(2) == 0 {
 					g = rng.Uint32N(50) << 16 // some trigrams in many blocks
+				}
+				if rng.IntN(4) == 0 {
+					g |= wordStart // kept apart, given after every trigram
 				}
 				if !slices.Contains(grams, g) {
 					grams = append(grams, g)

@@ -128,18 +128,27 @@ func ParseQuery(s string) (*Query, error) {
 }
 
 // setAnchor makes s the query's anchor if it is longer than the one it
-// has; a string to find in any case must be ASCII (lower-casing other
-// text may change its length).
+// has. A string to find in any case must be ASCII (lower-casing other
+// text may change its length), and is scanned for byte by byte in the
+// text as it is, so its k and i are left out: the Kelvin sign and İ,
+// which are not ASCII, lower-case to them. Its longest run without them
+// is the anchor.
 func (q *Query) setAnchor(s string, fold bool) {
-	if len(s) <= len(q.anchor.s) {
-		return
-	}
 	if fold {
 		for i := 0; i < len(s); i++ {
 			if s[i] >= 0x80 {
 				return
 			}
 		}
+		if strings.ContainsAny(s, "ki") {
+			for _, run := range strings.FieldsFunc(s, func(r rune) bool { return r == 'k' || r == 'i' }) {
+				q.setAnchor(run, fold)
+			}
+			return
+		}
+	}
+	if len(s) <= len(q.anchor.s) {
+		return
 	}
 	q.anchor = newAnchor(s, fold)
 }

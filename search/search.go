@@ -272,14 +272,14 @@ func (r *postingsReader) blocks(g uint32) ([]uint64, error) {
 	if ids, ok := r.read[g]; ok {
 		return ids, nil
 	}
-	prefix := []byte{byte(g >> 16), byte(g >> 8), byte(g)}
+	prefix := binary.BigEndian.AppendUint32(nil, g)
 	var ids []uint64
 	for k, v := r.c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = r.c.Next() {
-		if len(k) != 7 {
+		if len(k) != gramKeyLen {
 			return nil, &CorruptError{Path: r.ix.path, Err: fmt.Errorf("posting key %x", k)}
 		}
 		var err error
-		if ids, err = decodePostings(ids, binary.BigEndian.Uint32(k[3:]), v); err != nil {
+		if ids, err = decodePostings(ids, binary.BigEndian.Uint32(k[len(prefix):]), v); err != nil {
 			return nil, &CorruptError{Path: r.ix.path, Err: err}
 		}
 	}
