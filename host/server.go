@@ -195,6 +195,9 @@ func Serve(ctx context.Context, s *rig.Session, ln *net.UnixListener, opts ...Op
 		defer (*h)(srv, path, true)
 	}
 	sockID, haveID := socketID(path)
+	// Taken before a client can begin a turn: a turn that begins and ends
+	// before betweenTurns first looks is still one it works after.
+	spell := s.Busy()
 	acceptErr := make(chan error, 1)
 	srv.wg.Add(1)
 	go func() {
@@ -204,7 +207,7 @@ func Serve(ctx context.Context, s *rig.Session, ln *net.UnixListener, opts ...Op
 	trimCtx, stopTrim := context.WithCancel(context.Background())
 	if srv.idle != nil || cfg.betweenTurns != nil {
 		srv.wg.Add(1)
-		go srv.betweenTurns(trimCtx)
+		go srv.betweenTurns(trimCtx, spell)
 	}
 
 	var err error

@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -149,18 +150,22 @@ type collectionSentinel struct{ _ *byte }
 // (Serve's end): after each turn, the work given WithBetweenTurns; then,
 // once a spell of no turn and no client has lasted the trim delay, it
 // puts the process to sleep (idleMemory), and wakes it when the spell
-// ends.
-func (srv *server) betweenTurns(ctx context.Context) {
+// ends. seen is the session's busy channel when Serve began.
+func (srv *server) betweenTurns(ctx context.Context, seen <-chan struct{}) {
 	defer srv.wg.Done()
 	defer srv.idle.wake()
+	if h := betweenTurnsHook.Load(); h != nil {
+		(*h)()
+	}
 	after := srv.cfg.idleTrimAfter
 	if after <= 0 {
 		after = idleTrimAfter
 	}
 	// seen is the busy channel of the last spell between turns: closed,
 	// a turn began since. (A select with several ready cases picks one at
-	// random, so whether a turn began is asked of the channel itself.)
-	var seen <-chan struct{}
+	// random, so whether a turn began is asked of the channel itself.) It
+	// starts as Serve's: a client's first turn may have begun and ended
+	// before this goroutine first ran, and is still a turn to work after.
 	for {
 		if srv.s.WaitIdle(ctx) != nil {
 			return // ctx ended, or the session takes no more turns: Serve is ending
@@ -206,6 +211,10 @@ func (srv *server) betweenTurns(ctx context.Context) {
 		}
 	}
 }
+
+// betweenTurnsHook, when set, runs as betweenTurns begins. Tests hold it
+// back with it, as a busy machine's scheduler may.
+var betweenTurnsHook atomic.Pointer[func()]
 
 // closed reports whether ch is closed (false for nil).
 func closed(ch <-chan struct{}) bool {

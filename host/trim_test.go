@@ -198,6 +198,29 @@ func TestBetweenTurnsStoppedByTurn(t *testing.T) {
 	}
 }
 
+// A turn that began and ended before the work's goroutine first ran is
+// still one to work after. (It was not: the goroutine took the spell after
+// that turn for its first, and CI's race pass once waited 10 s for the
+// work of TestBetweenTurnsStoppedByTurn.)
+func TestBetweenTurnsAfterAnEarlyTurn(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	hold := func() { <-release }
+	betweenTurnsHook.Store(&hold)
+	t.Cleanup(func() { betweenTurnsHook.Store(nil) })
+	ran := make(chan struct{}, 4)
+	f := start(t, WithBetweenTurns(func(context.Context) { ran <- struct{}{} }))
+	t.Cleanup(func() { once.Do(func() { close(release) }) }) // before start's: Serve waits for the goroutine
+	c := f.dial()
+	runTurn(t, c, "true")
+	once.Do(func() { close(release) })
+	select {
+	case <-ran:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no work after a turn that ended before the host first looked")
+	}
+}
+
 // Clients that come and go as turns begin do not hide a turn from the
 // work: each of these turns begins as its client's coming is told. Each
 // turn waits for the work of the one before: two turns that both end
