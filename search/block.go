@@ -241,10 +241,9 @@ func (g *gramSet) addTrigrams(s string) {
 // branch on where words begin, in their loop, is one no predictor
 // guesses, and each miss threw away the bitmap reads in flight (noting a
 // block's grams took twice as long as its trigrams alone; this way, 1.65
-// times: BenchmarkGramSetAdd).
-// Here the word starts of 64 bytes at a time are found as a mask, and
-// only they are visited; their bits are beside their trigrams', which
-// the loop before just read.
+// times: BenchmarkGramSetAdd). Here the word starts of 64 bytes at a
+// time are found as a mask, and only they are visited; their bits are
+// beside their trigrams', which the loop before just read.
 func (g *gramSet) addWordStarts(s string, folded bool) {
 	var prev uint64 // the byte before this stretch is a word character
 	for base := 0; base+2 < len(s); base += 64 {
@@ -297,7 +296,7 @@ func startsWordFolded(s string, i int) bool {
 	return s[i] == 'k' || s[i] == 'i' || i > 0 && (s[i-1] == 'k' || s[i-1] == 'i')
 }
 
-// take returns the trigrams added since the last take and clears the set.
+// take returns the grams added since the last take and clears the set.
 func (g *gramSet) take() []uint32 {
 	out := g.set
 	for _, t := range out {
