@@ -191,31 +191,6 @@ func TestCandidatesOfFormula(t *testing.T) {
 	if err := w.commit(); err != nil {
 		t.Fatal(err)
 	}
-	turns := func(query string) (cands int, all bool, hits []int) {
-		t.Helper()
-		q, err := ParseQuery(query)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = ix.db.View(func(tx *bolt.Tx) error {
-			ids, a, err := ix.candidates(tx, q)
-			cands, all = len(ids), a
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = ix.Search(t.Context(), q, Filter{}, func(h Hit) error {
-			if n := len(hits); n == 0 || hits[n-1] != h.Turn {
-				hits = append(hits, h.Turn)
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return cands, all, hits
-	}
 	for _, c := range []struct {
 		query       string
 		cands, want []int
@@ -227,7 +202,7 @@ func TestCandidatesOfFormula(t *testing.T) {
 		// and hold no hit.
 		{`/(alpha|bravo) line/`, either, bravo},
 	} {
-		cands, all, hits := turns(c.query)
+		cands, all, hits := candidatesAndHits(t, ix, c.query)
 		if all || cands != len(c.cands) {
 			t.Errorf("%s: %d candidate blocks (all: %v), want the %d that hold its trigrams", c.query, cands, all, len(c.cands))
 		}
@@ -235,10 +210,10 @@ func TestCandidatesOfFormula(t *testing.T) {
 			t.Errorf("%s: hits in blocks %v, want %v", c.query, hits, c.want)
 		}
 	}
-	if cands, all, hits := turns(`/zulu|yankee/`); all || cands != 0 || hits != nil {
+	if cands, all, hits := candidatesAndHits(t, ix, `/zulu|yankee/`); all || cands != 0 || hits != nil {
 		t.Errorf("/zulu|yankee/: %d candidates (all: %v), hits %v; want none", cands, all, hits)
 	}
-	if _, all, hits := turns(`/l.h/`); !all || !slices.Equal(hits, alpha) {
+	if _, all, hits := candidatesAndHits(t, ix, `/l.h/`); !all || !slices.Equal(hits, alpha) {
 		t.Errorf("/l.h/: all blocks %v, hits in %v; want every block read, hits in %v", all, hits, alpha)
 	}
 }
@@ -284,29 +259,38 @@ func TestCandidatesOfWordStart(t *testing.T) {
 		{`/(?i)=\bdea/`, begins, idStart},
 		{`/(?i)\Bdeadbeef/`, anywhere, inside},
 	} {
-		q, err := ParseQuery(c.query)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var cands int
-		err = ix.db.View(func(tx *bolt.Tx) error {
-			ids, _, err := ix.candidates(tx, q)
-			cands = len(ids)
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var hits []int
-		err = ix.Search(t.Context(), q, Filter{}, func(h Hit) error {
-			hits = append(hits, h.Turn)
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		cands, _, hits := candidatesAndHits(t, ix, c.query)
 		if cands != len(c.cands) || !slices.Equal(hits, c.hits) {
 			t.Errorf("%s: %d candidate blocks, hits in %v; want the %d of %v, hits in %v", c.query, cands, hits, len(c.cands), c.cands, c.hits)
 		}
 	}
+}
+
+// candidatesAndHits returns how many blocks query's formula leaves in ix
+// (all: it narrows none) and the turns of the blocks its search has hits
+// in, each once (a block's lines are of one turn in these tests).
+func candidatesAndHits(t *testing.T, ix *Index, query string) (cands int, all bool, hits []int) {
+	t.Helper()
+	q, err := ParseQuery(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = ix.db.View(func(tx *bolt.Tx) error {
+		ids, a, err := ix.candidates(tx, q)
+		cands, all = len(ids), a
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = ix.Search(t.Context(), q, Filter{}, func(h Hit) error {
+		if n := len(hits); n == 0 || hits[n-1] != h.Turn {
+			hits = append(hits, h.Turn)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cands, all, hits
 }
