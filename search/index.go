@@ -246,7 +246,20 @@ func openDB(path string, wait time.Duration) (db *bolt.DB, err error) {
 	// The index is derived: a crash that loses its last writes costs a
 	// rebuild, never data. No fsync on every search.
 	db.NoSync = true
-	err = db.Update(func(tx *bolt.Tx) error {
+	// The format is checked in a read transaction: a write one, even
+	// empty, writes the freelist and a meta page on every search. Only a
+	// new file is written here (its buckets).
+	check := db.View
+	if err := db.View(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketMeta) == nil {
+			check = db.Update
+		}
+		return nil
+	}); err != nil {
+		db.Close()
+		return nil, &CorruptError{Path: path, Err: err}
+	}
+	err = check(func(tx *bolt.Tx) error {
 		m := tx.Bucket(bucketMeta)
 		if m == nil {
 			if tx.Bucket(bucketSessions) != nil {

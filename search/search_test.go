@@ -3,6 +3,7 @@ package search_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
@@ -299,6 +300,32 @@ func indexedOutput(t *testing.T, line string) (*world, string) {
 	w.run(w.session(w.shell), "echo "+line)
 	wantHits(t, w.search(line, search.Filter{Kinds: []search.Kind{search.KindOutput}}), "output: "+line)
 	return w, filepath.Join(w.store.Dir(), "search", search.FileName)
+}
+
+// A search of an index that is up to date writes nothing to it: its
+// format is checked in a read transaction (a write one, even empty,
+// wrote bbolt's freelist and a meta page on every search).
+func TestSearchUpToDateWritesNothing(t *testing.T) {
+	w, path := indexedOutput(t, "still-line")
+	output := search.Filter{Kinds: []search.Kind{search.KindOutput}}
+	time.Sleep(200 * time.Millisecond)                           // the store's stamp settles
+	wantHits(t, w.search("still", output), "output: still-line") // the listing is kept
+	before := fileSum(t, path)
+	for range 3 {
+		wantHits(t, w.search("still", output), "output: still-line")
+	}
+	if after := fileSum(t, path); after != before {
+		t.Errorf("three searches of an index that is up to date changed its file")
+	}
+}
+
+func fileSum(t *testing.T, path string) [sha256.Size]byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(b)
 }
 
 // A damaged or deleted index is rebuilt, with a note, and finds the same.
