@@ -33,8 +33,7 @@ func TestTmuxFullScreenBell(t *testing.T) {
 			log := filepath.Join(t.TempDir(), "pane.log")
 
 			if mode == "run" {
-				looprigPane(h, srv, "p", 100, 30, fmt.Sprintf("run %s -- %q -nobell", id, fs))
-				srv.Run("pipe-pane", "-t", "p", "-o", "cat >> "+log)
+				looprigPiped(h, srv, "p", 100, 30, log, fmt.Sprintf("run %s -- %q -nobell", id, fs))
 			} else {
 				looprigPane(h, srv, "p", 100, 30, "attach "+id)
 				srv.Run("pipe-pane", "-t", "p", "-o", "cat >> "+log)

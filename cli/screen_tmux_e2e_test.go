@@ -30,10 +30,30 @@ func fullscreen(t *testing.T) string {
 // home, with SHELL=/bin/bash; "[exit N]" shows when it ends.
 func looprigPane(h *harness, srv *tmuxtest.Server, name string, width, height int, args string) {
 	h.t.Helper()
+	srv.Start(name, width, height, "/bin/sh", "-c", looprigLine(h, args))
+}
+
+// looprigPiped is looprigPane with everything written to the pane copied
+// to log (tmux's pipe-pane) from before looprig starts: the pane's shell
+// waits for the pipe, so that looprig's first output (a full-screen
+// program's switch to the alternate screen) cannot come first.
+func looprigPiped(h *harness, srv *tmuxtest.Server, name string, width, height int, log, args string) {
+	h.t.Helper()
+	gate := filepath.Join(h.t.TempDir(), "piped")
+	line := fmt.Sprintf("while [ ! -e %q ]; do sleep 0.02; done; %s", gate, looprigLine(h, args))
+	srv.Start(name, width, height, "/bin/sh", "-c", line)
+	srv.Run("pipe-pane", "-t", name, "-o", "cat >> "+log)
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// looprigLine is the shell command that runs looprig with args on the
+// harness's store, then says how it exited and stays.
+func looprigLine(h *harness, args string) string {
 	env := fmt.Sprintf("SHELL=/bin/bash HOME=%q XDG_CONFIG_HOME=%q XDG_STATE_HOME=%q XDG_RUNTIME_DIR=%q LOOPRIG_STORE= TERM=xterm-256color",
 		h.home, filepath.Join(h.home, "config"), filepath.Join(h.home, "state"), h.runtime)
-	line := fmt.Sprintf("env %s %q --store %q %s; echo \"[exit $?]\"; exec sleep 3600", env, binary, h.store, args)
-	srv.Start(name, width, height, "/bin/sh", "-c", line)
+	return fmt.Sprintf("env %s %q --store %q %s; echo \"[exit $?]\"; exec sleep 3600", env, binary, h.store, args)
 }
 
 // directPane runs the program straight in a pane of its own.
@@ -224,8 +244,7 @@ func TestTmuxFullScreenHostile(t *testing.T) {
 	h.stopWhenDone(id)
 	log := filepath.Join(t.TempDir(), "pane.log")
 
-	looprigPane(h, srv, "run", 100, 30, fmt.Sprintf("run %s -- %q -hostile", id, fs))
-	srv.Run("pipe-pane", "-t", "run", "-o", "cat >> "+log)
+	looprigPiped(h, srv, "run", 100, 30, log, fmt.Sprintf("run %s -- %q -hostile", id, fs))
 	srv.WaitFor("run", screenWait, "bottom row: q leaves", "link text")
 	srv.Type("run", "zz")
 	srv.WaitFor("run", screenWait, "typed: zz")
