@@ -52,7 +52,16 @@ func TestAttachMidTurnSaysWhatItSkips(t *testing.T) {
 	h.must(0, "send", id, "--", secret)
 	h.must(0, "wait", id)
 
+	// The turn's end is followed by its checkpoint and SessionIdle, which
+	// the host may journal after wait returned: the tip attach counts
+	// from is the one after them.
 	recs := h.log(id)
+	for deadline := time.Now().Add(30 * time.Second); recs[len(recs)-1].Type != "SessionIdle"; recs = h.log(id) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the journal does not end with SessionIdle after the turn: %v", types(recs))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	tip := uint64(len(recs))
 	if tip < 2*reads+10 {
 		t.Fatalf("the journal has %d records: too few for attach to skip any", tip)
