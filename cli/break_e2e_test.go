@@ -256,36 +256,3 @@ func TestRestoreRefusedWhileAnEarlierTurnRuns(t *testing.T) {
 		t.Errorf("the earlier turn wrote %d lines after the break", got-stoppedAt)
 	}
 }
-
-// A host stopped (SIGSTOP) while it holds a session in the project
-// directory, an exclusive root: lease break takes the root's lease from it
-// too, so a restore right after the break works. Before, the restore
-// failed with lease_failed ("workspace root ... is busy") until the old
-// host noticed the loss and let go of the root, which a stopped host
-// never does (and a running one does a moment later: the TUI's B, break
-// and restore at once, failed on a loaded machine).
-func TestBreakFreesTheProjectDirectory(t *testing.T) {
-	h := newHarness(t)
-	v := decode[struct {
-		ID        string `json:"id"`
-		PID       int    `json:"pid"`
-		Workspace string `json:"workspace"`
-	}](t, h.must(0, "new", "--detach", "--json").stdout)
-	root, err := filepath.EvalSymlinks(h.cwd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v.Workspace != root {
-		t.Fatalf("new --detach: workspace %s, want the project directory %s", v.Workspace, root)
-	}
-	stopProcess(t, v.PID)
-
-	r := h.must(0, "lease", "break", v.ID, "--yes")
-	if !strings.Contains(r.stdout, "took its workspace root "+root+" from the old holder too") {
-		t.Errorf("lease break does not say it freed the project directory:\n%s", r.stdout)
-	}
-	h.must(0, "restore", "--detach", v.ID)
-	if out := h.must(0, "run", v.ID, "--", "pwd").stdout; !strings.Contains(out, root) {
-		t.Errorf("a turn of the restored session printed %q, want %s", out, root)
-	}
-}

@@ -49,9 +49,8 @@ runs or is stopped, and the journal records the turn as interrupted
 shows LEASE LOST ('looprig run' then exits 125, 'looprig restore --hold'
 exits 4). A holder on another machine (a NATS store) is not reached: its turn
 stops when that holder notices the loss, at once if it runs, not while it is
-stopped. A workspace root the old holder keeps on this machine (a session in
-a project directory) is taken from it too. Nothing journaled before the break
-is lost, and the next restore works at once.`
+stopped. Nothing journaled before the break is lost, and the next restore
+works at once.`
 
 func runLeaseBreak(c *call) int {
 	id, _, err := c.findExisting(c.args[0])
@@ -76,7 +75,7 @@ func runLeaseBreak(c *call) int {
 		return c.fail(err) // nothing was broken
 	}
 	if c.json {
-		out := breakJSON{ID: id.String(), Broken: res.Held, Epoch: res.PreviousEpoch, Interrupted: res.Interrupted, RootFreed: res.RootFreed}
+		out := breakJSON{ID: id.String(), Broken: res.Held, Epoch: res.PreviousEpoch, Interrupted: res.Interrupted}
 		if res.Epoch > 0 {
 			out.Epoch, out.Fenced = res.Epoch, &res.Fenced
 		}
@@ -100,9 +99,6 @@ func runLeaseBreak(c *call) int {
 	}
 	if res.CloseErr != nil {
 		fmt.Fprintf(c.stderr, "looprig: warning: session %s: could not journal the end of its open turn: %s\n", short, textsafe.Sanitize(res.CloseErr.Error()))
-	}
-	if res.RootErr != nil {
-		fmt.Fprintf(c.stderr, "looprig: warning: session %s: could not free its workspace root from the old holder (a restore waits until that holder lets go of it): %s\n", short, textsafe.Sanitize(res.RootErr.Error()))
 	}
 	if err != nil { // the release failed: the break happened
 		return c.fail(err)
@@ -132,9 +128,6 @@ func (c *call) printBreak(short string, res rig.BreakResult) {
 	}
 	if n := len(res.Interrupted); n > 0 {
 		fmt.Fprintf(c.stdout, "journaled %d open turn(s) as interrupted (lease_lost).\n", n)
-	}
-	if res.RootFreed != "" {
-		fmt.Fprintf(c.stdout, "took its workspace root %s from the old holder too.\n", textsafe.Line(res.RootFreed))
 	}
 	fmt.Fprintf(c.stdout, "\n%s\n\nrestore it with: looprig %srestore %s\n", breakConsequences, g, short)
 }

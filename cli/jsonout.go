@@ -425,9 +425,6 @@ type breakJSON struct {
 	Fenced         *bool           `json:"fenced,omitempty"`
 	Turn           *brokenTurnJSON `json:"turn,omitempty"`
 	Interrupted    []string        `json:"interrupted,omitempty"`
-	// RootFreed is the exclusive root whose lease the break took from the
-	// old holder too (rig.BreakResult.RootFreed).
-	RootFreed string `json:"root_freed,omitempty"`
 }
 
 // brokenTurnJSON is the old holder's turn a lease break found running

@@ -59,14 +59,6 @@ type BreakResult struct {
 	// takes them for a crash. CloseErr says why it could not.
 	Interrupted []string
 	CloseErr    error
-	// RootFreed is the session's exclusive root when the break took its
-	// lease from the previous holder too ("" when it did not): the holder
-	// lets go of it only once it has noticed the loss and shut the
-	// session down, and a restore right after the break found it busy.
-	// RootErr says why the root could not be freed: a warning, the break
-	// itself happened.
-	RootFreed string
-	RootErr   error
 }
 
 // BrokenTurn is the turn of an earlier holder a break found recorded as
@@ -116,10 +108,8 @@ func WithStopGrace(d time.Duration) BreakOption {
 // process group, SIGKILL after the grace; only once its processes are
 // recognised as the turn's), journals the journal's open turns as
 // TurnInterrupted{lease_lost} (their gates closed), claims the session's
-// process record at the new epoch, frees the session's exclusive root
-// when the previous holder holds it on this machine and no turn of it runs
-// any more (freeRoot), and releases the lease — in that one order, for
-// every presenter. A session without a journal gets no fence
+// process record at the new epoch and releases the lease — in that one
+// order, for every presenter. A session without a journal gets no fence
 // and no journal. The lease stays free afterwards: a restore takes it and
 // fences the journal again.
 //
@@ -165,51 +155,10 @@ func BreakLease(ctx context.Context, store storage.Store, id uuid.UUID, opts ...
 	if j != nil {
 		res.Interrupted, res.CloseErr = closeOpenTurns(ctx, store, id, j)
 	}
-	if res.Held && res.TurnErr == nil && (res.Turn == nil || res.Turn.Gone) {
-		res.RootFreed, res.RootErr = freeRoot(ctx, store, id, res.PreviousHolder)
-	}
 	if err := l.Release(ctx); err != nil {
 		return res, fmt.Errorf("release the broken lease of session %s: %w", short, err)
 	}
 	return res, nil
-}
-
-// freeRoot breaks and releases the lease of session id's exclusive root
-// (its catalog entry's) when holder, the process the session's lease was
-// just broken from, holds it on this machine, and returns the root ("" when
-// it was not freed). The caller has stopped holder's turn: nothing of the
-// session runs in the root any more, and holder's next mutation of it is
-// refused (WorkspaceRootLeaseLostError).
-func freeRoot(ctx context.Context, store storage.Store, id uuid.UUID, holder storage.Holder) (string, error) {
-	if holder.PID <= 0 || holder.Host == "" || holder.Host != hostname() {
-		return "", nil
-	}
-	c, err := ReadCatalog(ctx, store, id.String())
-	var missing *storage.NotFoundError
-	switch {
-	case errors.As(err, &missing):
-		return "", nil
-	case err != nil:
-		return "", fmt.Errorf("read the catalog entry: %w", err)
-	case c.Placement != PlacementExclusive || c.Root == "":
-		return "", nil
-	}
-	name := rootLeaseName(c.Root)
-	st, err := store.Probe(ctx, name)
-	if err != nil {
-		return "", fmt.Errorf("probe the lease of workspace root %s: %w", c.Root, err)
-	}
-	if !st.Held || st.Holder.PID != holder.PID || st.Holder.Host != holder.Host {
-		return "", nil
-	}
-	l, err := store.Break(ctx, name)
-	if err != nil {
-		return "", fmt.Errorf("break the lease of workspace root %s: %w", c.Root, err)
-	}
-	if err := l.Release(ctx); err != nil {
-		return c.Root, fmt.Errorf("release the broken lease of workspace root %s: %w", c.Root, err)
-	}
-	return c.Root, nil
 }
 
 // fence appends a fence at lease's epoch to session id's journal when it

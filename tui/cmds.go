@@ -263,10 +263,7 @@ func (h *shared) breakCmd(id string) tea.Cmd {
 		res, err := rig.BreakLease(ctx, h.store, uid)
 		if res.Held && res.Epoch > 0 {
 			h.log.Info("lease broken", "session", id, "epoch", res.Epoch, "previous_epoch", res.PreviousEpoch,
-				"previous_holder", holderText(res.PreviousHolder), "fenced", res.Fenced, "root_freed", res.RootFreed)
-		}
-		if res.RootErr != nil {
-			h.log.Warn("lease broken, workspace root not freed", "session", id, "err", res.RootErr)
+				"previous_holder", holderText(res.PreviousHolder), "fenced", res.Fenced)
 		}
 		if res.FenceErr != nil {
 			h.log.Warn("lease broken, journal not fenced", "session", id, "epoch", res.Epoch, "err", res.FenceErr)

@@ -27,7 +27,6 @@ import (
 var earlierTurnCases = []testCase{
 	{"ProcessRecorded", testProcessRecorded},
 	{"BreakStopsTheTurn", testBreakStopsTheTurn},
-	{"BreakFreesTheRoot", testBreakFreesTheRoot},
 	{"RestoreRefusedWhileItRuns", testRestoreRefusedWhileTurnRuns},
 	{"ResumedHolderRunsNoTurn", testResumedHolderRunsNoTurn},
 }
@@ -84,42 +83,6 @@ func testProcessRecorded(t *testing.T, e *env) {
 	}
 	if p := processRecord(t, e.raw, s.SessionID()); p == nil || p["turn"] != nil || p["pgid"] != nil || p["epoch"] != float64(s.Epoch()) {
 		t.Fatalf("process record after the turn: %v, want the epoch and no turn", p)
-	}
-}
-
-// BreakLease frees the session's exclusive root when the holder it took
-// the session from holds it: that holder lets go of the root only once it
-// has noticed the loss and shut the session down (a host, a moment later
-// on a loaded machine), and a restore right after the break (the TUI's B,
-// or r once LEASE LOST shows) found it busy: lease_failed. The old holder
-// writes nothing more.
-func testBreakFreesTheRoot(t *testing.T, e *env) {
-	root := canonical(t, t.TempDir())
-	r := e.define(rig.WithProfile(exclusiveProfile(root)))
-	e.fs.setDeaf(true)
-	old := e.newSession(r)
-	e.fs.setDeaf(false)
-	id := old.SessionID()
-
-	res, err := rig.BreakLease(t.Context(), e.fs, id)
-	if err != nil || res.RootErr != nil {
-		t.Fatalf("BreakLease: %v, RootErr %v", err, res.RootErr)
-	}
-	if res.RootFreed != root {
-		t.Fatalf("BreakLease freed the root %q, want %q", res.RootFreed, root)
-	}
-	s := e.restore(e.define(rig.WithProfile(exclusiveProfile(root))), id)
-	if _, err := old.Submit(waitCtx(t), "true"); err == nil {
-		t.Fatalf("the old holder submitted a turn after the break")
-	}
-	if err := s.Err(); err != nil {
-		t.Fatalf("the restored session: %v", err)
-	}
-
-	// A shared session has no root of its own to free.
-	shared := e.newSession(e.define(rig.WithProfile(gateProfile())))
-	if res, err := rig.BreakLease(t.Context(), e.fs, shared.SessionID()); err != nil || res.RootFreed != "" || res.RootErr != nil {
-		t.Fatalf("BreakLease of a session-placed session = %+v, %v; want no root freed", res, err)
 	}
 }
 
