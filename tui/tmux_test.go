@@ -298,6 +298,7 @@ func tmuxTwo(t *testing.T, bin, looprig string) {
 	}
 	e.WaitFor("b", 5*time.Second, "beat-3")
 
+	oldHost := e.hostPID(looprig)
 	out, err := exec.Command(looprig, "--store", e.store, "lease", "break", short, "--yes").CombinedOutput()
 	if err != nil {
 		t.Fatalf("looprig lease break: %v\n%s", err, out)
@@ -315,7 +316,13 @@ func tmuxTwo(t *testing.T, bin, looprig string) {
 	e.WaitFor("a", 5*time.Second, "read-only: lease lost")
 	e.Send("a", "Escape")
 
-	// B restores it in a new host; A attaches to that one.
+	// B restores it in a new host once the old one has let go of the
+	// project directory (an exclusive root), which it does as it shuts the
+	// session down after the loss: a restore before that is refused
+	// (lease_failed, the root busy), as a race pass on a loaded machine
+	// saw. A lease break does not take the root: the old host may still be
+	// writing it (a revert). A attaches to the new host.
+	waitGone(t, oldHost)
 	e.Send("b", "r")
 	e.WaitFor("b", 20*time.Second, "restored here at epoch", "(attached)")
 	pid := e.hostPID(looprig)
